@@ -1,0 +1,20 @@
+// Command redlock is a Redlock distributed-lock manager: a scriptable CLI and a
+// terminal console over N independent Redis masters declared in an HCL file.
+// Run `redlock` with no arguments for the list of commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redlock/redlock/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,281 @@
+package quorum
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	opAcquire     = "acquire"
+	opExtend      = "extend"
+	opRelease     = "release"
+	opForceExpire = "force-expire"
+	opConnect     = "connect"
+)
+
+// Node is one independent Redis master. Name is how errors and reports refer to it.
+type Node struct {
+	Name     string
+	Addr     string
+	Username string
+	// Password never appears in errors or reports.
+	Password string
+	DB       int
+	TLS      *tls.Config
+	// Dialer, when set, replaces the TCP dialer (tests route connections through a
+	// fault-injecting proxy with it).
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Manager takes locks on a fixed set of independent Redis masters with the Redlock
+// algorithm. It is safe for concurrent use. Its guarantees hold under Redlock's
+// assumptions: masters fail independently, keep their data across restarts (or the
+// restart quarantine is on), and clocks drift less than the drift budget.
+type Manager struct {
+	cfg    config
+	nodes  []*node
+	quorum int
+	owner  Owner
+}
+
+// node is one master and its restart-quarantine state.
+type node struct {
+	name   string
+	client *redis.Client
+
+	mu         sync.Mutex
+	runID      string
+	quarUntil  time.Time // no vote before this time
+	connectErr error     // INFO refused while the quarantine needs it
+}
+
+// New returns a Manager over nodes. It checks the options and the node list (not
+// empty, names unique and non-empty, addresses unique) and does no I/O: connections
+// are made on first use.
+func New(nodes []Node, opts ...Option) (*Manager, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var errs []error
+	if len(nodes) == 0 {
+		errs = append(errs, errors.New("no masters given"))
+	}
+	names := map[string]bool{}
+	addrs := map[string]bool{}
+	for i, n := range nodes {
+		switch {
+		case n.Name == "":
+			errs = append(errs, fmt.Errorf("master #%d has no name", i+1))
+		case names[n.Name]:
+			errs = append(errs, fmt.Errorf("master %s declared twice", n.Name))
+		}
+		names[n.Name] = true
+		switch {
+		case n.Addr == "":
+			errs = append(errs, fmt.Errorf("master %s has no address", n.Name))
+		case addrs[n.Addr]:
+			errs = append(errs, fmt.Errorf("master %s: address %s used twice", n.Name, n.Addr))
+		}
+		addrs[n.Addr] = true
+	}
+	if err := cfg.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("quorum.New: %w", err)
+	}
+	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner)}
+	if cfg.mut.halfQuorum {
+		m.quorum = len(nodes) / 2
+	}
+	for _, n := range nodes {
+		m.nodes = append(m.nodes, m.newNode(n))
+	}
+	return m, nil
+}
+
+func (m *Manager) newNode(n Node) *node {
+	nd := &node{name: n.Name}
+	opt := &redis.Options{
+		Addr:      n.Addr,
+		Username:  n.Username,
+		Password:  n.Password,
+		DB:        n.DB,
+		TLSConfig: n.TLS,
+		Protocol:  2,
+		// Lock traffic must never outlive the caller's per-node deadline, and a
+		// driver retry of SET NX can answer "not set" for our own key.
+		ContextTimeoutEnabled: true,
+		MaxRetries:            -1,
+		DialTimeout:           m.cfg.nodeTimeout,
+		DialerRetries:         1,
+		ReadTimeout:           m.cfg.nodeTimeout,
+		WriteTimeout:          m.cfg.nodeTimeout,
+		DisableIdentity:       true,
+	}
+	if m.cfg.mut.defaultClientOptions {
+		opt.ContextTimeoutEnabled = false
+		opt.MaxRetries = 0
+		opt.DialTimeout, opt.DialerRetries = 0, 0
+		opt.ReadTimeout, opt.WriteTimeout = 0, 0
+	}
+	if n.Dialer != nil {
+		opt.Dialer = n.Dialer
+	}
+	if m.cfg.quarantine > 0 {
+		opt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+			info, err := cn.Info(ctx, "server").Result()
+			if err != nil {
+				err = fmt.Errorf("restart quarantine needs INFO server (grant +info, or turn restart_quarantine off): %w", err)
+				nd.mu.Lock()
+				nd.connectErr = err
+				nd.mu.Unlock()
+				return err
+			}
+			nd.observe(info, m.cfg.clock.Now(), m.cfg.quarantine)
+			return nil
+		}
+	}
+	nd.client = redis.NewClient(opt)
+	return nd
+}
+
+// observe records INFO server as read on a new connection and starts a quarantine
+// when the run_id changed or the master is younger than the window.
+func (n *node) observe(info string, now time.Time, window time.Duration) {
+	runID := infoField(info, "run_id")
+	upSecs, _ := strconv.ParseInt(infoField(info, "uptime_in_seconds"), 10, 64)
+	uptime := time.Duration(upSecs) * time.Second
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.connectErr = nil
+	if n.runID != "" && runID != n.runID {
+		// Restarted since we last saw it: it may have forgotten locks it granted.
+		if until := now.Add(window); until.After(n.quarUntil) {
+			n.quarUntil = until
+		}
+	} else if uptime < window {
+		// uptime_in_seconds is truncated: count one more second to be safe.
+		if until := now.Add(window - uptime + time.Second); until.After(n.quarUntil) {
+			n.quarUntil = until
+		}
+	}
+	n.runID = runID
+}
+
+// quarantinedUntil returns the end of the node's quarantine, zero if none.
+func (n *node) quarantinedUntil(now time.Time) time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if now.Before(n.quarUntil) {
+		return n.quarUntil
+	}
+	return time.Time{}
+}
+
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Close closes the connections to every master. Locks still held are not released.
+func (m *Manager) Close() error {
+	var errs []error
+	for _, n := range m.nodes {
+		if err := n.client.Close(); err != nil {
+			errs = append(errs, &NodeError{Node: n.name, Op: "close", Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Quorum returns the number of votes a lock needs: N/2+1.
+func (m *Manager) Quorum() int { return m.quorum }
+
+// Nodes returns the masters' names in declared order.
+func (m *Manager) Nodes() []string {
+	names := make([]string, len(m.nodes))
+	for i, n := range m.nodes {
+		names[i] = n.name
+	}
+	return names
+}
+
+// Key returns the Redis key of a lock name: the key prefix plus the name.
+func (m *Manager) Key(name string) string { return m.cfg.prefix + name }
+
+// Quarantine returns, per master name, when its restart quarantine ends; masters
+// that may vote now are absent. The state is what the last connection to each
+// master observed; it does no I/O.
+func (m *Manager) Quarantine() map[string]time.Time {
+	out := map[string]time.Time{}
+	now := m.cfg.clock.Now()
+	for _, n := range m.nodes {
+		if t := n.quarantinedUntil(now); !t.IsZero() {
+			out[n.name] = t
+		}
+	}
+	return out
+}
+
+// DriftBudget returns the drift budget for ttl: ttl*factor + extra.
+func (m *Manager) DriftBudget(ttl time.Duration) time.Duration { return m.cfg.drift(ttl) }
+
+// fanout runs fn on every master in parallel, each under its own deadline of the node
+// timeout (which also bounds dialling), and returns the results in declared order.
+// fn's error, when set, makes the outcome OutcomeError.
+func (m *Manager) fanout(ctx context.Context, op, key string, fn func(ctx context.Context, n *node) (Outcome, error)) *Report {
+	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
+	var wg sync.WaitGroup
+	wg.Add(len(m.nodes))
+	for i, n := range m.nodes {
+		go func() {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
+			defer cancel()
+			t0 := time.Now()
+			out, err := fn(nctx, n)
+			if err != nil {
+				out = OutcomeError
+				err = n.explain(err)
+			}
+			rep.Nodes[i] = NodeResult{Node: n.name, Outcome: out, Err: err, Latency: time.Since(t0)}
+		}()
+	}
+	wg.Wait()
+	rep.Votes = rep.count(OutcomeOK)
+	return rep
+}
+
+// explain turns driver errors into errors that say what happened; context deadline
+// errors become "no reply within the node timeout".
+func (n *node) explain(err error) error {
+	n.mu.Lock()
+	cerr := n.connectErr
+	n.mu.Unlock()
+	if cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w (%w)", err, cerr)
+	}
+	if strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		return fmt.Errorf("%w: %w", ErrWrongType, err)
+	}
+	return err
+}
+
+// backgroundFor returns a context for clean-up work that must run even when ctx
+// was cancelled (releasing partial keys), keeping ctx's values.
+func backgroundFor(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -1,0 +1,191 @@
+package quorum
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// valueVersion is the first field of every value this package writes.
+const valueVersion = "rl1"
+
+// MaxValueLen bounds a lock value written by this package.
+const MaxValueLen = 256
+
+// tokenBytes is the number of random bytes in a token (160 bits).
+const tokenBytes = 20
+
+var b64 = base64.RawURLEncoding
+
+// Owner says who took a lock. It is informational only: safety rests on the token.
+type Owner struct {
+	Host  string    `json:"host,omitempty"`
+	PID   int       `json:"pid,omitempty"`
+	Label string    `json:"owner,omitempty"`
+	At    time.Time `json:"acquired_at"`
+}
+
+// ownerWire is the compact JSON form of Owner inside a value.
+type ownerWire struct {
+	H string `json:"h,omitempty"`
+	P int    `json:"p,omitempty"`
+	O string `json:"o,omitempty"`
+	T int64  `json:"t,omitempty"`
+}
+
+// Value is a parsed lock value "rl1.<token>.<owner>".
+type Value struct {
+	// Token is base64url (no padding) of 20 random bytes.
+	Token string
+	Owner Owner
+}
+
+// ErrBadValue: a string is not a value written by this package.
+var ErrBadValue = errors.New("not a redlock value")
+
+// ParseValue parses a value written by this package. It never panics; any other
+// string gives an error matching ErrBadValue.
+func ParseValue(s string) (Value, error) {
+	if len(s) > MaxValueLen {
+		return Value{}, fmt.Errorf("%w: longer than %d bytes", ErrBadValue, MaxValueLen)
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 || parts[0] != valueVersion {
+		return Value{}, fmt.Errorf("%w: want rl1.<token>.<owner>", ErrBadValue)
+	}
+	tok, err := b64.DecodeString(parts[1])
+	if err != nil || len(tok) != tokenBytes {
+		return Value{}, fmt.Errorf("%w: token is not base64url of %d bytes", ErrBadValue, tokenBytes)
+	}
+	v := Value{Token: parts[1]}
+	if parts[2] == "" {
+		return v, nil
+	}
+	raw, err := b64.DecodeString(parts[2])
+	if err != nil {
+		return Value{}, fmt.Errorf("%w: owner is not base64url", ErrBadValue)
+	}
+	var w ownerWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Value{}, fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
+	}
+	v.Owner = Owner{Host: w.H, PID: w.P, Label: w.O}
+	if w.T > 0 {
+		v.Owner.At = time.UnixMilli(w.T)
+	}
+	return v, nil
+}
+
+// String formats the value as it is stored in Redis.
+func (v Value) String() string {
+	w := ownerWire{H: v.Owner.Host, P: v.Owner.PID, O: v.Owner.Label}
+	if !v.Owner.At.IsZero() {
+		w.T = v.Owner.At.UnixMilli()
+	}
+	raw, _ := json.Marshal(w) // cannot fail: strings and ints only
+	return valueVersion + "." + v.Token + "." + b64.EncodeToString(raw)
+}
+
+// newValue returns a fresh value with 20 random bytes and the owner description,
+// trimmed so the whole stays within MaxValueLen.
+func newValue(owner Owner) (string, error) {
+	var tok [tokenBytes]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return "", fmt.Errorf("random token: %w", err)
+	}
+	owner.Label = truncate(owner.Label, maxOwnerLabel)
+	owner.Host = truncate(owner.Host, maxOwnerLabel)
+	return Value{Token: b64.EncodeToString(tok[:]), Owner: owner}.String(), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !validUTF8Tail(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func validUTF8Tail(s string) bool {
+	// A string cut in the middle of a rune ends with an invalid sequence.
+	return strings.ToValidUTF8(s, "\uFFFD") == s
+}
+
+// defaultOwner describes this process.
+func defaultOwner(label string) Owner {
+	host, _ := os.Hostname()
+	return Owner{Host: host, PID: os.Getpid(), Label: label}
+}
+
+// Redact shortens a lock value for display: a value of this package keeps its
+// version, the first 6 characters of the token and the owner part; any other value
+// keeps its first 6 characters. Full tokens of other owners never reach output.
+func Redact(value string) string {
+	if v, err := ParseValue(value); err == nil {
+		parts := strings.SplitN(value, ".", 3)
+		return valueVersion + "." + v.Token[:6] + "…." + parts[2]
+	}
+	if len(value) <= 6 {
+		return strings.Repeat("*", len(value))
+	}
+	return value[:6] + "…"
+}
+
+// Library guesses which client wrote a lock value, from its shape: "redlock" for
+// values of this package, "redsync" (24-char base64 ending "=="), "node-redlock"
+// (32 hex chars), "redlock.net/pottery" (36-char UUID), else "unknown". A Redisson
+// lock is a hash, recognised by its type, not its value.
+func Library(value string) string {
+	switch {
+	case strings.HasPrefix(value, valueVersion+"."):
+		if _, err := ParseValue(value); err == nil {
+			return "redlock"
+		}
+		return "unknown"
+	case len(value) == 24 && strings.HasSuffix(value, "==") && isBase64(value):
+		return "redsync"
+	case len(value) == 32 && isHex(value):
+		return "node-redlock"
+	case len(value) == 36 && isUUID(value):
+		return "redlock.net/pottery"
+	}
+	return "unknown"
+}
+
+func isBase64(s string) bool {
+	_, err := base64.StdEncoding.DecodeString(s)
+	return err == nil
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func isUUID(s string) bool {
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
