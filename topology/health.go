@@ -36,6 +36,29 @@ type Finding struct {
 	Detail   string   `json:"detail,omitempty"`
 }
 
+// Stable finding codes. Scripts match on them; they never change meaning.
+const (
+	// Errors: the master must not be trusted with locks as it is.
+	CodeUnreachable      = "unreachable"       // no answer within the node timeout
+	CodeAuthFailed       = "auth-failed"       // the server refused the credentials
+	CodeReplica          = "replica"           // role:slave: cannot take locks
+	CodeServerMode       = "server-mode"       // redis_mode sentinel or cluster
+	CodeEvictionPolicy   = "eviction-policy"   // allkeys-* or volatile-*: lock keys can be evicted
+	CodePersistenceError = "persistence-error" // the last AOF write or RDB save failed
+	// Warnings: safe today under assumptions worth knowing.
+	CodeReplicasAttached = "replicas-attached"  // a failover can promote a replica that lacks a lock
+	CodeWeakPersistence  = "weak-persistence"   // a restart can forget locks and the quarantine is off
+	CodeFencingFsync     = "fencing-fsync"      // fencing counters need appendfsync always
+	CodeDebugCommand     = "debug-command"      // DEBUG can sleep or reload the master
+	CodeClockOffset      = "clock-offset"       // TIME differs from the local clock beyond the drift budget
+	CodeVulnerable       = "vulnerable-version" // known Lua-engine CVEs for this version
+	CodeKeysEvicted      = "keys-evicted"       // the master has evicted keys since it started
+	CodeConfigDenied     = "config-denied"      // CONFIG GET refused: settings not checked
+	CodeInfoDenied       = "info-denied"        // INFO refused: role, uptime and version not checked
+	// Info.
+	CodeQuarantined = "quarantined" // restarted or young: no vote until QuarantineUntil
+)
+
 // NodeState is the one-word state of a master as the console and `nodes` show it.
 type NodeState string
 
@@ -55,13 +78,16 @@ type NodeHealth struct {
 	// Reachable is false when the master did not answer PING within the node timeout.
 	Reachable bool `json:"reachable"`
 	// Error is the connection or auth error, with no secret in it.
-	Error   string        `json:"error,omitempty"`
-	Latency time.Duration `json:"latency_ns"`
-	Role    string        `json:"role,omitempty"`
-	Mode    string        `json:"mode,omitempty"`
-	Version string        `json:"version,omitempty"`
-	RunID   string        `json:"run_id,omitempty"`
-	Uptime  time.Duration `json:"uptime_ns"`
+	Error string `json:"error,omitempty"`
+	// AuthFailed is true when the master answered but refused the credentials
+	// (WRONGPASS, NOAUTH); Reachable is then true and Error says why.
+	AuthFailed bool          `json:"auth_failed,omitempty"`
+	Latency    time.Duration `json:"latency_ns"`
+	Role       string        `json:"role,omitempty"`
+	Mode       string        `json:"mode,omitempty"`
+	Version    string        `json:"version,omitempty"`
+	RunID      string        `json:"run_id,omitempty"`
+	Uptime     time.Duration `json:"uptime_ns"`
 	// Replicas is connected_slaves from INFO replication.
 	Replicas int `json:"replicas"`
 	// QuarantineUntil is when a restarted or young master may vote again; zero when it may vote now.
@@ -74,9 +100,16 @@ type NodeHealth struct {
 	// the user may not read them (that is not a failure of the master).
 	Config      map[string]string `json:"config,omitempty"`
 	ConfigError string            `json:"config_error,omitempty"`
-	EvictedKeys int64             `json:"evicted_keys"`
-	CheckedAt   time.Time         `json:"checked_at"`
-	Findings    []Finding         `json:"findings,omitempty"`
+	// InfoError is set when INFO could not be read (NOPERM): Role, Mode, Version,
+	// RunID, Uptime and the persistence status are then unknown.
+	InfoError   string `json:"info_error,omitempty"`
+	EvictedKeys int64  `json:"evicted_keys"`
+	// AOFLastWriteStatus and RDBLastBgsaveStatus are from INFO persistence ("ok" or
+	// "err"); empty when INFO could not be read.
+	AOFLastWriteStatus  string    `json:"aof_last_write_status,omitempty"`
+	RDBLastBgsaveStatus string    `json:"rdb_last_bgsave_status,omitempty"`
+	CheckedAt           time.Time `json:"checked_at"`
+	Findings            []Finding `json:"findings,omitempty"`
 }
 
 // State summarises the health in one word.
@@ -104,4 +137,48 @@ func (h *NodeHealth) hasError() bool {
 		}
 	}
 	return false
+}
+
+// Persistence summarises how the master keeps its data, from CONFIG GET and INFO
+// persistence: "aof always", "aof everysec", "aof no", "rdb", "none", with " (write
+// error)" appended when the last write failed, or "?" when the settings are unknown.
+func (h *NodeHealth) Persistence() string {
+	aof, okAOF := h.Config["appendonly"]
+	var s string
+	switch {
+	case !okAOF:
+		s = "?"
+	case aof == "yes":
+		s = "aof " + h.Config["appendfsync"]
+		if h.Config["appendfsync"] == "" {
+			s = "aof"
+		}
+	case h.Config["save"] != "":
+		s = "rdb"
+	default:
+		s = "none"
+	}
+	if h.AOFLastWriteStatus == "err" || h.RDBLastBgsaveStatus == "err" {
+		s += " (write error)"
+	}
+	return s
+}
+
+// EvictionPolicy returns maxmemory-policy as read from the master, or "?" when unknown.
+func (h *NodeHealth) EvictionPolicy() string {
+	if p, ok := h.Config["maxmemory-policy"]; ok {
+		return p
+	}
+	return "?"
+}
+
+// Worst returns the most serious severity among the findings and whether there is any.
+func (h *NodeHealth) Worst() (Severity, bool) {
+	worst, any := SeverityInfo, false
+	for _, f := range h.Findings {
+		if !any || f.Severity > worst {
+			worst, any = f.Severity, true
+		}
+	}
+	return worst, any
 }
