@@ -112,6 +112,9 @@ func (m *Manager) Acquire(ctx context.Context, name string, ttl time.Duration, o
 }
 
 func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
+	// The first round's validity counts from the call itself, so that Until is never
+	// later than call start + ttl - drift; later rounds count from their own start.
+	start := m.cfg.clock.Now()
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -135,7 +138,10 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 		if err := ctx.Err(); err != nil {
 			return nil, m.cancelled(key, last, ctx)
 		}
-		l, err := m.round(ctx, name, key, value, ttl)
+		if i > 0 {
+			start = m.cfg.clock.Now()
+		}
+		l, err := m.round(ctx, start, name, key, value, ttl)
 		if err == nil {
 			l.start0(lc)
 			return l, nil
@@ -182,8 +188,7 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // round is one acquisition round.
-func (m *Manager) round(ctx context.Context, name, key, value string, ttl time.Duration) (*Lock, error) {
-	start := m.cfg.clock.Now()
+func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration) (*Lock, error) {
 	ms := ttl.Milliseconds()
 	rep := m.fanout(ctx, opAcquire, key, func(ctx context.Context, n *node) (Outcome, error) {
 		err := n.client.Do(ctx, "SET", key, value, "NX", "PX", ms).Err()
@@ -515,14 +520,15 @@ func (l *Lock) keepAlive(k KeepAlive) {
 			return
 		}
 		ttl := l.ttl
+		last := false // this extension reaches the maximum hold: the final one
 		if !holdEnd.IsZero() {
 			left := holdEnd.Sub(clk.Now())
 			if left < time.Millisecond {
 				l.capped(fmt.Sprintf("maximum hold %v", k.MaxHold))
 				return
 			}
-			if left < ttl {
-				ttl = left
+			if left <= ttl {
+				ttl, last = left.Truncate(time.Millisecond), true
 			}
 		}
 		l.mu.Lock()
@@ -537,6 +543,9 @@ func (l *Lock) keepAlive(k KeepAlive) {
 		until := l.until
 		l.mu.Unlock()
 		switch {
+		case err == nil && last:
+			l.capped(fmt.Sprintf("maximum hold %v", k.MaxHold))
+			return
 		case err == nil:
 			extensions++
 			wait = time.Duration(float64(ttl) * frac)
