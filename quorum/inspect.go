@@ -1,6 +1,20 @@
 package quorum
 
-import "time"
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // LockState is the quorum view of one lock name across the masters.
 type LockState string
@@ -64,3 +78,328 @@ type LockInfo struct {
 
 // Deadline returns when the quorum validity ends, as observed: ObservedAt plus Validity.
 func (li *LockInfo) Deadline() time.Time { return li.ObservedAt.Add(li.Validity) }
+
+// NoExpiry is the Validity of a lock whose keys on a quorum of masters have no TTL
+// (set without PX by some other tool): it never expires by itself.
+const NoExpiry = time.Duration(math.MaxInt64)
+
+// MasterAnswer says whether one master answered a listing.
+type MasterAnswer struct {
+	Master string `json:"master"`
+	// Answered is false when the master failed or timed out; Error then says why
+	// (it never contains a password).
+	Answered bool   `json:"answered"`
+	Err      error  `json:"-"`
+	Error    string `json:"error,omitempty"`
+	// Keys is how many lock keys the master holds under the match.
+	Keys    int           `json:"keys"`
+	Latency time.Duration `json:"latency_ns"`
+}
+
+// Listing is every lock under the key prefix, merged over the masters, as observed
+// at ObservedAt. It describes; it does not guarantee: locks change hands at any time.
+type Listing struct {
+	ObservedAt time.Time `json:"observed_at"`
+	Match      string    `json:"match"`
+	Quorum     int       `json:"quorum"`
+	Total      int       `json:"total"`
+	// Masters says, in declared order, which masters answered.
+	Masters []MasterAnswer `json:"masters"`
+	// Locks are sorted by name. A master that did not answer appears in each lock's
+	// Masters with Err set.
+	Locks []LockInfo `json:"locks"`
+}
+
+// Answered returns how many masters answered.
+func (l *Listing) Answered() int {
+	n := 0
+	for _, m := range l.Masters {
+		if m.Answered {
+			n++
+		}
+	}
+	return n
+}
+
+// Lock returns the entry of a lock name, or nil when no master holds it.
+func (l *Listing) Lock(name string) *LockInfo {
+	for i := range l.Locks {
+		if l.Locks[i].Name == name {
+			return &l.Locks[i]
+		}
+	}
+	return nil
+}
+
+// inspectBatch is the SCAN COUNT and the size of one TYPE/PTTL/GET pipeline.
+const inspectBatch = 1000
+
+// inspectCallTimeout bounds one SCAN call or one pipeline on one master: the node
+// timeout is sized for a single small command, a listing batch carries more.
+func (m *Manager) inspectCallTimeout() time.Duration {
+	return max(4*m.cfg.nodeTimeout, 250*time.Millisecond)
+}
+
+// rawKey is one key as one master reported it.
+type rawKey struct {
+	typ   string
+	value string
+	pttl  time.Duration // -1: no TTL
+}
+
+// Inspect lists the locks whose names match the glob match ("" or "*" for all;
+// Redis MATCH syntax) on every master: SCAN (never KEYS) under the key prefix, then
+// TYPE, PTTL and GET per batch in one pipeline. Side keys of this package (names
+// ending ":fence" or ":queue") are not listed; a fence counter is reported in the
+// lock's Fence. Per lock it merges the masters' views into a quorum state (see
+// LockState), the votes of the leading value, the remaining validity from the
+// quorum's view, the decoded owner and the guessed library.
+//
+// Masters that fail are reported in Listing.Masters and in every lock's Masters; the
+// listing is complete as long as a quorum answered. When fewer than a quorum
+// answered, Inspect returns the partial listing together with an error matching
+// ErrUnavailable that names the failing masters. It writes nothing.
+func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
+	if match == "" {
+		match = "*"
+	}
+	pattern := escapeGlob(m.cfg.prefix) + match
+	lst := &Listing{Match: match, Quorum: m.quorum, Total: len(m.nodes), Masters: make([]MasterAnswer, len(m.nodes))}
+	perNode := make([]map[string]rawKey, len(m.nodes))
+	var wg sync.WaitGroup
+	wg.Add(len(m.nodes))
+	for i, n := range m.nodes {
+		go func() {
+			defer wg.Done()
+			t0 := time.Now()
+			keys, err := m.scanNode(ctx, n, pattern)
+			ans := MasterAnswer{Master: n.name, Answered: err == nil, Latency: time.Since(t0)}
+			if err != nil {
+				ans.Err = &NodeError{Node: n.name, Op: "inspect", Err: n.explain(err)}
+				ans.Error = ans.Err.Error()
+			} else {
+				perNode[i] = keys
+			}
+			lst.Masters[i] = ans
+		}()
+	}
+	wg.Wait()
+	lst.ObservedAt = time.Now()
+	lst.Locks = m.merge(perNode, lst)
+	if lst.Answered() < m.quorum {
+		errs := []error{fmt.Errorf("inspect: %w: %d of %d masters answered (quorum %d)", ErrUnavailable, lst.Answered(), len(m.nodes), m.quorum)}
+		for _, a := range lst.Masters {
+			if a.Err != nil {
+				errs = append(errs, a.Err)
+			}
+		}
+		return lst, errors.Join(errs...)
+	}
+	return lst, nil
+}
+
+// scanNode returns every key matching pattern on one master, by name (the key
+// without the prefix), fence counters included.
+func (m *Manager) scanNode(ctx context.Context, n *node, pattern string) (map[string]rawKey, error) {
+	out := map[string]rawKey{}
+	var cursor uint64
+	for {
+		cctx, cancel := context.WithTimeout(ctx, m.inspectCallTimeout())
+		keys, next, err := n.client.Scan(cctx, cursor, pattern, inspectBatch).Result()
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("SCAN: %w", err)
+		}
+		if err := m.describeKeys(ctx, n, keys, out); err != nil {
+			return nil, err
+		}
+		if next == 0 {
+			return out, nil
+		}
+		cursor = next
+	}
+}
+
+// describeKeys runs TYPE, PTTL and GET for keys in one pipeline and records them.
+func (m *Manager) describeKeys(ctx context.Context, n *node, keys []string, out map[string]rawKey) error {
+	keys = slices.DeleteFunc(keys, func(k string) bool { return strings.HasSuffix(k, ":queue") })
+	if len(keys) == 0 {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.inspectCallTimeout())
+	defer cancel()
+	pipe := n.client.Pipeline()
+	types := make([]*redis.StatusCmd, len(keys))
+	pttls := make([]*redis.Cmd, len(keys))
+	gets := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		types[i] = pipe.Type(cctx, k)
+		pttls[i] = pipe.Do(cctx, "PTTL", k)
+		gets[i] = pipe.Get(cctx, k)
+	}
+	// Exec reports the first failed command, which may be a harmless reply (GET on a
+	// hash, GET of a key that just expired); failures that matter show up in TYPE/PTTL.
+	_, _ = pipe.Exec(cctx)
+	for i, k := range keys {
+		typ, err := types[i].Result()
+		if err != nil {
+			return fmt.Errorf("TYPE %s: %w", k, err)
+		}
+		if typ == "none" { // expired or deleted since SCAN
+			continue
+		}
+		ms, err := pttls[i].Int64()
+		if err != nil {
+			return fmt.Errorf("PTTL %s: %w", k, err)
+		}
+		if ms == -2 {
+			continue
+		}
+		rk := rawKey{typ: typ, pttl: -1}
+		if ms >= 0 {
+			rk.pttl = time.Duration(ms) * time.Millisecond
+		}
+		if typ == "string" {
+			rk.value, _ = gets[i].Result() // a key gone between TYPE and GET reads as ""
+		}
+		out[strings.TrimPrefix(k, m.cfg.prefix)] = rk
+	}
+	return nil
+}
+
+// merge builds the per-lock views from what each master reported.
+func (m *Manager) merge(perNode []map[string]rawKey, lst *Listing) []LockInfo {
+	names := map[string]bool{}
+	for i, keys := range perNode {
+		for name := range keys {
+			if strings.HasSuffix(name, ":fence") {
+				continue
+			}
+			names[name] = true
+			lst.Masters[i].Keys++
+		}
+	}
+	sorted := slices.Sorted(maps.Keys(names))
+	out := make([]LockInfo, 0, len(sorted))
+	for _, name := range sorted {
+		li := LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt}
+		for i, n := range m.nodes {
+			mv := MasterView{Master: n.name}
+			if perNode[i] == nil {
+				mv.Err = lst.Masters[i].Err
+			} else if rk, ok := perNode[i][name]; ok {
+				mv.Present, mv.Type, mv.Value, mv.PTTL = true, rk.typ, rk.value, rk.pttl
+				if f, ok := perNode[i][name+":fence"]; ok && f.typ == "string" {
+					if v, err := strconv.ParseInt(f.value, 10, 64); err == nil && v > li.Fence {
+						li.Fence = v
+					}
+				}
+			}
+			li.Masters = append(li.Masters, mv)
+		}
+		m.classify(&li)
+		out = append(out, li)
+	}
+	return out
+}
+
+// classify fills State, Votes, Value, Owner, Library and Validity from li.Masters.
+//
+//   - held: one value on a quorum of masters with validity left;
+//   - contested: several string values, none held;
+//   - partial: one value on fewer than a quorum, whose keys still expire by themselves;
+//   - orphaned: only keys of another type (a Redisson hash), keys without a TTL that
+//     no quorum holds, or a value whose validity is gone.
+func (m *Manager) classify(li *LockInfo) {
+	counts := map[string][]time.Duration{}
+	wrongType := ""
+	for _, mv := range li.Masters {
+		switch {
+		case !mv.Present:
+		case mv.Type == "string":
+			counts[mv.Value] = append(counts[mv.Value], mv.PTTL)
+		default:
+			wrongType = mv.Type
+		}
+	}
+	if len(counts) == 0 {
+		li.State = StateOrphaned
+		li.Library = "unknown"
+		if wrongType == "hash" {
+			li.Library = "redisson"
+		}
+		return
+	}
+	// The leading value: most masters, then the longest quorum view, then by value
+	// so the choice is stable.
+	var lead string
+	for v, p := range counts {
+		if lead == "" || len(p) > len(counts[lead]) ||
+			len(p) == len(counts[lead]) && (longest(p) > longest(counts[lead]) || longest(p) == longest(counts[lead]) && v < lead) {
+			lead = v
+		}
+	}
+	pttls := counts[lead]
+	li.Value, li.Votes = lead, len(pttls)
+	li.Library = Library(lead)
+	if v, err := ParseValue(lead); err == nil {
+		owner := v.Owner
+		li.Owner = &owner
+	}
+	// Sort descending, -1 (no TTL) first: it outlives every other.
+	slices.SortFunc(pttls, func(a, b time.Duration) int {
+		return cmp.Compare(ttlRank(b), ttlRank(a))
+	})
+	if li.Votes >= m.quorum {
+		q := pttls[m.quorum-1]
+		if q < 0 {
+			li.Validity = NoExpiry
+		} else {
+			li.Validity = q - m.cfg.drift(q)
+		}
+	}
+	switch {
+	case li.Votes >= m.quorum && li.Validity > 0:
+		li.State = StateHeld
+	case wrongType != "" || li.Votes >= m.quorum:
+		li.State = StateOrphaned
+	case len(counts) > 1:
+		li.State = StateContested
+	case pttls[0] < 0 || pttls[0]-m.cfg.drift(pttls[0]) <= 0:
+		li.State = StateOrphaned
+	default:
+		li.State = StatePartial
+	}
+	if li.State != StateHeld && li.Validity > 0 {
+		li.Validity = 0
+	}
+}
+
+// ttlRank orders PTTLs with "no TTL" above every finite one.
+func ttlRank(d time.Duration) time.Duration {
+	if d < 0 {
+		return NoExpiry
+	}
+	return d
+}
+
+func longest(p []time.Duration) time.Duration {
+	var best time.Duration
+	for _, d := range p {
+		best = max(best, ttlRank(d))
+	}
+	return best
+}
+
+// escapeGlob escapes the glob characters of a literal (the key prefix) for MATCH.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
