@@ -1,0 +1,186 @@
+// Package health probes the declared masters of a lock cluster and judges what it
+// sees: reachability, credentials, role, server mode, persistence, eviction policy,
+// debug command, version, clock offset and the restart quarantine. The probe
+// (Prober) does the I/O; Assess is the pure rule set that turns observed facts into
+// findings, so the rules are tested without Redis. Plan and Apply converge the
+// masters' CONFIG to the declared settings.
+//
+// The console, `nodes`, `plan` and `apply` all use this package, so they agree.
+package health
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redlock/redlock/topology"
+)
+
+// Assess fills h.Findings and h.QuarantineUntil from the facts in h (as a probe
+// filled them) and the declared cluster c, as seen at now. It does no I/O and
+// replaces any previous findings, so calling it twice gives the same result.
+//
+// Quarantine: when c.QuarantineWindow() is zero there is none and QuarantineUntil
+// is cleared. Otherwise a master younger than the window is quarantined until
+// now + window - uptime + 1s (INFO reports whole seconds, so one second is added,
+// as the quorum package does before it lets the master vote again). A
+// QuarantineUntil already in h (the prober sets it when the run_id changed) is kept
+// when it is later. Findings are ordered errors first, then warnings, then info;
+// within a severity they keep the order of the rules below.
+func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
+	h.Findings = nil
+	window := c.QuarantineWindow()
+	if window <= 0 {
+		h.QuarantineUntil = time.Time{}
+	}
+	add := func(sev topology.Severity, code, summary, detail string) {
+		h.Findings = append(h.Findings, topology.Finding{Severity: sev, Code: code, Summary: summary, Detail: detail})
+	}
+	defer func() {
+		sort.SliceStable(h.Findings, func(i, j int) bool { return h.Findings[i].Severity > h.Findings[j].Severity })
+	}()
+
+	if !h.Reachable {
+		add(topology.SeverityError, topology.CodeUnreachable, "unreachable: "+orUnknown(h.Error),
+			fmt.Sprintf("no answer from %s within the node timeout (%s); the master does not vote", h.Address, c.NodeTimeout))
+		quarantineFinding(h, now, add)
+		return
+	}
+	if h.AuthFailed {
+		add(topology.SeverityError, topology.CodeAuthFailed, "authentication failed: "+orUnknown(h.Error),
+			"check username and password of this master in the topology file (the value is not shown)")
+		quarantineFinding(h, now, add)
+		return
+	}
+
+	if h.InfoError != "" {
+		add(topology.SeverityWarning, topology.CodeInfoDenied, "INFO refused: role, uptime and version not checked",
+			h.InfoError+"; grant +info to the user, or restart quarantine cannot work")
+	} else {
+		assessInfo(c, h, add)
+		if window > 0 && h.Uptime < window {
+			until := now.Add(window - h.Uptime + time.Second)
+			if until.After(h.QuarantineUntil) {
+				h.QuarantineUntil = until
+			}
+		}
+	}
+
+	if h.ConfigError != "" {
+		add(topology.SeverityWarning, topology.CodeConfigDenied, "CONFIG GET refused: settings not checked",
+			h.ConfigError+"; use a read-only admin user with +config|get for plan and nodes")
+	} else {
+		assessConfig(c, h, add)
+	}
+
+	if h.ClockUncertainty > 0 {
+		budget := c.DriftBudget(c.TTL)
+		off := h.ClockOffset
+		if off < 0 {
+			off = -off
+		}
+		if off-h.ClockUncertainty > budget {
+			add(topology.SeverityWarning, topology.CodeClockOffset,
+				fmt.Sprintf("clock offset %s (±%s) beyond the drift budget %s", roundDur(h.ClockOffset), roundDur(h.ClockUncertainty), budget),
+				"Redis expires keys by its wall clock: a master whose clock runs apart or jumps shortens or lengthens every lock on it; run NTP on the masters")
+		}
+	}
+	quarantineFinding(h, now, add)
+}
+
+type addFunc func(sev topology.Severity, code, summary, detail string)
+
+func assessInfo(c *topology.Cluster, h *topology.NodeHealth, add addFunc) {
+	if h.Role != "" && h.Role != "master" {
+		add(topology.SeverityError, topology.CodeReplica, "role:"+h.Role+": a replica cannot take locks",
+			"declare only independent masters; REPLICAOF NO ONE turns it back into a master")
+	}
+	if h.Mode != "" && h.Mode != "standalone" {
+		add(topology.SeverityError, topology.CodeServerMode, "redis_mode "+h.Mode+": not a standalone master",
+			"Redlock needs independent standalone masters, not Sentinel or Cluster nodes")
+	}
+	if h.Replicas > 0 {
+		add(topology.SeverityWarning, topology.CodeReplicasAttached,
+			fmt.Sprintf("%d replica(s) attached: a failover can lose locks", h.Replicas),
+			"replication is asynchronous: a promoted replica may lack a lock the master granted")
+	}
+	if h.AOFLastWriteStatus == "err" || h.RDBLastBgsaveStatus == "err" {
+		add(topology.SeverityError, topology.CodePersistenceError,
+			fmt.Sprintf("persistence write failing (aof_last_write_status:%s, rdb_last_bgsave_status:%s)", orUnknown(h.AOFLastWriteStatus), orUnknown(h.RDBLastBgsaveStatus)),
+			"a restart would lose locks; check the master's disk and log")
+	}
+	if h.EvictedKeys > 0 {
+		add(topology.SeverityWarning, topology.CodeKeysEvicted, fmt.Sprintf("%d keys evicted since start", h.EvictedKeys),
+			"evictions under memory pressure may have removed lock keys")
+	}
+	if cves := luaCVEs(h.Version); len(cves) > 0 {
+		add(topology.SeverityWarning, topology.CodeVulnerable, "redis "+h.Version+" has known Lua-engine CVEs",
+			"unfixed in this release line: "+strings.Join(cves, ", ")+
+				" (first fixed in 6.2.20, 7.2.11, 7.4.6, 8.0.4, 8.2.2; distribution packages may carry backports)")
+	}
+}
+
+func assessConfig(c *topology.Cluster, h *topology.NodeHealth, add addFunc) {
+	if p, ok := h.Config["maxmemory-policy"]; ok && (strings.HasPrefix(p, "allkeys-") || strings.HasPrefix(p, "volatile-")) {
+		detail := "under memory pressure lock keys can be evicted and a second client can take a held lock; "
+		if want, declared := c.Setting("maxmemory-policy"); declared && want == "noeviction" {
+			detail += "apply sets noeviction as declared"
+		} else {
+			detail += `declare maxmemory_policy = "noeviction" in settings and run apply`
+		}
+		add(topology.SeverityError, topology.CodeEvictionPolicy, "maxmemory-policy "+p+" can evict lock keys", detail)
+	}
+	aof, haveAOF := h.Config["appendonly"]
+	fsync := h.Config["appendfsync"]
+	if !c.RestartQuarantine && haveAOF {
+		switch {
+		case aof != "yes":
+			add(topology.SeverityWarning, topology.CodeWeakPersistence, "AOF off while restart quarantine is off",
+				"a restart forgets every lock on this master and it votes again at once: two holders are possible")
+		case fsync != "always":
+			add(topology.SeverityWarning, topology.CodeWeakPersistence, "appendfsync "+fsync+" while restart quarantine is off",
+				"a crash loses the last writes (locks) and the master votes again at once: two holders are possible")
+		}
+	}
+	if haveAOF && (aof != "yes" || fsync != "always") && fencing(c) {
+		add(topology.SeverityWarning, topology.CodeFencingFsync, "fencing configured without appendfsync always",
+			"fence counters must survive a crash to stay strictly increasing: set appendonly yes and appendfsync always")
+	}
+	if d, ok := h.Config["enable-debug-command"]; ok && d != "no" {
+		add(topology.SeverityWarning, topology.CodeDebugCommand, "enable-debug-command "+d,
+			"DEBUG SLEEP and DEBUG RELOAD can stall or reset the master; set enable-debug-command no")
+	}
+}
+
+func quarantineFinding(h *topology.NodeHealth, now time.Time, add addFunc) {
+	if now.Before(h.QuarantineUntil) {
+		add(topology.SeverityInfo, topology.CodeQuarantined,
+			fmt.Sprintf("quarantined until %s (%s left)", h.QuarantineUntil.Format(time.RFC3339), h.QuarantineUntil.Sub(now).Round(time.Second)),
+			"restarted or younger than the quarantine window: it does not vote until then")
+	}
+}
+
+func fencing(c *topology.Cluster) bool {
+	for _, p := range c.Locks {
+		if p.Fencing {
+			return true
+		}
+	}
+	return false
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// roundDur rounds d for display: microseconds below a millisecond, else 0.1 ms.
+func roundDur(d time.Duration) time.Duration {
+	if d < time.Millisecond && d > -time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(100 * time.Microsecond)
+}
