@@ -36,7 +36,7 @@ func TestNewValidatesOptions(t *testing.T) {
 		{"zero node timeout", good, []Option{WithNodeTimeout(0)}, "node timeout"},
 		{"negative delay", good, []Option{WithRetry(3, -time.Second, 0)}, "retry delay"},
 		{"zero attempts", good, []Option{WithRetry(0, time.Second, 0)}, "retry attempts"},
-		{"jitter above delay", good, []Option{WithRetry(3, time.Second, 2 * time.Second)}, "jitter"},
+		{"jitter above delay", good, []Option{WithRetry(3, time.Second, 2*time.Second)}, "jitter"},
 		{"empty prefix", good, []Option{WithKeyPrefix("")}, "key prefix"},
 		{"zero max ttl", good, []Option{WithMaxTTL(0)}, "max ttl"},
 	}

@@ -100,10 +100,25 @@ func newValue(owner Owner) (string, error) {
 	}
 	owner.Label = truncate(owner.Label, maxOwnerLabel)
 	owner.Host = truncate(owner.Host, maxOwnerLabel)
-	return Value{Token: b64.EncodeToString(tok[:]), Owner: owner}.String(), nil
+	v := Value{Token: b64.EncodeToString(tok[:]), Owner: owner}
+	s := v.String()
+	// JSON escaping can grow a string up to six times: shrink the host, then the
+	// label, until the value fits.
+	for len(s) > MaxValueLen {
+		if v.Owner.Host != "" {
+			v.Owner.Host = truncate(v.Owner.Host, len(v.Owner.Host)-8)
+		} else {
+			v.Owner.Label = truncate(v.Owner.Label, len(v.Owner.Label)-8)
+		}
+		s = v.String()
+	}
+	return s, nil
 }
 
 func truncate(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
 	if len(s) <= n {
 		return s
 	}

@@ -110,6 +110,34 @@ func StartOne(t testing.TB, name string, opts Options) *Server {
 	return nil
 }
 
+// StartDetached starts one server outside any test (for TestMain, where examples
+// need masters). The caller must Kill it; Restart and Client need a server from
+// Start or StartOne.
+func StartDetached(name string, opts Options) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{bin: bin, Name: name, Dir: dir, args: opts.Args}
+	var lastErr error
+	for try := 0; try < 5; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		s.Port = l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if lastErr = s.start(); lastErr == nil {
+			return s, nil
+		}
+	}
+	return nil, lastErr
+}
+
 // FreePort returns a port on 127.0.0.1 that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
@@ -202,6 +230,9 @@ func (s *Server) Kill() {
 	s.mu.Unlock()
 	if cmd == nil || cmd.Process == nil {
 		return
+	}
+	if s.t == nil {
+		defer os.RemoveAll(s.Dir)
 	}
 	_ = cmd.Process.Signal(syscall.SIGCONT)
 	_ = cmd.Process.Kill()
