@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The one test command: installs redis-server and tmux from the system packages
+# when they are missing, then runs every test (vet, formatting, go test of every
+# package, the console's end-to-end check in tmux). It fails, never skips, when a
+# dependency cannot be installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]}"
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "error: ${missing[*]} not installed and apt-get is not available;" >&2
+    echo "       install them with your system's package manager (e.g. 'brew install redis tmux') and run again." >&2
+    exit 1
+  fi
+fi
+redis-server --version
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-formatted:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 15m ./...
+
+echo "== console end-to-end (tmux)"
+bash scripts/e2e-console.sh
