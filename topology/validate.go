@@ -197,7 +197,7 @@ func (v *validator) masters(c *Cluster) {
 	}
 	if n%2 == 0 {
 		v.warnf(fs(Field{Block: BlockMaster, Index: n - 1}), "Even number of masters",
-			"%d masters need a quorum of %d, so they tolerate no more failures than %d; an odd count is cheaper for the same safety.", n, n/2+1, n-1)
+			"%d masters need a quorum of %d and tolerate %d failed master(s), no more than %d masters do; use an odd number.", n, n/2+1, n-(n/2+1), n-1)
 	}
 	names := map[string]int{}
 	addrs := map[string]int{}

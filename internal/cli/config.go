@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/redlock/redlock/hcl"
+)
+
+// DefaultConfigPath is the topology file used when neither -config nor
+// REDLOCK_CONFIG names one.
+const DefaultConfigPath = "./redlock.hcl"
+
+// DefaultTimeout is the default of -timeout.
+const DefaultTimeout = 10 * time.Second
+
+// commonUsage documents the flags that common registers, for the commands' Usage.
+const commonUsage = `  -config PATH      topology file (default $REDLOCK_CONFIG, else ./redlock.hcl)
+  -var NAME=VALUE   set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults
+  -timeout D        overall deadline of the command (default 10s)`
+
+// common holds the flags that every command reading the topology file shares:
+// -config, -var (repeatable) and -timeout.
+type common struct {
+	config  string
+	vars    varFlag
+	timeout time.Duration
+}
+
+// register adds -config, -var and -timeout to fs. The -config default comes from
+// REDLOCK_CONFIG when it is set.
+func (c *common) register(fs *flag.FlagSet, env *Env) {
+	def := DefaultConfigPath
+	if env.Getenv != nil {
+		if p := env.Getenv("REDLOCK_CONFIG"); p != "" {
+			def = p
+		}
+	}
+	fs.StringVar(&c.config, "config", def, "topology file")
+	fs.Var(&c.vars, "var", "set a variable: NAME=VALUE (repeatable)")
+	fs.DurationVar(&c.timeout, "timeout", DefaultTimeout, "overall deadline of the command")
+}
+
+// check validates the parsed common flags; it returns a usage error message naming
+// the flag, or "".
+func (c *common) check() string {
+	if c.timeout <= 0 {
+		return fmt.Sprintf("-timeout must be positive, got %v", c.timeout)
+	}
+	if c.config == "" {
+		return "-config must not be empty"
+	}
+	return ""
+}
+
+// options returns the hcl load options for these flags.
+func (c *common) options(env *Env) hcl.Options {
+	return hcl.Options{Vars: c.vars.m, Getenv: env.Getenv}
+}
+
+// loadQuiet loads the topology file and returns the diagnostics without printing them.
+func (c *common) loadQuiet(env *Env) (*hcl.Config, hclv2.Diagnostics) {
+	return hcl.LoadFile(c.config, c.options(env))
+}
+
+// load loads the topology file and prints every diagnostic (warnings too) to stderr,
+// redacted. It returns the config, whose Cluster is set, and ExitOK; or, when the
+// file is invalid or unreadable, the config with a nil Cluster and ExitInvalid,
+// after a last line naming the file.
+func (c *common) load(env *Env) (*hcl.Config, int) {
+	cfg, diags := c.loadQuiet(env)
+	if len(diags) > 0 {
+		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))
+	}
+	if diags.HasErrors() || cfg.Cluster == nil {
+		fmt.Fprintf(env.Stderr, "redlock: %s is not a valid topology file.\n", c.config)
+		return cfg, ExitInvalid
+	}
+	return cfg, ExitOK
+}
+
+// colorFor reports whether diagnostics written to w may use ANSI colors: w is a
+// terminal and NO_COLOR is unset.
+func colorFor(w io.Writer, getenv func(string) string) bool {
+	if getenv != nil && getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// varFlag is a repeatable NAME=VALUE flag. A later value for the same name wins.
+type varFlag struct{ m map[string]string }
+
+// String lists the names set, never the values (they may be secret).
+func (v *varFlag) String() string {
+	if v == nil || len(v.m) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(v.m))
+	for n := range v.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+// Set parses one NAME=VALUE. The error does not quote the value.
+func (v *varFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE")
+	}
+	if !hclsyntax.ValidIdentifier(name) {
+		return fmt.Errorf("%q is not a valid variable name", name)
+	}
+	if v.m == nil {
+		v.m = map[string]string{}
+	}
+	v.m[name] = value
+	return nil
+}
