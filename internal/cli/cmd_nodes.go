@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/topology"
+)
+
+func init() {
+	nodesCmd.Run = runNodes
+	register(nodesCmd)
+}
+
+var nodesCmd = &Command{
+	Name:     "nodes",
+	Synopsis: "node health: state, latency, role, version, uptime, quarantine, clock, persistence, eviction",
+	Usage: `Usage: redlock nodes [-json] [-config PATH] [-var NAME=VALUE] [-timeout D]
+
+Probes every master of the topology (PING, TIME, INFO, CONFIG GET) and prints one
+row per master with its findings below the table. -json prints one JSON document.
+
+Flags:
+  -json             one JSON document on stdout
+` + commonUsage + `
+
+Exit codes: 0 a quorum of masters is healthy (up, no error finding, not
+quarantined), 1 fewer than a quorum is healthy or an error occurred, 2 usage.`,
+}
+
+// nodeJSON is one master in `nodes -json`: the health facts plus its state.
+type nodeJSON struct {
+	topology.NodeHealth
+	State   topology.NodeState `json:"state"`
+	Healthy bool               `json:"healthy"`
+}
+
+// nodesJSON is the document `nodes -json` prints.
+type nodesJSON struct {
+	Cluster string     `json:"cluster"`
+	Quorum  int        `json:"quorum"`
+	Healthy int        `json:"healthy"`
+	OK      bool       `json:"ok"`
+	Nodes   []nodeJSON `json:"nodes"`
+}
+
+func runNodes(ctx context.Context, env *Env, args []string) int {
+	var cm common
+	fs := newFlagSet(nodesCmd)
+	cm.register(fs, env)
+	jsonOut := fs.Bool("json", false, "one JSON document on stdout")
+	if code, ok := parseFlags(env, nodesCmd, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf(env, nodesCmd, "unexpected argument %q", fs.Arg(0))
+	}
+	if msg := cm.check(); msg != "" {
+		return usageErrorf(env, nodesCmd, "%s", msg)
+	}
+	cfg, code := cm.load(env)
+	if code != ExitOK {
+		return ExitError
+	}
+	c := cfg.Cluster
+	ctx, cancel := context.WithTimeout(ctx, cm.timeout)
+	defer cancel()
+	p, err := health.NewProber(c)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock nodes: %s\n", cfg.Redact(err.Error()))
+		return ExitError
+	}
+	defer p.Close()
+	hs := p.Probe(ctx)
+	now := time.Now()
+
+	doc := nodesJSON{Cluster: c.Name, Quorum: c.Quorum(), Nodes: []nodeJSON{}}
+	for _, h := range hs {
+		ok := h.Healthy(now)
+		if ok {
+			doc.Healthy++
+		}
+		doc.Nodes = append(doc.Nodes, nodeJSON{NodeHealth: h, State: h.State(now), Healthy: ok})
+	}
+	doc.OK = doc.Healthy >= doc.Quorum
+
+	var out strings.Builder
+	if *jsonOut {
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "redlock nodes: %v\n", err)
+			return ExitError
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+	} else {
+		writeNodesTable(&out, hs, now)
+		verdict := "quorum available"
+		if !doc.OK {
+			verdict = "BELOW QUORUM: locks cannot be taken"
+		}
+		fmt.Fprintf(&out, "\n%d/%d masters healthy, quorum %d: %s.\n", doc.Healthy, len(hs), doc.Quorum, verdict)
+	}
+	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
+	if !doc.OK {
+		return ExitError
+	}
+	return ExitOK
+}
+
+// writeNodesTable writes the health table and then every finding, master by master.
+func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MASTER\tADDRESS\tSTATE\tLATENCY\tROLE\tVERSION\tUPTIME\tQUARANTINE\tCLOCK\tPERSISTENCE\tEVICTION")
+	for i := range hs {
+		h := &hs[i]
+		if !h.Reachable || h.AuthFailed {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\t%s\t-\t-\t-\n", h.Master, h.Address, h.State(now), quarantineLeft(h, now))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			h.Master, h.Address, h.State(now), fmtLatency(h.Latency), dash(h.Role), dash(h.Version),
+			fmtUptime(h), quarantineLeft(h, now), fmtClock(h), h.Persistence(), h.EvictionPolicy())
+	}
+	_ = tw.Flush()
+	first := true
+	for i := range hs {
+		for _, f := range hs[i].Findings {
+			if first {
+				fmt.Fprintln(w)
+				first = false
+			}
+			fmt.Fprintf(w, "%s: %-7s %s: %s\n", hs[i].Master, f.Severity, f.Code, f.Summary)
+		}
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtLatency(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(10 * time.Microsecond).String()
+}
+
+func fmtUptime(h *topology.NodeHealth) string {
+	if h.InfoError != "" {
+		return "?"
+	}
+	return h.Uptime.String()
+}
+
+func quarantineLeft(h *topology.NodeHealth, now time.Time) string {
+	if !now.Before(h.QuarantineUntil) {
+		return "-"
+	}
+	return h.QuarantineUntil.Sub(now).Round(time.Second).String()
+}
+
+func fmtClock(h *topology.NodeHealth) string {
+	if h.ClockUncertainty <= 0 {
+		return "?"
+	}
+	sign := "+"
+	if h.ClockOffset < 0 {
+		sign = ""
+	}
+	round := func(d time.Duration) time.Duration {
+		if d < time.Millisecond && d > -time.Millisecond {
+			return d.Round(time.Microsecond)
+		}
+		return d.Round(100 * time.Microsecond)
+	}
+	return sign + round(h.ClockOffset).String() + "±" + round(h.ClockUncertainty).String()
+}

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/redlock/redlock/hcl"
+	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/topology"
+)
+
+func init() {
+	planCmd.Run = runPlan
+	register(planCmd)
+}
+
+var planCmd = &Command{
+	Name:     "plan",
+	Synopsis: "check every live master against the file and show the settings apply would change",
+	Usage: `Usage: redlock plan [-json] [-detailed-exitcode] [-config PATH] [-var NAME=VALUE] [-timeout D]
+
+Probes every master: reachable, credentials, role:master, standalone mode,
+version, settings drift, eviction and persistence risk, uptime against the
+restart quarantine, clock offset against the drift budget. Prints each master's
+findings and the settings changes apply would make, then a summary line.
+
+Flags:
+  -json               one JSON document on stdout
+  -detailed-exitcode  exit 2 when changes are pending
+` + commonUsage + `
+
+Exit codes: 0 no changes (or changes without -detailed-exitcode), 1 error (the
+file is invalid, a master is unreachable, or a finding is an error), 2 changes
+pending with -detailed-exitcode (also a usage error).`,
+}
+
+func runPlan(ctx context.Context, env *Env, args []string) int {
+	var cm common
+	fs := newFlagSet(planCmd)
+	cm.register(fs, env)
+	jsonOut := fs.Bool("json", false, "one JSON document on stdout")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when changes are pending")
+	if code, ok := parseFlags(env, planCmd, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf(env, planCmd, "unexpected argument %q", fs.Arg(0))
+	}
+	if msg := cm.check(); msg != "" {
+		return usageErrorf(env, planCmd, "%s", msg)
+	}
+	cfg, p, plan, code := probePlan(ctx, env, planCmd, &cm)
+	if code != ExitOK {
+		return code
+	}
+	defer p.Close()
+
+	var out strings.Builder
+	if *jsonOut {
+		b, err := json.MarshalIndent(plan, "", "  ")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "redlock plan: %v\n", err)
+			return ExitError
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+	} else {
+		writePlan(&out, cfg.Cluster, plan)
+	}
+	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
+	switch {
+	case plan.Summary.Errors > 0:
+		return ExitError
+	case plan.Summary.Changes > 0 && *detailed:
+		return ExitChanges
+	default:
+		return ExitOK
+	}
+}
+
+// probePlan loads the file, probes every master within -timeout and builds the
+// plan. On failure it has printed why and returns the exit code; otherwise the
+// caller closes the prober.
+func probePlan(ctx context.Context, env *Env, cmd *Command, cm *common) (*hcl.Config, *health.Prober, *health.Plan, int) {
+	cfg, code := cm.load(env)
+	if code != ExitOK {
+		return nil, nil, nil, ExitError
+	}
+	p, err := health.NewProber(cfg.Cluster)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, cfg.Redact(err.Error()))
+		return nil, nil, nil, ExitError
+	}
+	pctx, cancel := context.WithTimeout(ctx, cm.timeout)
+	defer cancel()
+	hs := p.Probe(pctx)
+	return cfg, p, health.NewPlan(cfg.Cluster, hs, time.Now()), ExitOK
+}
+
+// writePlan writes the human plan: a header, per master its state, changes and
+// findings (with their detail), and the summary line.
+func writePlan(w io.Writer, c *topology.Cluster, plan *health.Plan) {
+	fmt.Fprintf(w, "Cluster %q: %d masters, quorum %d.\n", c.Name, len(plan.Masters), plan.Quorum)
+	for i := range plan.Masters {
+		mp := &plan.Masters[i]
+		h := &mp.Health
+		fmt.Fprintf(w, "\nmaster %q (%s): %s", h.Master, h.Address, mp.State)
+		switch {
+		case !mp.Checked && len(c.Settings) > 0:
+			fmt.Fprint(w, ", settings not checked\n")
+		case len(mp.Changes) == 0:
+			fmt.Fprint(w, ", no changes\n")
+		default:
+			fmt.Fprintln(w)
+		}
+		for _, ch := range mp.Changes {
+			fmt.Fprintf(w, "  %s\n", ch)
+		}
+		for _, f := range h.Findings {
+			fmt.Fprintf(w, "  %-7s %s: %s\n", f.Severity, f.Code, f.Summary)
+			if f.Detail != "" {
+				fmt.Fprintf(w, "          %s\n", f.Detail)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", plan.Summary)
+}
