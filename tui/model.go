@@ -1,0 +1,613 @@
+package tui
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
+)
+
+type focus int
+
+const (
+	focusLocks focus = iota
+	focusNodes
+)
+
+type mode int
+
+const (
+	modeNormal mode = iota
+	modeFilter
+	modeAcquire
+	modeConfirm
+	modeHelp
+	modeQuitting
+)
+
+type statusKind int
+
+const (
+	statusInfo statusKind = iota
+	statusOK
+	statusWarn
+	statusErr
+)
+
+// status is the status line: the result of the last action or poll error.
+type status struct {
+	kind     statusKind
+	text     string
+	fromPoll bool
+}
+
+// span is the countdown reference of one lock: the longest validity seen for its value.
+type span struct {
+	value string
+	max   time.Duration
+}
+
+// confirmation is a pending force-expire.
+type confirmation struct {
+	name   string
+	holder string
+	token  string
+}
+
+// Model is the console's root model: it routes messages and lays out the panels.
+// Create it with New; run it with tea.NewProgram(m, tea.WithAltScreen()).
+type Model struct {
+	opts  Options
+	src   Source
+	lk    Locker
+	keys  keyMap
+	st    Styles
+	help  help.Model
+	now   time.Time
+	width int
+
+	height int
+
+	snap     Snapshot
+	polled   bool
+	pollID   int
+	pollAt   time.Time
+	nextPoll time.Time
+	inflight bool
+	dropped  int // stale poll answers dropped (tests read it)
+	pollErr  string
+
+	held map[string]heldLock
+	span map[string]span
+
+	focus   focus
+	mode    mode
+	nodeCur int
+	lockSel string // the selected lock's name, kept across polls
+	locks   []quorum.LockInfo
+
+	filter  textinput.Model
+	prompt  acquirePrompt
+	confirm confirmation
+	status  status
+
+	header headerBar
+	nodes  nodesPanel
+	table  locksPanel
+	detail detailPane
+
+	manualTick bool // tests drive ticks themselves
+}
+
+// New returns the console over src (observation) and lk (actions; nil with
+// ReadOnly). It does no I/O: Init starts the first poll.
+func New(src Source, lk Locker, opts Options) *Model {
+	opts.defaults()
+	if lk == nil {
+		opts.ReadOnly = true
+	}
+	f := textinput.New()
+	f.Prompt = "/ "
+	f.Placeholder = "name or glob"
+	f.CharLimit = 200
+	f.Cursor.SetMode(cursor.CursorStatic)
+	m := &Model{
+		opts:   opts,
+		src:    src,
+		lk:     lk,
+		keys:   newKeyMap(opts.ReadOnly),
+		st:     DefaultStyles(),
+		help:   help.New(),
+		now:    opts.Now(),
+		held:   map[string]heldLock{},
+		span:   map[string]span{},
+		filter: f,
+		prompt: newAcquirePrompt(opts.DefaultTTL),
+	}
+	m.SetSize(80, 24)
+	return m
+}
+
+// Init starts the frame tick and the first poll.
+func (m *Model) Init() tea.Cmd { return tea.Batch(m.tickCmd(), m.startPoll()) }
+
+// Holding returns the locks this console still holds (after quitting: those
+// whose release failed or was not attempted). Callers release them on exit.
+func (m *Model) Holding() []Held {
+	out := make([]Held, 0, len(m.held))
+	for _, n := range m.heldNames() {
+		out = append(out, m.held[n].h)
+	}
+	return out
+}
+
+// SetSize lays the panels out for a w x h terminal. Any size works, down to 0x0.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = max(w, 0), max(h, 0)
+	m.help.Width = m.width
+	m.header.SetSize(m.width, 1)
+	m.prompt.SetSize(m.width)
+	m.filter.Width = max(m.width-30, 5)
+	m.layout()
+}
+
+// layout divides the body between the nodes panel, the locks table and the detail
+// pane: the table keeps at least three lines, then the nodes, then the detail.
+func (m *Model) layout() {
+	body := max(m.height-3, 0) // header, status line, help bar
+	if m.mode == modeAcquire || m.mode == modeConfirm {
+		body = max(body-m.prompt.Height(m.mode), 0)
+	}
+	n := len(m.nodeRows())
+	nodesH := n + 1
+	detailH := n + 4
+	tableMin := 3
+	rest := body - tableMin
+	nh := min(nodesH, max(rest, 0))
+	rest -= nh
+	dh := min(detailH, max(rest, 0))
+	if dh < 3 { // a detail pane without rows is noise
+		dh = 0
+	}
+	m.nodes.SetSize(m.width, nh)
+	m.detail.SetSize(m.width, dh)
+	m.table.SetSize(m.width, max(body-nh-dh, 0))
+}
+
+// Update routes one message. It never blocks: I/O runs in the commands it returns.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.SetSize(msg.Width, msg.Height)
+		return m, nil
+	case tickMsg:
+		return m, m.onTick()
+	case snapshotMsg:
+		m.applySnapshot(msg)
+		m.layout()
+		return m, nil
+	case acquiredMsg:
+		m.onAcquired(msg)
+		return m, m.startPoll()
+	case extendedMsg:
+		if msg.err != nil {
+			m.setStatus(statusErr, fmt.Sprintf("extend %s: %v", msg.name, msg.err))
+		} else {
+			m.setStatus(statusOK, fmt.Sprintf("extended %s: valid until %s (%s)", msg.name, msg.until.Format("15:04:05"), short(msg.until.Sub(m.opts.Now()))))
+		}
+		return m, m.startPoll()
+	case releasedMsg:
+		delete(m.held, msg.name)
+		if msg.err != nil {
+			m.setStatus(statusErr, fmt.Sprintf("release %s: %v", msg.name, msg.err))
+		} else {
+			m.setStatus(statusOK, "released "+msg.name)
+		}
+		return m, m.startPoll()
+	case expiredMsg:
+		m.onExpired(msg)
+		return m, m.startPoll()
+	case quitMsg:
+		if len(msg.errs) == 0 {
+			m.held = map[string]heldLock{}
+		}
+		return m, tea.Quit
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	if m.mode == modeAcquire {
+		return m, m.prompt.Update(msg)
+	}
+	if m.mode == modeFilter {
+		var cmd tea.Cmd
+		m.filter, cmd = m.filter.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+func (m *Model) onTick() tea.Cmd {
+	m.now = m.opts.Now()
+	for _, n := range m.heldNames() {
+		if !m.now.Before(m.held[n].h.Until()) {
+			delete(m.held, n)
+			m.setStatus(statusWarn, fmt.Sprintf("%s: validity ended; this console no longer holds it", n))
+		}
+	}
+	cmds := []tea.Cmd{m.tickCmd()}
+	if m.duePoll() {
+		cmds = append(cmds, m.startPoll())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) setStatus(k statusKind, text string) { m.status = status{kind: k, text: text} }
+
+func (m *Model) onAcquired(msg acquiredMsg) {
+	if msg.err != nil {
+		m.setStatus(statusErr, fmt.Sprintf("acquire %s: %v", msg.name, msg.err))
+		return
+	}
+	m.held[msg.name] = heldLock{h: msg.held, ttl: msg.ttl}
+	m.lockSel = msg.name
+	until := msg.held.Until()
+	m.setStatus(statusOK, fmt.Sprintf("acquired %s: %s, valid %s", msg.name, votes(msg.held.Votes()), short(until.Sub(m.opts.Now()))))
+}
+
+func (m *Model) onExpired(msg expiredMsg) {
+	if _, mine := m.held[msg.name]; mine && msg.err == nil {
+		delete(m.held, msg.name)
+	}
+	switch {
+	case msg.err != nil:
+		m.setStatus(statusErr, fmt.Sprintf("force-expire %s: %v", msg.name, msg.err))
+	case msg.rep != nil:
+		deleted := 0
+		for _, n := range msg.rep.Nodes {
+			if n.Outcome == quorum.OutcomeOK {
+				deleted++
+			}
+		}
+		m.setStatus(statusOK, fmt.Sprintf("force-expired %s: deleted on %d/%d masters", msg.name, deleted, len(msg.rep.Nodes)))
+	default:
+		m.setStatus(statusOK, "force-expired "+msg.name)
+	}
+}
+
+// onKey handles a key press in the current mode.
+func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" && m.mode != modeQuitting {
+		return m.quit()
+	}
+	switch m.mode {
+	case modeQuitting:
+		return nil
+	case modeHelp:
+		m.mode = modeNormal
+		if key.Matches(msg, m.keys.Quit) {
+			return m.quit()
+		}
+		return nil
+	case modeFilter:
+		switch msg.String() {
+		case "enter":
+			m.mode = modeNormal
+			m.filter.Blur()
+		case "esc":
+			m.mode = modeNormal
+			m.filter.Blur()
+			m.filter.SetValue("")
+		default:
+			var cmd tea.Cmd
+			m.filter, cmd = m.filter.Update(msg)
+			return cmd
+		}
+		return nil
+	case modeAcquire:
+		return m.onPromptKey(msg)
+	case modeConfirm:
+		return m.onConfirmKey(msg)
+	}
+	if m.opts.ReadOnly && writingKey(msg.String()) {
+		m.setStatus(statusWarn, fmt.Sprintf("read-only console: %q (%s) is disabled", msg.String(), writingName(msg.String())))
+		return nil
+	}
+	switch {
+	case key.Matches(msg, m.keys.Quit):
+		return m.quit()
+	case key.Matches(msg, m.keys.Help):
+		m.mode = modeHelp
+	case key.Matches(msg, m.keys.Tab):
+		if m.focus == focusLocks {
+			m.focus = focusNodes
+		} else {
+			m.focus = focusLocks
+		}
+	case key.Matches(msg, m.keys.Up):
+		m.move(-1)
+	case key.Matches(msg, m.keys.Down):
+		m.move(1)
+	case key.Matches(msg, m.keys.Filter):
+		m.mode = modeFilter
+		return m.filter.Focus()
+	case key.Matches(msg, m.keys.Acquire):
+		m.mode = modeAcquire
+		m.layout()
+		name := ""
+		if li := m.selected(); li != nil {
+			name = li.Name
+		}
+		return m.prompt.Open(name)
+	case key.Matches(msg, m.keys.Extend), key.Matches(msg, m.keys.Release):
+		li := m.selected()
+		if li == nil {
+			m.setStatus(statusWarn, "no lock selected")
+			return nil
+		}
+		hl, mine := m.held[li.Name]
+		if !mine {
+			m.setStatus(statusWarn, fmt.Sprintf("%s is not held by this console: only its own locks can be extended or released (x force-expires)", li.Name))
+			return nil
+		}
+		if key.Matches(msg, m.keys.Extend) {
+			m.setStatus(statusInfo, "extending "+li.Name+"…")
+			return m.extendCmd(hl)
+		}
+		m.setStatus(statusInfo, "releasing "+li.Name+"…")
+		return m.releaseCmd(hl)
+	case key.Matches(msg, m.keys.ForceExpire):
+		li := m.selected()
+		if li == nil {
+			m.setStatus(statusWarn, "no lock selected")
+			return nil
+		}
+		m.confirm = confirmation{name: li.Name, holder: m.holder(li)}
+		if li.State == quorum.StateHeld || li.State == quorum.StatePartial {
+			m.confirm.token = li.Value // compare-and-delete: only what was confirmed
+		}
+		m.mode = modeConfirm
+		m.layout()
+	}
+	return nil
+}
+
+func writingName(k string) string {
+	return map[string]string{"a": "acquire", "e": "extend", "r": "release", "x": "force-expire"}[k]
+}
+
+func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, m.keys.Cancel):
+		m.mode = modeNormal
+		m.layout()
+		m.setStatus(statusInfo, "acquire cancelled")
+		return nil
+	case key.Matches(msg, m.keys.Submit):
+		name, ttl, err := m.prompt.Values(m.opts.MaxTTL)
+		if err != nil {
+			m.prompt.err = err.Error()
+			return nil
+		}
+		m.mode = modeNormal
+		m.layout()
+		m.setStatus(statusInfo, fmt.Sprintf("acquiring %s for %s…", name, ttl))
+		return m.acquireCmd(name, ttl)
+	}
+	return m.prompt.Update(msg)
+}
+
+func (m *Model) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, m.keys.Confirm):
+		m.mode = modeNormal
+		m.layout()
+		c := m.confirm
+		m.setStatus(statusInfo, "force-expiring "+c.name+"…")
+		return m.forceExpireCmd(c.name, c.token)
+	case key.Matches(msg, m.keys.Deny):
+		m.mode = modeNormal
+		m.layout()
+		m.setStatus(statusInfo, "force-expire of "+m.confirm.name+" cancelled")
+	}
+	return nil
+}
+
+// quit releases the locks this console holds, then ends the program.
+func (m *Model) quit() tea.Cmd {
+	if len(m.held) == 0 {
+		return tea.Quit
+	}
+	m.mode = modeQuitting
+	m.setStatus(statusInfo, fmt.Sprintf("releasing %d lock(s) before quitting…", len(m.held)))
+	return m.releaseAllCmd()
+}
+
+func (m *Model) move(d int) {
+	if m.focus == focusNodes {
+		m.nodeCur = clamp(m.nodeCur+d, 0, len(m.nodeRows())-1)
+		return
+	}
+	locks := m.visibleLocks()
+	if len(locks) == 0 {
+		return
+	}
+	i := clamp(m.selIndex(locks)+d, 0, len(locks)-1)
+	m.lockSel = locks[i].Name
+}
+
+func clamp(v, lo, hi int) int {
+	if hi < lo {
+		return lo
+	}
+	return min(max(v, lo), hi)
+}
+
+func (m *Model) sortLocks() {
+	sort.SliceStable(m.snap.Locks, func(i, j int) bool { return m.snap.Locks[i].Name < m.snap.Locks[j].Name })
+}
+
+// visibleLocks returns the locks that pass the filter: a glob when it has glob
+// characters, else a case-insensitive substring.
+func (m *Model) visibleLocks() []quorum.LockInfo {
+	f := strings.TrimSpace(m.filter.Value())
+	if f == "" {
+		return m.snap.Locks
+	}
+	glob := strings.ContainsAny(f, "*?[")
+	var out []quorum.LockInfo
+	for _, li := range m.snap.Locks {
+		if glob {
+			if ok, err := path.Match(f, li.Name); err == nil && ok {
+				out = append(out, li)
+			}
+		} else if strings.Contains(strings.ToLower(li.Name), strings.ToLower(f)) {
+			out = append(out, li)
+		}
+	}
+	return out
+}
+
+// selIndex is the index of the selected lock in locks (0 when it is gone).
+func (m *Model) selIndex(locks []quorum.LockInfo) int {
+	for i, li := range locks {
+		if li.Name == m.lockSel {
+			return i
+		}
+	}
+	return 0
+}
+
+// selected returns the selected lock, or nil when none is visible.
+func (m *Model) selected() *quorum.LockInfo {
+	locks := m.visibleLocks()
+	if len(locks) == 0 {
+		return nil
+	}
+	i := m.selIndex(locks)
+	return &locks[i]
+}
+
+// holder describes who holds a lock, without its token.
+func (m *Model) holder(li *quorum.LockInfo) string {
+	if _, mine := m.held[li.Name]; mine {
+		return "this console"
+	}
+	if li.Owner != nil {
+		o := li.Owner
+		s := o.Host
+		if o.PID > 0 {
+			s += fmt.Sprintf(":%d", o.PID)
+		}
+		if o.Label != "" {
+			s = o.Label + "@" + s
+		}
+		return s
+	}
+	if li.Library != "" && li.Library != "unknown" {
+		return li.Library + " client"
+	}
+	return "unknown owner"
+}
+
+// nodeRows returns one health row per master: declared masters first, in order,
+// with a placeholder until the first poll answers.
+func (m *Model) nodeRows() []topology.NodeHealth {
+	rows := make([]topology.NodeHealth, 0, len(m.opts.Masters))
+	seen := map[string]bool{}
+	byName := map[string]topology.NodeHealth{}
+	for _, n := range m.snap.Nodes {
+		byName[n.Master] = n
+	}
+	for _, name := range m.opts.Masters {
+		n, ok := byName[name]
+		if !ok {
+			n = topology.NodeHealth{Master: name}
+		}
+		rows = append(rows, n)
+		seen[name] = true
+	}
+	for _, n := range m.snap.Nodes {
+		if !seen[n.Master] {
+			rows = append(rows, n)
+		}
+	}
+	return rows
+}
+
+// View draws the screen: header, nodes, locks, detail, prompt, status and help.
+func (m *Model) View() string {
+	if m.width == 0 || m.height == 0 {
+		return ""
+	}
+	lines := []string{m.header.View(m)}
+	if m.mode == modeHelp {
+		body := strings.Split(m.fullHelp(), "\n")
+		for len(body) < m.height-3 {
+			body = append(body, "")
+		}
+		lines = append(lines, clip(body, m.width, max(m.height-3, 0))...)
+	} else {
+		lines = appendNonEmpty(lines, m.nodes.View(m))
+		lines = appendNonEmpty(lines, m.table.View(m))
+		lines = appendNonEmpty(lines, m.detail.View(m))
+		if m.mode == modeAcquire || m.mode == modeConfirm {
+			lines = appendNonEmpty(lines, m.prompt.View(m))
+		}
+	}
+	lines = append(lines, m.statusView())
+	if m.mode == modeFilter {
+		lines = append(lines, m.filter.View()+m.st.Muted.Render("  enter keep · esc clear"))
+	} else {
+		lines = append(lines, m.help.ShortHelpView(m.keys.ShortHelp()))
+	}
+	return strings.Join(clip(lines, m.width, m.height), "\n")
+}
+
+func appendNonEmpty(lines []string, block string) []string {
+	if block == "" {
+		return lines
+	}
+	return append(lines, strings.Split(block, "\n")...)
+}
+
+func (m *Model) fullHelp() string {
+	var b strings.Builder
+	b.WriteString(m.st.Title.Render("Keys") + "\n\n")
+	b.WriteString(m.help.FullHelpView(m.keys.FullHelp()) + "\n\n")
+	b.WriteString(m.st.Muted.Render("Locks: ● held on a majority · ◐ partial (fewer than a quorum) · ◆ contested · ○ orphaned") + "\n")
+	b.WriteString(m.st.Muted.Render("Nodes: ● up · ◐ quarantined (restarted, may not vote yet) · ▲ degraded · ✖ down") + "\n")
+	if m.opts.ReadOnly {
+		b.WriteString(m.st.Warn.Render("read-only: acquire, extend, release and force-expire are disabled") + "\n")
+	}
+	b.WriteString("\n" + m.st.Muted.Render("press any key to return"))
+	return b.String()
+}
+
+func (m *Model) statusView() string {
+	s := m.status
+	switch {
+	case s.text == "" && m.filter.Value() != "" && m.mode != modeFilter:
+		return m.st.Muted.Render("filter: " + m.filter.Value() + " (/ to change, esc in filter to clear)")
+	case s.text == "":
+		return ""
+	}
+	switch s.kind {
+	case statusOK:
+		return m.st.Good.Render("✔ " + s.text)
+	case statusWarn:
+		return m.st.Warn.Render("! " + s.text)
+	case statusErr:
+		return m.st.Bad.Render("✖ " + s.text)
+	}
+	return m.st.Muted.Render("· " + s.text)
+}

@@ -1,0 +1,102 @@
+// Package tui is the redlock console: a Bubble Tea program that shows the masters'
+// health and the live locks of one cluster, and lets an operator take, extend,
+// release and force-expire locks.
+//
+// The console talks to Redis only through the small interfaces defined here
+// (Source, Locker, Held), so tests drive it with fakes. All I/O runs in tea.Cmds:
+// Update and View never block. One app-level tick drives the countdowns from the
+// deadlines observed at the last poll; poll replies carry a request id and stale
+// ones are dropped.
+package tui
+
+import (
+	"context"
+	"time"
+
+	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
+)
+
+// Snapshot is one observation of the cluster: node health and live locks, taken
+// at At. Err, when set, is shown in the status line; the other fields still count.
+type Snapshot struct {
+	At    time.Time
+	Nodes []topology.NodeHealth
+	Locks []quorum.LockInfo
+	Err   error
+}
+
+// Source observes the cluster. Poll must return within a bounded time (the node
+// timeout): the console calls it from a tea.Cmd, once per refresh interval.
+type Source interface {
+	Poll(ctx context.Context) Snapshot
+}
+
+// Locker takes and force-expires locks. A *quorum.Manager fits it through a thin
+// adapter; the console keeps the Held values it acquired.
+type Locker interface {
+	// TryAcquire makes one acquisition round; it does not wait for a busy lock.
+	TryAcquire(ctx context.Context, name string, ttl time.Duration) (Held, error)
+	// ForceExpire deletes the lock on every master; with a token, only where the
+	// value still equals it.
+	ForceExpire(ctx context.Context, name, token string) (*quorum.Report, error)
+}
+
+// Held is a lock this console holds. *quorum.Lock implements it.
+type Held interface {
+	Name() string
+	// Token is the full lock value; it is never shown on screen.
+	Token() string
+	Until() time.Time
+	Votes() quorum.Report
+	Extend(ctx context.Context, ttl time.Duration) error
+	Release(ctx context.Context) error
+}
+
+// Options configure the console. Zero fields take the defaults noted.
+type Options struct {
+	// Cluster is the cluster's name, shown in the header.
+	Cluster string
+	// Masters are the masters' names in declared order: their rows show before the
+	// first poll answers.
+	Masters []string
+	// Quorum is the number of votes a lock needs (N/2+1 by default).
+	Quorum int
+	// DefaultTTL is the TTL the acquire prompt proposes (30s by default).
+	DefaultTTL time.Duration
+	// MaxTTL bounds the TTL the prompt accepts (no bound when zero).
+	MaxTTL time.Duration
+	// Interval is the refresh interval of polls (1s by default).
+	Interval time.Duration
+	// Frame is the period of the app-level tick that redraws countdowns (100ms by default).
+	Frame time.Duration
+	// ActionTimeout bounds one acquire, extend, release or force-expire (5s by default).
+	ActionTimeout time.Duration
+	// ReadOnly hides and refuses the writing keys.
+	ReadOnly bool
+	// Note is shown in the header, e.g. that restart quarantine is off.
+	Note string
+	// Now is the clock (time.Now by default); tests fix it.
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.Quorum <= 0 {
+		o.Quorum = len(o.Masters)/2 + 1
+	}
+	if o.DefaultTTL <= 0 {
+		o.DefaultTTL = 30 * time.Second
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Frame <= 0 {
+		o.Frame = 100 * time.Millisecond
+	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
