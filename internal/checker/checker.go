@@ -1,0 +1,303 @@
+// Package checker records the history of a lock test and checks it for safety
+// violations: overlapping holds of different owners, lock keys without a TTL, keys
+// left behind, foreign tokens touching another owner's key, validity deadlines
+// later than the algorithm allows, and untyped failures.
+//
+// All times are taken from one monotonic clock (time.Now in the test process), so
+// mutual exclusion can be checked exactly. The package knows nothing of the lock
+// library: tests translate their events into Record calls.
+package checker
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BoundSlack is how much later than start + ttl - drift a deadline may be: the
+// library and the test read the clock at slightly different instants.
+const BoundSlack = time.Millisecond
+
+// TB is the part of testing.TB the checker needs.
+type TB interface {
+	Helper()
+	Name() string
+	Errorf(format string, args ...any)
+	Logf(format string, args ...any)
+	TempDir() string
+}
+
+// Hold is one successful acquisition and its extensions, until released.
+type Hold struct {
+	rec        *Recorder
+	Owner      string   `json:"owner"`
+	Lock       string   `json:"lock"`
+	Pieces     []Piece  `json:"pieces"`
+	ReleasedAt *float64 `json:"released_ms,omitempty"`
+}
+
+// Piece is one successful acquire or extend: held from From (when the call returned)
+// to Until (the lock's validity deadline, converted to real time).
+type Piece struct {
+	Op    string  `json:"op"`
+	From  float64 `json:"from_ms"`
+	Until float64 `json:"until_ms"`
+}
+
+// Event is a free-form entry of the history (faults, failures), for the JSON dump.
+type Event struct {
+	At   float64 `json:"at_ms"`
+	What string  `json:"what"`
+}
+
+// Interval is one piece clipped at the release: [From, To) in ms since the start.
+type Interval struct {
+	Owner string  `json:"owner"`
+	Lock  string  `json:"lock"`
+	From  float64 `json:"from_ms"`
+	To    float64 `json:"to_ms"`
+}
+
+// Violation is one broken safety property.
+type Violation struct {
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+// Violation kinds.
+const (
+	KindOverlap  = "overlap"
+	KindNoTTL    = "key-without-ttl"
+	KindLeftover = "key-left-behind"
+	KindForeign  = "foreign-token-touched-key"
+	KindBound    = "validity-past-bound"
+	KindUntyped  = "untyped-failure"
+	KindScenario = "scenario"
+)
+
+// Recorder collects a history. It is safe for concurrent use.
+type Recorder struct {
+	Seed int64
+	base time.Time
+
+	mu         sync.Mutex
+	holds      []*Hold
+	events     []Event
+	violations []Violation
+}
+
+// New returns a recorder whose clock starts now. seed is printed on failure.
+func New(seed int64) *Recorder { return &Recorder{Seed: seed, base: time.Now()} }
+
+func (r *Recorder) ms(t time.Time) float64 { return float64(t.Sub(r.base)) / float64(time.Millisecond) }
+
+// Acquired records a successful acquisition that returned at returned and is valid
+// until until (both real, monotonic times).
+func (r *Recorder) Acquired(owner, lock string, returned, until time.Time) *Hold {
+	h := &Hold{rec: r, Owner: owner, Lock: lock}
+	h.Pieces = []Piece{{Op: "acquire", From: r.ms(returned), Until: r.ms(until)}}
+	r.mu.Lock()
+	r.holds = append(r.holds, h)
+	r.mu.Unlock()
+	return h
+}
+
+// Extended records a successful extension that returned at returned, valid until until.
+func (h *Hold) Extended(returned, until time.Time) {
+	r := h.rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h.Pieces = append(h.Pieces, Piece{Op: "extend", From: r.ms(returned), Until: r.ms(until)})
+}
+
+// Released records the time release was called; the hold ends there at the latest.
+func (h *Hold) Released(at time.Time) {
+	r := h.rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.ReleasedAt == nil {
+		v := r.ms(at)
+		h.ReleasedAt = &v
+	}
+}
+
+// Event adds a note to the history (a fault, a failure) at the current time.
+func (r *Recorder) Event(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, Event{At: r.ms(time.Now()), What: fmt.Sprintf(format, args...)})
+}
+
+// Violate records a violation found by the test itself.
+func (r *Recorder) Violate(kind, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.violations = append(r.violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Bound checks that a deadline is no later than start + ttl - drift (plus
+// BoundSlack), all in the client's own clock.
+func (r *Recorder) Bound(owner string, start, until time.Time, ttl, drift time.Duration) {
+	limit := start.Add(ttl - drift + BoundSlack)
+	if until.After(limit) {
+		r.Violate(KindBound, "%s: validity ends %v after start + ttl - drift (ttl %v, drift %v)", owner, until.Sub(limit)+BoundSlack, ttl, drift)
+	}
+}
+
+// Failure checks that a failed call returned a typed error naming the masters
+// (typed is the caller's errors.As verdict).
+func (r *Recorder) Failure(owner, op string, err error, typed bool) {
+	if err == nil {
+		return
+	}
+	r.Event("%s %s failed: %v", owner, op, err)
+	if !typed {
+		r.Violate(KindUntyped, "%s %s: %T %v", owner, op, err, err)
+	}
+}
+
+// Keys checks one master's lock keys: ttl maps each key to its PTTL (negative =
+// no TTL). With quiescent, any key at all is a leftover.
+func (r *Recorder) Keys(master string, pttl map[string]time.Duration, quiescent bool) {
+	keys := make([]string, 0, len(pttl))
+	for k := range pttl {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if pttl[k] < 0 {
+			r.Violate(KindNoTTL, "master %s: key %s has no TTL", master, k)
+		}
+		if quiescent {
+			r.Violate(KindLeftover, "master %s: key %s left after release and quiescence", master, k)
+		}
+	}
+}
+
+// Foreign checks that a call with a foreign token left a key as it was.
+func (r *Recorder) Foreign(master, key, before, after string) {
+	if before != after {
+		r.Violate(KindForeign, "master %s: key %s changed by a foreign token (%q -> %q)", master, key, redact(before), redact(after))
+	}
+}
+
+// redact keeps only a prefix of a value: other owners' tokens are secrets.
+func redact(v string) string {
+	if len(v) <= 8 {
+		return strings.Repeat("*", len(v))
+	}
+	return v[:8] + "…"
+}
+
+// Intervals returns every piece clipped at its hold's release, empty ones dropped.
+func (r *Recorder) Intervals() []Interval {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Interval
+	for _, h := range r.holds {
+		for _, p := range h.Pieces {
+			to := p.Until
+			if h.ReleasedAt != nil && *h.ReleasedAt < to {
+				to = *h.ReleasedAt
+			}
+			if to > p.From {
+				out = append(out, Interval{Owner: h.Owner, Lock: h.Lock, From: p.From, To: to})
+			}
+		}
+	}
+	return out
+}
+
+// Overlaps returns every pair of intervals of different owners on the same lock
+// that overlap, as violations.
+func Overlaps(iv []Interval) []Violation {
+	sorted := append([]Interval(nil), iv...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].From < sorted[j].From })
+	var out []Violation
+	for i, a := range sorted {
+		for _, b := range sorted[i+1:] {
+			if b.From >= a.To {
+				// Later intervals start later still, but a longer one may follow:
+				// keep scanning only while b could overlap a.
+				break
+			}
+			if a.Lock == b.Lock && a.Owner != b.Owner {
+				out = append(out, Violation{Kind: KindOverlap, Detail: fmt.Sprintf("lock %s: %s [%.1f, %.1f] ms and %s [%.1f, %.1f] ms overlap by %.1f ms",
+					a.Lock, a.Owner, a.From, a.To, b.Owner, b.From, b.To, min(a.To, b.To)-b.From)})
+			}
+		}
+	}
+	return out
+}
+
+// Violations returns every violation: the overlaps of the history and those
+// recorded by the checks.
+func (r *Recorder) Violations() []Violation {
+	out := Overlaps(r.Intervals())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(out, r.violations...)
+}
+
+// Holds returns the number of recorded acquisitions.
+func (r *Recorder) Holds() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.holds)
+}
+
+// History is the JSON form of a recorder.
+type History struct {
+	Test       string      `json:"test"`
+	Seed       int64       `json:"seed"`
+	Holds      []*Hold     `json:"holds"`
+	Events     []Event     `json:"events"`
+	Violations []Violation `json:"violations"`
+}
+
+// Write writes the history as JSON into dir and returns the file's path.
+func (r *Recorder) Write(dir, test string) (string, error) {
+	v := r.Violations()
+	r.mu.Lock()
+	h := History{Test: test, Seed: r.Seed, Holds: r.holds, Events: r.events, Violations: v}
+	b, err := json.MarshalIndent(h, "", "  ")
+	r.mu.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("encode history: %w", err)
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(test) + ".json"
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", fmt.Errorf("write history: %w", err)
+	}
+	return path, nil
+}
+
+// Report fails t when there are violations: it prints each one and the seed, and
+// writes the history as JSON to REDLOCK_HISTORY_DIR (or t.TempDir()). It returns
+// the violations.
+func (r *Recorder) Report(t TB) []Violation {
+	t.Helper()
+	v := r.Violations()
+	if len(v) == 0 {
+		return nil
+	}
+	dir := os.Getenv("REDLOCK_HISTORY_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	path, err := r.Write(dir, t.Name())
+	if err != nil {
+		t.Logf("%v", err)
+	}
+	for _, x := range v {
+		t.Errorf("%s: %s", x.Kind, x.Detail)
+	}
+	t.Errorf("%d safety violations; replay with REDLOCK_SEED=%d; history in %s", len(v), r.Seed, path)
+	return v
+}

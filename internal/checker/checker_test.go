@@ -1,0 +1,126 @@
+package checker
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOverlaps(t *testing.T) {
+	tests := []struct {
+		name string
+		iv   []Interval
+		want int
+	}{
+		{"disjoint", []Interval{{"a", "x", 0, 10}, {"b", "x", 10, 20}}, 0},
+		{"overlap", []Interval{{"a", "x", 0, 10}, {"b", "x", 9, 20}}, 1},
+		{"same owner", []Interval{{"a", "x", 0, 10}, {"a", "x", 5, 20}}, 0},
+		{"other lock", []Interval{{"a", "x", 0, 10}, {"b", "y", 5, 20}}, 0},
+		{"long one spans later ones", []Interval{{"a", "x", 0, 100}, {"b", "x", 10, 20}, {"c", "x", 30, 40}}, 2},
+		{"unsorted input", []Interval{{"b", "x", 9, 20}, {"a", "x", 0, 10}}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Len(t, Overlaps(tt.iv), tt.want)
+		})
+	}
+}
+
+func TestRecorderClipsAtReleaseAndCountsExtensions(t *testing.T) {
+	r := New(7)
+	t0 := r.base
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	a := r.Acquired("A", "x", at(0), at(100))
+	a.Extended(at(50), at(200))
+	a.Released(at(120))
+	b := r.Acquired("B", "x", at(130), at(300))
+	b.Released(at(140))
+	assert.Empty(t, r.Violations(), "release at 120 clips the extension")
+
+	c := r.Acquired("C", "x", at(135), at(150)) // inside B's hold
+	_ = c
+	v := r.Violations()
+	require.Len(t, v, 1)
+	assert.Equal(t, KindOverlap, v[0].Kind)
+	assert.Contains(t, v[0].Detail, "B")
+	assert.Contains(t, v[0].Detail, "C")
+}
+
+func TestChecks(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name string
+		do   func(r *Recorder)
+		kind string
+	}{
+		{"bound ok", func(r *Recorder) { r.Bound("A", now, now.Add(988*time.Millisecond), time.Second, 12*time.Millisecond) }, ""},
+		{"bound slack", func(r *Recorder) {
+			r.Bound("A", now, now.Add(988*time.Millisecond+BoundSlack), time.Second, 12*time.Millisecond)
+		}, ""},
+		{"bound broken", func(r *Recorder) { r.Bound("A", now, now.Add(time.Second), time.Second, 12*time.Millisecond) }, KindBound},
+		{"typed failure", func(r *Recorder) { r.Failure("A", "acquire", errors.New("x"), true) }, ""},
+		{"untyped failure", func(r *Recorder) { r.Failure("A", "acquire", errors.New("x"), false) }, KindUntyped},
+		{"ttl ok", func(r *Recorder) { r.Keys("a", map[string]time.Duration{"lock:x": time.Second}, false) }, ""},
+		{"no ttl", func(r *Recorder) { r.Keys("a", map[string]time.Duration{"lock:x": -1}, false) }, KindNoTTL},
+		{"leftover", func(r *Recorder) { r.Keys("a", map[string]time.Duration{"lock:x": time.Second}, true) }, KindLeftover},
+		{"foreign untouched", func(r *Recorder) { r.Foreign("a", "lock:x", "v", "v") }, ""},
+		{"foreign touched", func(r *Recorder) { r.Foreign("a", "lock:x", "rl1.secret-token", "") }, KindForeign},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			tt.do(r)
+			v := r.Violations()
+			if tt.kind == "" {
+				assert.Empty(t, v)
+				return
+			}
+			require.Len(t, v, 1)
+			assert.Equal(t, tt.kind, v[0].Kind)
+			assert.NotContains(t, v[0].Detail, "secret-token", "values are redacted")
+		})
+	}
+}
+
+type fakeTB struct {
+	dir    string
+	errors []string
+}
+
+func (f *fakeTB) Helper()                        {}
+func (f *fakeTB) Name() string                   { return "TestX/sub" }
+func (f *fakeTB) Errorf(format string, a ...any) { f.errors = append(f.errors, format) }
+func (f *fakeTB) Logf(string, ...any)            {}
+func (f *fakeTB) TempDir() string                { return f.dir }
+
+func TestReportWritesHistoryAndSeed(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("REDLOCK_HISTORY_DIR", dir)
+	r := New(42)
+	now := time.Now()
+	r.Acquired("A", "x", now, now.Add(time.Second))
+	r.Acquired("B", "x", now.Add(time.Millisecond), now.Add(time.Second))
+	r.Event("fault: kill %s", "c")
+	f := &fakeTB{dir: t.TempDir()}
+	require.Len(t, r.Report(f), 1)
+	require.NotEmpty(t, f.errors)
+	b, err := os.ReadFile(filepath.Join(dir, "TestX_sub.json"))
+	require.NoError(t, err)
+	var h History
+	require.NoError(t, json.Unmarshal(b, &h))
+	assert.Equal(t, int64(42), h.Seed)
+	assert.Len(t, h.Holds, 2)
+	assert.Len(t, h.Events, 1)
+	assert.Equal(t, KindOverlap, h.Violations[0].Kind)
+
+	clean := New(1)
+	f2 := &fakeTB{dir: t.TempDir()}
+	assert.Empty(t, clean.Report(f2))
+	assert.Empty(t, f2.errors)
+}
