@@ -95,7 +95,22 @@ func Parse(filename string, src []byte) (*Config, hclv2.Diagnostics) {
 	if f != nil {
 		cfg.files[filename] = f
 	}
-	return cfg, sortDiags(diags)
+	return cfg, collapse(sortDiags(diags))
+}
+
+// collapse keeps the first syntax error of each kind: an unterminated string makes
+// the parser report every following line, which buries the line that needs the fix.
+func collapse(diags hclv2.Diagnostics) hclv2.Diagnostics {
+	var out hclv2.Diagnostics
+	seen := map[string]bool{}
+	for _, d := range diags {
+		if seen[d.Summary] {
+			continue
+		}
+		seen[d.Summary] = true
+		out = append(out, d)
+	}
+	return out
 }
 
 // Load decodes src as the topology file filename (used in diagnostics and to

@@ -1,0 +1,5 @@
+cluster "x" {
+  master "a" { address = "127.0.0.1:7001" }
+  master "b" { address = "127.0.0.1:7002" }
+  master "c" { address = "127.0.0.1:7001" }  # ERROR: Duplicate master address
+}

@@ -1,0 +1,7 @@
+cluster "x" {
+  master "a" { address = "127.0.0.1:7001" }
+  master "b" { address = "127.0.0.1:7002" }
+  master "c" {  # ERROR: Missing address
+    username = "locker"
+  }
+}

@@ -1,0 +1,3 @@
+variable "unused" {  # ERROR: Missing cluster block
+  default = "x"
+}

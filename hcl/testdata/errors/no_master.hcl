@@ -1,0 +1,3 @@
+cluster "x" {  # ERROR: No master
+  ttl = "30s"
+}
