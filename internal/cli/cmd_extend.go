@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+var extendCmd = &Command{
+	Name:     "extend",
+	Synopsis: "extend a lock we hold",
+	Usage: `Usage: redlock extend NAME -token TOKEN [-ttl D] [-json] [-config PATH] [-var name=value] [-timeout D]
+
+Resets the TTL of the lock NAME on every master where it still holds TOKEN (the
+line printed by 'redlock acquire'). It never recreates a key that expired, so an
+extend after the lock was lost fails. The new validity goes to stderr, or with
+-json to stdout as one JSON document (name, key, extended, valid_until,
+validity_ms, votes).
+
+Flags:
+  -token T     the lock's token (required)
+  -ttl D       new TTL (default: the lock policy's ttl, else the cluster's ttl)
+  -json        print one JSON document
+` + commonUsage + `
+
+Exit codes:
+  0  extended
+  1  error (fewer than a quorum of masters reachable)
+  2  usage error or invalid topology file
+  4  lost: the lock is no longer held with TOKEN on a majority of the masters`,
+}
+
+func init() {
+	extendCmd.Run = runExtend
+	register(extendCmd)
+}
+
+// extendJSON is the -json output of extend.
+type extendJSON struct {
+	Name       string      `json:"name"`
+	Key        string      `json:"key"`
+	Extended   bool        `json:"extended"`
+	ValidUntil *time.Time  `json:"valid_until,omitempty"`
+	ValidityMS int64       `json:"validity_ms"`
+	Error      string      `json:"error,omitempty"`
+	Votes      *reportJSON `json:"votes,omitempty"`
+}
+
+func runExtend(ctx context.Context, env *Env, args []string) int {
+	cmd := extendCmd
+	fs := newFlagSet(cmd)
+	var cf common
+	cf.register(fs, env)
+	token := fs.String("token", "", "the lock's token")
+	ttl := fs.Duration("ttl", 0, "new TTL")
+	asJSON := fs.Bool("json", false, "JSON output")
+	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
+	if !ok {
+		return code
+	}
+	if *token == "" {
+		return usageErrorf(env, cmd, "missing -token")
+	}
+	if code, ok := checkTTLFlag(env, cmd, fs, *ttl); !ok {
+		return code
+	}
+	s, code := openSession(env, cmd, &cf)
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	lockTTL, code := s.ttlFor(env, cmd, name, *ttl, flagGiven(fs, "ttl"))
+	if code != ExitOK {
+		return code
+	}
+	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	until, rep, err := s.m.ExtendToken(cctx, name, *token, lockTTL)
+	out := extendJSON{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}
+	code = ExitOK
+	if err != nil {
+		out.Error = s.redact(err.Error())
+		code = ExitError
+		if errors.Is(err, quorum.ErrLost) {
+			code = ExitLost
+		}
+		fmt.Fprintf(env.Stderr, "redlock extend: %s\n", out.Error)
+	} else {
+		out.Extended, out.ValidUntil, out.ValidityMS = true, &until, ms(time.Until(until))
+		fmt.Fprintf(env.Stderr, "extended %s (%d of %d masters), valid until %s (%v)\n", out.Key, rep.Votes, len(rep.Nodes),
+			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
+	}
+	if *asJSON {
+		if err := writeJSON(env.Stdout, out); err != nil {
+			return s.fail(env, cmd, err)
+		}
+	}
+	return code
+}

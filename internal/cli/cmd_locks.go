@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+var locksCmd = &Command{
+	Name:     "locks",
+	Synopsis: "list live locks: quorum state, validity, owner, per-master values",
+	Usage: `Usage: redlock locks [-match GLOB] [-json] [-config PATH] [-var name=value] [-timeout D]
+
+Lists every lock under the cluster's key_prefix on every master (SCAN, never
+KEYS): its quorum state, votes k/N, remaining validity from the quorum's view,
+the owner (decoded from values written by redlock) or the library that wrote it
+(redsync, node-redlock, redlock.net/pottery, redisson), and per master the value
+(shortened: full values are secrets of their owners) and PTTL.
+
+States:
+  held       one value on a quorum of masters, with validity left
+  partial    one value on fewer than a quorum (a round in progress, or leftovers
+             that expire with their TTL)
+  contested  different values on different masters, none on a quorum
+  orphaned   leftovers that need an admin: keys of another type (a Redisson
+             hash), keys without a TTL on a minority, or validity gone
+
+Masters that do not answer are listed as such; the listing needs a quorum of them.
+
+Flags:
+  -match GLOB  only names matching GLOB (Redis glob syntax; default all)
+  -json        print one JSON document
+` + commonUsage + `
+
+Exit codes:
+  0  listed
+  1  error: fewer than a quorum of masters answered (the partial listing is still printed)
+  2  usage error or invalid topology file`,
+}
+
+func init() {
+	locksCmd.Run = runLocks
+	register(locksCmd)
+}
+
+// masterViewJSON is one master's view of one lock in -json output.
+type masterViewJSON struct {
+	Master  string `json:"master"`
+	Present bool   `json:"present"`
+	Type    string `json:"type,omitempty"`
+	// Value is shortened with quorum.Redact.
+	Value string `json:"value,omitempty"`
+	// PTTLMS is the remaining TTL; -1 when the key has no TTL.
+	PTTLMS int64  `json:"pttl_ms,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// lockJSON is one lock in -json output.
+type lockJSON struct {
+	Name    string        `json:"name"`
+	Key     string        `json:"key"`
+	State   string        `json:"state"`
+	Votes   int           `json:"votes"`
+	Quorum  int           `json:"quorum"`
+	Total   int           `json:"total"`
+	Value   string        `json:"value,omitempty"`
+	Owner   *quorum.Owner `json:"owner,omitempty"`
+	Library string        `json:"library"`
+	// ValidityMS is the remaining validity from the quorum's view; 0 unless held.
+	ValidityMS int64            `json:"validity_ms"`
+	ValidUntil *time.Time       `json:"valid_until,omitempty"`
+	NoExpiry   bool             `json:"no_expiry,omitempty"`
+	Fence      int64            `json:"fence,omitempty"`
+	Masters    []masterViewJSON `json:"masters"`
+}
+
+// masterAnswerJSON says whether one master answered the listing.
+type masterAnswerJSON struct {
+	Master    string `json:"master"`
+	Answered  bool   `json:"answered"`
+	Error     string `json:"error,omitempty"`
+	Keys      int    `json:"keys"`
+	LatencyMS int64  `json:"latency_ms"`
+}
+
+// listingJSON is the -json output of locks.
+type listingJSON struct {
+	ObservedAt time.Time          `json:"observed_at"`
+	Match      string             `json:"match"`
+	Quorum     int                `json:"quorum"`
+	Total      int                `json:"total"`
+	Answered   int                `json:"answered"`
+	Masters    []masterAnswerJSON `json:"masters"`
+	Locks      []lockJSON         `json:"locks"`
+	Error      string             `json:"error,omitempty"`
+}
+
+func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
+	out := lockJSON{Name: li.Name, Key: li.Key, State: string(li.State), Votes: li.Votes, Quorum: li.Quorum, Total: li.Total,
+		Owner: li.Owner, Library: li.Library, Fence: li.Fence, Masters: []masterViewJSON{}}
+	if li.Value != "" {
+		out.Value = quorum.Redact(li.Value)
+	}
+	switch {
+	case li.Validity == quorum.NoExpiry:
+		out.NoExpiry = true
+	case li.Validity > 0:
+		out.ValidityMS = ms(li.Validity)
+		d := li.Deadline()
+		out.ValidUntil = &d
+	}
+	for _, mv := range li.Masters {
+		v := masterViewJSON{Master: mv.Master, Present: mv.Present, Type: mv.Type}
+		if mv.Present {
+			v.PTTLMS = ms(mv.PTTL)
+			if mv.PTTL < 0 {
+				v.PTTLMS = -1
+			}
+			if mv.Value != "" {
+				v.Value = quorum.Redact(mv.Value)
+			}
+		}
+		if mv.Err != nil {
+			v.Error = s.redact(mv.Err.Error())
+		}
+		out.Masters = append(out.Masters, v)
+	}
+	return out
+}
+
+func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
+	out := listingJSON{ObservedAt: lst.ObservedAt, Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Answered: lst.Answered(),
+		Locks: []lockJSON{}}
+	for _, a := range lst.Masters {
+		out.Masters = append(out.Masters, masterAnswerJSON{Master: a.Master, Answered: a.Answered, Error: s.redact(a.Error), Keys: a.Keys, LatencyMS: ms(a.Latency)})
+	}
+	for i := range lst.Locks {
+		out.Locks = append(out.Locks, s.lockJSON(&lst.Locks[i]))
+	}
+	if err != nil {
+		out.Error = s.redact(err.Error())
+	}
+	return out
+}
+
+// holder describes who holds a lock, in a few words.
+func holder(li *quorum.LockInfo) string {
+	if li.Owner == nil {
+		return li.Library
+	}
+	var parts []string
+	if li.Owner.Label != "" {
+		parts = append(parts, li.Owner.Label)
+	}
+	if li.Owner.Host != "" || li.Owner.PID != 0 {
+		parts = append(parts, fmt.Sprintf("%s pid %d", li.Owner.Host, li.Owner.PID))
+	}
+	if !li.Owner.At.IsZero() {
+		parts = append(parts, "since "+li.Owner.At.Format(time.RFC3339))
+	}
+	if len(parts) == 0 {
+		return li.Library
+	}
+	return strings.Join(parts, ", ")
+}
+
+// validityText formats the remaining validity of a lock for humans.
+func validityText(li *quorum.LockInfo) string {
+	switch {
+	case li.Validity == quorum.NoExpiry:
+		return "no ttl"
+	case li.Validity > 0:
+		return li.Validity.Round(time.Millisecond).String()
+	}
+	return "-"
+}
+
+// printLocks writes the listing as a table, with one line per master under each lock.
+func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tVOTES\tVALIDITY\tHOLDER")
+	for i := range lst.Locks {
+		li := &lst.Locks[i]
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", li.Name, li.State, li.Votes, li.Total, validityText(li), holder(li))
+		for _, mv := range li.Masters {
+			switch {
+			case mv.Err != nil:
+				fmt.Fprintf(tw, "  %s\t(no answer)\t\t\t\n", mv.Master)
+			case !mv.Present:
+				fmt.Fprintf(tw, "  %s\t-\t\t\t\n", mv.Master)
+			default:
+				pttl := "no ttl"
+				if mv.PTTL >= 0 {
+					pttl = mv.PTTL.Round(time.Millisecond).String()
+				}
+				val := quorum.Redact(mv.Value)
+				if mv.Type != "string" {
+					val = "(" + mv.Type + ")"
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t\t%s\t%s\n", mv.Master, "present", pttl, val)
+			}
+		}
+	}
+	_ = tw.Flush()
+	if len(lst.Locks) == 0 {
+		fmt.Fprintf(w, "no locks match %q\n", lst.Match)
+	}
+}
+
+func runLocks(ctx context.Context, env *Env, args []string) int {
+	cmd := locksCmd
+	fs := newFlagSet(cmd)
+	var cf common
+	cf.register(fs, env)
+	match := fs.String("match", "*", "only names matching GLOB")
+	asJSON := fs.Bool("json", false, "JSON output")
+	pos, _, err := interspersed(fs, args)
+	if err != nil {
+		code, _ := parseFlags(env, cmd, fs, args)
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErrorf(env, cmd, "unexpected argument %q (use -match GLOB)", pos[0])
+	}
+	s, code := openSession(env, cmd, &cf)
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	lst, err := s.m.Inspect(cctx, *match)
+	if lst == nil {
+		return s.fail(env, cmd, err)
+	}
+	if *asJSON {
+		if werr := writeJSON(env.Stdout, s.listingJSON(lst, err)); werr != nil {
+			return s.fail(env, cmd, werr)
+		}
+	} else {
+		s.printLocks(env.Stdout, lst)
+	}
+	for _, a := range lst.Masters {
+		if !a.Answered && err == nil {
+			fmt.Fprintf(env.Stderr, "redlock locks: %s\n", s.redact(a.Error))
+		}
+	}
+	if err != nil {
+		return s.fail(env, cmd, err)
+	}
+	return ExitOK
+}

@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
+)
+
+// Shared pieces of the lock commands (acquire, extend, release, run, locks,
+// force-expire, watch).
+
+// discardLogger silences go-redis's internal logger, which would print every dial
+// failure to stderr; the commands report failures themselves, per master.
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
+
+func quietRedis() { quietOnce.Do(func() { redis.SetLogger(discardLogger{}) }) }
+
+// releaseTimeout bounds the clean-up release after an interruption or a child's exit.
+const releaseTimeout = 5 * time.Second
+
+// lockSession is a loaded topology and a Manager over its masters.
+type lockSession struct {
+	cluster *topology.Cluster
+	m       *quorum.Manager
+	redact  func(string) string
+}
+
+// openSession loads the topology named by the common flags and builds the Manager.
+// On failure it prints the reason and returns the exit code to use.
+func openSession(env *Env, cmd *Command, cf *common) (*lockSession, int) {
+	quietRedis()
+	if msg := cf.check(); msg != "" {
+		return nil, usageErrorf(env, cmd, "%s", msg)
+	}
+	cfg, code := cf.load(env)
+	if code != ExitOK {
+		return nil, code
+	}
+	m, err := connect.Manager(cfg.Cluster)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, cfg.Redact(err.Error()))
+		return nil, ExitUsage
+	}
+	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact}, ExitOK
+}
+
+func (s *lockSession) close() { _ = s.m.Close() }
+
+// fail prints err (redacted) on stderr and returns ExitError.
+func (s *lockSession) fail(env *Env, cmd *Command, err error) int {
+	fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, s.redact(err.Error()))
+	return ExitError
+}
+
+// ttlFor returns the TTL to use for name: the -ttl flag when given (checked: positive,
+// not above max_ttl), else the lock policy's TTL.
+func (s *lockSession) ttlFor(env *Env, cmd *Command, name string, ttl time.Duration, given bool) (time.Duration, int) {
+	if !given {
+		return s.cluster.PolicyFor(name).TTL, ExitOK
+	}
+	if ttl > s.cluster.MaxTTL {
+		return 0, usageErrorf(env, cmd, "-ttl %v is above the cluster's max_ttl %v", ttl, s.cluster.MaxTTL)
+	}
+	return ttl, ExitOK
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			given = true
+		}
+	})
+	return given
+}
+
+// parseLockArgs parses "NAME [flags]" (flags may come after NAME) and checks that
+// exactly one NAME is given. rest is what follows "--".
+func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (name string, rest []string, code int, ok bool) {
+	pos, rest, err := interspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, cmd.Usage)
+			return "", nil, ExitOK, false
+		}
+		return "", nil, usageErrorf(env, cmd, "%v", err), false
+	}
+	switch {
+	case len(pos) == 0:
+		return "", nil, usageErrorf(env, cmd, "missing lock NAME"), false
+	case len(pos) > 1:
+		return "", nil, usageErrorf(env, cmd, "one lock NAME expected, got %d arguments (%s)", len(pos), strings.Join(pos, " ")), false
+	case pos[0] == "":
+		return "", nil, usageErrorf(env, cmd, "empty lock NAME"), false
+	}
+	for _, suffix := range []string{":fence", ":queue"} {
+		if strings.HasSuffix(pos[0], suffix) {
+			return "", nil, usageErrorf(env, cmd, "lock NAME %q ends with the reserved suffix %q", pos[0], suffix), false
+		}
+	}
+	return pos[0], rest, ExitOK, true
+}
+
+// checkTTLFlag rejects a -ttl that was given but is not positive.
+func checkTTLFlag(env *Env, cmd *Command, fs *flag.FlagSet, ttl time.Duration) (int, bool) {
+	if flagGiven(fs, "ttl") && ttl <= 0 {
+		return usageErrorf(env, cmd, "-ttl must be positive, got %v", ttl), false
+	}
+	return ExitOK, true
+}
+
+// writeJSON writes v as one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// ms converts a duration to whole milliseconds for JSON.
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// masterResult is one master's answer to a lock command, for JSON and text.
+type masterResult struct {
+	Master    string `json:"master"`
+	Outcome   string `json:"outcome"`
+	Error     string `json:"error,omitempty"`
+	LatencyMS int64  `json:"latency_ms"`
+}
+
+// reportJSON is a round's report for -json output.
+type reportJSON struct {
+	Votes   int            `json:"votes"`
+	Quorum  int            `json:"quorum"`
+	Total   int            `json:"total"`
+	Masters []masterResult `json:"masters"`
+}
+
+func (s *lockSession) report(rep *quorum.Report) *reportJSON {
+	if rep == nil {
+		return nil
+	}
+	out := &reportJSON{Votes: rep.Votes, Quorum: rep.Quorum, Total: len(rep.Nodes)}
+	for _, n := range rep.Nodes {
+		r := masterResult{Master: n.Node, Outcome: n.Outcome.String(), LatencyMS: ms(n.Latency)}
+		if n.Err != nil {
+			r.Error = s.redact(n.Err.Error())
+		}
+		out.Masters = append(out.Masters, r)
+	}
+	return out
+}
+
+// reportOf extracts the round report from an error, when it carries one.
+func reportOf(err error) *quorum.Report {
+	var re *quorum.RoundError
+	if errors.As(err, &re) {
+		return &re.Report
+	}
+	return nil
+}
+
+// printReport writes one line per master: name, outcome and error.
+func (s *lockSession) printReport(w io.Writer, rep *quorum.Report, label map[quorum.Outcome]string) {
+	if rep == nil {
+		return
+	}
+	for _, n := range rep.Nodes {
+		word := label[n.Outcome]
+		if word == "" {
+			word = n.Outcome.String()
+		}
+		line := fmt.Sprintf("  %-12s %s", n.Node, word)
+		if n.Err != nil {
+			line += ": " + s.redact(n.Err.Error())
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// escapeMatch escapes the glob characters of a lock name so Inspect matches it alone.
+func escapeMatch(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// errWaitExpired: -wait ran out before the lock could be taken.
+var errWaitExpired = errors.New("wait expired")
+
+// waitAcquire takes the lock: one round when wait is 0, else rounds until wait has
+// passed. The error of a failed acquisition matches quorum.ErrNotAcquired; a wait
+// that ran out also matches errWaitExpired; an interruption matches
+// context.Canceled. Whatever a failed or interrupted attempt set is released.
+func waitAcquire(ctx context.Context, m *quorum.Manager, name string, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
+	l, err := acquireRounds(ctx, m, name, ttl, wait, opts)
+	if err == nil && ctx.Err() != nil { // interrupted as the round succeeded
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		_ = l.Release(rctx)
+		return nil, fmt.Errorf("%w: %w", quorum.ErrNotAcquired, context.Cause(ctx))
+	}
+	return l, err
+}
+
+func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wait time.Duration, opts []quorum.LockOption) (*quorum.Lock, error) {
+	if wait <= 0 {
+		return m.TryAcquire(ctx, name, ttl, opts...)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		l, err := m.Acquire(wctx, name, ttl, opts...)
+		switch {
+		case err == nil:
+			return l, nil
+		case ctx.Err() != nil:
+			return nil, err
+		case wctx.Err() != nil:
+			return nil, fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
+		case !errors.Is(err, quorum.ErrHeld):
+			return nil, err
+		}
+	}
+}
+
+// acquireExit maps an acquisition error to an exit code: 3 when held by another or
+// the wait ran out while it was, 1 otherwise (masters unavailable, interrupted).
+func acquireExit(ctx context.Context, err error) int {
+	var re *quorum.RoundError
+	switch {
+	case ctx.Err() != nil:
+		return ExitError
+	case errors.Is(err, quorum.ErrHeld):
+		return ExitNotHeld
+	case errors.Is(err, errWaitExpired) && !(errors.As(err, &re) && errors.Is(re.Kind, quorum.ErrUnavailable)):
+		return ExitNotHeld
+	}
+	return ExitError
+}

@@ -1,0 +1,587 @@
+// Package e2e runs the built redlock binary against five real redis-server masters:
+// the lock commands' exit codes, output and clean-up, as scripts see them.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// bin is the redlock binary built once for the package.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "redlock-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "redlock")
+	build := exec.Command("go", "build", "-o", bin, "github.com/redlock/redlock")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build redlock:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is five masters and a topology file naming them.
+type env struct {
+	t      *testing.T
+	c      *redistest.Cluster
+	config string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	c := redistest.Start(t, 5, redistest.Options{})
+	var b strings.Builder
+	b.WriteString(`cluster "e2e" {
+  key_prefix   = "lock:"
+  ttl          = "2s"
+  max_ttl      = "10s"
+  node_timeout = "100ms"
+  # brand-new throwaway masters started by the test
+  restart_quarantine = false
+  retry {
+    attempts = 5
+    delay    = "50ms"
+    jitter   = "20ms"
+  }
+`)
+	for _, s := range c.Servers {
+		fmt.Fprintf(&b, "  master %q { address = %q }\n", s.Name, s.Addr())
+	}
+	b.WriteString(`  lock "capped/*" {
+    ttl            = "1s"
+    max_extensions = 1
+  }
+}
+`)
+	path := filepath.Join(t.TempDir(), "redlock.hcl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+	return &env{t: t, c: c, config: path}
+}
+
+// result is one finished redlock invocation.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (e *env) command(stdin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "REDLOCK_CONFIG="+e.config)
+	cmd.Stdin = strings.NewReader(stdin)
+	return cmd
+}
+
+// run runs redlock to completion (bounded by 30 s).
+func (e *env) run(args ...string) result { return e.runIn("", args...) }
+
+func (e *env) runIn(stdin string, args ...string) result {
+	e.t.Helper()
+	cmd := e.command(stdin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(e.t, cmd.Start())
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(e.t, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// keys returns, per master, the value of key ("" when absent on it), for the masters holding it.
+func (e *env) keys(key string) map[string]string {
+	e.t.Helper()
+	out := map[string]string{}
+	for _, s := range e.c.Servers {
+		v, err := s.Client().Get(context.Background(), key).Result()
+		if err == nil {
+			out[s.Name] = v
+		}
+	}
+	return out
+}
+
+// waitKey waits until key is present on a majority of the masters.
+func (e *env) waitKey(key string) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool { return len(e.keys(key)) >= 3 }, 10*time.Second, 20*time.Millisecond, "key %s never appeared", key)
+}
+
+func (e *env) redsync() *redsync.Redsync {
+	var pools []redsyncredis.Pool
+	for _, s := range e.c.Servers {
+		pools = append(pools, goredis.NewPool(s.Client()))
+	}
+	return redsync.New(pools...)
+}
+
+func TestAcquireExtendReleaseExitCodes(t *testing.T) {
+	e := newEnv(t)
+	first := e.run("acquire", "job", "-ttl", "5s", "-owner", "e2e")
+	require.Equal(t, 0, first.code, first.stderr)
+	token := strings.TrimSpace(first.stdout)
+	require.NotEmpty(t, token)
+	assert.NotContains(t, token, "\n", "stdout is the token alone")
+	assert.Contains(t, first.stderr, "valid until")
+	assert.Len(t, e.keys("lock:job"), 5)
+	for _, v := range e.keys("lock:job") {
+		assert.Equal(t, token, v)
+	}
+
+	steps := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"acquire again is held", []string{"acquire", "job"}, 3},
+		{"acquire -wait expires", []string{"acquire", "job", "-wait", "300ms"}, 3},
+		{"extend with the token", []string{"extend", "job", "-token", token, "-ttl", "5s"}, 0},
+		{"extend with a foreign token is lost", []string{"extend", "job", "-token", "rl1.notmine.x"}, 4},
+		{"release with a foreign token keeps the lock", []string{"release", "job", "-token", "rl1.notmine.x"}, 0},
+		{"still held", []string{"acquire", "job"}, 3},
+		{"release", []string{"release", "job", "-token", token}, 0},
+		{"release again: already gone", []string{"release", "job", "-token", token}, 0},
+		{"extend after release is lost", []string{"extend", "job", "-token", token}, 4},
+		{"acquire after release", []string{"acquire", "job", "-ttl", "1s"}, 0},
+	}
+	for _, st := range steps {
+		r := e.run(st.args...)
+		assert.Equal(t, st.code, r.code, "%s: stdout %q stderr %q", st.name, r.stdout, r.stderr)
+		if st.code != 0 {
+			assert.NotContains(t, r.stderr+r.stdout, token, "%s: the holder's token never shows in another command's output", st.name)
+		}
+	}
+}
+
+func TestAcquireJSONAndWait(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("acquire", "w", "-ttl", "3s", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var doc struct {
+		Name       string    `json:"name"`
+		Key        string    `json:"key"`
+		Token      string    `json:"token"`
+		ValidUntil time.Time `json:"valid_until"`
+		ValidityMS int64     `json:"validity_ms"`
+		Votes      struct {
+			Votes   int `json:"votes"`
+			Quorum  int `json:"quorum"`
+			Masters []struct {
+				Master  string `json:"master"`
+				Outcome string `json:"outcome"`
+			} `json:"masters"`
+		} `json:"votes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
+	assert.Equal(t, "w", doc.Name)
+	assert.Equal(t, "lock:w", doc.Key)
+	assert.Equal(t, 5, doc.Votes.Votes)
+	assert.Equal(t, 3, doc.Votes.Quorum)
+	assert.Len(t, doc.Votes.Masters, 5)
+	assert.Equal(t, "ok", doc.Votes.Masters[0].Outcome)
+	assert.Greater(t, doc.ValidityMS, int64(2000))
+	assert.WithinDuration(t, time.Now().Add(3*time.Second), doc.ValidUntil, 2*time.Second)
+
+	// A waiter gets the lock once the holder releases it.
+	waiter := e.command("", "acquire", "w", "-wait", "20s")
+	var out bytes.Buffer
+	waiter.Stdout = &out
+	require.NoError(t, waiter.Start())
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, 0, e.run("release", "w", "-token", doc.Token).code)
+	require.NoError(t, waiter.Wait(), "the waiter acquired")
+	assert.NotEmpty(t, strings.TrimSpace(out.String()))
+	assert.Equal(t, strings.TrimSpace(out.String()), e.keys("lock:w")["a"])
+}
+
+func TestAcquireInterruptedWhileWaitingLeavesNothing(t *testing.T) {
+	e := newEnv(t)
+	// Held by a redsync client, so the waiter keeps trying.
+	mu := e.redsync().NewMutex("lock:busy", redsync.WithExpiry(10*time.Second), redsync.WithTries(1))
+	require.NoError(t, mu.Lock())
+	holder := e.keys("lock:busy")["a"]
+	waiter := e.command("", "acquire", "busy", "-wait", "20s")
+	require.NoError(t, waiter.Start())
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, waiter.Process.Signal(syscall.SIGINT))
+	err := waiter.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	for name, v := range e.keys("lock:busy") {
+		assert.Equal(t, holder, v, "master %s: only redsync's value", name)
+	}
+}
+
+func TestRunPassesExitStatus(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name   string
+		script string
+		code   int
+	}{
+		{"success", `test -n "$REDLOCK_TOKEN" && test "$REDLOCK_NAME" = r && test -n "$REDLOCK_VALID_UNTIL"`, 0},
+		{"failure", "exit 1", 1},
+		{"status 42", "exit 42", 42},
+		{"killed by SIGTERM", "kill -TERM $$", 128 + 15},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.run("run", "r", "-ttl", "2s", "--", "sh", "-c", tt.script)
+			assert.Equal(t, tt.code, r.code, r.stderr)
+			assert.Empty(t, e.keys("lock:r"), "released after the command")
+		})
+	}
+	// The token given to the child is the value on the masters.
+	r := e.run("run", "r", "--", "sh", "-c", `redis_value=$REDLOCK_TOKEN; echo "$redis_value"`)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(strings.TrimSpace(r.stdout), "rl1."), r.stdout)
+
+	// Held by someone else: 3, the command never runs.
+	mu := e.redsync().NewMutex("lock:r", redsync.WithExpiry(5*time.Second), redsync.WithTries(1))
+	require.NoError(t, mu.Lock())
+	r = e.run("run", "r", "--", "sh", "-c", "echo ran")
+	assert.Equal(t, 3, r.code)
+	assert.NotContains(t, r.stdout, "ran")
+	_, _ = mu.Unlock()
+
+	r = e.run("run", "r", "--", "/nonexistent/command")
+	assert.Equal(t, 127, r.code)
+	assert.Empty(t, e.keys("lock:r"))
+}
+
+func TestRunKeepsTheLockAlive(t *testing.T) {
+	e := newEnv(t)
+	// The command outlives three TTLs; the keep-alive holds the lock throughout.
+	r := e.run("run", "alive", "-ttl", "1s", "--", "sh", "-c", "sleep 2.5")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, e.keys("lock:alive"))
+}
+
+func TestRunStopsTheCommandWhenTheLockIsLost(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name   string
+		args   []string
+		steal  bool
+		script string
+		within time.Duration
+	}{
+		{"stolen by force-expire", []string{"-ttl", "2s", "-grace", "2s"}, true, "sleep 30", 8 * time.Second},
+		{"stolen, command ignores SIGTERM", []string{"-ttl", "2s", "-grace", "1s"}, true, `trap "" TERM; sleep 30`, 8 * time.Second},
+		{"max-hold reached", []string{"-ttl", "1s", "-max-hold", "1500ms", "-grace", "1s"}, false, "sleep 30", 8 * time.Second},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("lost%d", i)
+			args := append(append([]string{"run", name}, tt.args...), "--", "sh", "-c", tt.script)
+			cmd := e.command("", args...)
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			require.NoError(t, cmd.Start())
+			e.waitKey("lock:" + name)
+			start := time.Now()
+			if tt.steal {
+				r := e.run("force-expire", name, "-yes")
+				require.Equal(t, 0, r.code, r.stderr)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			select {
+			case err := <-waited:
+				var ee *exec.ExitError
+				require.ErrorAs(t, err, &ee)
+				assert.Equal(t, 4, ee.ExitCode(), errb.String())
+				assert.Contains(t, errb.String(), "lock lost")
+			case <-time.After(tt.within):
+				_ = cmd.Process.Kill()
+				t.Fatalf("run did not stop within %v: %s", tt.within, errb.String())
+			}
+			t.Logf("stopped after %v", time.Since(start))
+		})
+	}
+}
+
+func TestRunSIGINTReleases(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("", "run", "int", "-ttl", "2s", "--", "sleep", "30")
+	require.NoError(t, cmd.Start())
+	e.waitKey("lock:int")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 128+int(syscall.SIGINT), ee.ExitCode(), "the child's status: killed by the forwarded SIGINT")
+	assert.Empty(t, e.keys("lock:int"), "no key left on any master")
+}
+
+// locksDoc is the part of `locks -json` the tests read.
+type locksDoc struct {
+	Quorum   int `json:"quorum"`
+	Answered int `json:"answered"`
+	Masters  []struct {
+		Master   string `json:"master"`
+		Answered bool   `json:"answered"`
+	} `json:"masters"`
+	Locks []struct {
+		Name       string `json:"name"`
+		State      string `json:"state"`
+		Votes      int    `json:"votes"`
+		Library    string `json:"library"`
+		ValidityMS int64  `json:"validity_ms"`
+		Value      string `json:"value"`
+		Owner      *struct {
+			Label string `json:"owner"`
+			PID   int    `json:"pid"`
+		} `json:"owner"`
+		Masters []struct {
+			Master  string `json:"master"`
+			Present bool   `json:"present"`
+			Value   string `json:"value"`
+			PTTLMS  int64  `json:"pttl_ms"`
+		} `json:"masters"`
+	} `json:"locks"`
+}
+
+func TestLocksJSON(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	mu := e.redsync().NewMutex("lock:by-redsync", redsync.WithExpiry(8*time.Second), redsync.WithTries(1))
+	require.NoError(t, mu.Lock())
+	r := e.run("acquire", "by-redlock", "-ttl", "8s", "-owner", "nightly-report")
+	require.Equal(t, 0, r.code, r.stderr)
+	token := strings.TrimSpace(r.stdout)
+	for i, s := range e.c.Servers {
+		cl := s.Client()
+		if i < 2 {
+			require.NoError(t, cl.Set(ctx, "lock:partial", "0123456789abcdef0123456789abcdef", 8*time.Second).Err())
+		}
+		switch i {
+		case 0, 1:
+			require.NoError(t, cl.Set(ctx, "lock:contested", "11111111-2222-3333-4444-555555555555", 8*time.Second).Err())
+		case 2, 3:
+			require.NoError(t, cl.Set(ctx, "lock:contested", "99999999-2222-3333-4444-555555555555", 8*time.Second).Err())
+		}
+	}
+
+	r = e.run("locks", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, token, "full values never appear")
+	assert.NotContains(t, r.stdout, e.keys("lock:by-redsync")["a"], "full foreign values never appear")
+	var doc locksDoc
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
+	assert.Equal(t, 5, doc.Answered)
+	byName := map[string]int{}
+	for i, l := range doc.Locks {
+		byName[l.Name] = i
+	}
+	want := []struct {
+		name, state, library string
+		votes                int
+	}{
+		{"by-redsync", "held", "redsync", 5},
+		{"by-redlock", "held", "redlock", 5},
+		{"partial", "partial", "node-redlock", 2},
+		{"contested", "contested", "redlock.net/pottery", 2},
+	}
+	for _, w := range want {
+		i, ok := byName[w.name]
+		require.True(t, ok, "lock %s listed", w.name)
+		l := doc.Locks[i]
+		assert.Equal(t, w.state, l.State, w.name)
+		assert.Equal(t, w.library, l.Library, w.name)
+		assert.Equal(t, w.votes, l.Votes, w.name)
+		assert.Len(t, l.Masters, 5, w.name)
+	}
+	ours := doc.Locks[byName["by-redlock"]]
+	require.NotNil(t, ours.Owner, "owner decoded")
+	assert.Equal(t, "nightly-report", ours.Owner.Label)
+	assert.Greater(t, ours.ValidityMS, int64(5000))
+	assert.Greater(t, ours.Masters[0].PTTLMS, int64(5000))
+	assert.True(t, strings.HasPrefix(ours.Value, "rl1."))
+
+	// Text output: one row per lock plus one per master; -match filters.
+	r = e.run("locks", "-match", "by-*")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "by-redlock")
+	assert.Contains(t, r.stdout, "nightly-report")
+	assert.NotContains(t, r.stdout, "contested")
+	assert.NotContains(t, r.stdout, token)
+
+	// Two masters down: still listed, the missing ones named.
+	e.c.Servers[3].Kill()
+	e.c.Servers[4].Kill()
+	r = e.run("locks", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	doc = locksDoc{}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc))
+	assert.Equal(t, 3, doc.Answered)
+	assert.False(t, doc.Masters[3].Answered)
+	assert.Contains(t, r.stderr, "master d")
+	// Three down: exit 1 naming them.
+	e.c.Servers[2].Kill()
+	r = e.run("locks")
+	assert.Equal(t, 1, r.code)
+	for _, n := range []string{"master c", "master d", "master e"} {
+		assert.Contains(t, r.stderr, n)
+	}
+}
+
+func TestForceExpire(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("acquire", "fx", "-ttl", "8s")
+	require.Equal(t, 0, r.code, r.stderr)
+	stale := strings.TrimSpace(r.stdout)
+	require.Equal(t, 0, e.run("release", "fx", "-token", stale).code)
+	r = e.run("acquire", "fx", "-ttl", "8s", "-owner", "current")
+	require.Equal(t, 0, r.code, r.stderr)
+	current := strings.TrimSpace(r.stdout)
+
+	// A stale token deletes nothing.
+	r = e.run("force-expire", "fx", "-token", stale, "-yes", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var doc struct {
+		Deleted int `json:"deleted"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
+	assert.Equal(t, 0, doc.Deleted)
+	assert.Len(t, e.keys("lock:fx"), 5)
+
+	// Without -yes it shows the holder and asks; anything but "yes" aborts.
+	r = e.runIn("no\n", "force-expire", "fx")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "current", "shows who holds it")
+	assert.Contains(t, r.stderr, "aborted")
+	assert.NotContains(t, r.stderr, current)
+	assert.Len(t, e.keys("lock:fx"), 5)
+
+	r = e.runIn("yes\n", "force-expire", "fx")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "deleted on 5 of 5")
+	assert.Empty(t, e.keys("lock:fx"))
+}
+
+func TestInteropWithRedsync(t *testing.T) {
+	e := newEnv(t)
+	rs := e.redsync()
+	r := e.run("acquire", "shared", "-ttl", "5s")
+	require.Equal(t, 0, r.code, r.stderr)
+	token := strings.TrimSpace(r.stdout)
+	mu := rs.NewMutex("lock:shared", redsync.WithExpiry(5*time.Second), redsync.WithTries(1))
+	assert.Error(t, mu.Lock(), "a lock held by redlock acquire blocks redsync")
+	require.Equal(t, 0, e.run("release", "shared", "-token", token).code)
+	require.NoError(t, mu.Lock(), "free once released")
+	assert.Equal(t, 3, e.run("acquire", "shared").code, "a redsync lock blocks redlock acquire")
+	ok, err := mu.Unlock()
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 0, e.run("acquire", "shared", "-ttl", "1s").code)
+}
+
+func TestUsageErrors(t *testing.T) {
+	e := newEnv(t)
+	bad := filepath.Join(t.TempDir(), "bad.hcl")
+	require.NoError(t, os.WriteFile(bad, []byte("cluster \"x\" {\n  ttl = \"30\"\n}\n"), 0o600))
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"acquire"}, "missing lock NAME"},
+		{[]string{"acquire", "x", "-bogus"}, "-bogus"},
+		{[]string{"acquire", "x", "-ttl", "0s"}, "-ttl must be positive"},
+		{[]string{"acquire", "x", "-ttl", "1h"}, "max_ttl"},
+		{[]string{"acquire", "x", "-wait", "-1s"}, "-wait"},
+		{[]string{"acquire", "x:fence"}, "reserved suffix"},
+		{[]string{"extend", "x"}, "missing -token"},
+		{[]string{"release", "x"}, "missing -token"},
+		{[]string{"run", "x"}, "missing CMD"},
+		{[]string{"run", "x", "-grace", "-1s", "--", "true"}, "-grace"},
+		{[]string{"locks", "extra"}, "unexpected argument"},
+		{[]string{"watch", "-interval", "0s"}, "-interval"},
+		{[]string{"acquire", "x", "-config", bad}, "bad.hcl"},
+		{[]string{"acquire", "x", "-config", filepath.Join(t.TempDir(), "missing.hcl")}, "missing.hcl"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := e.run(tt.args...)
+			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Contains(t, r.stderr, tt.want)
+			assert.Empty(t, e.keys("lock:x"), "nothing locked")
+		})
+	}
+	for _, name := range []string{"acquire", "extend", "release", "run", "locks", "force-expire", "watch"} {
+		r := e.run("help", name)
+		assert.Equal(t, 0, r.code)
+		assert.Contains(t, r.stdout, "Exit codes", name)
+	}
+}
+
+func TestWatchJSONLines(t *testing.T) {
+	e := newEnv(t)
+	require.Equal(t, 0, e.run("acquire", "watched", "-ttl", "8s").code)
+	cmd := e.command("", "watch", "-interval", "200ms", "-json")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for i := 0; i < 2; i++ {
+		require.True(t, sc.Scan(), "line %d", i)
+		var snap struct {
+			Healthy int `json:"healthy"`
+			Nodes   []struct {
+				Master string `json:"master"`
+				State  string `json:"state"`
+			} `json:"nodes"`
+			Locks []struct {
+				Name  string `json:"name"`
+				State string `json:"state"`
+			} `json:"locks"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &snap), sc.Text())
+		assert.Len(t, snap.Nodes, 5)
+		assert.Equal(t, "up", snap.Nodes[0].State)
+		require.Len(t, snap.Locks, 1)
+		assert.Equal(t, "watched", snap.Locks[0].Name)
+		assert.Equal(t, "held", snap.Locks[0].State)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.NoError(t, cmd.Wait(), "Ctrl-C ends watch with 0")
+}
