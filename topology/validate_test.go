@@ -58,7 +58,10 @@ func TestValidate(t *testing.T) {
 		{name: "node timeout zero", mutate: func(c *topology.Cluster) { c.NodeTimeout = 0 }, want: []want{{E, "Invalid node_timeout", "cluster.node_timeout"}}},
 		{name: "drift factor half", mutate: func(c *topology.Cluster) { c.Drift.Factor = 0.5 }, want: []want{{E, "Drift factor out of range", "drift.factor"}}},
 		{name: "drift factor negative", mutate: func(c *topology.Cluster) { c.Drift.Factor = -0.1 }, want: []want{{E, "Drift factor out of range", "drift.factor"}}},
-		{name: "drift budget equals ttl", mutate: func(c *topology.Cluster) { c.TTL = time.Second; c.Drift = topology.Drift{Factor: 0, Extra: time.Second} },
+		{name: "drift budget equals ttl", mutate: func(c *topology.Cluster) {
+			c.TTL = time.Second
+			c.Drift = topology.Drift{Factor: 0, Extra: time.Second}
+		},
 			want: []want{{E, "Drift budget not below ttl", "drift.extra"}}},
 		{name: "drift extra negative", mutate: func(c *topology.Cluster) { c.Drift.Extra = -1 }, want: []want{{E, "Invalid drift extra", "drift.extra"}}},
 		{name: "retry attempts", mutate: func(c *topology.Cluster) { c.Retry.Attempts = 0 }, want: []want{{E, "Invalid retry attempts", "retry.attempts"}}},
