@@ -307,10 +307,14 @@ func TestRunStopsTheCommandWhenTheLockIsLost(t *testing.T) {
 		{"stolen by force-expire", []string{"-ttl", "2s", "-grace", "2s"}, true, "sleep 30", 8 * time.Second},
 		{"stolen, command ignores SIGTERM", []string{"-ttl", "2s", "-grace", "1s"}, true, `trap "" TERM; sleep 30`, 8 * time.Second},
 		{"max-hold reached", []string{"-ttl", "1s", "-max-hold", "1500ms", "-grace", "1s"}, false, "sleep 30", 8 * time.Second},
+		{"policy's max_extensions reached", []string{"-grace", "1s"}, false, "sleep 30", 8 * time.Second},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := fmt.Sprintf("lost%d", i)
+			if !tt.steal && len(tt.args) == 2 {
+				name = "capped/job" // lock "capped/*": ttl 1s, max_extensions 1
+			}
 			args := append(append([]string{"run", name}, tt.args...), "--", "sh", "-c", tt.script)
 			cmd := e.command("", args...)
 			var errb bytes.Buffer
