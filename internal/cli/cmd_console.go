@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
+	"github.com/redlock/redlock/tui"
+)
+
+func init() {
+	consoleCmd.Run = runConsoleCmd
+	register(consoleCmd)
+}
+
+var consoleCmd = &Command{
+	Name:     "console",
+	Synopsis: "terminal console: live node health and locks; acquire, extend, release, force-expire",
+	Usage: `Usage: redlock console [-read-only] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
+
+Opens the terminal console on the cluster of the topology file: a nodes panel, the
+live locks with validity countdowns, and the selected lock on every master.
+Keys: j/k or arrows move, tab switches panel, / filters, a acquires, e extends and r
+releases a lock this console holds, x force-expires any lock (after y/n), ? shows
+every key, q quits (releasing the locks this console holds).
+
+Flags:
+  -read-only        hide and refuse the writing keys (a, e, r, x)
+  -interval D       refresh interval (default 1s)
+` + commonUsage + `
+                    (-timeout bounds each action of the console, not the session)
+
+Exit codes: 0 after q, 1 error (no terminal, unreadable topology), 2 usage.`,
+}
+
+func runConsoleCmd(ctx context.Context, env *Env, args []string) int {
+	var cm common
+	fs := newFlagSet(consoleCmd)
+	cm.register(fs, env)
+	readOnly := fs.Bool("read-only", false, "hide and refuse the writing keys")
+	interval := fs.Duration("interval", time.Second, "refresh interval")
+	if code, ok := parseFlags(env, consoleCmd, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf(env, consoleCmd, "unexpected argument %q", fs.Arg(0))
+	}
+	if msg := cm.check(); msg != "" {
+		return usageErrorf(env, consoleCmd, "%s", msg)
+	}
+	if *interval < 50*time.Millisecond {
+		return usageErrorf(env, consoleCmd, "-interval must be at least 50ms, got %v", *interval)
+	}
+	cfg, code := cm.load(env)
+	if code != ExitOK {
+		return ExitError
+	}
+	return runConsole(ctx, env, cfg.Cluster, consoleSettings{
+		readOnly: *readOnly, interval: *interval, actionTimeout: cm.timeout, redact: cfg.Redact,
+	})
+}
+
+// consoleSettings are what `console` and `demo` pass to runConsole.
+type consoleSettings struct {
+	readOnly      bool
+	interval      time.Duration
+	actionTimeout time.Duration
+	embedded      bool
+	note          string
+	redact        func(string) string
+}
+
+// runConsole opens the console on cluster c until the user quits or ctx ends, then
+// releases whatever the console still holds.
+func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSettings) int {
+	in, out, err := terminal(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock console: %v\n", err)
+		return ExitError
+	}
+	src, mgr, cleanup, err := newClusterSource(c, s.embedded, s.redact, quorum.WithOwner("console"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock console: %s\n", redactWith(s.redact, err.Error()))
+		return ExitError
+	}
+	defer cleanup()
+	var lk tui.Locker
+	if !s.readOnly {
+		lk = managerLocker{mgr}
+	}
+	note := s.note
+	if note == "" && !c.RestartQuarantine {
+		note = "restart quarantine off"
+	}
+	names := make([]string, len(c.Masters))
+	for i := range c.Masters {
+		names[i] = c.Masters[i].Name
+	}
+	m := tui.New(src, lk, tui.Options{
+		Cluster: c.Name, Masters: names, Quorum: c.Quorum(), DefaultTTL: c.TTL, MaxTTL: c.MaxTTL,
+		Interval: s.interval, ActionTimeout: s.actionTimeout, ReadOnly: s.readOnly, Note: note,
+	})
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	final, runErr := p.Run()
+	// Whatever the console still holds (a failed release, or an interrupted run) is
+	// released now, under a fresh deadline.
+	code := ExitOK
+	if fm, ok := final.(*tui.Model); ok {
+		rctx, cancel := context.WithTimeout(context.Background(), max(s.actionTimeout, 2*time.Second))
+		for _, h := range fm.Holding() {
+			if err := h.Release(rctx); err != nil {
+				fmt.Fprintf(env.Stderr, "redlock console: release %s: %s\n", h.Name(), redactWith(s.redact, err.Error()))
+				code = ExitError
+			}
+		}
+		cancel()
+	}
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
+		fmt.Fprintf(env.Stderr, "redlock console: %v\n", runErr)
+		return ExitError
+	}
+	return code
+}
+
+// newClusterSource builds the console's source and the manager for its actions.
+func newClusterSource(c *topology.Cluster, embedded bool, redact func(string) string, opts ...quorum.Option) (*clusterSource, *quorum.Manager, func(), error) {
+	prober, err := health.NewProber(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	mgr, err := connect.Manager(c, opts...)
+	if err != nil {
+		_ = prober.Close()
+		return nil, nil, nil, err
+	}
+	cleanup := func() { _ = mgr.Close(); _ = prober.Close() }
+	return &clusterSource{prober: prober, mgr: mgr, embedded: embedded, redact: redact}, mgr, cleanup, nil
+}
+
+func redactWith(redact func(string) string, s string) string {
+	if redact == nil {
+		return s
+	}
+	return redact(s)
+}
+
+// terminal returns the console's input and output: they must be a terminal.
+func terminal(env *Env) (*os.File, *os.File, error) {
+	in, ok1 := env.Stdin.(*os.File)
+	out, ok2 := env.Stdout.(*os.File)
+	if !ok1 || !ok2 || !term.IsTerminal(in.Fd()) || !term.IsTerminal(out.Fd()) {
+		return nil, nil, errors.New("the console needs a terminal on stdin and stdout (use `locks`, `nodes` or `watch -json` in scripts)")
+	}
+	return in, out, nil
+}

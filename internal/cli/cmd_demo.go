@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/local"
+	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
+)
+
+func init() {
+	demoCmd.Run = runDemo
+	register(demoCmd)
+}
+
+var demoCmd = &Command{
+	Name:     "demo",
+	Synopsis: "five local masters, background workers and the console on them; no file needed",
+	Usage: `Usage: redlock demo [-quiet] [-embedded] [-read-only] [-interval D]
+
+Starts five throwaway masters on free loopback ports (redis-server when installed,
+else in-process embedded servers), builds an in-memory topology for them with the
+restart quarantine off (they are brand new and keep no data), and opens the console
+on it. Unless -quiet, three background workers take and release locks with quorum
+so that the screen shows life. Everything stops when the console quits.
+
+Flags:
+  -quiet            no background workers
+  -embedded         use in-process embedded servers even when redis-server is installed
+  -read-only        open the console read-only
+  -interval D       refresh interval (default 1s)
+
+Exit codes: 0 after q, 1 error, 2 usage.`,
+}
+
+// demoNames are the lock names the demo workers take.
+var demoNames = []string{"billing/invoice-42", "reports/daily", "orders/7", "cache/rebuild", "jobs/cleanup", "payments/settle"}
+
+func runDemo(ctx context.Context, env *Env, args []string) int {
+	fs := newFlagSet(demoCmd)
+	quiet := fs.Bool("quiet", false, "no background workers")
+	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
+	readOnly := fs.Bool("read-only", false, "open the console read-only")
+	interval := fs.Duration("interval", time.Second, "refresh interval")
+	if code, ok := parseFlags(env, demoCmd, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf(env, demoCmd, "unexpected argument %q", fs.Arg(0))
+	}
+	if *interval < 50*time.Millisecond {
+		return usageErrorf(env, demoCmd, "-interval must be at least 50ms, got %v", *interval)
+	}
+	if _, _, err := terminal(env); err != nil {
+		fmt.Fprintf(env.Stderr, "redlock demo: %v\n", err)
+		return ExitError
+	}
+	set, c, err := startDemo(ctx, *embedded)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock demo: %v\n", err)
+		return ExitError
+	}
+	defer set.Close()
+
+	wctx, stopWorkers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if !*quiet {
+		for i := range 3 {
+			mgr, err := connect.Manager(c, quorum.WithOwner(fmt.Sprintf("demo-worker-%d", i+1)))
+			if err != nil {
+				stopWorkers()
+				fmt.Fprintf(env.Stderr, "redlock demo: %v\n", err)
+				return ExitError
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer mgr.Close()
+				demoWorker(wctx, mgr, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))))
+			}()
+		}
+	}
+	kind := "redis-server"
+	if set.Embedded {
+		kind = "embedded"
+	}
+	code := runConsole(ctx, env, c, consoleSettings{
+		readOnly: *readOnly, interval: *interval, actionTimeout: 5 * time.Second, embedded: set.Embedded,
+		note: "demo: 5 local " + kind + " masters, restart quarantine off",
+	})
+	stopWorkers()
+	wg.Wait() // workers release what they hold before the masters stop
+	return code
+}
+
+// startDemo starts five masters on free loopback ports and returns the in-memory
+// topology for them.
+func startDemo(ctx context.Context, embedded bool) (*local.Set, *topology.Cluster, error) {
+	specs := make([]local.Spec, 5)
+	for i := range specs {
+		specs[i] = local.Spec{Name: string(rune('a' + i)), Addr: "127.0.0.1:0"}
+	}
+	set, err := local.Start(ctx, specs, local.Options{Embedded: embedded})
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, demoCluster(set), nil
+}
+
+// demoCluster is the topology of the demo masters: the defaults, with the restart
+// quarantine off (brand-new masters without data would otherwise not vote for
+// max_ttl) and a node timeout that suits an in-process server.
+func demoCluster(set *local.Set) *topology.Cluster {
+	c := topology.NewCluster("demo")
+	c.TTL = 15 * time.Second
+	c.RestartQuarantine = false
+	c.NodeTimeout = 100 * time.Millisecond
+	c.Retry = topology.Retry{Attempts: 3, Delay: 150 * time.Millisecond, Jitter: 100 * time.Millisecond}
+	for _, m := range set.Masters {
+		c.Masters = append(c.Masters, topology.Master{Name: m.Name, Address: m.Addr})
+	}
+	return c
+}
+
+// demoWorker takes a random lock for a few seconds, sometimes extends it, releases
+// it and pauses, until ctx ends; it releases what it holds before returning.
+func demoWorker(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand) {
+	for ctx.Err() == nil {
+		hold := time.Duration(2000+rnd.IntN(6000)) * time.Millisecond
+		_ = demoRound(ctx, mgr, rnd, hold)
+		sleepCtx(ctx, time.Duration(300+rnd.IntN(1500))*time.Millisecond)
+	}
+}
+
+// demoRound makes one cycle: TryAcquire a random demo lock with a TTL of 6-15s,
+// hold it for hold (extending once half way, now and then), release it.
+func demoRound(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand, hold time.Duration) error {
+	name := demoNames[rnd.IntN(len(demoNames))]
+	ttl := time.Duration(6+rnd.IntN(10)) * time.Second
+	lk, err := mgr.TryAcquire(ctx, name, ttl)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = lk.Release(rctx)
+	}()
+	if rnd.IntN(3) == 0 {
+		sleepCtx(ctx, hold/2)
+		if err := lk.Extend(ctx, ttl); err != nil {
+			return err
+		}
+		sleepCtx(ctx, hold/2)
+		return nil
+	}
+	sleepCtx(ctx, hold)
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

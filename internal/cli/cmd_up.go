@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redlock/redlock/internal/local"
+)
+
+func init() {
+	upCmd.Run = runUp
+	register(upCmd)
+}
+
+var upCmd = &Command{
+	Name:     "up",
+	Synopsis: "start local masters for a topology whose addresses are loopback, until Ctrl-C",
+	Usage: `Usage: redlock up [-embedded] [-config PATH] [-var NAME=VALUE]
+
+Starts one throwaway master per master block of the topology file, on its declared
+loopback address: redis-server processes when redis-server is installed, else
+in-process embedded servers. They keep no data (no RDB, no AOF). Prints each
+master's address, then runs in the foreground until Ctrl-C, and stops them.
+Refuses any address that is not loopback.
+
+Flags:
+  -embedded         use in-process embedded servers even when redis-server is installed
+` + commonUsage + `
+
+Exit codes: 0 after Ctrl-C, 1 error (non-loopback address, port in use), 2 usage.`,
+}
+
+func runUp(ctx context.Context, env *Env, args []string) int {
+	var cm common
+	fs := newFlagSet(upCmd)
+	cm.register(fs, env)
+	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
+	if code, ok := parseFlags(env, upCmd, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf(env, upCmd, "unexpected argument %q", fs.Arg(0))
+	}
+	if msg := cm.check(); msg != "" {
+		return usageErrorf(env, upCmd, "%s", msg)
+	}
+	cfg, code := cm.load(env)
+	if code != ExitOK {
+		return ExitError
+	}
+	c := cfg.Cluster
+	specs := make([]local.Spec, len(c.Masters))
+	for i, m := range c.Masters {
+		if m.TLS != nil {
+			fmt.Fprintf(env.Stderr, "redlock up: master %s declares tls: local masters are plain TCP\n", m.Name)
+			return ExitError
+		}
+		if m.Password != "" || m.Username != "" {
+			fmt.Fprintf(env.Stderr, "redlock up: master %s declares credentials: local masters have no ACL users\n", m.Name)
+			return ExitError
+		}
+		specs[i] = local.Spec{Name: m.Name, Addr: m.Address}
+	}
+	set, err := local.Start(ctx, specs, local.Options{Embedded: *embedded})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock up: %s\n", cfg.Redact(err.Error()))
+		return ExitError
+	}
+	defer set.Close()
+	for _, m := range set.Masters {
+		if m.PID > 0 {
+			fmt.Fprintf(env.Stdout, "master %s %s (redis-server, pid %d)\n", m.Name, m.Addr, m.PID)
+		} else {
+			fmt.Fprintf(env.Stdout, "master %s %s (embedded)\n", m.Name, m.Addr)
+		}
+	}
+	if c.RestartQuarantine {
+		fmt.Fprintf(env.Stderr, "redlock up: note: restart_quarantine is on, so these brand-new masters do not vote for %s; set restart_quarantine = false for throwaway local masters\n",
+			c.QuarantineWindow())
+	}
+	fmt.Fprintf(env.Stderr, "redlock up: %d masters of cluster %s running; Ctrl-C stops them\n", len(set.Masters), c.Name)
+	<-ctx.Done()
+	fmt.Fprintln(env.Stderr, "redlock up: stopping")
+	return ExitOK
+}
