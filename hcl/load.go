@@ -292,6 +292,12 @@ func (d *decoder) declare(b *hclv2.Block) {
 			}
 		}
 	}
+	if a, ok := content.Attributes["default"]; ok && v.sensitive {
+		// The default is secret too, even when another value wins: snippets quote the file.
+		if val, diags := a.Expr.Value(nil); !diags.HasErrors() {
+			d.secretsOf(val)
+		}
+	}
 	raw, fromCLI := d.opts.Vars[name]
 	if !fromCLI {
 		raw = d.opts.Getenv(EnvPrefix + name)

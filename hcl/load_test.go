@@ -523,3 +523,22 @@ func TestExamples(t *testing.T) {
 		})
 	}
 }
+
+func TestSensitiveDefaultRedactedWhenOverridden(t *testing.T) {
+	src := `
+variable "pw" {
+  sensitive = true
+  default   = "old-default-secret"
+}
+cluster "x" {
+  ttl = "30"
+  master "a" {
+    address  = "127.0.0.1:7001"
+    password = var.pw
+  }
+}
+`
+	cfg, diags := Load("s.hcl", []byte(src), Options{Vars: map[string]string{"pw": "new-secret"}, Getenv: noEnv})
+	require.True(t, diags.HasErrors())
+	assert.Equal(t, "(sensitive) (sensitive)", cfg.Redact("old-default-secret new-secret"))
+}

@@ -31,8 +31,8 @@ type Cluster struct {
 	Drift Drift
 	// Retry is the blocking-acquire retry policy.
 	Retry Retry
-	// Settings are the desired server settings (Redis CONFIG names with '_' for '-'),
-	// in declaration order.
+	// Settings are the desired server settings in declaration order, named as Redis
+	// CONFIG names them ("maxmemory-policy"; the file writes "maxmemory_policy").
 	Settings []Setting
 	// Masters are the independent Redis masters, in declared order.
 	Masters []Master
@@ -73,8 +73,8 @@ type Master struct {
 	// Address is host:port.
 	Address  string
 	Username string
-	// Password is secret: it never reaches output. Sensitive reports whether it came
-	// from a sensitive variable (it is treated as secret either way).
+	// Password is secret: it never reaches output, whether it came from a sensitive
+	// variable or was written in the file.
 	Password string
 	DB       int
 	// TLS is nil when the connection is plain TCP.
