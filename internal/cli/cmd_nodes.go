@@ -69,6 +69,7 @@ func runNodes(ctx context.Context, env *Env, args []string) int {
 		return ExitError
 	}
 	c := cfg.Cluster
+	quietRedis()
 	ctx, cancel := context.WithTimeout(ctx, cm.timeout)
 	defer cancel()
 	p, err := health.NewProber(c)

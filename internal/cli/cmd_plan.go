@@ -90,6 +90,7 @@ func probePlan(ctx context.Context, env *Env, cmd *Command, cm *common) (*hcl.Co
 	if code != ExitOK {
 		return nil, nil, nil, ExitError
 	}
+	quietRedis()
 	p, err := health.NewProber(cfg.Cluster)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, cfg.Redact(err.Error()))

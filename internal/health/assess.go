@@ -43,7 +43,7 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 
 	if !h.Reachable {
 		add(topology.SeverityError, topology.CodeUnreachable, "unreachable: "+orUnknown(h.Error),
-			fmt.Sprintf("no answer from %s within the node timeout (%s); the master does not vote", h.Address, c.NodeTimeout))
+			fmt.Sprintf("%s did not answer (node timeout %s); the master does not vote", h.Address, c.NodeTimeout))
 		quarantineFinding(h, now, add)
 		return
 	}

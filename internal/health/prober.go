@@ -115,7 +115,10 @@ func (p *Prober) probeOne(ctx context.Context, i int) topology.NodeHealth {
 	h := topology.NodeHealth{Master: m.Name, Address: m.Address, CheckedAt: p.now()}
 
 	// PING: reachability, credentials (go-redis authenticates on connect), latency.
-	// One retry when a pooled connection went stale (the master restarted).
+	// One retry when a pooled connection went stale (the master restarted). When no
+	// connection is open yet the first PING also dials and authenticates, so a second
+	// one measures the latency of a warm connection.
+	cold := cl.PoolStats().IdleConns == 0
 	var err error
 	for try := 0; try < 2; try++ {
 		cctx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -135,6 +138,14 @@ func (p *Prober) probeOne(ctx context.Context, i int) topology.NodeHealth {
 		return h
 	}
 	h.Reachable = true
+	if cold {
+		cctx, cancel := context.WithTimeout(ctx, p.timeout)
+		start := time.Now()
+		if cl.Ping(cctx).Err() == nil {
+			h.Latency = time.Since(start)
+		}
+		cancel()
+	}
 
 	// TIME alone, for a tight round trip.
 	cctx, cancel := context.WithTimeout(ctx, p.timeout)
