@@ -105,7 +105,11 @@ func (m *Manager) TryAcquire(ctx context.Context, name string, ttl time.Duration
 }
 
 // Acquire tries up to the retry policy's number of rounds, sleeping a random delay
-// between them, until it takes the lock or ctx ends. A cancelled ctx gives an error
+// between them, until it takes the lock or ctx ends. A release of the name by anyone
+// using this package wakes the waiter at once (pub/sub, one subscription per Manager),
+// and a round that follows a wake-up does not use an attempt: a lock that keeps
+// changing hands is waited for until ctx ends. With WithFair, waiters take the lock
+// in the order they asked for it. A cancelled ctx gives an error
 // matching both ErrNotAcquired and ctx.Err(); nothing is left set on any master.
 func (m *Manager) Acquire(ctx context.Context, name string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
 	return m.acquire(ctx, name, ttl, m.cfg.attempts, opts)
@@ -133,30 +137,89 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 		return nil, err
 	}
 	key := m.Key(name)
-	var last error
-	for i := 0; i < attempts; i++ {
-		if err := ctx.Err(); err != nil {
-			return nil, m.cancelled(key, last, ctx)
+	var fw *fairWaiter
+	if lc.fair {
+		if fw, err = m.newFairWaiter(attempts == 1); err != nil {
+			return nil, err
 		}
-		if i > 0 {
+	}
+	var (
+		last   error
+		w      *waiter
+		unreg  func()
+		woken  bool // the next round follows a wake-up: it does not use an attempt
+		rounds int
+	)
+	defer func() {
+		if unreg != nil {
+			unreg()
+		}
+	}()
+	for tries := 0; ; rounds++ {
+		if err := ctx.Err(); err != nil {
+			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+		}
+		if rounds > 0 {
 			start = m.cfg.clock.Now()
 		}
-		l, err := m.round(ctx, start, name, key, value, ttl)
+		roundStart := time.Now()
+		l, err := m.round(ctx, start, name, key, value, ttl, fw)
+		if err == nil && lc.fencing {
+			err = m.raiseFence(ctx, l)
+		}
 		if err == nil {
 			l.start0(lc)
 			return l, nil
 		}
 		last = err
 		if ctx.Err() != nil {
-			return nil, m.cancelled(key, last, ctx)
+			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
-		if i+1 < attempts {
-			if err := m.sleep(ctx, m.retryDelay()); err != nil {
-				return nil, m.cancelled(key, last, ctx)
+		if !woken {
+			tries++
+		}
+		if tries >= attempts {
+			return nil, m.giveUp(ctx, key, fw, last)
+		}
+		if w == nil {
+			if h := m.hub(); h != nil {
+				w, unreg = h.register(key)
+			}
+		}
+		if woken, err = m.await(ctx, w, roundStart, m.retryDelay()); err != nil {
+			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+		}
+	}
+}
+
+// giveUp ends a failed acquisition: a fair waiter leaves the queue on every master.
+func (m *Manager) giveUp(ctx context.Context, key string, fw *fairWaiter, err error) error {
+	if fw != nil {
+		m.leave(backgroundFor(ctx), key, fw)
+	}
+	return err
+}
+
+// await sleeps d, or less when w gets a wake-up that arrived after since (the start
+// of the round that just failed). woken tells which.
+func (m *Manager) await(ctx context.Context, w *waiter, since time.Time, d time.Duration) (woken bool, err error) {
+	if w == nil {
+		return false, m.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-w.ch:
+			if w.wokenAfter(since) {
+				return true, nil
 			}
 		}
 	}
-	return nil, last
 }
 
 // cancelled builds the error for an acquisition ended by ctx, keeping the last
@@ -187,10 +250,11 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// round is one acquisition round.
-func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration) (*Lock, error) {
+// round is one acquisition round: SET NX PX on every master, or the fair queue's
+// script when fw is set.
+func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
 	ms := ttl.Milliseconds()
-	rep := m.fanout(ctx, opAcquire, key, func(ctx context.Context, n *node) (Outcome, error) {
+	set := func(ctx context.Context, n *node) (Outcome, error) {
 		err := n.client.Do(ctx, "SET", key, value, "NX", "PX", ms).Err()
 		switch {
 		case errors.Is(err, redis.Nil):
@@ -199,7 +263,11 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 			return OutcomeError, err
 		}
 		return OutcomeOK, nil
-	})
+	}
+	if fw != nil {
+		set = fw.setter(key, value, ttl)
+	}
+	rep := m.fanout(ctx, opAcquire, key, set)
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if m.cfg.mut.validityFromReply {
@@ -211,10 +279,11 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	if rep.Votes >= m.quorum && rep.Validity > 0 {
 		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start,
 			until: start.Add(ttl - drift)}
+		m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
 		return l, nil
 	}
 	if !m.cfg.mut.noReleaseOnFail {
-		m.release(backgroundFor(ctx), opRelease, key, value)
+		m.releaseVia(backgroundFor(ctx), opRelease, key, value, "")
 	}
 	return nil, m.roundError(rep)
 }
@@ -255,13 +324,21 @@ func (m *Manager) roundError(rep *Report) *RoundError {
 	return &RoundError{Report: *rep, Kind: kind}
 }
 
-// release runs compare-and-delete of value on every master.
+// release runs compare-and-delete of value on every master and wakes the name's
+// waiters where it deleted the key.
 func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
+	return m.releaseVia(ctx, op, key, value, wakeChannel(key))
+}
+
+// releaseVia is release with the wake-up channel given: "" wakes nobody (the clean-up
+// of a failed round frees no lock that anyone could take, and waking the other
+// waiters from it would let failed rounds wake each other in a loop).
+func (m *Manager) releaseVia(ctx context.Context, op, key, value, channel string) *Report {
 	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
 		if m.cfg.mut.plainDelRelease {
 			return OutcomeOK, n.client.Del(ctx, key).Err()
 		}
-		r, err := releaseScript.Run(ctx, n.client, []string{key}, value, "").Int64()
+		r, err := releaseScript.Run(ctx, n.client, []string{key}, value, channel).Int64()
 		if err != nil {
 			return OutcomeError, err
 		}

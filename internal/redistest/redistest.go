@@ -175,6 +175,13 @@ func (s *Server) start() error {
 		default:
 		}
 		if s.ping() == nil {
+			if !s.ownsPort(cmd.Process.Pid) {
+				// Another process's server answered on this port (a port race with a
+				// concurrent test run): ours failed to bind.
+				_ = cmd.Process.Kill()
+				<-exited
+				return fmt.Errorf("port %d is taken by another redis-server", s.Port)
+			}
 			go func() { <-exited }()
 			return nil
 		}
@@ -182,6 +189,19 @@ func (s *Server) start() error {
 	}
 	_ = cmd.Process.Kill()
 	return fmt.Errorf("redis-server on port %d did not answer PING within 10s: %s", s.Port, s.logTail())
+}
+
+// ownsPort reports whether the server answering on s.Port is the process pid.
+func (s *Server) ownsPort(pid int) bool {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return false
+	}
+	return strings.Contains(info, "process_id:"+strconv.Itoa(pid)+"\r\n")
 }
 
 func (s *Server) logTail() string {
