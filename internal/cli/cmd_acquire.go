@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 var acquireCmd = &Command{
@@ -85,11 +83,7 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 	}
 	actx, cancel := context.WithTimeout(ctx, *wait+cf.timeout)
 	defer cancel()
-	var opts []quorum.LockOption
-	if *owner != "" {
-		opts = append(opts, quorum.WithLockOwner(*owner))
-	}
-	l, err := waitAcquire(actx, s.m, name, lockTTL, *wait, opts...)
+	l, err := waitAcquire(actx, s.m, name, lockTTL, *wait, s.policyOptions(name, *owner)...)
 	if err != nil {
 		code := acquireExit(ctx, err)
 		if *asJSON {

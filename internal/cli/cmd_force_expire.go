@@ -95,6 +95,9 @@ func (s *lockSession) confirmForceExpire(ctx context.Context, env *Env, cmd *Com
 	}
 	fmt.Fprintf(env.Stderr, "Delete %s on every master? This breaks the holder's mutual exclusion. Type yes to confirm: ", s.m.Key(name))
 	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	if !strings.HasSuffix(line, "\n") {
+		fmt.Fprintln(env.Stderr)
+	}
 	if strings.TrimSpace(line) != "yes" {
 		fmt.Fprintln(env.Stderr, "aborted: nothing deleted")
 		return ExitError, false

@@ -113,10 +113,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	}()
 
 	policy := s.cluster.PolicyFor(name)
-	opts := []quorum.LockOption{quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: *maxHold})}
-	if *owner != "" {
-		opts = append(opts, quorum.WithLockOwner(*owner))
-	}
+	opts := append(s.policyOptions(name, *owner), quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: *maxHold}))
 	tctx, tcancel := context.WithTimeout(actx, *wait+cf.timeout)
 	l, err := waitAcquire(tctx, s.m, name, lockTTL, *wait, opts...)
 	tcancel()

@@ -21,15 +21,15 @@ import (
 // Shared pieces of the lock commands (acquire, extend, release, run, locks,
 // force-expire, watch).
 
-// discardLogger silences go-redis's internal logger, which would print every dial
+// silentRedisLogger silences go-redis's internal logger, which would print every dial
 // failure to stderr; the commands report failures themselves, per master.
-type discardLogger struct{}
+type silentRedisLogger struct{}
 
-func (discardLogger) Printf(context.Context, string, ...any) {}
+func (silentRedisLogger) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
-func quietRedis() { quietOnce.Do(func() { redis.SetLogger(discardLogger{}) }) }
+func quietRedis() { quietOnce.Do(func() { redis.SetLogger(silentRedisLogger{}) }) }
 
 // releaseTimeout bounds the clean-up release after an interruption or a child's exit.
 const releaseTimeout = 5 * time.Second
@@ -259,4 +259,21 @@ func acquireExit(ctx context.Context, err error) int {
 		return ExitNotHeld
 	}
 	return ExitError
+}
+
+// policyOptions returns the lock options that the lock policy of name asks for
+// (fencing, fair queueing) plus an owner label when one is given.
+func (s *lockSession) policyOptions(name, owner string) []quorum.LockOption {
+	p := s.cluster.PolicyFor(name)
+	var opts []quorum.LockOption
+	if p.Fencing {
+		opts = append(opts, quorum.WithFencing())
+	}
+	if p.Fair {
+		opts = append(opts, quorum.WithFair())
+	}
+	if owner != "" {
+		opts = append(opts, quorum.WithLockOwner(owner))
+	}
+	return opts
 }
