@@ -286,3 +286,54 @@ func TestApplyReportsRefusedChange(t *testing.T) {
 	assert.Equal(t, "maxmemory-policy", o.Applied[0].Setting)
 	assert.False(t, o.OK())
 }
+
+// TestProbeConfigDenied: a user without +config|get gets a finding of its own; the
+// master stays reachable and healthy.
+func TestProbeConfigDenied(t *testing.T) {
+	s := redistest.StartOne(t, "a", args())
+	ctx := context.Background()
+	require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "prober", "on", ">"+serverPassword, "~*", "+@all", "-config").Err())
+	c := topology.NewCluster("acl")
+	c.RestartQuarantine = false
+	c.NodeTimeout = time.Second
+	c.Settings = []topology.Setting{{Name: "maxmemory-policy", Value: "noeviction"}}
+	c.Masters = []topology.Master{{Name: "a", Address: s.Addr(), Username: "prober", Password: serverPassword}}
+	p, err := NewProber(c)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+
+	h := p.Probe(ctx)[0]
+	assert.True(t, h.Reachable)
+	assert.False(t, h.AuthFailed)
+	assert.Contains(t, h.ConfigError, "NOPERM")
+	assert.NotContains(t, h.ConfigError, serverPassword)
+	assert.True(t, hasFinding(h, topology.SeverityWarning, topology.CodeConfigDenied), "%+v", h.Findings)
+	assert.Equal(t, "master", h.Role, "INFO still read")
+	assert.True(t, h.Healthy(time.Now()))
+	plan := NewPlan(c, []topology.NodeHealth{h}, time.Now())
+	assert.False(t, plan.Masters[0].Checked)
+	assert.Equal(t, 1, plan.Summary.Unchecked)
+	assert.Contains(t, p.Apply(ctx, plan)[0].Skipped, "CONFIG GET refused")
+}
+
+// BenchmarkProbe measures one probe of five local masters over warm connections,
+// as the console does every second.
+func BenchmarkProbe(b *testing.B) {
+	cl := redistest.Start(b, 5, args())
+	c := topology.NewCluster("bench")
+	c.NodeTimeout = time.Second
+	for _, s := range cl.Servers {
+		c.Masters = append(c.Masters, topology.Master{Name: s.Name, Address: s.Addr()})
+	}
+	p, err := NewProber(c)
+	require.NoError(b, err)
+	defer p.Close()
+	ctx := context.Background()
+	for _, h := range p.Probe(ctx) {
+		require.True(b, h.Reachable, h.Error)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Probe(ctx)
+	}
+}
