@@ -45,6 +45,10 @@ type Manager struct {
 	nodes  []*node
 	quorum int
 	owner  Owner
+
+	wakeMu     sync.Mutex
+	wake       *wakeHub // started by the first waiter (wake.go)
+	wakeClosed bool
 }
 
 // node is one master and its restart-quarantine state.
@@ -194,6 +198,7 @@ func infoField(info, field string) string {
 
 // Close closes the connections to every master. Locks still held are not released.
 func (m *Manager) Close() error {
+	m.closeWake()
 	var errs []error
 	for _, n := range m.nodes {
 		if err := n.client.Close(); err != nil {

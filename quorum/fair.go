@@ -1,0 +1,135 @@
+package quorum
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/base64"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Fair locks: the FIFO queue of waiters of the fair-lock thesis, on every master.
+//
+// Each master keeps, beside the lock key, a sorted set "<lock key>:queue" of the
+// waiters. A waiter enqueues with a score it chooses once (its enqueue time in Unix
+// ms, from one clock read) and the same member everywhere, so all masters agree on
+// the order (ties broken by the member). In one script per master it prunes waiters
+// whose heartbeat expired, re-enqueues itself and refreshes its heartbeat, and takes
+// the lock with SET NX only if it is the head of the queue there; it needs a quorum
+// of such grants, like any Redlock round. Every round of a waiting Acquire is a
+// heartbeat, so a waiter that crashes stops heart-beating and is dropped after the
+// heartbeat TTL: the queue never stays stuck behind it. A waiter leaves the queue on
+// success (in the same script), on cancellation and on giving up.
+//
+// Fairness holds among clients that all take the name in fair mode: a plain
+// (non-fair) acquirer ignores the queue.
+
+//go:embed scripts/fair_acquire.lua
+var fairAcquireLua string
+
+var fairAcquireScript = redis.NewScript(fairAcquireLua)
+
+// Replies of fair_acquire.lua besides replyOurs (1): the key is held (0), or
+// another waiter is ahead in the queue (-2).
+const (
+	replyFairHeld  = 0
+	replyFairAhead = -2
+)
+
+// queueSuffix is the reserved suffix of a lock's queue key.
+const queueSuffix = ":queue"
+
+// WithFair takes the lock in FIFO order: Acquire joins the name's queue on every
+// master and takes the lock only when it is the head on a quorum; TryAcquire takes it
+// only when nobody is queued ahead. All clients of the name must use WithFair (a
+// topology's `fair = true` policy) for the order to hold. It does not make a lock
+// safer, only fairer; the mutual exclusion guarantees are those of any Lock.
+func WithFair() LockOption { return func(c *lockConfig) { c.fair = true } }
+
+// fairWaiter is one acquisition's place in the queue.
+type fairWaiter struct {
+	id    string
+	score string
+	hbMS  string
+	mode  string // "wait" or "try"
+}
+
+func (m *Manager) newFairWaiter(try bool) (*fairWaiter, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	w := &fairWaiter{
+		id:    base64.RawURLEncoding.EncodeToString(b[:]),
+		score: strconv.FormatInt(time.Now().UnixMilli(), 10),
+		hbMS:  strconv.FormatInt(m.heartbeatTTL().Milliseconds(), 10),
+		mode:  "wait",
+	}
+	if try {
+		w.mode = "try"
+	}
+	return w, nil
+}
+
+// heartbeatTTL is how long a waiter stays queued without a round: four times the
+// longest gap between two rounds of a waiting Acquire (the longest retry delay plus
+// one round's node timeout), at least a second.
+func (m *Manager) heartbeatTTL() time.Duration {
+	return max(4*(m.cfg.delay+m.cfg.jitter+m.cfg.nodeTimeout), time.Second)
+}
+
+// setter returns the per-master command of a fair round.
+func (w *fairWaiter) setter(key, value string, ttl time.Duration) func(ctx context.Context, n *node) (Outcome, error) {
+	keys := []string{key, key + queueSuffix}
+	ms := strconv.FormatInt(ttl.Milliseconds(), 10)
+	return func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := fairAcquireScript.Run(ctx, n.client, keys, value, ms, w.id, w.score, w.hbMS, w.mode).Int64()
+		switch {
+		case err != nil:
+			return OutcomeError, err
+		case r == replyOurs:
+			return OutcomeOK, nil
+		}
+		return OutcomeForeign, nil
+	}
+}
+
+// leave removes the waiter from the queue on every master.
+func (m *Manager) leave(ctx context.Context, key string, w *fairWaiter) {
+	if w == nil || w.mode != "wait" {
+		return
+	}
+	qkey := key + queueSuffix
+	m.fanout(ctx, "leave", qkey, func(ctx context.Context, n *node) (Outcome, error) {
+		return OutcomeOK, n.client.ZRem(ctx, qkey, "q:"+w.id, "h:"+w.id).Err()
+	})
+}
+
+// leaveStragglers removes a fair lock's winner from the queue on the masters that did
+// not grant it (their copy of the queue may still hold it), in the background.
+func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter, rep *Report) {
+	if w == nil || w.mode != "wait" {
+		return
+	}
+	qkey := key + queueSuffix
+	var todo []*node
+	for i, nr := range rep.Nodes {
+		if nr.Outcome != OutcomeOK {
+			todo = append(todo, m.nodes[i])
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	go func() {
+		for _, n := range todo {
+			nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
+			// Best effort: when it fails, the heartbeat TTL drops the entry anyway.
+			_ = n.client.ZRem(nctx, qkey, "q:"+w.id, "h:"+w.id).Err()
+			cancel()
+		}
+	}()
+}

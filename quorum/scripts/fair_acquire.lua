@@ -1,0 +1,35 @@
+-- Fair (FIFO) acquisition on one master. KEYS[1] lock key; KEYS[2] queue key (<lock key>:queue).
+-- ARGV[1] our value; ARGV[2] TTL in ms; ARGV[3] waiter id; ARGV[4] queue score (the waiter's enqueue
+-- time in ms, the same on every master); ARGV[5] heartbeat TTL in ms; ARGV[6] "wait" (enqueue and
+-- heart-beat) or "try" (acquire only when nobody is queued).
+-- The queue is one sorted set holding two kinds of members: "q:<id>" with score = enqueue time (>= 0,
+-- FIFO order, ties broken by the member) and "h:<id>" with score = -(heartbeat deadline, server ms),
+-- so expired heartbeats are exactly the scores in [-now, 0). A waiter whose heartbeat expired is
+-- dropped with its place.
+-- Returns 1 acquired (and left the queue), 0 the lock key is held, -2 another waiter is ahead.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local dead = redis.call('ZRANGEBYSCORE', KEYS[2], -now, '(0')
+for _, h in ipairs(dead) do
+  redis.call('ZREM', KEYS[2], h, 'q:' .. string.sub(h, 3))
+end
+local me = 'q:' .. ARGV[3]
+local hb = tonumber(ARGV[5])
+if ARGV[6] == 'wait' then
+  redis.call('ZADD', KEYS[2], ARGV[4], me)
+  redis.call('ZADD', KEYS[2], -(now + hb), 'h:' .. ARGV[3])
+  if redis.call('PTTL', KEYS[2]) < 2 * hb then
+    redis.call('PEXPIRE', KEYS[2], 2 * hb)
+  end
+end
+local head = redis.call('ZRANGEBYSCORE', KEYS[2], 0, '+inf', 'LIMIT', 0, 1)[1]
+if head and head ~= me then
+  return -2
+end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 0
+end
+if ARGV[6] == 'wait' then
+  redis.call('ZREM', KEYS[2], me, 'h:' .. ARGV[3])
+end
+return 1

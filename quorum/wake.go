@@ -1,0 +1,247 @@
+package quorum
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Wake-ups. A release PUBLISHes on the lock's wake channel on every master where it
+// deleted the key (release.lua), so a waiter need not sleep out its retry delay. One
+// subscription per Manager and master, started when the first waiter appears and
+// closed by Close, is shared by every waiter of the Manager; the channels it listens
+// to follow the names being waited for. A wake-up is a hint: the retry delay stays
+// the fallback, so a lost message (a master down, a subscription not yet in place)
+// costs one delay, never correctness.
+
+// wakeLinger is how long a channel stays subscribed after its last waiter left, so
+// that a client taking the same lock again and again does not resubscribe each time.
+const wakeLinger = 30 * time.Second
+
+// wakeChannel returns the pub/sub channel of a lock key.
+func wakeChannel(key string) string { return key + ":wake" }
+
+// waiter is one blocked acquisition waiting for a wake-up of its channel.
+type waiter struct {
+	ch   chan struct{} // capacity 1: a pending wake-up
+	mu   sync.Mutex
+	last time.Time // when the last wake-up arrived
+}
+
+// wokenAfter reports whether a wake-up arrived after t (a wake-up older than the
+// round that just failed tells nothing new).
+func (w *waiter) wokenAfter(t time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last.After(t)
+}
+
+func (w *waiter) wake(at time.Time) {
+	w.mu.Lock()
+	w.last = at
+	w.mu.Unlock()
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// wakeHub dispatches wake-up messages from every master to the waiters.
+type wakeHub struct {
+	m      *Manager
+	ctx    context.Context
+	cancel context.CancelFunc
+	subs   []*nodeSub
+
+	mu      sync.Mutex
+	waiters map[string]map[*waiter]struct{} // by channel
+	idle    map[string]time.Time            // channels without waiters, since when
+	closed  bool
+}
+
+// nodeSub is the subscription on one master. Its reconcile loop makes the set of
+// subscribed channels follow the hub's, in order, without blocking waiters.
+type nodeSub struct {
+	n      *node
+	ps     *redis.PubSub
+	kick   chan struct{}
+	active map[string]bool // owned by the reconcile loop
+	done   chan struct{}
+}
+
+// hub returns the Manager's wake hub, starting it on first use; nil after Close.
+func (m *Manager) hub() *wakeHub {
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	if m.wakeClosed {
+		return nil
+	}
+	if m.wake == nil {
+		h := &wakeHub{m: m, waiters: map[string]map[*waiter]struct{}{}, idle: map[string]time.Time{}}
+		h.ctx, h.cancel = context.WithCancel(context.Background())
+		for _, n := range m.nodes {
+			s := &nodeSub{n: n, ps: n.client.Subscribe(h.ctx), kick: make(chan struct{}, 1), active: map[string]bool{}, done: make(chan struct{})}
+			h.subs = append(h.subs, s)
+			go h.receive(s)
+			go h.reconcile(s)
+		}
+		m.wake = h
+	}
+	return m.wake
+}
+
+// closeWake stops the hub, if it was started, and waits for its goroutines.
+func (m *Manager) closeWake() {
+	m.wakeMu.Lock()
+	h := m.wake
+	m.wakeClosed = true
+	m.wakeMu.Unlock()
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.cancel()
+	for _, s := range h.subs {
+		_ = s.ps.Close()
+		<-s.done
+	}
+}
+
+// register adds a waiter for key's wake-ups. The returned function removes it.
+func (h *wakeHub) register(key string) (*waiter, func()) {
+	ch := wakeChannel(key)
+	w := &waiter{ch: make(chan struct{}, 1)}
+	h.mu.Lock()
+	set := h.waiters[ch]
+	if set == nil {
+		set = map[*waiter]struct{}{}
+		h.waiters[ch] = set
+	}
+	set[w] = struct{}{}
+	delete(h.idle, ch)
+	h.mu.Unlock()
+	h.kickAll()
+	return w, func() {
+		h.mu.Lock()
+		delete(set, w)
+		if len(set) == 0 && h.waiters[ch] != nil && len(h.waiters[ch]) == 0 {
+			delete(h.waiters, ch)
+			h.idle[ch] = time.Now()
+		}
+		h.mu.Unlock()
+	}
+}
+
+func (h *wakeHub) kickAll() {
+	for _, s := range h.subs {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wanted returns the channels that should be subscribed now, dropping those idle
+// for longer than wakeLinger.
+func (h *wakeHub) wanted(now time.Time) map[string]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]bool, len(h.waiters)+len(h.idle))
+	for ch := range h.waiters {
+		out[ch] = true
+	}
+	for ch, since := range h.idle {
+		if now.Sub(since) > wakeLinger {
+			delete(h.idle, ch)
+			continue
+		}
+		out[ch] = true
+	}
+	return out
+}
+
+// reconcile subscribes and unsubscribes s's channels to follow the hub's.
+func (h *wakeHub) reconcile(s *nodeSub) {
+	tick := time.NewTicker(wakeLinger / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-s.kick:
+		case <-tick.C:
+		}
+		want := h.wanted(time.Now())
+		var add, drop []string
+		for ch := range want {
+			if !s.active[ch] {
+				add = append(add, ch)
+			}
+		}
+		for ch := range s.active {
+			if !want[ch] {
+				drop = append(drop, ch)
+			}
+		}
+		// go-redis remembers the channels even when the write fails and subscribes
+		// them again on reconnect, so a master that is down now catches up later.
+		if len(add) > 0 {
+			ctx, cancel := context.WithTimeout(h.ctx, h.m.cfg.nodeTimeout)
+			_ = s.ps.Subscribe(ctx, add...)
+			cancel()
+			for _, ch := range add {
+				s.active[ch] = true
+			}
+		}
+		if len(drop) > 0 {
+			ctx, cancel := context.WithTimeout(h.ctx, h.m.cfg.nodeTimeout)
+			_ = s.ps.Unsubscribe(ctx, drop...)
+			cancel()
+			for _, ch := range drop {
+				delete(s.active, ch)
+			}
+		}
+	}
+}
+
+// receive reads s's messages and wakes the waiters of their channel.
+func (h *wakeHub) receive(s *nodeSub) {
+	defer close(s.done)
+	backoff := h.m.cfg.nodeTimeout
+	for {
+		msg, err := s.ps.Receive(h.ctx)
+		if h.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			// The master is down or the connection broke; go-redis reconnects and
+			// resubscribes on the next Receive. Do not spin meanwhile.
+			t := time.NewTimer(backoff)
+			select {
+			case <-h.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = h.m.cfg.nodeTimeout
+		if m, ok := msg.(*redis.Message); ok {
+			h.notify(m.Channel, time.Now())
+		}
+	}
+}
+
+// notify wakes every waiter of ch.
+func (h *wakeHub) notify(ch string, at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for w := range h.waiters[ch] {
+		w.wake(at)
+	}
+}
