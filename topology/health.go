@@ -171,14 +171,3 @@ func (h *NodeHealth) EvictionPolicy() string {
 	}
 	return "?"
 }
-
-// Worst returns the most serious severity among the findings and whether there is any.
-func (h *NodeHealth) Worst() (Severity, bool) {
-	worst, any := SeverityInfo, false
-	for _, f := range h.Findings {
-		if !any || f.Severity > worst {
-			worst, any = f.Severity, true
-		}
-	}
-	return worst, any
-}
