@@ -60,6 +60,7 @@ type fakeLocker struct {
 	acquires   []string
 	ttls       []time.Duration
 	expires    [][2]string // name, token
+	expireDown string      // a master that fails force-expire
 	held       []*fakeHeld
 }
 
@@ -81,6 +82,14 @@ func (l *fakeLocker) ForceExpire(_ context.Context, name, token string) (*quorum
 	defer l.mu.Unlock()
 	l.expires = append(l.expires, [2]string{name, token})
 	r := report(5, 3)
+	if l.expireDown != "" {
+		for i := range r.Nodes {
+			if r.Nodes[i].Node == l.expireDown {
+				r.Nodes[i].Outcome, r.Nodes[i].Err = quorum.OutcomeError, errBoom
+			}
+		}
+		return &r, &quorum.RoundError{Report: r, Kind: quorum.ErrUnavailable}
+	}
 	return &r, nil
 }
 

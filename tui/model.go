@@ -265,23 +265,30 @@ func (m *Model) onAcquired(msg acquiredMsg) {
 }
 
 func (m *Model) onExpired(msg expiredMsg) {
-	if _, mine := m.held[msg.name]; mine && msg.err == nil {
+	if msg.rep == nil {
+		m.setStatus(statusErr, fmt.Sprintf("force-expire %s: %v", msg.name, msg.err))
+		return
+	}
+	deleted := 0
+	var failed []string
+	for _, n := range msg.rep.Nodes {
+		switch n.Outcome {
+		case quorum.OutcomeOK:
+			deleted++
+		case quorum.OutcomeError:
+			failed = append(failed, fmt.Sprintf("master %s: %v", n.Node, n.Err))
+		}
+	}
+	if deleted >= m.opts.Quorum || msg.err == nil {
 		delete(m.held, msg.name)
 	}
-	switch {
-	case msg.err != nil:
-		m.setStatus(statusErr, fmt.Sprintf("force-expire %s: %v", msg.name, msg.err))
-	case msg.rep != nil:
-		deleted := 0
-		for _, n := range msg.rep.Nodes {
-			if n.Outcome == quorum.OutcomeOK {
-				deleted++
-			}
-		}
-		m.setStatus(statusOK, fmt.Sprintf("force-expired %s: deleted on %d/%d masters", msg.name, deleted, len(msg.rep.Nodes)))
-	default:
-		m.setStatus(statusOK, "force-expired "+msg.name)
+	text := fmt.Sprintf("force-expired %s: deleted on %d/%d masters", msg.name, deleted, len(msg.rep.Nodes))
+	if len(failed) > 0 {
+		// The key stays on the masters that failed until its TTL ends.
+		m.setStatus(statusWarn, text+"; "+strings.Join(failed, "; "))
+		return
 	}
+	m.setStatus(statusOK, text)
 }
 
 // onKey handles a key press in the current mode.

@@ -157,6 +157,15 @@ func TestForceExpire(t *testing.T) {
 	}
 }
 
+func TestForceExpireWithAMasterDownNamesIt(t *testing.T) {
+	m, _, lk, _ := fixture(t, 160, 30, false)
+	lk.expireDown = "c"
+	started(t, m)
+	drive(t, m, keys("x"))
+	drive(t, m, keys("y"))
+	assert.Contains(t, m.View(), "force-expired billing/42: deleted on 4/5 masters; master c: boom")
+}
+
 func TestForceExpireContestedDeletesWhateverIsThere(t *testing.T) {
 	m, src, lk, _ := fixture(t, 100, 30, false)
 	src.edit(func(s *Snapshot) { s.Locks[0].State = quorum.StateContested })

@@ -87,6 +87,9 @@ func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSet
 		fmt.Fprintf(env.Stderr, "redlock console: %v\n", err)
 		return ExitError
 	}
+	// The driver logs dial failures to stderr, which would scribble over the screen;
+	// the console shows them per master instead.
+	quietRedis()
 	src, mgr, cleanup, err := newClusterSource(c, s.embedded, s.redact, quorum.WithOwner("console"))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock console: %s\n", redactWith(s.redact, err.Error()))
