@@ -73,7 +73,11 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 
 	if !*auto {
 		say("\nDo you want to perform these actions?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ")
-		line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+		var line string
+		err := io.EOF
+		if env.Stdin != nil {
+			line, err = bufio.NewReader(env.Stdin).ReadString('\n')
+		}
 		if strings.TrimSpace(line) != "yes" {
 			say("\n")
 			if err != nil && err != io.EOF {
