@@ -91,7 +91,7 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	}
 	code := runConsole(ctx, env, c, consoleSettings{
 		readOnly: *readOnly, interval: *interval, actionTimeout: 5 * time.Second, embedded: set.Embedded,
-		note: "demo: 5 local " + kind + " masters, restart quarantine off",
+		note: "demo (" + kind + ") · restart quarantine off",
 	})
 	stopWorkers()
 	wg.Wait() // workers release what they hold before the masters stop
