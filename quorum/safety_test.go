@@ -144,7 +144,7 @@ func (c *client) try(ctx context.Context, name string, ttl time.Duration, opts .
 		c.s.rec.Failure(c.name, "acquire", err, typed(err))
 		return nil, err
 	}
-	c.s.rec.Bound(c.name, start, l.Until(), ttl, c.m.DriftBudget(ttl))
+	c.s.rec.Bound(c.name, start, l.Until(), ttl, c.budget(ttl))
 	return &held{c: c, l: l, h: c.s.rec.Acquired(c.name, name, ret, c.real(l.Until()))}, nil
 }
 
@@ -167,9 +167,21 @@ func (h *held) extend(ctx context.Context, ttl time.Duration) error {
 		h.c.s.rec.Failure(h.c.name, "extend", err, typed(err))
 		return err
 	}
-	h.c.s.rec.Bound(h.c.name, start, h.l.Until(), ttl, h.c.m.DriftBudget(ttl))
+	h.c.s.rec.Bound(h.c.name, start, h.l.Until(), ttl, h.c.budget(ttl))
 	h.h.Extended(ret, h.c.real(h.l.Until()))
 	return nil
+}
+
+// budget is the drift budget of the configuration, computed here so that a mutant
+// of the library's own computation cannot hide from the bound check.
+func (c *client) budget(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.m.cfg.driftFactor) + c.m.cfg.driftExtra
+}
+
+// holdToEnd keeps the lock until its validity ends (in real time), then releases it.
+func (h *held) holdToEnd(ctx context.Context) {
+	time.Sleep(time.Until(h.c.real(h.l.Until())))
+	_ = h.release(ctx)
 }
 
 func (h *held) release(ctx context.Context) error {

@@ -190,7 +190,7 @@ func scenSlowTwo(s *scen) {
 	if bh := b.until(ctx, time.Now().Add(2*ttl), scenLock, ttl); bh != nil {
 		_ = bh.release(ctx)
 	}
-	_ = h.release(ctx)
+	h.holdToEnd(ctx)
 }
 
 // Slow masters, >= TTL on three: the round comes back with no validity left.
@@ -316,7 +316,7 @@ func scenClockDrift(rate float64) scenario {
 		if bh := b.until(ctx, h.c.real(h.l.Until()).Add(100*time.Millisecond), scenLock, ttl); bh != nil {
 			_ = bh.release(ctx)
 		}
-		_ = h.release(ctx)
+		h.holdToEnd(ctx)
 	}
 }
 
@@ -336,7 +336,7 @@ func scenServerClockJump(s *scen) {
 	if bh := b.until(ctx, h.c.real(h.l.Until()), scenLock, ttl); bh != nil {
 		_ = bh.release(ctx)
 	}
-	_ = h.release(ctx)
+	h.holdToEnd(ctx)
 }
 
 // Eviction: memory pressure on three masters with maxmemory-policy volatile-lru
@@ -370,7 +370,7 @@ func scenEviction(policy string) scenario {
 		if bh := b.until(ctx, h.c.real(h.l.Until()), scenLock, ttl); bh != nil {
 			_ = bh.release(ctx)
 		}
-		_ = h.release(ctx)
+		h.holdToEnd(ctx)
 	}
 }
 

@@ -1,0 +1,96 @@
+package quorum
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/faults"
+)
+
+// soakDuration is 30s by default, REDLOCK_SOAK (a Go duration) when set.
+func soakDuration(t *testing.T) time.Duration {
+	if v := os.Getenv("REDLOCK_SOAK"); v != "" {
+		d, err := time.ParseDuration(v)
+		require.NoError(t, err, "REDLOCK_SOAK")
+		return d
+	}
+	return 30 * time.Second
+}
+
+// TestNemesisSoak runs four contending clients for the soak duration while a
+// seeded nemesis kills and restarts masters (AOF always, so within Redlock's
+// model), pauses them, partitions clients from some of them, adds latency and
+// loses replies. It ends with a heal and quiescence; the checker must find
+// nothing, and the lock must have changed hands.
+func TestNemesisSoak(t *testing.T) {
+	t.Parallel()
+	s := newScen(t, mutants{}, 5, aofAlways...)
+	const ttl = 400 * time.Millisecond
+	names := []string{"A", "B", "C", "D"}
+	var cls []*client
+	for _, n := range names {
+		cls = append(cls, s.client(n))
+	}
+	masters := []string{"a", "b", "c", "d", "e"}
+	d := soakDuration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			m := masters[s.intn(len(masters))]
+			cl := names[s.intn(len(names))]
+			hold := time.Duration(50+s.intn(500)) * time.Millisecond
+			var some []string
+			for _, x := range masters {
+				if s.intn(2) == 0 {
+					some = append(some, x)
+				}
+			}
+			switch s.intn(6) {
+			case 0:
+				s.rec.Event("kill and restart %s", m)
+				faults.KillRestart(s.server(m), hold/4, true)
+			case 1:
+				s.rec.Event("pause %s for %v", m, hold)
+				faults.Pause(s.server(m), hold)
+			case 2:
+				s.rec.Event("partition %s from %v for %v", cl, some, hold)
+				s.net.Each(cl, (*faults.Proxy).Blackhole, some...)
+				time.Sleep(hold)
+			case 3:
+				lat := time.Duration(s.intn(40)) * time.Millisecond
+				s.rec.Event("latency %v from %s to %v for %v", lat, cl, some, hold)
+				s.net.Each(cl, func(p *faults.Proxy) { p.SetLatency(lat, lat) }, some...)
+				time.Sleep(hold)
+			case 4:
+				s.rec.Event("lost replies from %v to %s for %v", some, cl, hold)
+				s.net.Each(cl, (*faults.Proxy).LoseReplies, some...)
+				time.Sleep(hold)
+			case 5:
+				s.rec.Event("reset %s's connections to %v", cl, some)
+				s.net.Each(cl, (*faults.Proxy).Reset, some...)
+				time.Sleep(hold)
+			}
+			s.net.HealAll()
+		}
+	})
+	got := workers(d, scenLock, ttl, 5*time.Millisecond, cls...)
+	wg.Wait()
+	s.net.HealAll()
+	time.Sleep(ttl + 100*time.Millisecond) // quiescence: late commands expire
+	s.checkKeys(true)
+	t.Logf("acquisitions per client: %v", got)
+	if sum(got) < 10 {
+		s.violate("only %d acquisitions in %v", sum(got), d)
+	}
+	if v := s.rec.Report(t); len(v) == 0 {
+		t.Logf("%s", fmt.Sprintf("%d holds, no violation", s.rec.Holds()))
+	}
+}
