@@ -350,11 +350,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Acquire):
 		m.mode = modeAcquire
 		m.layout()
-		name := ""
-		if li := m.selected(); li != nil {
-			name = li.Name
-		}
-		return m.prompt.Open(name)
+		return m.prompt.Open("")
 	case key.Matches(msg, m.keys.Extend), key.Matches(msg, m.keys.Release):
 		li := m.selected()
 		if li == nil {

@@ -67,7 +67,6 @@ func TestAcquireThroughPrompt(t *testing.T) {
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "billing/42") }, teatest.WithDuration(5*time.Second))
 	tm.Send(keys("a"))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "Acquire") }, teatest.WithDuration(5*time.Second))
-	// The prompt proposes the selected lock's name: clear it, then type ours.
 	for range len("billing/42") {
 		tm.Send(bksp)
 	}
@@ -126,7 +125,8 @@ func TestAcquireErrorInStatusLine(t *testing.T) {
 	started(t, m)
 	lk.acquireErr = &quorum.NodeError{Node: "c", Op: "acquire", Err: errBoom}
 	drive(t, m, keys("a"))
-	drive(t, m, enter) // proposes billing/42 and 30s
+	typeText(t, m, "billing/42")
+	drive(t, m, enter) // with the proposed 30s
 	assert.Equal(t, modeNormal, m.mode)
 	assert.Contains(t, rowOf(m.View(), "✖"), "acquire billing/42: master c: acquire: boom")
 }
@@ -225,6 +225,7 @@ func TestQuitReleasesHeldLocks(t *testing.T) {
 	m, _, lk, _ := fixture(t, 80, 24, false)
 	started(t, m)
 	drive(t, m, keys("a"))
+	typeText(t, m, "mine/2")
 	drive(t, m, enter)
 	require.Len(t, lk.held, 1)
 	assert.True(t, drive(t, m, keys("q")), "q quits")
