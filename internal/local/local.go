@@ -234,18 +234,18 @@ func runServer(ctx context.Context, bin, dir, name, addr string) (*Master, error
 	for {
 		select {
 		case <-exited:
-			return nil, fmt.Errorf("redis-server on %s exited: %s", addr, tail(logFile))
+			return nil, fmt.Errorf("redis-server on %s exited: %s", addr, LogTail(logFile, 3))
 		case <-ctx.Done():
 			stop()
 			return nil, ctx.Err()
 		default:
 		}
-		if ping(addr) == nil {
+		if Ping(addr) == nil {
 			return &Master{Name: name, Addr: addr, Kind: "redis-server", PID: cmd.Process.Pid, stop: stop}, nil
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return nil, fmt.Errorf("redis-server on %s did not answer PING within 10s: %s", addr, tail(logFile))
+			return nil, fmt.Errorf("redis-server on %s did not answer PING within 10s: %s", addr, LogTail(logFile, 3))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -260,7 +260,8 @@ func freePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func ping(addr string) error {
+// Ping sends PING over a fresh connection to addr and expects +PONG within 500ms.
+func Ping(addr string) error {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
 		return err
@@ -280,11 +281,12 @@ func ping(addr string) error {
 	return nil
 }
 
-func tail(path string) string {
+// LogTail returns the last n lines of a log file joined by " | ", for error messages.
+func LogTail(path string, n int) string {
 	b, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 3 {
-		lines = lines[len(lines)-3:]
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
 }

@@ -8,7 +8,6 @@
 package redistest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -23,22 +22,16 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/local"
 )
 
 // Binary returns the absolute path of redis-server, or an error that says how to
 // install it.
 func Binary() (string, error) {
-	if p := os.Getenv("REDIS_SERVER"); p != "" {
-		return p, nil
-	}
-	for _, p := range []string{"/usr/bin/redis-server", "/usr/local/bin/redis-server"} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("redis-server")
+	p, err := local.FindRedisServer()
 	if err != nil {
-		return "", fmt.Errorf("redis-server not found (install it: apt-get install redis-server, or run the README's test command): %w", err)
+		return "", fmt.Errorf("%w (install it: apt-get install redis-server, or run the README's test command)", err)
 	}
 	return filepath.Abs(p)
 }
@@ -204,34 +197,9 @@ func (s *Server) ownsPort(pid int) bool {
 	return strings.Contains(info, "process_id:"+strconv.Itoa(pid)+"\r\n")
 }
 
-func (s *Server) logTail() string {
-	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	return strings.Join(lines, " | ")
-}
+func (s *Server) logTail() string { return local.LogTail(filepath.Join(s.Dir, "redis.log"), 5) }
 
-func (s *Server) ping() error {
-	c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
-	}
-	return nil
-}
+func (s *Server) ping() error { return local.Ping(s.Addr()) }
 
 func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
