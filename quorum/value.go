@@ -141,12 +141,12 @@ func defaultOwner(label string) Owner {
 }
 
 // Redact shortens a lock value for display: a value of this package keeps its
-// version, the first 6 characters of the token and the owner part; any other value
-// keeps its first 6 characters. Full tokens of other owners never reach output.
+// version and the first 6 characters of its token ("rl1.3vS4OZ…"; the owner is shown
+// decoded, from ParseValue); any other value keeps its first 6 characters. Full
+// tokens of other owners never reach output.
 func Redact(value string) string {
 	if v, err := ParseValue(value); err == nil {
-		parts := strings.SplitN(value, ".", 3)
-		return valueVersion + "." + v.Token[:6] + "…." + parts[2]
+		return valueVersion + "." + v.Token[:6] + "…"
 	}
 	if len(value) <= 6 {
 		return strings.Repeat("*", len(value))
