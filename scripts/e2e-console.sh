@@ -5,7 +5,7 @@
 # prints the captured screen and exits non-zero.
 #
 # Needs go, tmux and redis-server. CAPTURE=FILE saves the screen after the lock is
-# taken (used for docs/console.txt).
+# taken (used for the capture in README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
