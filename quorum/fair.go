@@ -30,7 +30,13 @@ import (
 //go:embed scripts/fair_acquire.lua
 var fairAcquireLua string
 
-var fairAcquireScript = redis.NewScript(fairAcquireLua)
+//go:embed scripts/fair_unwind.lua
+var fairUnwindLua string
+
+var (
+	fairAcquireScript = redis.NewScript(fairAcquireLua)
+	fairUnwindScript  = redis.NewScript(fairUnwindLua)
+)
 
 // Replies of fair_acquire.lua besides replyOurs (1): the key is held (0), or
 // another waiter is ahead in the queue (-2).
@@ -132,4 +138,23 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 			cancel()
 		}
 	}()
+}
+
+// unwind cleans up a failed fair round: on every master, where the key is ours it
+// is deleted and the waiter put back at its place in the queue, atomically, so that
+// the next waiter cannot take the hole the round left (and block us in turn). A
+// "try" waiter was never queued: plain release.
+func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter) {
+	if w.mode != "wait" {
+		m.releaseVia(ctx, opRelease, key, value, "")
+		return
+	}
+	keys := []string{key, key + queueSuffix}
+	m.fanout(ctx, opRelease, key, func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS).Int64()
+		if err != nil {
+			return OutcomeError, err
+		}
+		return outcomeOf(r), nil
+	})
 }

@@ -20,11 +20,57 @@ import (
 	"github.com/redlock/redlock/internal/redistest"
 )
 
-func TestFairScriptSHA1IsPinned(t *testing.T) {
-	sum := sha1.Sum([]byte(fairAcquireLua))
-	got := hex.EncodeToString(sum[:])
-	assert.Equal(t, "6433d9cd936fea63c74d5c9890e1ca3401aff01a", got, "fair_acquire.lua changed: update its pinned SHA1")
-	assert.Equal(t, got, fairAcquireScript.Hash())
+func TestFairScriptSHA1sArePinned(t *testing.T) {
+	pins := map[string]struct {
+		src, sha string
+		script   *redis.Script
+	}{
+		"fair_acquire": {fairAcquireLua, "6433d9cd936fea63c74d5c9890e1ca3401aff01a", fairAcquireScript},
+		"fair_unwind":  {fairUnwindLua, "9762e6723bfa79e2f6f3374b6f3da4819563ffc3", fairUnwindScript},
+	}
+	for name, p := range pins {
+		sum := sha1.Sum([]byte(p.src))
+		got := hex.EncodeToString(sum[:])
+		assert.Equal(t, p.sha, got, "%s.lua changed: update its pinned SHA1", name)
+		assert.Equal(t, got, p.script.Hash())
+	}
+}
+
+func TestFairUnwindPutsTheWaiterBack(t *testing.T) {
+	ctx := context.Background()
+	c, _ := testCluster(t, 1)
+	cl := c.Servers[0].Client()
+	keys := []string{"lock:u", "lock:u:queue"}
+	tests := []struct {
+		name   string
+		lock   string
+		want   int64
+		queued bool
+	}{
+		{"ours: deleted and queued again", "v", 1, true},
+		{"missing: untouched", "", 0, false},
+		{"someone else's: untouched", "w", -1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.NoError(t, cl.Del(ctx, keys...).Err())
+			if tt.lock != "" {
+				require.NoError(t, cl.Set(ctx, "lock:u", tt.lock, time.Minute).Err())
+			}
+			r, err := fairUnwindScript.Run(ctx, cl, keys, "v", "me", "100", 1000).Int64()
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r)
+			q, err := cl.ZRangeByScore(ctx, "lock:u:queue", &zrange0).Result()
+			require.NoError(t, err)
+			if tt.queued {
+				assert.Equal(t, []string{"q:me"}, q)
+				assert.Zero(t, cl.Exists(ctx, "lock:u").Val())
+			} else {
+				assert.Empty(t, q)
+				assert.Equal(t, tt.lock, cl.Get(ctx, "lock:u").Val())
+			}
+		})
+	}
 }
 
 // queueOn returns, per master, the waiter ids queued for key (heartbeat entries left out).

@@ -155,6 +155,11 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 			unreg()
 		}
 	}()
+	if attempts > 1 {
+		if h := m.runningHub(); h != nil {
+			w, unreg = h.registerIfSubscribed(key)
+		}
+	}
 	for tries := 0; ; rounds++ {
 		if err := ctx.Err(); err != nil {
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
@@ -184,6 +189,14 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 		if w == nil {
 			if h := m.hub(); h != nil {
 				w, unreg = h.register(key)
+				// A release between the failed round and the subscription would go
+				// unnoticed: once subscribed, try again at once.
+				if woken, err = m.subscribed(ctx, w); err != nil {
+					return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+				}
+				if woken {
+					continue
+				}
 			}
 		}
 		if woken, err = m.await(ctx, w, roundStart, m.retryDelay()); err != nil {
@@ -198,6 +211,26 @@ func (m *Manager) giveUp(ctx context.Context, key string, fw *fairWaiter, err er
 		m.leave(backgroundFor(ctx), key, fw)
 	}
 	return err
+}
+
+// subscribed waits, at most one node timeout, until w's subscription is confirmed.
+// fresh tells whether it had to wait (and so a release may have been missed).
+func (m *Manager) subscribed(ctx context.Context, w *waiter) (fresh bool, err error) {
+	select {
+	case <-w.ready:
+		return false, nil
+	default:
+	}
+	t := time.NewTimer(m.cfg.nodeTimeout)
+	defer t.Stop()
+	select {
+	case <-w.ready:
+		return true, nil
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 // await sleeps d, or less when w gets a wake-up that arrived after since (the start
@@ -282,7 +315,11 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 		m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
 		return l, nil
 	}
-	if !m.cfg.mut.noReleaseOnFail {
+	switch {
+	case m.cfg.mut.noReleaseOnFail:
+	case fw != nil:
+		m.unwind(backgroundFor(ctx), key, value, fw)
+	default:
 		m.releaseVia(backgroundFor(ctx), opRelease, key, value, "")
 	}
 	return nil, m.roundError(rep)

@@ -25,9 +25,10 @@ func wakeChannel(key string) string { return key + ":wake" }
 
 // waiter is one blocked acquisition waiting for a wake-up of its channel.
 type waiter struct {
-	ch   chan struct{} // capacity 1: a pending wake-up
-	mu   sync.Mutex
-	last time.Time // when the last wake-up arrived
+	ch    chan struct{} // capacity 1: a pending wake-up
+	ready chan struct{} // closed once a master confirmed the subscription
+	mu    sync.Mutex
+	last  time.Time // when the last wake-up arrived
 }
 
 // wokenAfter reports whether a wake-up arrived after t (a wake-up older than the
@@ -55,10 +56,11 @@ type wakeHub struct {
 	cancel context.CancelFunc
 	subs   []*nodeSub
 
-	mu      sync.Mutex
-	waiters map[string]map[*waiter]struct{} // by channel
-	idle    map[string]time.Time            // channels without waiters, since when
-	closed  bool
+	mu        sync.Mutex
+	waiters   map[string]map[*waiter]struct{} // by channel
+	idle      map[string]time.Time            // channels without waiters, since when
+	confirmed map[string]map[*nodeSub]bool    // masters that confirmed a channel's subscription
+	closed    bool
 }
 
 // nodeSub is the subscription on one master. Its reconcile loop makes the set of
@@ -79,7 +81,8 @@ func (m *Manager) hub() *wakeHub {
 		return nil
 	}
 	if m.wake == nil {
-		h := &wakeHub{m: m, waiters: map[string]map[*waiter]struct{}{}, idle: map[string]time.Time{}}
+		h := &wakeHub{m: m, waiters: map[string]map[*waiter]struct{}{}, idle: map[string]time.Time{},
+			confirmed: map[string]map[*nodeSub]bool{}}
 		h.ctx, h.cancel = context.WithCancel(context.Background())
 		for _, n := range m.nodes {
 			s := &nodeSub{n: n, ps: n.client.Subscribe(h.ctx), kick: make(chan struct{}, 1), active: map[string]bool{}, done: make(chan struct{})}
@@ -112,10 +115,15 @@ func (m *Manager) closeWake() {
 }
 
 // register adds a waiter for key's wake-ups. The returned function removes it.
+// w.ready is closed once some master has confirmed the subscription: a release after
+// that moment wakes w.
 func (h *wakeHub) register(key string) (*waiter, func()) {
 	ch := wakeChannel(key)
-	w := &waiter{ch: make(chan struct{}, 1)}
+	w := &waiter{ch: make(chan struct{}, 1), ready: make(chan struct{})}
 	h.mu.Lock()
+	if len(h.confirmed[ch]) > 0 {
+		close(w.ready)
+	}
 	set := h.waiters[ch]
 	if set == nil {
 		set = map[*waiter]struct{}{}
@@ -134,6 +142,29 @@ func (h *wakeHub) register(key string) (*waiter, func()) {
 		}
 		h.mu.Unlock()
 	}
+}
+
+// registerIfSubscribed registers a waiter for key only when key's channel is
+// already subscribed (a name this Manager waited for recently), so that a blocking
+// acquisition of a contended name listens from before its first round; nil otherwise.
+func (h *wakeHub) registerIfSubscribed(key string) (*waiter, func()) {
+	h.mu.Lock()
+	ok := len(h.confirmed[wakeChannel(key)]) > 0
+	h.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	return h.register(key)
+}
+
+// runningHub returns the wake hub if a waiter already started it, else nil.
+func (m *Manager) runningHub() *wakeHub {
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	if m.wakeClosed {
+		return nil
+	}
+	return m.wake
 }
 
 func (h *wakeHub) kickAll() {
@@ -231,8 +262,11 @@ func (h *wakeHub) receive(s *nodeSub) {
 			continue
 		}
 		backoff = h.m.cfg.nodeTimeout
-		if m, ok := msg.(*redis.Message); ok {
-			h.notify(m.Channel, time.Now())
+		switch msg := msg.(type) {
+		case *redis.Message:
+			h.notify(msg.Channel, time.Now())
+		case *redis.Subscription:
+			h.confirm(s, msg)
 		}
 	}
 }
@@ -243,5 +277,33 @@ func (h *wakeHub) notify(ch string, at time.Time) {
 	defer h.mu.Unlock()
 	for w := range h.waiters[ch] {
 		w.wake(at)
+	}
+}
+
+// confirm records a master's (un)subscription of a channel and tells the waiters
+// that were waiting for their subscription to be in place.
+func (h *wakeHub) confirm(s *nodeSub, sub *redis.Subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	set := h.confirmed[sub.Channel]
+	switch sub.Kind {
+	case "subscribe":
+		if set == nil {
+			set = map[*nodeSub]bool{}
+			h.confirmed[sub.Channel] = set
+		}
+		set[s] = true
+		for w := range h.waiters[sub.Channel] {
+			select {
+			case <-w.ready:
+			default:
+				close(w.ready)
+			}
+		}
+	case "unsubscribe":
+		delete(set, s)
+		if len(set) == 0 {
+			delete(h.confirmed, sub.Channel)
+		}
 	}
 }

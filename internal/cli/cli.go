@@ -42,6 +42,8 @@ type Command struct {
 	Name     string
 	Synopsis string // one line for the command list
 	Usage    string // "redlock NAME [flags] ARGS" plus the exit codes, for help NAME
+	// Hidden commands (internal helpers such as bench-worker) are not listed.
+	Hidden bool
 	// Run executes the command. ctx is cancelled on SIGINT/SIGTERM.
 	Run func(ctx context.Context, env *Env, args []string) int
 }
@@ -90,8 +92,10 @@ func Main(ctx context.Context, env *Env, args []string) int {
 
 func printCommands(w io.Writer) {
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !c.Hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	fmt.Fprintln(w, "Usage: redlock COMMAND [flags] [args]")
