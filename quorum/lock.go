@@ -199,10 +199,28 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 				}
 			}
 		}
-		if woken, err = m.await(ctx, w, roundStart, m.retryDelay()); err != nil {
+		delay := m.retryDelay()
+		if fw == nil {
+			delay = splitVoteDelay(last, delay)
+		}
+		if woken, err = m.await(ctx, w, roundStart, delay); err != nil {
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 	}
+}
+
+// splitVoteDelay shortens the retry delay after a split vote: the round won some
+// masters but not a quorum, so the lock was free there and the contenders (woken
+// together by a release) collided. Nobody will publish a release for a lock that no
+// one holds, so instead of sleeping the whole delay, retry after a short random
+// pause of up to twice the round's duration (at least a millisecond).
+func splitVoteDelay(last error, delay time.Duration) time.Duration {
+	var re *RoundError
+	if !errors.As(last, &re) || re.Report.Votes == 0 || !errors.Is(re.Kind, ErrHeld) {
+		return delay
+	}
+	span := max(2*re.Report.Elapsed, time.Millisecond)
+	return min(time.Duration(rand.Int64N(int64(span))+1), delay)
 }
 
 // giveUp ends a failed acquisition: a fair waiter leaves the queue on every master.

@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/quorum"
+)
+
+// Environment of a worker process (this test binary, re-executed).
+const (
+	envWorker = "REDLOCK_BENCH_WORKER" // "quorum-plain", "quorum-fair" or "redsync"
+	envAddrs  = "REDLOCK_BENCH_ADDRS"
+	envOps    = "REDLOCK_BENCH_OPS"
+	envStart  = "REDLOCK_BENCH_START"
+	envID     = "REDLOCK_BENCH_ID"
+)
+
+// benchNodeTimeout is roomier than the default 50ms: the benchmark machines are
+// shared, and a scheduling hiccup must not count as a master failure.
+const benchNodeTimeout = 250 * time.Millisecond
+
+// contentionOps is the number of acquisitions per process (REDLOCK_BENCH_OPS, default 50).
+func contentionOps() int {
+	if n, err := strconv.Atoi(os.Getenv(envOps)); err == nil && n > 0 {
+		return n
+	}
+	return 50
+}
+
+// acquirerFor returns the lock client of a worker: this project in plain or fair
+// mode with its default retry policy, or redsync with its defaults.
+func acquirerFor(kind string, addrs []string) (Acquirer, func(), error) {
+	const key, name = "lock:bench-contended", "bench-contended"
+	switch kind {
+	case "quorum-plain", "quorum-fair":
+		nodes := make([]quorum.Node, len(addrs))
+		for i, a := range addrs {
+			nodes[i] = quorum.Node{Name: string(rune('a' + i)), Addr: a}
+		}
+		m, err := quorum.New(nodes, quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout))
+		if err != nil {
+			return nil, nil, err
+		}
+		var opts []quorum.LockOption
+		if kind == "quorum-fair" {
+			opts = append(opts, quorum.WithFair())
+		}
+		return func(ctx context.Context) (func(), error) {
+			l, err := m.Acquire(ctx, name, 8*time.Second, opts...)
+			if err != nil {
+				return nil, err
+			}
+			return func() { _ = l.Release(context.Background()) }, nil
+		}, func() { _ = m.Close() }, nil
+	case "redsync":
+		var pools []redsyncredis.Pool
+		var clients []*redis.Client
+		for _, a := range addrs {
+			c := redis.NewClient(&redis.Options{Addr: a})
+			clients = append(clients, c)
+			pools = append(pools, goredis.NewPool(c))
+		}
+		rs := redsync.New(pools...)
+		return func(ctx context.Context) (func(), error) {
+				mu := rs.NewMutex(key) // redsync's defaults: 8s expiry, 32 tries, 50-250ms apart
+				if err := mu.LockContext(ctx); err != nil {
+					return nil, err
+				}
+				return func() { _, _ = mu.UnlockContext(context.Background()) }, nil
+			}, func() {
+				for _, c := range clients {
+					_ = c.Close()
+				}
+			}, nil
+	}
+	return nil, nil, fmt.Errorf("unknown worker kind %q", kind)
+}
+
+// TestContentionWorker is one process of BenchmarkContention; it does nothing
+// unless started by it. It prints a WorkerResult and exits at once (so that the
+// test framework prints nothing after it).
+func TestContentionWorker(t *testing.T) {
+	kind := os.Getenv(envWorker)
+	if kind == "" {
+		return
+	}
+	acquire, closeFn, err := acquirerFor(kind, strings.Split(os.Getenv(envAddrs), ","))
+	require.NoError(t, err)
+	startNS, err := strconv.ParseInt(os.Getenv(envStart), 10, 64)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// Warm the connections before the common start.
+	if rel, err := acquire(ctx); err == nil {
+		rel()
+	}
+	require.NoError(t, SleepUntil(ctx, time.Unix(0, startNS)))
+	res := Work(ctx, os.Getenv(envID), acquire, contentionOps(), 0)
+	closeFn()
+	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
+	os.Exit(0)
+}
+
+// runContention runs the experiment with clients worker processes of kind.
+func runContention(tb testing.TB, kind string, addrs []string, clients int) Summary {
+	tb.Helper()
+	start := StartAt(clients)
+	cmds := make([]*exec.Cmd, clients)
+	for i := range cmds {
+		c := exec.Command(os.Args[0], "-test.run=^TestContentionWorker$")
+		c.Env = append(os.Environ(), envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
+			envStart+"="+strconv.FormatInt(start.UnixNano(), 10), envID+"=p"+strconv.Itoa(i+1),
+			envOps+"="+strconv.Itoa(contentionOps()))
+		cmds[i] = c
+	}
+	results, err := RunProcesses(context.Background(), cmds, os.Stderr)
+	require.NoError(tb, err)
+	return Summarize(kind, contentionOps(), results)
+}
+
+// BenchmarkContention: 5 processes take one lock REDLOCK_BENCH_OPS times each, for
+// this project in plain mode (wake-ups), in fair mode (FIFO queue) and redsync with
+// its defaults. Run it once:
+//
+//	go test ./internal/bench/ -run '^$' -bench Contention -benchtime 1x
+func BenchmarkContention(b *testing.B) {
+	c := redistest.Start(b, 5, redistest.Options{})
+	sums := map[string]Summary{}
+	for _, kind := range []string{"quorum-plain", "quorum-fair", "redsync"} {
+		b.Run(kind, func(b *testing.B) {
+			var s Summary
+			for i := 0; i < b.N; i++ {
+				s = runContention(b, kind, c.Addrs(), 5)
+			}
+			b.ReportMetric(s.PerSecond, "acq/s")
+			b.ReportMetric(ms(s.MeanWait), "mean-ms")
+			b.ReportMetric(ms(s.P99Wait), "p99-ms")
+			b.ReportMetric(ms(s.MaxWait), "max-ms")
+			b.ReportMetric(100*s.MinOthersAtFinish, "others-done-%")
+			var sb strings.Builder
+			_ = s.WriteText(&sb)
+			b.Log("\n" + sb.String())
+			sums[kind] = s
+		})
+	}
+	plain, fair, rs := sums["quorum-plain"], sums["quorum-fair"], sums["redsync"]
+	if rs.Total > 0 && fair.MeanWait > 0 {
+		b.Logf("fair max/mean = %.2f (goal <= 3); fair max / redsync max = %.3f (goal <= 0.2); "+
+			"fair: others done when the first finished = %.0f%% (goal >= 80%%); plain/redsync acquisitions/s = %.2f (goal >= 1)",
+			float64(fair.MaxWait)/float64(fair.MeanWait), float64(fair.MaxWait)/float64(rs.MaxWait),
+			100*fair.MinOthersAtFinish, plain.PerSecond/rs.PerSecond)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestSummarize checks the aggregation on a hand-made history.
+func TestSummarize(t *testing.T) {
+	ms := int64(time.Millisecond)
+	results := []WorkerResult{
+		{ID: "p1", Waits: []int64{1 * ms, 3 * ms}, Acquired: []int64{1 * ms, 5 * ms}, Released: []int64{2 * ms, 6 * ms}, Started: 0, Finished: 6 * ms},
+		{ID: "p2", Waits: []int64{4 * ms, 8 * ms}, Acquired: []int64{3 * ms, 8 * ms}, Released: []int64{4 * ms, 9 * ms}, Started: 0, Finished: 10 * ms, Failures: 1},
+	}
+	s := Summarize("t", 2, results)
+	assert.Equal(t, 4, s.Total)
+	assert.Equal(t, 10*time.Millisecond, s.Duration)
+	assert.Equal(t, 4*time.Millisecond, s.MeanWait)
+	assert.Equal(t, 3*time.Millisecond, s.P50Wait)
+	assert.Equal(t, 8*time.Millisecond, s.MaxWait)
+	assert.InDelta(t, 400, s.PerSecond, 0.001)
+	// Handoffs: release 2 -> acquire 3 (1ms), release 4 -> 5 (1ms), release 6 -> 8 (2ms).
+	assert.Equal(t, 4*time.Millisecond/3, s.HandoffMean)
+	assert.Equal(t, 2*time.Millisecond, s.HandoffP99)
+	require.Len(t, s.Processes, 2)
+	assert.InDelta(t, 0.5, s.Processes[0].Share, 0.001)
+	assert.Equal(t, 1, s.Processes[1].Failures)
+	// p1 finished at 6ms, when p2 had done 1 of 2: 50%; p2 finished last: 100%.
+	assert.InDelta(t, 0.5, s.Processes[0].OthersAtFinish, 0.001)
+	assert.InDelta(t, 1, s.Processes[1].OthersAtFinish, 0.001)
+	assert.InDelta(t, 0.5, s.MinOthersAtFinish, 0.001)
+}
+
+func TestFloorCycle(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	f, err := DialFloor(c.Addrs(), time.Second)
+	require.NoError(t, err)
+	defer f.Close()
+	n, err := f.Cycle("floor:k", "v", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	for _, s := range c.Servers {
+		assert.Zero(t, s.Client().Exists(context.Background(), "floor:k").Val(), "released on %s", s.Name)
+	}
+	require.NoError(t, c.Servers[0].Client().Set(context.Background(), "floor:k", "other", time.Minute).Err())
+	n, err = f.Cycle("floor:k", "v", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "a held key is not granted")
+	assert.Equal(t, "other", c.Servers[0].Client().Get(context.Background(), "floor:k").Val(), "another owner's key is not released")
+}
