@@ -245,13 +245,16 @@ func (m *Manager) DriftBudget(ttl time.Duration) time.Duration { return m.cfg.dr
 // fn's error, when set, makes the outcome OutcomeError.
 func (m *Manager) fanout(ctx context.Context, op, key string, fn func(ctx context.Context, n *node) (Outcome, error)) *Report {
 	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
+	// Every node starts at the same moment, so one deadline context serves them all:
+	// each command still ends within the node timeout, and the round costs one
+	// timer instead of one per node.
+	nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
+	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(len(m.nodes))
 	for i, n := range m.nodes {
 		go func() {
 			defer wg.Done()
-			nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
-			defer cancel()
 			t0 := time.Now()
 			out, err := fn(nctx, n)
 			if err != nil {

@@ -56,7 +56,7 @@ func quorumCycler(b *testing.B, addrs []string, opts ...quorum.Option) cycler {
 	for i, a := range addrs {
 		nodes[i] = quorum.Node{Name: string(rune('a' + i)), Addr: a}
 	}
-	m, err := quorum.New(nodes, append([]quorum.Option{quorum.WithRestartQuarantine(0)}, opts...)...)
+	m, err := quorum.New(nodes, append([]quorum.Option{quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
