@@ -123,3 +123,24 @@ func TestProcessAndServerClockFaults(t *testing.T) {
 	KillRestart(s, 0, false)
 	assert.Zero(t, admin.Exists(ctx, "lock:x").Val(), "restart without data forgets keys")
 }
+
+func TestProxySetUpstreamMovesNewConnections(t *testing.T) {
+	ctx := context.Background()
+	a := redistest.StartOne(t, "a", redistest.Options{})
+	b := redistest.StartOne(t, "b", redistest.Options{})
+	require.NoError(t, a.Client().Set(ctx, "where", "a", 0).Err())
+	require.NoError(t, b.Client().Set(ctx, "where", "b", 0).Err())
+	p := NewProxy(t, a.Addr())
+	c := clientVia(t, p)
+	conn := c.Conn()
+	defer conn.Close()
+	require.Equal(t, "a", conn.Get(ctx, "where").Val())
+
+	p.SetUpstream(b.Addr())
+	assert.Equal(t, b.Addr(), p.Upstream())
+	assert.Equal(t, "a", conn.Get(ctx, "where").Val(), "an open connection stays on the old upstream")
+	fresh := clientVia(t, p)
+	assert.Equal(t, "b", fresh.Get(ctx, "where").Val(), "a new connection reaches the new upstream")
+	p.Reset()
+	assert.Equal(t, "b", c.Get(ctx, "where").Val(), "after Reset the pool reconnects to the new upstream")
+}

@@ -27,10 +27,10 @@ type TB interface {
 // injects network faults into them. The zero fault state forwards everything at
 // once. It is safe for concurrent use.
 type Proxy struct {
-	upstream string
-	ln       net.Listener
+	ln net.Listener
 
 	mu       sync.Mutex
+	upstream string
 	up, down time.Duration // latency added to client->server and server->client data
 	dropUp   bool          // client->server data is dropped (blackhole)
 	dropDown bool          // server->client data is dropped (lost replies)
@@ -58,8 +58,22 @@ func NewProxy(t TB, upstream string) *Proxy {
 // Addr returns the proxy's listening address.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Upstream returns the address the proxy forwards to.
-func (p *Proxy) Upstream() string { return p.upstream }
+// Upstream returns the address the proxy forwards new connections to.
+func (p *Proxy) Upstream() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.upstream
+}
+
+// SetUpstream makes the proxy forward new connections to addr (a loopback
+// address), as a virtual IP or a DNS name moved by a failover would: clients keep
+// dialling the same address and reach another server. Connections already open
+// stay on the old upstream until they end; Reset moves them at once.
+func (p *Proxy) SetUpstream(addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.upstream = addr
+}
 
 // Dial connects to the proxy whatever addr says; it has the signature of
 // quorum.Node.Dialer, so a client's connections to one master go through it.
@@ -150,12 +164,13 @@ func (p *Proxy) serve() {
 func (p *Proxy) handle(cl net.Conn) {
 	p.mu.Lock()
 	stopped := p.stopped || p.closed
+	upstream := p.upstream
 	p.mu.Unlock()
 	if stopped {
 		(&pair{client: cl, server: cl}).reset()
 		return
 	}
-	sv, err := net.DialTimeout("tcp", p.upstream, time.Second)
+	sv, err := net.DialTimeout("tcp", upstream, time.Second)
 	if err != nil {
 		(&pair{client: cl, server: cl}).reset()
 		return
