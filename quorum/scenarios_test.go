@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
 )
 
 const scenLock = "scenario/resource"
@@ -305,12 +308,17 @@ func scenClientPauseDuring(s *scen) {
 
 // Client clock drift: A's clock runs at rate (slow clocks overstate validity). A
 // holds to its Until; B polls. Within the budget (factor 0.05) it is safe.
-func scenClockDrift(rate float64) scenario {
+func scenClockDrift(rate float64) scenario { return scenClockDriftFactor(rate, 0.05) }
+
+// scenClockDriftFactor is the drift scenario with both clients configured with the
+// given drift factor: safe when factor covers the rate error (1-rate), because A's
+// validity, stretched by its slow clock, still ends before its keys expire.
+func scenClockDriftFactor(rate, factor float64) scenario {
 	return func(s *scen) {
 		ctx := context.Background()
 		const ttl = time.Second
-		a := s.client("A", WithClock(faults.NewDriftClock(rate)), WithDrift(0.05, 2*time.Millisecond))
-		b := s.client("B", WithDrift(0.05, 2*time.Millisecond))
+		a := s.client("A", WithClock(faults.NewDriftClock(rate)), WithDrift(factor, 2*time.Millisecond))
+		b := s.client("B", WithDrift(factor, 2*time.Millisecond))
 		h := a.until(ctx, time.Now().Add(2*time.Second), scenLock, ttl)
 		require.NotNil(s.t, h)
 		if bh := b.until(ctx, h.c.real(h.l.Until()).Add(100*time.Millisecond), scenLock, ttl); bh != nil {
@@ -322,21 +330,44 @@ func scenClockDrift(rate float64) scenario {
 
 // Server clock jump: the PTTL of lock keys on three masters moves 400ms sooner (a
 // wall clock jumped forward there): beyond the drift budget, B can take the lock
-// inside A's validity.
-func scenServerClockJump(s *scen) {
-	ctx := context.Background()
-	const ttl = time.Second
-	a, b := s.client("A"), s.client("B")
-	h := a.until(ctx, time.Now().Add(2*time.Second), scenLock, ttl)
-	require.NotNil(s.t, h)
-	for _, n := range []string{"a", "b", "c"} {
-		_, err := faults.ShiftClock(ctx, s.server(n), DefaultKeyPrefix+"*", -400*time.Millisecond)
-		require.NoError(s.t, err)
+// inside A's validity. With fencing, the locks still overlap, but once B has
+// written to the resource it refuses A's write, made inside A's validity.
+func scenServerClockJump(fencing bool) scenario {
+	return func(s *scen) {
+		ctx := context.Background()
+		const ttl = time.Second
+		a, b := s.client("A"), s.client("B")
+		var opts []LockOption
+		if fencing {
+			opts = append(opts, WithFencing())
+		}
+		store := &fencedStore{}
+		h := a.until(ctx, time.Now().Add(2*time.Second), scenLock, ttl, opts...)
+		require.NotNil(s.t, h)
+		require.NoError(s.t, store.write(h.l.Fence()))
+		for _, n := range []string{"a", "b", "c"} {
+			_, err := faults.ShiftClock(ctx, s.server(n), DefaultKeyPrefix+"*", -400*time.Millisecond)
+			require.NoError(s.t, err)
+		}
+		s.rec.Event("wall clocks of a, b, c jumped 400ms forward")
+		bh := b.until(ctx, h.c.real(h.l.Until()), scenLock, ttl, opts...)
+		if fencing {
+			switch {
+			case bh == nil:
+				s.violate("B never got in during A's validity: the clock jump did not strike")
+			case store.write(bh.l.Fence()) != nil:
+				s.violate("the resource refused the new holder B (fence %d after %d)", bh.l.Fence(), h.l.Fence())
+			case !time.Now().Before(h.c.real(h.l.Until())):
+				s.violate("A's validity ended before it could write: the overlap was not exercised")
+			case store.write(h.l.Fence()) == nil: // A, inside its validity, writes
+				s.violate("the fenced resource accepted the stale holder's write (fence %d after %d)", h.l.Fence(), bh.l.Fence())
+			}
+		}
+		if bh != nil {
+			_ = bh.release(ctx)
+		}
+		h.holdToEnd(ctx)
 	}
-	if bh := b.until(ctx, h.c.real(h.l.Until()), scenLock, ttl); bh != nil {
-		_ = bh.release(ctx)
-	}
-	h.holdToEnd(ctx)
 }
 
 // Eviction: memory pressure on three masters with maxmemory-policy volatile-lru
@@ -378,6 +409,88 @@ func usedMemory(info string) int64 {
 	var n int64
 	_, _ = fmt.Sscan(infoField(info, "used_memory"), &n)
 	return n
+}
+
+// Replica promotion: master c has a replica, and asynchronous replication loses
+// A's lock write on the way to it (the replication link goes through a proxy that
+// drops it; a SIGSTOPped replica would not do: the write already sits in its
+// socket buffer and is applied when it resumes). c dies, the replica is promoted
+// with REPLICAOF NO ONE, and the address the clients use for c now reaches the
+// replica, as a virtual IP or Sentinel-driven DNS would. B, cut off from a and b,
+// then tries {c,d,e}. Without restart quarantine the promoted replica votes for B
+// inside A's validity. With it, B's new connection to c sees another run_id on the
+// same address and c does not vote until the quarantine ends.
+func scenReplicaPromotion(quarantine bool) scenario {
+	return func(s *scen) {
+		ctx := context.Background()
+		const ttl = time.Second
+		window := ttl + 100*time.Millisecond
+		master := s.server("c")
+		require.NoError(s.t, faults.SetConfig(ctx, master, "repl-diskless-sync-delay", "0"))
+		link := s.net.Proxy("replication", "c", master.Addr())
+		host, port, err := net.SplitHostPort(link.Addr())
+		require.NoError(s.t, err)
+		replica := redistest.StartOne(s.t, "c-replica", redistest.Options{Args: []string{"--replicaof", host, port}})
+		rcl := replica.Client()
+		// Replication works before the fault: a write on c reaches the replica.
+		require.NoError(s.t, master.Client().Set(ctx, "replication-probe", "1", 0).Err())
+		require.Eventually(s.t, func() bool { return rcl.Get(ctx, "replication-probe").Val() == "1" },
+			10*time.Second, 10*time.Millisecond, "the replica syncs with c")
+
+		a := s.client("A")
+		var bopts []Option
+		if quarantine {
+			bopts = append(bopts, WithRestartQuarantine(window+a.m.DriftBudget(ttl)))
+		}
+		b := s.client("B", bopts...)
+		if quarantine {
+			// B meets every master (learning c's run_id) and waits out the quarantine
+			// of brand-new masters. The replica must be older than the window by the
+			// failover, so that only the run_id change can quarantine it.
+			_, _ = b.m.TryAcquire(ctx, "warm-up", ttl)
+			require.Eventually(s.t, func() bool {
+				up, _ := strconv.Atoi(infoField(rcl.Info(ctx, "server").Val(), "uptime_in_seconds"))
+				return len(b.m.Quarantine()) == 0 && time.Duration(up)*time.Second > 2*window
+			}, 10*time.Second, 20*time.Millisecond)
+		}
+		a.net((*faults.Proxy).Blackhole, "d", "e")
+		b.net((*faults.Proxy).Blackhole, "a", "b")
+		link.Blackhole()
+		s.rec.Event("replication link c -> replica drops everything")
+		h := a.until(ctx, time.Now().Add(2*time.Second), scenLock, ttl)
+		require.NotNil(s.t, h, "A acquires on a, b, c")
+		require.Equal(s.t, int64(1), master.Client().Exists(ctx, h.l.Key()).Val(), "c granted A's lock")
+
+		// Fail over: c dies, its replica is promoted, c's address now reaches it.
+		master.Kill()
+		require.NoError(s.t, rcl.Do(ctx, "REPLICAOF", "NO", "ONE").Err())
+		for _, cl := range []string{"A", "B"} {
+			s.net.Each(cl, func(p *faults.Proxy) { p.SetUpstream(replica.Addr()) }, "c")
+		}
+		s.rec.Event("c failed over to its replica")
+		require.Zero(s.t, rcl.Exists(ctx, h.l.Key()).Val(), "the promoted replica lacks A's key")
+
+		deadline := h.c.real(h.l.Until()).Add(500 * time.Millisecond)
+		if quarantine {
+			deadline = deadline.Add(window)
+			// B's first round reconnects to c and sees the replica's run_id.
+			if bh, err := b.try(ctx, scenLock, ttl); err == nil {
+				_ = bh.release(ctx)
+			}
+			if _, ok := b.m.Quarantine()["c"]; !ok {
+				s.violate("B did not quarantine c after it failed over to a server with another run_id")
+			}
+		}
+		if bh := b.until(ctx, deadline, scenLock, ttl); bh != nil {
+			time.Sleep(50 * time.Millisecond) // B uses the lock
+			_ = bh.release(ctx)
+		} else {
+			s.violate("B never acquired after A's validity")
+		}
+		_ = h.release(ctx)
+		s.checkKeys(true, "a", "b", "d", "e")
+		s.checkKeysOn("c (promoted replica)", rcl, true)
+	}
 }
 
 // Extend and release edge cases: invalid TTLs never touch the key; extend after
@@ -455,7 +568,8 @@ func scenScriptFlush(s *scen) {
 
 var aofAlways = []string{"--appendonly", "yes", "--appendfsync", "always"}
 
-// TestScenarios runs every scenario that must stay safe.
+// TestScenarios runs every scenario that must stay safe (the mitigations of the
+// hazards outside Redlock's model are in TestHazardsAreMitigated).
 func TestScenarios(t *testing.T) {
 	tests := []struct {
 		name string
@@ -465,9 +579,6 @@ func TestScenarios(t *testing.T) {
 		{"baseline contention", scenBaseline, nil},
 		{"2 of 5 killed during contention", scenKillTwo, nil},
 		{"3 of 5 killed", scenKillThree, nil},
-		{"holder master restart delayed past ttl", scenRestart(restartVariant{delay: 1100 * time.Millisecond}), nil},
-		{"holder master restart with aof always", scenRestart(restartVariant{keepData: true}), aofAlways},
-		{"holder master restart with quarantine", scenRestart(restartVariant{quarantine: true}), nil},
 		{"client partitioned from 3 masters", scenPartitionThree, nil},
 		{"holder partitioned after acquiring", scenHolderPartitioned, nil},
 		{"overlapping majorities", scenOverlappingMajorities, nil},
@@ -476,9 +587,7 @@ func TestScenarios(t *testing.T) {
 		{"slow masters ttl on 3", scenSlowThree, nil},
 		{"master paused longer than ttl", scenPausedMaster, nil},
 		{"client pause during acquire", scenClientPauseDuring, nil},
-		{"client pause after acquire with fencing", scenClientPauseAfter(true), nil},
 		{"client clock drift within budget", scenClockDrift(0.97), nil},
-		{"eviction under noeviction", scenEviction("noeviction"), nil},
 		{"extend and release edge cases", scenEdgeCases, nil},
 		{"script cache flush", scenScriptFlush, nil},
 	}
@@ -490,23 +599,72 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// TestHazardsAreDetected runs the faults outside Redlock's model: the checker
-// must see the overlap each one causes (their mitigations are in TestScenarios).
+// hazard is a fault outside Redlock's model, run without its mitigations, and the
+// mitigations that remove its harm.
+type hazard struct {
+	name        string
+	fn          scenario
+	mitigations []mitigation
+}
+
+// mitigation is a hazard's scenario run with one mitigation on.
+type mitigation struct {
+	name string
+	fn   scenario
+	args []string
+	// fenced: the locks still overlap, and the fenced resource refuses the stale
+	// holder (runFenced); otherwise the run must be safe (runSafe).
+	fenced bool
+}
+
+var hazards = []hazard{
+	{"immediate restart without persistence", scenRestart(restartVariant{}), []mitigation{
+		{name: "restart quarantine", fn: scenRestart(restartVariant{quarantine: true})},
+		{name: "aof always", fn: scenRestart(restartVariant{keepData: true}), args: aofAlways},
+		{name: "restart delayed past ttl", fn: scenRestart(restartVariant{delay: 1100 * time.Millisecond})},
+	}},
+	{"client pause past validity", scenClientPauseAfter(false), []mitigation{
+		{name: "fencing", fn: scenClientPauseAfter(true)},
+	}},
+	{"client clock 15% slow with drift factor 5%", scenClockDriftFactor(0.85, 0.05), []mitigation{
+		{name: "drift factor 25%", fn: scenClockDriftFactor(0.85, 0.25)},
+	}},
+	{"server clock jump on 3 masters", scenServerClockJump(false), []mitigation{
+		{name: "fencing", fn: scenServerClockJump(true), fenced: true},
+	}},
+	{"eviction under volatile-lru", scenEviction("volatile-lru"), []mitigation{
+		{name: "noeviction", fn: scenEviction("noeviction")},
+	}},
+	{"replica promotion after lost replication", scenReplicaPromotion(false), []mitigation{
+		{name: "restart quarantine", fn: scenReplicaPromotion(true)},
+	}},
+}
+
+// TestHazardsAreDetected runs the faults outside Redlock's model, unmitigated: the
+// checker must see the overlap each one causes.
 func TestHazardsAreDetected(t *testing.T) {
-	tests := []struct {
-		name string
-		fn   scenario
-	}{
-		{"immediate restart without persistence or quarantine", scenRestart(restartVariant{})},
-		{"client pause past validity without fencing", scenClientPauseAfter(false)},
-		{"client clock drift beyond budget", scenClockDrift(0.85)},
-		{"server clock jump beyond budget", scenServerClockJump},
-		{"eviction under volatile-lru", scenEviction("volatile-lru")},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, hz := range hazards {
+		t.Run(hz.name, func(t *testing.T) {
 			t.Parallel()
-			runHazard(t, tt.fn, 5)
+			runHazard(t, hz.fn, 5)
 		})
+	}
+}
+
+// TestHazardsAreMitigated runs each hazard of TestHazardsAreDetected with each of
+// its mitigations: safe, or for fencing, the stale holder refused by the resource.
+func TestHazardsAreMitigated(t *testing.T) {
+	for _, hz := range hazards {
+		require.NotEmpty(t, hz.mitigations, "hazard %q has no mitigation", hz.name)
+		for _, mt := range hz.mitigations {
+			t.Run(hz.name+"/"+mt.name, func(t *testing.T) {
+				t.Parallel()
+				if mt.fenced {
+					runFenced(t, mt.fn, 5, mt.args...)
+				} else {
+					runSafe(t, mt.fn, 5, mt.args...)
+				}
+			})
+		}
 	}
 }

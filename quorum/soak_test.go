@@ -13,14 +13,14 @@ import (
 	"github.com/redlock/redlock/internal/faults"
 )
 
-// soakDuration is 30s by default, REDLOCK_SOAK (a Go duration) when set.
+// soakDuration is 60s by default, REDLOCK_SOAK (a Go duration) when set.
 func soakDuration(t *testing.T) time.Duration {
 	if v := os.Getenv("REDLOCK_SOAK"); v != "" {
 		d, err := time.ParseDuration(v)
 		require.NoError(t, err, "REDLOCK_SOAK")
 		return d
 	}
-	return 30 * time.Second
+	return 60 * time.Second
 }
 
 // TestNemesisSoak runs four contending clients for the soak duration while a
