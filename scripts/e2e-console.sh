@@ -36,7 +36,7 @@ fail() {
 }
 # wait_for PATTERN [SECONDS]: poll the screen until a line matches the extended regex.
 wait_for() {
-  local pattern=$1 limit=${2:-10} i
+  local pattern=$1 limit=${2:-20} i
   for ((i = 0; i < limit * 10; i++)); do
     if screen | grep -Eq -- "$pattern"; then return 0; fi
     sleep 0.1
@@ -50,14 +50,17 @@ step "building"
 go build -o "$work/redlock" .
 
 # Five free loopback ports: a port is free when nothing accepts a connection on it.
-ports=()
-candidate=$((20000 + RANDOM % 30000))
-while [ ${#ports[@]} -lt 5 ]; do
-  candidate=$((candidate + 1))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then ports+=("$candidate"); fi
-done
+# Another process may bind one between the check and redis-server's start, so the
+# whole start is tried up to three times with fresh ports.
+start_masters() {
+  ports=()
+  candidate=$((20000 + RANDOM % 10000))
+  while [ ${#ports[@]} -lt 5 ]; do
+    candidate=$((candidate + 1))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then ports+=("$candidate"); fi
+  done
 
-cat >"$work/redlock.hcl" <<HCL
+  cat >"$work/redlock.hcl" <<HCL
 cluster "e2e" {
   key_prefix         = "lock:"
   ttl                = "30s"
@@ -73,15 +76,29 @@ cluster "e2e" {
 }
 HCL
 
+  "$work/redlock" up -config "$work/redlock.hcl" >"$work/up.out" 2>"$work/up.err" &
+  up_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    [ "$(grep -c '^master ' "$work/up.out" 2>/dev/null || true)" -ge 5 ] && return 0
+    if ! kill -0 "$up_pid" 2>/dev/null; then
+      wait "$up_pid" 2>/dev/null || true
+      up_pid=""
+      return 1
+    fi
+    sleep 0.1
+  done
+  return 1
+}
+
 step "starting 5 redis-server masters with redlock up"
-"$work/redlock" up -config "$work/redlock.hcl" >"$work/up.out" 2>"$work/up.err" &
-up_pid=$!
-for ((i = 0; i < 100; i++)); do
-  [ "$(grep -c '^master ' "$work/up.out" 2>/dev/null || true)" -ge 5 ] && break
-  kill -0 "$up_pid" 2>/dev/null || { cat "$work/up.err" >&2; echo "e2e-console: FAILED: redlock up exited" >&2; exit 1; }
-  sleep 0.1
+started=""
+for attempt in 1 2 3; do
+  if start_masters; then started=1; break; fi
+  echo "e2e-console: redlock up failed (attempt $attempt):" >&2
+  cat "$work/up.err" >&2
+  if [ -n "$up_pid" ]; then kill "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; up_pid=""; fi
 done
-[ "$(grep -c '^master ' "$work/up.out")" -ge 5 ] || { cat "$work/up.err" >&2; echo "e2e-console: FAILED: masters did not start" >&2; exit 1; }
+[ -n "$started" ] || { echo "e2e-console: FAILED: masters did not start" >&2; exit 1; }
 c_pid=$(awk '$2 == "c" { gsub(/[^0-9]/, "", $NF); print $NF }' "$work/up.out")
 [ -n "$c_pid" ] || { cat "$work/up.out" >&2; echo "e2e-console: FAILED: no pid for master c" >&2; exit 1; }
 
@@ -110,7 +127,7 @@ second=$(line_of 'e2e/job-1 +● held' | grep -Eo '[0-9]+ms *$' | tr -dc 0-9)
 
 step "killing master c (pid $c_pid)"
 kill -9 "$c_pid"
-wait_for '✖ down +c ' 5
+wait_for '✖ down +c ' 15
 wait_for 'healthy 4/5'
 
 step "force-expiring e2e/job-1"
@@ -118,7 +135,7 @@ tmux send-keys -t "$session" x
 wait_for 'Force-expire e2e/job-1 held by this console\? y/n'
 tmux send-keys -t "$session" y
 wait_for 'force-expired e2e/job-1: deleted on 4/5 masters'
-wait_for 'no locks' 5
+wait_for 'no locks' 15
 
 step "quitting"
 tmux send-keys -t "$session" q
