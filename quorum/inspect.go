@@ -163,7 +163,7 @@ func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
 	if match == "" {
 		match = "*"
 	}
-	pattern := escapeGlob(m.cfg.prefix) + match
+	pattern := EscapeGlob(m.cfg.prefix) + match
 	lst := &Listing{Match: match, Quorum: m.quorum, Total: len(m.nodes), Masters: make([]MasterAnswer, len(m.nodes))}
 	perNode := make([]map[string]rawKey, len(m.nodes))
 	var wg sync.WaitGroup
@@ -391,8 +391,9 @@ func longest(p []time.Duration) time.Duration {
 	return best
 }
 
-// escapeGlob escapes the glob characters of a literal (the key prefix) for MATCH.
-func escapeGlob(s string) string {
+// EscapeGlob escapes the glob characters of a literal for Redis MATCH, so that
+// Inspect(ctx, EscapeGlob(name)) lists exactly the lock name.
+func EscapeGlob(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch r {

@@ -214,6 +214,6 @@ func TestClassify(t *testing.T) {
 }
 
 func TestEscapeGlob(t *testing.T) {
-	assert.Equal(t, `lock:`, escapeGlob("lock:"))
-	assert.Equal(t, `a\*b\?\[c\]\\`, escapeGlob(`a*b?[c]\`))
+	assert.Equal(t, `lock:`, EscapeGlob("lock:"))
+	assert.Equal(t, `a\*b\?\[c\]\\`, EscapeGlob(`a*b?[c]\`))
 }

@@ -77,7 +77,7 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 // confirmForceExpire shows who holds the lock (on stderr) and asks for "yes".
 func (s *lockSession) confirmForceExpire(ctx context.Context, env *Env, cmd *Command, name string, cf common) (int, bool) {
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
-	lst, err := s.m.Inspect(cctx, escapeMatch(name))
+	lst, err := s.m.Inspect(cctx, quorum.EscapeGlob(name))
 	cancel()
 	switch {
 	case lst == nil:

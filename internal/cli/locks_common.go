@@ -194,19 +194,6 @@ func (s *lockSession) printReport(w io.Writer, rep *quorum.Report, label map[quo
 	}
 }
 
-// escapeMatch escapes the glob characters of a lock name so Inspect matches it alone.
-func escapeMatch(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // errWaitExpired: -wait ran out before the lock could be taken.
 var errWaitExpired = errors.New("wait expired")
 
