@@ -305,20 +305,24 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 // script when fw is set.
 func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
 	ms := ttl.Milliseconds()
-	set := func(ctx context.Context, n *node) (Outcome, error) {
-		err := n.client.Do(ctx, "SET", key, value, "NX", "PX", ms).Err()
-		switch {
-		case errors.Is(err, redis.Nil):
-			return OutcomeForeign, nil
-		case err != nil:
-			return OutcomeError, err
-		}
-		return OutcomeOK, nil
+	var rep *Report
+	switch {
+	case fw != nil:
+		rep = m.fanout(ctx, opAcquire, key, fw.setter(key, value, ttl))
+	case m.fast():
+		rep = m.wireRound(ctx, opAcquire, key, wireSet, value, "", ms)
+	default:
+		rep = m.fanout(ctx, opAcquire, key, func(ctx context.Context, n *node) (Outcome, error) {
+			err := n.client.Do(ctx, "SET", key, value, "NX", "PX", ms).Err()
+			switch {
+			case errors.Is(err, redis.Nil):
+				return OutcomeForeign, nil
+			case err != nil:
+				return OutcomeError, err
+			}
+			return OutcomeOK, nil
+		})
 	}
-	if fw != nil {
-		set = fw.setter(key, value, ttl)
-	}
-	rep := m.fanout(ctx, opAcquire, key, set)
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if m.cfg.mut.validityFromReply {
@@ -389,6 +393,9 @@ func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
 // of a failed round frees no lock that anyone could take, and waking the other
 // waiters from it would let failed rounds wake each other in a loop).
 func (m *Manager) releaseVia(ctx context.Context, op, key, value, channel string) *Report {
+	if m.fast() && !m.cfg.mut.plainDelRelease {
+		return m.wireRound(ctx, op, key, wireRelease, value, channel, 0)
+	}
 	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
 		if m.cfg.mut.plainDelRelease {
 			return OutcomeOK, n.client.Del(ctx, key).Err()
@@ -466,19 +473,24 @@ func (m *Manager) ExtendToken(ctx context.Context, name, token string, ttl time.
 func (m *Manager) extend(ctx context.Context, key, value string, ttl time.Duration) (time.Time, *Report, error) {
 	start := m.cfg.clock.Now()
 	ms := ttl.Milliseconds()
-	rep := m.fanout(ctx, opExtend, key, func(ctx context.Context, n *node) (Outcome, error) {
-		if m.cfg.mut.extendRecreates {
-			if err := n.client.Do(ctx, "SET", key, value, "PX", ms).Err(); err != nil {
+	var rep *Report
+	if m.fast() && !m.cfg.mut.extendRecreates {
+		rep = m.wireRound(ctx, opExtend, key, wireExtend, value, "", ms)
+	} else {
+		rep = m.fanout(ctx, opExtend, key, func(ctx context.Context, n *node) (Outcome, error) {
+			if m.cfg.mut.extendRecreates {
+				if err := n.client.Do(ctx, "SET", key, value, "PX", ms).Err(); err != nil {
+					return OutcomeError, err
+				}
+				return OutcomeOK, nil
+			}
+			r, err := extendScript.Run(ctx, n.client, []string{key}, value, ms).Int64()
+			if err != nil {
 				return OutcomeError, err
 			}
-			return OutcomeOK, nil
-		}
-		r, err := extendScript.Run(ctx, n.client, []string{key}, value, ms).Int64()
-		if err != nil {
-			return OutcomeError, err
-		}
-		return outcomeOf(r), nil
-	})
+			return outcomeOf(r), nil
+		})
+	}
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if m.cfg.mut.validityFromReply {

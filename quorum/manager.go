@@ -46,6 +46,8 @@ type Manager struct {
 	quorum int
 	owner  Owner
 
+	wire wirePool // the hot commands' raw connections (wire.go)
+
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
 	wakeClosed bool
@@ -55,6 +57,8 @@ type Manager struct {
 type node struct {
 	name   string
 	client *redis.Client
+	spec   Node        // for the wire fast path's own connections
+	tls    *tls.Config // spec.TLS with the server name set
 
 	mu         sync.Mutex
 	runID      string
@@ -99,6 +103,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 		return nil, fmt.Errorf("quorum.New: %w", err)
 	}
 	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner)}
+	m.wire.free = make(chan *connSet, wireMaxSets())
 	if cfg.mut.halfQuorum {
 		m.quorum = len(nodes) / 2
 	}
@@ -109,7 +114,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 }
 
 func (m *Manager) newNode(n Node) *node {
-	nd := &node{name: n.Name}
+	nd := &node{name: n.Name, spec: n, tls: tlsFor(n.TLS, n.Addr)}
 	opt := &redis.Options{
 		Addr:      n.Addr,
 		Username:  n.Username,
@@ -199,6 +204,7 @@ func infoField(info, field string) string {
 // Close closes the connections to every master. Locks still held are not released.
 func (m *Manager) Close() error {
 	m.closeWake()
+	m.wire.close()
 	var errs []error
 	for _, n := range m.nodes {
 		if err := n.client.Close(); err != nil {

@@ -48,6 +48,9 @@ type config struct {
 	quarantine time.Duration
 	owner      string
 	clock      Clock
+	// goRedisHot sends the hot commands through go-redis instead of the wire fast
+	// path (tests only).
+	goRedisHot bool
 	// mut holds deliberately broken behaviours that only tests switch on.
 	mut mutants
 }

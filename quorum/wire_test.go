@@ -1,0 +1,354 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// outcomes returns the per-master outcomes of a report.
+func outcomes(rep *Report) []Outcome {
+	out := make([]Outcome, len(rep.Nodes))
+	for i, r := range rep.Nodes {
+		out[i] = r.Outcome
+	}
+	return out
+}
+
+// TestWireMatchesGoRedis runs every hot command through the fast path and through
+// go-redis on the same masters and expects the same outcomes, per master, in
+// declared order.
+func TestWireMatchesGoRedis(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	paths := map[string]*Manager{
+		"wire":     managerFor(t, c),
+		"go-redis": managerFor(t, c, withGoRedisHot()),
+	}
+	require.True(t, paths["wire"].fast())
+	require.False(t, paths["go-redis"].fast())
+	ctx := context.Background()
+	const ours, theirs = "rl1.ours", "rl1.theirs"
+	ok3 := []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}
+	// setup puts, per master, nil (missing), ours, theirs or a hash under key.
+	setup := func(t *testing.T, key string, vals ...string) {
+		for i, v := range vals {
+			cl := c.Servers[i].Client()
+			require.NoError(t, cl.Del(ctx, key).Err())
+			switch v {
+			case "":
+			case "hash":
+				require.NoError(t, cl.HSet(ctx, key, "f", "v").Err())
+			default:
+				require.NoError(t, cl.Set(ctx, key, v, time.Minute).Err())
+			}
+		}
+	}
+	tests := []struct {
+		name  string
+		vals  []string
+		round func(m *Manager, key string) *Report
+		want  []Outcome
+		after []string // values left per master; nil: not checked
+	}{
+		{"set on free masters", []string{"", "", ""},
+			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireSet, key, ours, "", 60000) },
+			ok3, []string{ours, ours, ours}},
+		{"set where another owner holds", []string{theirs, "", theirs},
+			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireSet, key, ours, "", 60000) },
+			[]Outcome{OutcomeForeign, OutcomeOK, OutcomeForeign}, []string{theirs, ours, theirs}},
+		{"set on a hash", []string{"hash", "", ""},
+			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireSet, key, ours, "", 60000) },
+			[]Outcome{OutcomeForeign, OutcomeOK, OutcomeOK}, nil}, // the key exists: not set
+		{"release ours, missing, theirs", []string{ours, "", theirs},
+			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireRelease, key, ours, "", 0) },
+			[]Outcome{OutcomeOK, OutcomeMissing, OutcomeForeign}, []string{"", "", theirs}},
+		{"release a hash", []string{"hash", ours, ours},
+			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireRelease, key, ours, "", 0) },
+			[]Outcome{OutcomeError, OutcomeOK, OutcomeOK}, nil},
+		{"extend ours, missing, theirs", []string{ours, "", theirs},
+			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireExtend, key, ours, "", 90000) },
+			[]Outcome{OutcomeOK, OutcomeMissing, OutcomeForeign}, []string{ours, "", theirs}},
+		{"extend a hash", []string{ours, "hash", ours},
+			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireExtend, key, ours, "", 90000) },
+			[]Outcome{OutcomeOK, OutcomeError, OutcomeOK}, nil},
+	}
+	for _, tt := range tests {
+		for _, path := range []string{"wire", "go-redis"} {
+			t.Run(tt.name+"/"+path, func(t *testing.T) {
+				key := "wire:" + tt.name
+				setup(t, key, tt.vals...)
+				rep := tt.round(paths[path], key)
+				assert.Equal(t, tt.want, outcomes(rep))
+				for i, r := range rep.Nodes {
+					assert.Equal(t, c.Servers[i].Name, r.Node, "declared order")
+					if r.Outcome == OutcomeError {
+						assert.ErrorIs(t, r.Err, ErrWrongType)
+					} else {
+						assert.NoError(t, r.Err)
+					}
+				}
+				assert.Equal(t, rep.count(OutcomeOK), rep.Votes)
+				if tt.after != nil {
+					assert.Equal(t, tt.after, valuesOn(t, c, key))
+				}
+			})
+		}
+	}
+}
+
+// wireOrFan runs one hot command on the Manager's path for it.
+func (m *Manager) wireOrFan(ctx context.Context, cmd wireCmd, key, value, str string, num int64) *Report {
+	switch cmd {
+	case wireSet:
+		if m.fast() {
+			return m.wireRound(ctx, opAcquire, key, cmd, value, str, num)
+		}
+		// The go-redis path's SET NX PX, as round sends it.
+		return m.fanout(ctx, opAcquire, key, func(ctx context.Context, n *node) (Outcome, error) {
+			err := n.client.Do(ctx, "SET", key, value, "NX", "PX", num).Err()
+			switch {
+			case errors.Is(err, redis.Nil):
+				return OutcomeForeign, nil
+			case err != nil:
+				return OutcomeError, err
+			}
+			return OutcomeOK, nil
+		})
+	case wireRelease:
+		return m.releaseVia(ctx, opRelease, key, value, str)
+	default:
+		_, rep, _ := m.extend(ctx, key, value, time.Duration(num)*time.Millisecond)
+		return rep
+	}
+}
+
+// valuesOn returns key's value on every master in order ("" when missing or not a string).
+func valuesOn(t *testing.T, c *redistest.Cluster, key string) []string {
+	t.Helper()
+	out := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		out[i], _ = s.Client().Get(context.Background(), key).Result()
+	}
+	return out
+}
+
+func TestWireScriptFlushFallsBackToEval(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "flush", time.Minute)
+	require.NoError(t, err)
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+	}
+	require.NoError(t, l.Extend(ctx, 2*time.Minute))
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+	}
+	require.NoError(t, l.Release(ctx))
+	assert.Empty(t, keysOn(t, c, "lock:flush"))
+	// The connections stayed in step: the next round reads its own replies.
+	l, err = m.TryAcquire(ctx, "flush", time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 3, l.Votes().Votes)
+	require.NoError(t, l.Release(ctx))
+}
+
+// A master that answers after the node timeout must not have its late reply read
+// by the next round: the connection is dropped and dialled again.
+func TestWireLateReplyIsNeverReadByTheNextRound(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "warm", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+
+	c.Servers[2].Stop()
+	start := time.Now()
+	l, err = m.TryAcquire(ctx, "late", time.Minute)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), time.Second, "bounded by the node timeout")
+	rep := l.Votes()
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeError}, outcomes(&rep))
+	c.Servers[2].Cont()
+	// c applies the SET late and its "+OK" arrives on the dropped connection. The
+	// release then runs on a fresh connection and reads the script's own reply.
+	require.Eventually(t, func() bool { return keysOn(t, c, "lock:late")["c"] != "" }, 5*time.Second, 10*time.Millisecond)
+	rep2 := m.release(ctx, opRelease, "lock:late", l.Token())
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}, outcomes(rep2))
+	// A foreign value on c, then our SET: an answer out of step would read "OK".
+	require.NoError(t, c.Servers[2].Client().Set(ctx, "lock:late", "rl1.other", time.Minute).Err())
+	_, err = m.TryAcquire(ctx, "late", time.Minute)
+	require.NoError(t, err)
+	rep3 := m.wireRound(ctx, opAcquire, "lock:late", wireSet, "rl1.third", "", 60000)
+	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep3))
+}
+
+func TestWireReconnectsAfterRestartAndQuarantines(t *testing.T) {
+	c, m := testCluster(t, 3, WithRestartQuarantine(time.Hour))
+	ctx := context.Background()
+	// Brand-new masters are younger than the window: all quarantined at first.
+	_, err := m.TryAcquire(ctx, "q", time.Second)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Len(t, m.Quarantine(), 3)
+
+	m2 := managerFor(t, c, WithRestartQuarantine(time.Second))
+	_, err = m2.TryAcquire(ctx, "q", time.Second)
+	require.ErrorIs(t, err, ErrUnavailable, "younger than a second plus one")
+	time.Sleep(2100 * time.Millisecond)
+	l, err := m2.TryAcquire(ctx, "q", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	assert.Empty(t, m2.Quarantine())
+
+	// b restarts: its run_id changes. The idle connection is found closed and
+	// dialled again, and INFO server quarantines b before its vote is counted.
+	c.Servers[1].Restart(false)
+	l, err = m2.TryAcquire(ctx, "q", 10*time.Second)
+	require.NoError(t, err)
+	rep := l.Votes()
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeQuarantined, OutcomeOK}, outcomes(&rep))
+	assert.ErrorIs(t, rep.Nodes[1].Err, ErrQuarantined)
+	assert.Contains(t, m2.Quarantine(), "b")
+	require.NoError(t, l.Release(ctx))
+}
+
+func TestWireAuthAndSelect(t *testing.T) {
+	const pw = "s3cret-pass"
+	sv := redistest.StartOne(t, "a", redistest.Options{})
+	ctx := context.Background()
+	require.NoError(t, sv.Client().ACLSetUser(ctx, "locker", "on", ">"+pw, "~*", "&*", "+@all").Err())
+	require.NoError(t, sv.Client().ConfigSet(ctx, "requirepass", pw).Err())
+	admin := redis.NewClient(&redis.Options{Addr: sv.Addr(), Password: pw, DB: 3})
+	t.Cleanup(func() { _ = admin.Close() })
+	tests := []struct {
+		name    string
+		node    Node
+		wantErr string
+	}{
+		{"password and db", Node{Name: "a", Addr: sv.Addr(), Password: pw, DB: 3}, ""},
+		{"named user", Node{Name: "a", Addr: sv.Addr(), Username: "locker", Password: pw, DB: 3}, ""},
+		{"wrong password", Node{Name: "a", Addr: sv.Addr(), Password: "wrong", DB: 3}, "AUTH"},
+		{"no password", Node{Name: "a", Addr: sv.Addr(), DB: 3}, "NOAUTH"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := New([]Node{tt.node}, WithRestartQuarantine(0), WithNodeTimeout(time.Second))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = m.Close() })
+			l, err := m.TryAcquire(ctx, "auth", time.Minute)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.NotContains(t, err.Error(), pw)
+				assert.NotContains(t, err.Error(), "wrong")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, l.Token(), admin.Get(ctx, "lock:auth").Val(), "written to db 3")
+			require.NoError(t, l.Release(ctx))
+			assert.Zero(t, admin.Exists(ctx, "lock:auth").Val())
+		})
+	}
+}
+
+func TestWireHonoursDialer(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	var dials atomic.Int32
+	nodes := make([]Node, 3)
+	for i, s := range c.Servers {
+		nodes[i] = Node{Name: s.Name, Addr: "unresolvable.invalid:" + string(rune('1'+i)), Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			dials.Add(1)
+			if i == 0 {
+				return nil, errors.New("dialer refuses")
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, s.Addr())
+		}}
+	}
+	m, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+	ctx := context.Background()
+	for range 3 {
+		l, err := m.TryAcquire(ctx, "dialer", time.Minute)
+		require.NoError(t, err)
+		rep := l.Votes()
+		assert.Equal(t, []Outcome{OutcomeError, OutcomeOK, OutcomeOK}, outcomes(&rep))
+		assert.Contains(t, rep.Nodes[0].Err.Error(), "dialer refuses")
+		require.ErrorIs(t, l.Release(ctx), ErrUnavailable)
+	}
+	// a is dialled every round (and refused); b and c once each, then reused.
+	assert.EqualValues(t, 3*2+2, dials.Load())
+}
+
+func TestWireConcurrentRoundsUseDistinctSets(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				name := "conc:" + string(rune('a'+g))
+				l, err := m.TryAcquire(ctx, name, time.Minute)
+				if !assert.NoError(t, err, "round %d", i) {
+					return
+				}
+				if assert.NoError(t, l.Release(ctx)) {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 16*20, ok.Load())
+	m.wire.mu.Lock()
+	made := m.wire.made
+	m.wire.mu.Unlock()
+	assert.LessOrEqual(t, made, cap(m.wire.free))
+	assert.LessOrEqual(t, made, 16)
+	assert.Equal(t, made, len(m.wire.free), "every set given back")
+	for _, s := range c.Servers {
+		assert.Empty(t, s.Keys(ctx))
+	}
+}
+
+func TestWireCloseDropsConnections(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "close", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	require.NoError(t, m.Close())
+	assert.Empty(t, m.wire.free)
+	_, err = m.TryAcquire(ctx, "close", time.Minute)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), "manager closed")
+}
+
+// The round itself allocates only its report: the command buffer, the
+// connections and their readers are reused.
+func TestWireRoundAllocations(t *testing.T) {
+	_, m := testCluster(t, 5)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(50, func() {
+		rep := m.wireRound(ctx, opAcquire, "lock:allocs", wireSet, "rl1.v", "", 60000)
+		if rep.Votes < 3 {
+			t.Fatal("no quorum")
+		}
+		m.wireRound(ctx, opRelease, "lock:allocs", wireRelease, "rl1.v", "", 0)
+	})
+	assert.LessOrEqual(t, allocs, 4.0, "two rounds, two allocations each")
+}
