@@ -35,6 +35,9 @@ const (
 	wireExtend                 // EVALSHA extend.lua 1 key value ms
 )
 
+// wireFresh is how recently a connection must have answered to skip the idle check.
+const wireFresh = 10 * time.Millisecond
+
 // errProtocol is a reply the fast path did not expect; the connection is dropped.
 var errProtocol = errors.New("unexpected reply")
 
@@ -47,7 +50,8 @@ func (e replyError) Error() string { return string(e) }
 type wireConn struct {
 	c     net.Conn
 	rd    *bufio.Reader
-	probe // the idle check's state (wire_unix.go)
+	used  time.Time // start of the last round it answered
+	probe           // the idle check's state (wire_unix.go)
 }
 
 // connSet is one connection per master, used by one round at a time.
@@ -170,8 +174,12 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	var dialed []int // nodes dialled this round: they run on their own goroutine
 	// One write to every connected socket.
 	for i, wc := range set.conns {
-		// A connection the master closed while idle is dialled again, not failed.
-		if wc != nil && (wc.c.SetDeadline(deadline) != nil || wc.rd.Buffered() > 0 || wc.check() != nil) {
+		// A connection the master closed while idle is dialled again, not failed. The
+		// check costs a system call per master: a connection used within the last
+		// wireFresh skips it (were it closed meanwhile, this round loses its vote, as
+		// when a master fails during a round).
+		if wc != nil && (wc.c.SetDeadline(deadline) != nil || wc.rd.Buffered() > 0 ||
+			t0.Sub(wc.used) >= wireFresh && wc.check() != nil) {
 			_ = wc.c.Close()
 			set.conns[i], wc = nil, nil
 		}
@@ -242,6 +250,9 @@ func (m *Manager) wireResult(rep *Report, set *connSet, i int, t0 time.Time, out
 			}
 		}
 		out, err = OutcomeError, n.explain(err)
+	}
+	if err == nil {
+		set.conns[i].used = t0
 	}
 	rep.Nodes[i] = NodeResult{Node: n.name, Outcome: out, Err: err, Latency: time.Since(t0)}
 }
