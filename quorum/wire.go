@@ -110,9 +110,8 @@ func (p *wirePool) take(ctx context.Context, n int) (*connSet, error) {
 // put gives a set back; after close its connections are closed instead.
 func (p *wirePool) put(s *connSet) {
 	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
+	defer p.mu.Unlock()
+	if p.closed {
 		s.close()
 		return
 	}
