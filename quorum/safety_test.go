@@ -363,3 +363,17 @@ func historyDir(t *testing.T) string {
 	}
 	return t.TempDir()
 }
+
+// metEvery reports whether the Manager has connected to every master at least once
+// (it knows each master's run_id), so a later run_id change is noticed.
+func (m *Manager) metEvery() bool {
+	for _, n := range m.nodes {
+		n.mu.Lock()
+		id := n.runID
+		n.mu.Unlock()
+		if id == "" {
+			return false
+		}
+	}
+	return true
+}

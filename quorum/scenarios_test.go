@@ -448,11 +448,16 @@ func scenReplicaPromotion(quarantine bool) scenario {
 			// B meets every master (learning c's run_id) and waits out the quarantine
 			// of brand-new masters. The replica must be older than the quarantine
 			// window by the failover, so that only the run_id change can quarantine it.
-			_, _ = b.m.TryAcquire(ctx, "warm-up", ttl)
 			require.Eventually(s.t, func() bool {
+				if !b.m.metEvery() {
+					if wl, err := b.m.TryAcquire(ctx, "warm-up", ttl); err == nil {
+						_ = wl.Release(ctx)
+					}
+					return false
+				}
 				up, _ := strconv.Atoi(infoField(rcl.Info(ctx, "server").Val(), "uptime_in_seconds"))
 				return len(b.m.Quarantine()) == 0 && time.Duration(up)*time.Second > q
-			}, 15*time.Second, 20*time.Millisecond)
+			}, 20*time.Second, 20*time.Millisecond, "B met every master and their quarantine ended")
 		}
 		a.net((*faults.Proxy).Blackhole, "d", "e")
 		b.net((*faults.Proxy).Blackhole, "a", "b")
@@ -477,7 +482,7 @@ func scenReplicaPromotion(quarantine bool) scenario {
 			// B's next rounds reconnect to c and see the replica's run_id (a round
 			// may first meet a connection the failover closed).
 			seen := false
-			for end := time.Now().Add(time.Second); !seen && time.Now().Before(end); {
+			for end := time.Now().Add(3 * time.Second); !seen && time.Now().Before(end); {
 				if bh, err := b.try(ctx, scenLock, ttl); err == nil {
 					_ = bh.release(ctx)
 				}
