@@ -323,17 +323,8 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 			return OutcomeOK, nil
 		})
 	}
-	now := m.cfg.clock.Now()
-	m.unquarantinedVotes(rep, now)
-	if m.cfg.mut.validityFromReply {
-		start = now
-	}
-	rep.Elapsed = now.Sub(start)
-	drift := m.cfg.drift(ttl)
-	rep.Validity = ttl - rep.Elapsed - drift
-	if rep.Votes >= m.quorum && rep.Validity > 0 {
-		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start,
-			until: start.Add(ttl - drift)}
+	if until, ok := m.score(rep, start, ttl); ok {
+		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until}
 		m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
 		return l, nil
 	}
@@ -491,6 +482,16 @@ func (m *Manager) extend(ctx context.Context, key, value string, ttl time.Durati
 			return outcomeOf(r), nil
 		})
 	}
+	if until, ok := m.score(rep, start, ttl); ok {
+		return until, rep, nil
+	}
+	return time.Time{}, rep, m.roundError(rep)
+}
+
+// score finishes a round that started at start: it drops the votes of quarantined
+// masters, fills Elapsed and Validity (ttl - elapsed - drift) and reports the new
+// deadline, start + ttl - drift, when a quorum voted and validity is left.
+func (m *Manager) score(rep *Report, start time.Time, ttl time.Duration) (until time.Time, ok bool) {
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if m.cfg.mut.validityFromReply {
@@ -500,9 +501,9 @@ func (m *Manager) extend(ctx context.Context, key, value string, ttl time.Durati
 	drift := m.cfg.drift(ttl)
 	rep.Validity = ttl - rep.Elapsed - drift
 	if rep.Votes >= m.quorum && rep.Validity > 0 {
-		return start.Add(ttl - drift), rep, nil
+		return start.Add(ttl - drift), true
 	}
-	return time.Time{}, rep, m.roundError(rep)
+	return time.Time{}, false
 }
 
 // start0 finishes a fresh lock: its context, its expiry timer and its keep-alive.
