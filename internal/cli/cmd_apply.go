@@ -36,14 +36,8 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(applyCmd)
 	cm.register(fs, env)
 	auto := fs.Bool("auto-approve", false, "do not ask; apply at once")
-	if code, ok := parseFlags(env, applyCmd, fs, args); !ok {
+	if code, ok := parseNoArgs(env, applyCmd, fs, &cm, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, applyCmd, "unexpected argument %q", fs.Arg(0))
-	}
-	if msg := cm.check(); msg != "" {
-		return usageErrorf(env, applyCmd, "%s", msg)
 	}
 	cfg, p, plan, code := probePlan(ctx, env, applyCmd, &cm)
 	if code != ExitOK {

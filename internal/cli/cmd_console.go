@@ -48,14 +48,8 @@ func runConsoleCmd(ctx context.Context, env *Env, args []string) int {
 	cm.register(fs, env)
 	readOnly := fs.Bool("read-only", false, "hide and refuse the writing keys")
 	interval := fs.Duration("interval", time.Second, "refresh interval")
-	if code, ok := parseFlags(env, consoleCmd, fs, args); !ok {
+	if code, ok := parseNoArgs(env, consoleCmd, fs, &cm, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, consoleCmd, "unexpected argument %q", fs.Arg(0))
-	}
-	if msg := cm.check(); msg != "" {
-		return usageErrorf(env, consoleCmd, "%s", msg)
 	}
 	if *interval < 50*time.Millisecond {
 		return usageErrorf(env, consoleCmd, "-interval must be at least 50ms, got %v", *interval)

@@ -55,14 +55,8 @@ func runNodes(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(nodesCmd)
 	cm.register(fs, env)
 	jsonOut := fs.Bool("json", false, "one JSON document on stdout")
-	if code, ok := parseFlags(env, nodesCmd, fs, args); !ok {
+	if code, ok := parseNoArgs(env, nodesCmd, fs, &cm, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, nodesCmd, "unexpected argument %q", fs.Arg(0))
-	}
-	if msg := cm.check(); msg != "" {
-		return usageErrorf(env, nodesCmd, "%s", msg)
 	}
 	cfg, code := cm.load(env)
 	if code != ExitOK {

@@ -44,14 +44,8 @@ func runPlan(ctx context.Context, env *Env, args []string) int {
 	cm.register(fs, env)
 	jsonOut := fs.Bool("json", false, "one JSON document on stdout")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when changes are pending")
-	if code, ok := parseFlags(env, planCmd, fs, args); !ok {
+	if code, ok := parseNoArgs(env, planCmd, fs, &cm, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, planCmd, "unexpected argument %q", fs.Arg(0))
-	}
-	if msg := cm.check(); msg != "" {
-		return usageErrorf(env, planCmd, "%s", msg)
 	}
 	cfg, p, plan, code := probePlan(ctx, env, planCmd, &cm)
 	if code != ExitOK {

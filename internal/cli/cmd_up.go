@@ -35,14 +35,8 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(upCmd)
 	cm.register(fs, env)
 	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
-	if code, ok := parseFlags(env, upCmd, fs, args); !ok {
+	if code, ok := parseNoArgs(env, upCmd, fs, &cm, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, upCmd, "unexpected argument %q", fs.Arg(0))
-	}
-	if msg := cm.check(); msg != "" {
-		return usageErrorf(env, upCmd, "%s", msg)
 	}
 	cfg, code := cm.load(env)
 	if code != ExitOK {

@@ -133,3 +133,19 @@ func (v *varFlag) Set(s string) error {
 	v.m[name] = value
 	return nil
 }
+
+// parseNoArgs parses the flags of a command that takes no positional arguments and
+// checks the common flags; on any problem it prints the reason and the usage and
+// returns ok false with the exit code.
+func parseNoArgs(env *Env, cmd *Command, fs *flag.FlagSet, cm *common, args []string) (code int, ok bool) {
+	if code, ok := parseFlags(env, cmd, fs, args); !ok {
+		return code, false
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf(env, cmd, "unexpected argument %q", fs.Arg(0)), false
+	}
+	if msg := cm.check(); msg != "" {
+		return usageErrorf(env, cmd, "%s", msg), false
+	}
+	return 0, true
+}
