@@ -139,7 +139,7 @@ func (m *Manager) newNode(n Node) *node {
 		opt.ReadTimeout, opt.WriteTimeout = 0, 0
 	}
 	if n.Dialer != nil {
-		opt.Dialer = n.Dialer
+		opt.Dialer = dialTLS(n.Dialer, nd.tls)
 	}
 	if m.cfg.quarantine > 0 {
 		opt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {

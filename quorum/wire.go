@@ -406,7 +406,11 @@ func (m *Manager) dialWire(ctx context.Context, n *node, deadline time.Time) (*w
 		tc := tls.Client(c, n.tls)
 		if err := tc.HandshakeContext(dctx); err != nil {
 			_ = c.Close()
-			return nil, err
+			// The connection's deadline and dctx's end together: either may fire.
+			if ctx.Err() == nil && !time.Now().Before(deadline) {
+				return nil, fmt.Errorf("tls handshake: not done within the node timeout: %w", err)
+			}
+			return nil, fmt.Errorf("tls handshake: %w", err)
 		}
 		c = tc
 	}
@@ -489,6 +493,27 @@ func tlsFor(cfg *tls.Config, addr string) *tls.Config {
 	}
 	c.ServerName = host
 	return c
+}
+
+// dialTLS returns dial with a TLS client on top when cfg is set. go-redis negotiates
+// TLS only with its own dialer: a custom Dialer must do it itself, or the commands go
+// out in plain text. The handshake ends with ctx (go-redis bounds it by DialTimeout).
+func dialTLS(dial func(ctx context.Context, network, addr string) (net.Conn, error), cfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if cfg == nil {
+		return dial
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("tls handshake: %w", err)
+		}
+		return tc, nil
+	}
 }
 
 // appendWireCmd appends cmd as a RESP array.

@@ -9,6 +9,7 @@ package redistest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -44,6 +45,10 @@ type Server struct {
 	Port int
 	Dir  string
 	args []string
+	// TLS is set when the server was started with Options.TLS: it then accepts
+	// TLS connections only, on Port.
+	TLS    *TLSFiles
+	tlsCfg *tls.Config
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -57,6 +62,12 @@ type Options struct {
 	// Args are extra redis-server arguments ("--appendonly", "yes", ...). By default a
 	// server runs with --save "" --appendonly no and --enable-debug-command local.
 	Args []string
+	// TLS starts TLS-only servers (--port 0, --tls-port, --tls-auth-clients no) with a
+	// CA and a server certificate for 127.0.0.1 and "localhost" generated for the
+	// test; Server.TLS names the files. Start gives all its servers the same CA.
+	TLS bool
+
+	tlsFiles *TLSFiles // shared by Start's servers
 }
 
 // Cluster is a set of servers started together.
@@ -77,6 +88,13 @@ func (c *Cluster) Addrs() []string {
 func Start(t testing.TB, n int, opts Options) *Cluster {
 	t.Helper()
 	c := &Cluster{}
+	if opts.TLS && opts.tlsFiles == nil {
+		f, err := NewTLSFiles(t.TempDir())
+		if err != nil {
+			t.Fatalf("redistest: TLS certificates: %v", err)
+		}
+		opts.tlsFiles = f
+	}
 	for i := 0; i < n; i++ {
 		c.Servers = append(c.Servers, StartOne(t, string(rune('a'+i)), opts))
 	}
@@ -91,6 +109,17 @@ func StartOne(t testing.TB, name string, opts Options) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{t: t, bin: bin, Name: name, Dir: t.TempDir(), args: opts.Args}
+	if opts.TLS {
+		f := opts.tlsFiles
+		if f == nil {
+			if f, err = NewTLSFiles(t.TempDir()); err != nil {
+				t.Fatalf("redistest: TLS certificates: %v", err)
+			}
+		}
+		if err := s.setTLS(f); err != nil {
+			t.Fatalf("redistest: TLS certificates: %v", err)
+		}
+	}
 	t.Cleanup(s.Kill)
 	var lastErr error
 	for try := 0; try < 5; try++ {
@@ -116,6 +145,22 @@ func StartDetached(name string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{bin: bin, Name: name, Dir: dir, args: opts.Args}
+	if opts.TLS {
+		// The certificates go in a subdirectory: only Restart (not available here)
+		// empties Dir, and Kill removes Dir with them.
+		tdir := filepath.Join(dir, "tls")
+		if err := os.Mkdir(tdir, 0o700); err != nil {
+			return nil, err
+		}
+		f, err := NewTLSFiles(tdir)
+		if err == nil {
+			err = s.setTLS(f)
+		}
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
 	var lastErr error
 	for try := 0; try < 5; try++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -142,13 +187,35 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// setTLS makes s a TLS-only server with the certificates f.
+func (s *Server) setTLS(f *TLSFiles) error {
+	cfg, err := f.ClientConfig()
+	if err != nil {
+		return err
+	}
+	s.TLS, s.tlsCfg = f, cfg
+	return nil
+}
+
+// TLSConfig returns a new client TLS configuration for a server started with
+// Options.TLS (trusting its CA, expecting its server name), nil for a plain server.
+func (s *Server) TLSConfig() *tls.Config {
+	if s.tlsCfg == nil {
+		return nil
+	}
+	return s.tlsCfg.Clone()
+}
+
 func (s *Server) start() error {
-	args := []string{
-		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+	port := []string{"--port", strconv.Itoa(s.Port)}
+	if s.TLS != nil {
+		port = s.TLS.tlsArgs(strconv.Itoa(s.Port))
+	}
+	args := append(port, "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.Dir,
 		"--enable-debug-command", "local", "--daemonize", "no",
 		"--protected-mode", "no", "--loglevel", "warning", "--logfile", filepath.Join(s.Dir, "redis.log"),
-	}
+	)
 	args = append(args, s.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -186,7 +253,7 @@ func (s *Server) start() error {
 
 // ownsPort reports whether the server answering on s.Port is the process pid.
 func (s *Server) ownsPort(pid int) bool {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), TLSConfig: s.TLSConfig(), Protocol: 2, DisableIdentity: true, MaxRetries: -1})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -199,7 +266,12 @@ func (s *Server) ownsPort(pid int) bool {
 
 func (s *Server) logTail() string { return local.LogTail(filepath.Join(s.Dir, "redis.log"), 5) }
 
-func (s *Server) ping() error { return local.Ping(s.Addr()) }
+func (s *Server) ping() error {
+	if s.tlsCfg != nil {
+		return tlsPing(s.Addr(), s.tlsCfg)
+	}
+	return local.Ping(s.Addr())
+}
 
 func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
@@ -261,9 +333,9 @@ func (s *Server) Stop() { s.signal(syscall.SIGSTOP) }
 func (s *Server) Cont() { s.signal(syscall.SIGCONT) }
 
 // Client returns a go-redis client for administrative access in tests (not for lock
-// traffic), closed in t.Cleanup.
+// traffic), over TLS for a TLS server, closed in t.Cleanup.
 func (s *Server) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), TLSConfig: s.TLSConfig(), Protocol: 2, DisableIdentity: true, MaxRetries: -1})
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -271,7 +343,7 @@ func (s *Server) Client() *redis.Client {
 // Keys returns every key on the server (tests only: uses KEYS).
 func (s *Server) Keys(ctx context.Context) []string {
 	s.t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), TLSConfig: s.TLSConfig(), Protocol: 2, DisableIdentity: true})
 	defer c.Close()
 	keys, err := c.Keys(ctx, "*").Result()
 	if err != nil {
