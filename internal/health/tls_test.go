@@ -60,9 +60,11 @@ func TestProbeOverTLS(t *testing.T) {
 		err   string
 	}{
 		{
-			name:  "ca_file and server_name",
-			block: func(s *redistest.Server) string { return "      ca_file     = \"certs/ca.pem\"\n      server_name = \"" + s.TLS.ServerName + "\"\n" },
-			up:    true,
+			name: "ca_file and server_name",
+			block: func(s *redistest.Server) string {
+				return "      ca_file     = \"certs/ca.pem\"\n      server_name = \"" + s.TLS.ServerName + "\"\n"
+			},
+			up: true,
 		},
 		{
 			name:  "ca_file only: the address is verified",
@@ -70,9 +72,11 @@ func TestProbeOverTLS(t *testing.T) {
 			up:    true,
 		},
 		{
-			name:  "server_name not in the certificate",
-			block: func(*redistest.Server) string { return "      ca_file     = \"certs/ca.pem\"\n      server_name = \"redis.example\"\n" },
-			err:   "certificate is valid for localhost, not redis.example",
+			name: "server_name not in the certificate",
+			block: func(*redistest.Server) string {
+				return "      ca_file     = \"certs/ca.pem\"\n      server_name = \"redis.example\"\n"
+			},
+			err: "certificate is valid for localhost, not redis.example",
 		},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
