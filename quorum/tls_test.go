@@ -247,3 +247,40 @@ func TestTLSHandshakeBoundedByNodeTimeout(t *testing.T) {
 		})
 	}
 }
+
+// A TLS connection the master closed while idle (here by a restart) is noticed
+// before the round and dialled again, as a plain one is: the master keeps its vote.
+func TestTLSIdleConnectionClosedIsRedialled(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{TLS: true})
+	m := tlsManager(t, tlsNodes(c, func(s *redistest.Server) *tls.Config { return s.TLSConfig() }))
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		before func(t *testing.T) // both with and without a round's reply read first
+	}{
+		{name: "after a round"},
+		{name: "after several rounds", before: func(t *testing.T) {
+			for range 3 {
+				l, err := m.TryAcquire(ctx, "tls/idle-warm", time.Second)
+				require.NoError(t, err)
+				require.NoError(t, l.Release(ctx))
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := m.TryAcquire(ctx, "tls/idle", time.Second)
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctx))
+			if tt.before != nil {
+				tt.before(t)
+			}
+			c.Servers[0].Restart(false)
+			time.Sleep(2 * wireFresh) // past the fresh window: the check runs
+			l, err = m.TryAcquire(ctx, "tls/idle", time.Second)
+			require.NoError(t, err)
+			rep := l.Votes()
+			assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}, outcomes(&rep), "a: %v", rep.Nodes[0].Err)
+			require.NoError(t, l.Release(ctx))
+		})
+	}
+}

@@ -3,6 +3,7 @@
 package quorum
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -21,9 +22,15 @@ type probe struct {
 }
 
 func (p *probe) init(c net.Conn) {
+	if tc, ok := c.(*tls.Conn); ok {
+		// The socket under TLS: once a reply was read no TLS record is pending (the
+		// server's session tickets precede its first reply), so a close shows as EOF;
+		// anything else drops the connection, which costs a dial, never a wrong read.
+		c = tc.NetConn()
+	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return // TLS: the check passes
+		return // a custom Dialer's connection: the check passes
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
@@ -51,7 +58,7 @@ func (p *probe) read(fd uintptr) bool {
 
 // check tells whether an idle connection is still usable: the master has not
 // closed it (idle timeout, restart, reset) nor sent anything unasked.
-// Connections it cannot see through (TLS) pass.
+// Connections it cannot see through (a custom Dialer's) pass.
 func (wc *wireConn) check() error {
 	if wc.raw == nil {
 		return nil
