@@ -176,10 +176,15 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 			l.start0(lc)
 			return l, nil
 		}
-		last = err
 		if ctx.Err() != nil {
+			// The context ended during this round, so its failures say nothing
+			// about the lock: report the last round that ran to its end, if any.
+			if last == nil {
+				last = err
+			}
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
+		last = err
 		if !woken {
 			tries++
 		}

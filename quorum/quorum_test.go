@@ -381,3 +381,34 @@ func TestInteropWithRedsyncBothWays(t *testing.T) {
 	require.NoError(t, mu2.LockContext(ctx))
 	_, _ = mu2.UnlockContext(ctx)
 }
+
+// A deadline that ends in the middle of a round reports the last round that ran to
+// its end: the lock is held elsewhere, not "masters unavailable".
+func TestDeadlineMidRoundReportsLastCompleteRound(t *testing.T) {
+	c, _ := testCluster(t, 5)
+	bg := context.Background()
+	for _, s := range c.Servers[:3] {
+		require.NoError(t, s.Client().Set(bg, "lock:mid", "someone-else", time.Minute).Err())
+	}
+	m := managerFor(t, c, WithRetry(100, 150*time.Millisecond, 0))
+	ctx, cancel := context.WithTimeout(bg, 250*time.Millisecond)
+	defer cancel()
+	// Round 1 (at once) sees the lock held; every master then stops answering, so
+	// round 2 (at ~150ms) is cut by the deadline with no reply at all.
+	time.AfterFunc(100*time.Millisecond, func() {
+		for _, s := range c.Servers {
+			s.Stop()
+		}
+	})
+	t.Cleanup(func() {
+		for _, s := range c.Servers {
+			s.Cont()
+		}
+	})
+	_, err := m.Acquire(ctx, "mid", time.Second)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrNotAcquired)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, ErrHeld, "the complete round saw the lock held: %v", err)
+	assert.NotErrorIs(t, err, ErrUnavailable)
+}
