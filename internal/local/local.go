@@ -9,6 +9,7 @@ package local
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -240,7 +241,7 @@ func runServer(ctx context.Context, bin, dir, name, addr string) (*Master, error
 			return nil, ctx.Err()
 		default:
 		}
-		if Ping(addr) == nil {
+		if Ping(addr, nil) == nil {
 			return &Master{Name: name, Addr: addr, Kind: "redis-server", PID: cmd.Process.Pid, stop: stop}, nil
 		}
 		if time.Now().After(deadline) {
@@ -260,9 +261,17 @@ func freePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Ping sends PING over a fresh connection to addr and expects +PONG within 500ms.
-func Ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+// Ping sends PING over a fresh connection to addr (over TLS when cfg is not nil)
+// and expects +PONG within 500ms.
+func Ping(addr string, cfg *tls.Config) error {
+	d := &net.Dialer{Timeout: 200 * time.Millisecond}
+	var c net.Conn
+	var err error
+	if cfg != nil {
+		c, err = tls.DialWithDialer(d, "tcp", addr, cfg)
+	} else {
+		c, err = d.Dial("tcp", addr)
+	}
 	if err != nil {
 		return err
 	}

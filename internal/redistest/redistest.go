@@ -268,9 +268,9 @@ func (s *Server) logTail() string { return local.LogTail(filepath.Join(s.Dir, "r
 
 func (s *Server) ping() error {
 	if s.tlsCfg != nil {
-		return tlsPing(s.Addr(), s.tlsCfg)
+		return local.Ping(s.Addr(), s.tlsCfg)
 	}
-	return local.Ping(s.Addr())
+	return local.Ping(s.Addr(), nil)
 }
 
 func (s *Server) signal(sig syscall.Signal) {

@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -14,7 +13,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -125,26 +123,4 @@ func (f *TLSFiles) tlsArgs(port string) []string {
 		"--tls-cert-file", f.CertFile, "--tls-key-file", f.KeyFile, "--tls-ca-cert-file", f.CAFile,
 		"--tls-auth-clients", "no",
 	}
-}
-
-// tlsPing sends PING over TLS and expects PONG.
-func tlsPing(addr string, cfg *tls.Config) error {
-	d := &net.Dialer{Timeout: 200 * time.Millisecond}
-	c, err := tls.DialWithDialer(d, "tcp", addr, cfg)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
-	}
-	return nil
 }

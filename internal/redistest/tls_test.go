@@ -25,7 +25,7 @@ func TestTLSServer(t *testing.T) {
 	assert.Equal(t, []string{"k"}, a.Keys(ctx))
 
 	// The server speaks TLS only: a plain PING gets no PONG.
-	assert.Error(t, local.Ping(a.Addr()))
+	assert.Error(t, local.Ping(a.Addr(), nil))
 	// Verification is real: a client without the CA is refused.
 	_, err := tls.Dial("tcp", a.Addr(), &tls.Config{ServerName: "localhost", MinVersion: tls.VersionTLS12})
 	assert.Error(t, err)
@@ -39,7 +39,7 @@ func TestPlainServerHasNoTLS(t *testing.T) {
 	s := StartOne(t, "a", Options{})
 	assert.Nil(t, s.TLS)
 	assert.Nil(t, s.TLSConfig())
-	require.NoError(t, local.Ping(s.Addr()))
+	require.NoError(t, local.Ping(s.Addr(), nil))
 }
 
 func TestStartDetachedTLS(t *testing.T) {
@@ -47,5 +47,5 @@ func TestStartDetachedTLS(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Kill()
 	require.NotNil(t, s.TLS)
-	require.NoError(t, tlsPing(s.Addr(), s.TLSConfig()))
+	require.NoError(t, local.Ping(s.Addr(), s.TLSConfig()))
 }
