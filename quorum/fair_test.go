@@ -2,8 +2,6 @@ package quorum
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,22 +17,6 @@ import (
 
 	"github.com/redlock/redlock/internal/redistest"
 )
-
-func TestFairScriptSHA1sArePinned(t *testing.T) {
-	pins := map[string]struct {
-		src, sha string
-		script   *redis.Script
-	}{
-		"fair_acquire": {fairAcquireLua, "6433d9cd936fea63c74d5c9890e1ca3401aff01a", fairAcquireScript},
-		"fair_unwind":  {fairUnwindLua, "9762e6723bfa79e2f6f3374b6f3da4819563ffc3", fairUnwindScript},
-	}
-	for name, p := range pins {
-		sum := sha1.Sum([]byte(p.src))
-		got := hex.EncodeToString(sum[:])
-		assert.Equal(t, p.sha, got, "%s.lua changed: update its pinned SHA1", name)
-		assert.Equal(t, got, p.script.Hash())
-	}
-}
 
 func TestFairUnwindPutsTheWaiterBack(t *testing.T) {
 	ctx := context.Background()

@@ -2,8 +2,6 @@ package quorum
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -15,22 +13,6 @@ import (
 
 	"github.com/redlock/redlock/internal/faults"
 )
-
-func TestFenceScriptSHA1sArePinned(t *testing.T) {
-	pins := map[string]struct {
-		src, sha string
-		script   *redis.Script
-	}{
-		"fence_read": {fenceReadLua, "45753daaba984b0fdac1e386f864b0e096ad7715", fenceReadScript},
-		"fence":      {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-	}
-	for name, p := range pins {
-		sum := sha1.Sum([]byte(p.src))
-		got := hex.EncodeToString(sum[:])
-		assert.Equal(t, p.sha, got, "%s.lua changed: update its pinned SHA1", name)
-		assert.Equal(t, got, p.script.Hash())
-	}
-}
 
 func TestFenceScripts(t *testing.T) {
 	ctx := context.Background()
