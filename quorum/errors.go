@@ -89,6 +89,10 @@ type NodeResult struct {
 	Outcome Outcome       `json:"outcome"`
 	Err     error         `json:"-"`
 	Latency time.Duration `json:"latency_ns"`
+	// holder is the value found on the master when Outcome is OutcomeForeign and
+	// the command could read it (SET NX GET); "" when unknown. Another owner's
+	// token: never printed.
+	holder string
 }
 
 // Report describes one round over all masters: per-master results in declared

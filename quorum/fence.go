@@ -33,15 +33,20 @@ var (
 // acquisition tried to set (a newer holder, or a read that missed a master).
 var ErrFenceStale = errors.New("fence counter already at or above the new fence")
 
-// WithFencing gives the acquisition a fencing token (Lock.Fence): a number strictly
-// greater than that of every earlier holder of the same name, as long as a majority
-// of masters keeps its data (which needs appendfsync always, or no master losing
-// data). The counter lives on every master under the lock key plus ":fence", without
-// a TTL: one key per lock name, never one per acquisition. Acquiring with fencing
-// costs two more rounds (read the counter from a majority that holds our lock, then
-// raise it to max+1 on a majority, comparing our lock value inside the script); when
-// either round misses a quorum or the validity runs out, the acquisition fails and
-// its keys are released.
+// WithFencing gives the acquisition a fencing token (Lock.Fence). Acquiring with
+// fencing costs two more rounds: read the counter from every master that answers
+// (only reads from a quorum that holds our lock count, but a higher counter read
+// anywhere raises the next number), then raise it to max+1 on a quorum, comparing
+// our lock value inside the script; when either round misses a quorum, a master
+// reports a counter at or above the new number, or the validity runs out, the
+// acquisition fails and its keys are released. The counter lives on every master
+// under the lock key plus ":fence", without a TTL: one key per lock name.
+//
+// What holds: the new fence is strictly greater than every earlier one as long as,
+// when the read runs, some master that answers still has the previous fence (it
+// was written to a quorum, so this holds unless every master of that quorum that
+// answers has lost its data since). Masters losing data without appendfsync always
+// can make a number repeat when the survivors holding it do not answer the read.
 func WithFencing() LockOption { return func(c *lockConfig) { c.fencing = true } }
 
 // FenceKey returns the key of the fence counter of a lock name.
@@ -54,16 +59,19 @@ func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 	var mu sync.Mutex
 	var highest int64
 	rep := m.fanout(ctx, opFenceRead, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-		v, err := fenceReadScript.Run(ctx, n.client, []string{l.key, fkey}, l.value).Int64()
+		r, err := fenceReadScript.Run(ctx, n.client, []string{l.key, fkey}, l.value).Int64Slice()
 		switch {
 		case err != nil:
 			return OutcomeError, err
-		case v < 0:
-			return OutcomeForeign, nil
+		case len(r) != 2:
+			return OutcomeError, fmt.Errorf("%w: fence read gave %d values", errProtocol, len(r))
 		}
 		mu.Lock()
-		highest = max(highest, v)
+		highest = max(highest, r[1])
 		mu.Unlock()
+		if r[0] != 1 {
+			return OutcomeForeign, nil
+		}
 		return OutcomeOK, nil
 	})
 	if err := m.fenceRound(l, rep); err != nil {
@@ -82,6 +90,15 @@ func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 	})
 	if err := m.fenceRound(l, rep); err != nil {
 		return err
+	}
+	// A master that did not answer the read but holds a counter at or above next
+	// means next may repeat an earlier fence: give the lock up rather than hand out
+	// a number that does not fence.
+	for _, nr := range rep.Nodes {
+		if errors.Is(nr.Err, ErrFenceStale) {
+			m.release(context.Background(), opRelease, l.key, l.value)
+			return fmt.Errorf("%w: fencing: master %s: %w", ErrNotAcquired, nr.Node, nr.Err)
+		}
 	}
 	l.fence = next
 	return nil

@@ -143,15 +143,15 @@ func (m *Manager) newNode(n Node) *node {
 	}
 	if m.cfg.quarantine > 0 {
 		opt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
-			info, err := cn.Info(ctx, "server").Result()
+			server, err := cn.Info(ctx, "server").Result()
 			if err != nil {
-				err = fmt.Errorf("restart quarantine needs INFO server (grant +info, or turn restart_quarantine off): %w", err)
-				nd.mu.Lock()
-				nd.connectErr = err
-				nd.mu.Unlock()
-				return err
+				return nd.refusedInfo(err)
 			}
-			nd.observe(info, m.cfg.clock.Now(), m.cfg.quarantine)
+			repl, err := cn.Info(ctx, "replication").Result()
+			if err != nil {
+				return nd.refusedInfo(err)
+			}
+			nd.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine)
 			return nil
 		}
 	}
@@ -159,27 +159,43 @@ func (m *Manager) newNode(n Node) *node {
 	return nd
 }
 
-// observe records INFO server as read on a new connection and starts a quarantine
-// when the run_id changed or the master is younger than the window.
-func (n *node) observe(info string, now time.Time, window time.Duration) {
-	runID := infoField(info, "run_id")
-	upSecs, _ := strconv.ParseInt(infoField(info, "uptime_in_seconds"), 10, 64)
-	uptime := time.Duration(upSecs) * time.Second
+// observe records INFO server and INFO replication as read on a new connection,
+// and starts a quarantine when the master may have forgotten locks it granted:
+//
+//   - a process started less than the window ago (first sight, or a new run_id with
+//     second_repl_offset:-1, a fresh start) can have granted nothing before its
+//     start, so it is quarantined until its start (now - uptime) + window;
+//   - a new run_id of a replica promoted behind the address (master_replid2 set,
+//     second_repl_offset >= 0) may lack locks the old master granted up to the
+//     failover, which cannot be dated: it is quarantined until now + window.
+//
+// A replica promoted before this client first met the master cannot be told apart
+// from a master that always was one: only a run_id change is noticed.
+func (n *node) observe(server, repl string, now time.Time, window time.Duration) {
+	runID := infoField(server, "run_id")
+	upSecs, _ := strconv.ParseInt(infoField(server, "uptime_in_seconds"), 10, 64)
+	// uptime_in_seconds is truncated: count one more second to be safe.
+	started := now.Add(-time.Duration(upSecs) * time.Second)
+	until := started.Add(window + time.Second)
+	if n.runID != "" && runID != n.runID && promoted(repl) {
+		until = now.Add(window)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.connectErr = nil
-	if n.runID != "" && runID != n.runID {
-		// Restarted since we last saw it: it may have forgotten locks it granted.
-		if until := now.Add(window); until.After(n.quarUntil) {
-			n.quarUntil = until
-		}
-	} else if uptime < window {
-		// uptime_in_seconds is truncated: count one more second to be safe.
-		if until := now.Add(window - uptime + time.Second); until.After(n.quarUntil) {
-			n.quarUntil = until
-		}
+	if until.After(now) && until.After(n.quarUntil) {
+		n.quarUntil = until
 	}
 	n.runID = runID
+}
+
+// promoted reports whether INFO replication describes a master that was a replica
+// (REPLICAOF NO ONE, a failover): it keeps its old master's replication id as
+// master_replid2, from second_repl_offset on. A fresh start has -1 there; an
+// unreadable section counts as promoted, the cautious reading.
+func promoted(repl string) bool {
+	off, err := strconv.ParseInt(infoField(repl, "second_repl_offset"), 10, 64)
+	return err != nil || off >= 0
 }
 
 // quarantinedUntil returns the end of the node's quarantine, zero if none.

@@ -250,7 +250,9 @@ func (h *wakeHub) receive(s *nodeSub) {
 		}
 		if err != nil {
 			// The master is down or the connection broke; go-redis reconnects and
-			// resubscribes on the next Receive. Do not spin meanwhile.
+			// resubscribes on the next Receive, and the master confirms each channel
+			// again then. Until it does, none of its channels counts as subscribed.
+			h.forget(s)
 			t := time.NewTimer(backoff)
 			select {
 			case <-h.ctx.Done():
@@ -304,6 +306,20 @@ func (h *wakeHub) confirm(s *nodeSub, sub *redis.Subscription) {
 		delete(set, s)
 		if len(set) == 0 {
 			delete(h.confirmed, sub.Channel)
+		}
+	}
+}
+
+// forget drops every confirmation of s's master: its connection broke, so it
+// listens to nothing until it confirms again, and a channel dropped meanwhile (whose
+// unsubscription it will never confirm) must not stay behind.
+func (h *wakeHub) forget(s *nodeSub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch, set := range h.confirmed {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(h.confirmed, ch)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -30,10 +31,14 @@ import (
 type wireCmd uint8
 
 const (
-	wireSet     wireCmd = iota // SET key value NX PX ms
+	wireSet     wireCmd = iota // SET key value NX PX ms, or SET key value NX GET PX ms
 	wireRelease                // EVALSHA release.lua 1 key value channel
 	wireExtend                 // EVALSHA extend.lua 1 key value ms
 )
+
+// wireGrace is how long a reply already received is given to be read once the
+// round's deadline has passed.
+const wireGrace = 2 * time.Millisecond
 
 // wireFresh is how recently a connection must have answered to skip the idle check.
 const wireFresh = 10 * time.Millisecond
@@ -48,16 +53,20 @@ func (e replyError) Error() string { return string(e) }
 
 // wireConn is one raw connection to one master.
 type wireConn struct {
-	c     net.Conn
-	rd    *bufio.Reader
-	used  time.Time // start of the last round it answered
-	probe           // the idle check's state (wire_unix.go)
+	c    net.Conn
+	rd   *bufio.Reader
+	used time.Time // start of the last round it answered
+	// setGet: the master takes SET NX GET (Redis >= 7), which tells whose value
+	// holds the key when the SET fails. Learned from INFO server at the handshake.
+	setGet bool
+	probe  // the idle check's state (wire_unix.go)
 }
 
 // connSet is one connection per master, used by one round at a time.
 type connSet struct {
 	conns []*wireConn // by node index; nil when not connected
 	buf   []byte      // the round's command, reused
+	bufGt []byte      // the round's SET NX GET, for masters that take it
 	wg    sync.WaitGroup
 }
 
@@ -169,6 +178,9 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	}
 	defer m.wire.put(set)
 	set.buf = appendWireCmd(set.buf[:0], cmd, key, value, str, num)
+	if cmd == wireSet {
+		set.bufGt = appendSetGet(set.bufGt[:0], key, value, num)
+	}
 
 	var dialed []int // nodes dialled this round: they run on their own goroutine
 	// One write to every connected socket.
@@ -186,8 +198,8 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 			dialed = append(dialed, i)
 			continue
 		}
-		if _, err := wc.c.Write(set.buf); err != nil {
-			m.wireResult(rep, set, i, t0, OutcomeError, err)
+		if _, err := wc.c.Write(set.cmdFor(wc, cmd)); err != nil {
+			m.wireResult(rep, set, i, t0, OutcomeError, "", err)
 		}
 	}
 	// Masters without a connection dial in parallel with the reads below.
@@ -201,8 +213,15 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 			continue // dialled on its own goroutine, or its write failed
 		}
 		wc := set.conns[i]
-		out, err := m.wireReply(wc, cmd, key, value, str, num)
-		m.wireResult(rep, set, i, t0, out, err)
+		if now := time.Now(); !now.Before(deadline) {
+			// The deadline passed while an earlier master's reply was awaited. A reply
+			// that came in time waits in this socket, but a read past the deadline
+			// fails without looking: give it a moment's grace. (Votes count from the
+			// round's start whenever they arrive, so a late one is safe.)
+			_ = wc.c.SetReadDeadline(now.Add(wireGrace))
+		}
+		out, holder, err := m.wireReply(wc, cmd, key, value, str, num)
+		m.wireResult(rep, set, i, t0, out, holder, err)
 	}
 	set.wg.Wait()
 	rep.Votes = rep.count(OutcomeOK)
@@ -219,12 +238,20 @@ func (m *Manager) dialRound(ctx context.Context, set *connSet, rep *Report, i in
 		return
 	}
 	set.conns[i] = wc
-	if _, err := wc.c.Write(set.buf); err != nil {
-		m.wireResult(rep, set, i, t0, OutcomeError, err)
+	if _, err := wc.c.Write(set.cmdFor(wc, cmd)); err != nil {
+		m.wireResult(rep, set, i, t0, OutcomeError, "", err)
 		return
 	}
-	out, err := m.wireReply(wc, cmd, key, value, str, num)
-	m.wireResult(rep, set, i, t0, out, err)
+	out, holder, err := m.wireReply(wc, cmd, key, value, str, num)
+	m.wireResult(rep, set, i, t0, out, holder, err)
+}
+
+// cmdFor returns the round's command as wc's master takes it.
+func (s *connSet) cmdFor(wc *wireConn, cmd wireCmd) []byte {
+	if cmd == wireSet && wc.setGet {
+		return s.bufGt
+	}
+	return s.buf
 }
 
 func containsInt(s []int, v int) bool {
@@ -238,7 +265,7 @@ func containsInt(s []int, v int) bool {
 
 // wireResult records node i's result; an error other than an error reply drops
 // the node's connection.
-func (m *Manager) wireResult(rep *Report, set *connSet, i int, t0 time.Time, out Outcome, err error) {
+func (m *Manager) wireResult(rep *Report, set *connSet, i int, t0 time.Time, out Outcome, holder string, err error) {
 	n := m.nodes[i]
 	if err != nil {
 		var re replyError
@@ -253,51 +280,75 @@ func (m *Manager) wireResult(rep *Report, set *connSet, i int, t0 time.Time, out
 	if err == nil {
 		set.conns[i].used = t0
 	}
-	rep.Nodes[i] = NodeResult{Node: n.name, Outcome: out, Err: err, Latency: time.Since(t0)}
+	rep.Nodes[i] = NodeResult{Node: n.name, Outcome: out, Err: err, Latency: time.Since(t0), holder: holder}
 }
 
-// wireReply reads the reply of cmd and maps it to an outcome. A script the master
-// does not know (NOSCRIPT: restart, SCRIPT FLUSH) is sent again with EVAL on the
-// same connection, within the same deadline.
-func (m *Manager) wireReply(wc *wireConn, cmd wireCmd, key, value, str string, num int64) (Outcome, error) {
+// wireReply reads the reply of cmd and maps it to an outcome; for a SET NX GET that
+// found the key held, holder is the value there. A script the master does not know
+// (NOSCRIPT: restart, SCRIPT FLUSH) is sent again with EVAL on the same connection,
+// within the same deadline.
+func (m *Manager) wireReply(wc *wireConn, cmd wireCmd, key, value, str string, num int64) (out Outcome, holder string, err error) {
 	typ, line, err := wc.readLine()
 	if err != nil {
-		return OutcomeError, err
+		return OutcomeError, "", err
+	}
+	if typ == '-' && cmd == wireSet && wc.setGet && hasPrefix(line, "WRONGTYPE") {
+		// GET cannot read a key of another type; like plain SET NX, it was not set.
+		return OutcomeForeign, "", nil
 	}
 	if typ == '-' {
 		if cmd != wireSet && hasPrefix(line, "NOSCRIPT") {
 			buf := appendEval(nil, cmd, key, value, str, num)
 			if _, err := wc.c.Write(buf); err != nil {
-				return OutcomeError, err
+				return OutcomeError, "", err
 			}
 			if typ, line, err = wc.readLine(); err != nil {
-				return OutcomeError, err
+				return OutcomeError, "", err
 			}
 			if typ == '-' {
-				return OutcomeError, replyError(line)
+				return OutcomeError, "", replyError(line)
 			}
 		} else {
-			return OutcomeError, replyError(line)
+			return OutcomeError, "", replyError(line)
 		}
 	}
-	switch cmd {
-	case wireSet:
+	switch {
+	case cmd == wireSet && wc.setGet:
+		// SET NX GET answers nil when it set the key, the old value when it did not.
+		if typ == '$' {
+			n, ok := parseInt(line)
+			switch {
+			case ok && n == -1:
+				return OutcomeOK, "", nil
+			case ok && n >= 0 && n <= maxValueLen:
+				v, err := wc.readBulkBody(n)
+				if err != nil {
+					return OutcomeError, "", err
+				}
+				return OutcomeForeign, v, nil
+			}
+		}
+	case cmd == wireSet:
 		switch {
 		case typ == '+' && string(line) == "OK":
-			return OutcomeOK, nil
+			return OutcomeOK, "", nil
 		case typ == '$' && string(line) == "-1":
-			return OutcomeForeign, nil
+			return OutcomeForeign, "", nil
 		}
 	default:
 		if typ == ':' {
 			r, ok := parseInt(line)
 			if ok {
-				return outcomeOf(r), nil
+				return outcomeOf(r), "", nil
 			}
 		}
 	}
-	return OutcomeError, fmt.Errorf("%w %q", errProtocol, typ)
+	return OutcomeError, "", fmt.Errorf("%w %q", errProtocol, typ)
 }
+
+// maxValueLen bounds the value a SET NX GET may read back: lock values are at most
+// 256 bytes; anything much longer is not a lock and is not read.
+const maxValueLen = 4096
 
 func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
 
@@ -355,6 +406,11 @@ func (wc *wireConn) readBulk() (string, error) {
 	if !ok || n < 0 {
 		return "", fmt.Errorf("%w: bulk length", errProtocol)
 	}
+	return wc.readBulkBody(n)
+}
+
+// readBulkBody reads the n bytes of a bulk string and its CRLF.
+func (wc *wireConn) readBulkBody(n int64) (string, error) {
 	data := make([]byte, n+2)
 	if _, err := io.ReadFull(wc.rd, data); err != nil {
 		return "", err
@@ -423,9 +479,13 @@ func (m *Manager) dialWire(ctx context.Context, n *node, deadline time.Time) (*w
 	return wc, nil
 }
 
+// handshake authenticates, selects the database, and reads INFO server and INFO
+// replication: the server's version decides whether SET NX GET is used, and both
+// feed the restart quarantine. Without the quarantine, a refused INFO only means
+// plain SET NX.
 func (m *Manager) handshake(wc *wireConn, n *node) error {
 	var buf []byte
-	auth, sel, info := n.spec.Password != "", n.spec.DB != 0, m.cfg.quarantine > 0
+	auth, sel, quar := n.spec.Password != "", n.spec.DB != 0, m.cfg.quarantine > 0
 	if auth {
 		if n.spec.Username != "" {
 			buf = appendArray(buf, 3)
@@ -442,13 +502,13 @@ func (m *Manager) handshake(wc *wireConn, n *node) error {
 		buf = appendBulk(buf, "SELECT")
 		buf = appendBulkInt(buf, int64(n.spec.DB))
 	}
-	if info {
+	buf = appendArray(buf, 2)
+	buf = appendBulk(buf, "INFO")
+	buf = appendBulk(buf, "server")
+	if quar {
 		buf = appendArray(buf, 2)
 		buf = appendBulk(buf, "INFO")
-		buf = appendBulk(buf, "server")
-	}
-	if len(buf) == 0 {
-		return nil
+		buf = appendBulk(buf, "replication")
 	}
 	if _, err := wc.c.Write(buf); err != nil {
 		return err
@@ -463,18 +523,45 @@ func (m *Manager) handshake(wc *wireConn, n *node) error {
 			return fmt.Errorf("SELECT %d: %w", n.spec.DB, err)
 		}
 	}
-	if info {
-		s, err := wc.readBulk()
+	server, err := wc.readBulk()
+	var re replyError
+	switch {
+	case err == nil:
+		wc.setGet = setGetSupported(server)
+	case !quar && errors.As(err, &re):
+		// INFO refused (an ACL): plain SET NX, which tells less on a failed round.
+	case !quar:
+		return fmt.Errorf("INFO server: %w", err)
+	default:
+		return n.refusedInfo(err)
+	}
+	if quar {
+		repl, err := wc.readBulk()
 		if err != nil {
-			err = fmt.Errorf("restart quarantine needs INFO server (grant +info, or turn restart_quarantine off): %w", err)
-			n.mu.Lock()
-			n.connectErr = err
-			n.mu.Unlock()
-			return err
+			return n.refusedInfo(err)
 		}
-		n.observe(s, m.cfg.clock.Now(), m.cfg.quarantine)
+		n.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine)
 	}
 	return nil
+}
+
+// refusedInfo records and returns the error of an INFO the quarantine needs.
+func (n *node) refusedInfo(err error) error {
+	err = fmt.Errorf("restart quarantine needs INFO server and INFO replication (grant +info, or turn restart_quarantine off): %w", err)
+	n.mu.Lock()
+	n.connectErr = err
+	n.mu.Unlock()
+	return err
+}
+
+// setGetSupported reports whether INFO server describes a server that takes SET
+// with both NX and GET: Redis 7.0 or later, and Valkey (which reports a Redis
+// version of 7.2 or later).
+func setGetSupported(info string) bool {
+	v := infoField(info, "redis_version")
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= 7
 }
 
 // tlsFor returns the TLS configuration used on n's raw connections: cfg with the
@@ -537,6 +624,18 @@ func appendWireCmd(b []byte, cmd wireCmd, key, value, str string, num int64) []b
 		b = appendBulk(b, extendScript.Hash())
 	}
 	return appendScriptArgs(b, cmd, key, value, str, num)
+}
+
+// appendSetGet appends SET key value NX GET PX ms.
+func appendSetGet(b []byte, key, value string, num int64) []byte {
+	b = appendArray(b, 7)
+	b = appendBulk(b, "SET")
+	b = appendBulk(b, key)
+	b = appendBulk(b, value)
+	b = appendBulk(b, "NX")
+	b = appendBulk(b, "GET")
+	b = appendBulk(b, "PX")
+	return appendBulkInt(b, num)
 }
 
 // appendEval appends cmd's script with EVAL (after NOSCRIPT).

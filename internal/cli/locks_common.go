@@ -216,21 +216,15 @@ func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wai
 	if wait <= 0 {
 		return m.TryAcquire(ctx, name, ttl, opts...)
 	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	for {
-		l, err := m.Acquire(wctx, name, ttl, opts...)
-		switch {
-		case err == nil:
-			return l, nil
-		case ctx.Err() != nil:
-			return nil, err
-		case wctx.Err() != nil:
-			return nil, fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
-		case !errors.Is(err, quorum.ErrHeld):
-			return nil, err
-		}
+	// One Acquire for the whole wait: a fair waiter keeps its place in the queue.
+	l, err := m.Acquire(ctx, name, ttl, append(opts, quorum.WithWait(wait))...)
+	switch {
+	case err == nil:
+		return l, nil
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return nil, fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
 	}
+	return nil, err
 }
 
 // acquireExit maps an acquisition error to an exit code: 3 when held by another or

@@ -1,0 +1,351 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TryAcquire makes one round: SET NX PX on every master in parallel. It returns the
+// lock when a quorum voted and validity is left; otherwise it releases whatever the
+// round set, on every master, and returns a *RoundError matching ErrNotAcquired.
+func (m *Manager) TryAcquire(ctx context.Context, name string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	return m.acquire(ctx, name, ttl, 1, opts)
+}
+
+// Acquire tries up to the retry policy's number of rounds, sleeping a random delay
+// between them, until it takes the lock or ctx ends. A release of the name by anyone
+// using this package wakes the waiter at once (pub/sub, one subscription per Manager),
+// and a round that follows a wake-up does not use an attempt: a lock that keeps
+// changing hands is waited for until ctx ends. With WithFair, waiters take the lock
+// in the order they asked for it. A cancelled ctx gives an error
+// matching both ErrNotAcquired and ctx.Err(); nothing is left set on any master.
+func (m *Manager) Acquire(ctx context.Context, name string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	return m.acquire(ctx, name, ttl, m.cfg.attempts, opts)
+}
+
+func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
+	// The first round's validity counts from the call itself, so that Until is never
+	// later than call start + ttl - drift; later rounds count from their own start.
+	start := m.cfg.clock.Now()
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if err := m.checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	lc := lockConfig{owner: m.cfg.owner}
+	for _, o := range opts {
+		o(&lc)
+	}
+	if lc.wait > 0 && attempts > 1 {
+		attempts = math.MaxInt
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lc.wait)
+		defer cancel()
+	}
+	owner := m.owner
+	owner.Label = lc.owner
+	owner.At = time.Now()
+	value, err := newValue(owner)
+	if err != nil {
+		return nil, err
+	}
+	key := m.Key(name)
+	var fw *fairWaiter
+	if lc.fair {
+		if fw, err = m.newFairWaiter(attempts == 1); err != nil {
+			return nil, err
+		}
+	}
+	var (
+		last   error
+		w      *waiter
+		unreg  func()
+		woken  bool // the next round follows a wake-up: it does not use an attempt
+		short  bool // the last delay was shortened after a split vote
+		rounds int
+	)
+	defer func() {
+		if unreg != nil {
+			unreg()
+		}
+	}()
+	if attempts > 1 {
+		if h := m.runningHub(); h != nil {
+			w, unreg = h.registerIfSubscribed(key)
+		}
+	}
+	for tries := 0; ; rounds++ {
+		if err := ctx.Err(); err != nil {
+			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+		}
+		if rounds > 0 {
+			start = m.cfg.clock.Now()
+		}
+		roundStart := time.Now()
+		l, err := m.round(ctx, start, name, key, value, ttl, fw)
+		if err == nil && lc.fencing {
+			err = m.raiseFence(ctx, l)
+		}
+		if err == nil {
+			l.start0(lc)
+			return l, nil
+		}
+		if ctx.Err() != nil {
+			// The context ended during this round, so its failures say nothing
+			// about the lock: report the last round that ran to its end, if any.
+			if last == nil {
+				last = err
+			}
+			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+		}
+		last = err
+		if !woken {
+			tries++
+		}
+		if tries >= attempts {
+			return nil, m.giveUp(ctx, key, fw, last)
+		}
+		if w == nil {
+			if h := m.hub(); h != nil {
+				w, unreg = h.register(key)
+				// A release between the failed round and the subscription would go
+				// unnoticed: once subscribed, try again at once.
+				if woken, err = m.subscribed(ctx, w); err != nil {
+					return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+				}
+				if woken {
+					continue
+				}
+			}
+		}
+		delay := m.retryDelay()
+		if fw == nil && !short && splitVote(last) {
+			delay, short = shortDelay(last, delay), true
+		} else {
+			short = false
+		}
+		if woken, err = m.await(ctx, w, roundStart, delay); err != nil {
+			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+		}
+	}
+}
+
+// splitVote reports whether last was a split vote: the round won some masters but
+// not a quorum, and no other value can hold a quorum either (counting every master
+// whose value is unknown, or that did not answer, as the other holder's), so the
+// contenders (woken together by a release) collided. Nobody will publish a release
+// for a lock that no one holds, so the retry need not wait the whole delay.
+func splitVote(last error) bool {
+	var re *RoundError
+	return errors.As(last, &re) && re.Report.Votes > 0 && errors.Is(re.Kind, ErrHeld) && !otherMayHold(&re.Report)
+}
+
+// shortDelay is the retry delay after a split vote: a random pause of up to twice
+// the round's duration (at least a millisecond), never above delay. The caller
+// never shortens two delays in a row.
+func shortDelay(last error, delay time.Duration) time.Duration {
+	var re *RoundError
+	if !errors.As(last, &re) {
+		return delay
+	}
+	span := max(2*re.Report.Elapsed, time.Millisecond)
+	return min(time.Duration(rand.Int64N(int64(span))+1), delay)
+}
+
+// otherMayHold reports whether some value other than ours may hold a quorum of rep's
+// masters: a known value's count plus the masters whose value is unknown reaches
+// the quorum.
+func otherMayHold(rep *Report) bool {
+	unknown := 0
+	counts := map[string]int{}
+	for _, nr := range rep.Nodes {
+		switch {
+		case nr.Outcome == OutcomeOK:
+		case nr.Outcome == OutcomeForeign && nr.holder != "":
+			counts[nr.holder]++
+		default:
+			unknown++
+		}
+	}
+	most := 0
+	for _, c := range counts {
+		most = max(most, c)
+	}
+	return most+unknown >= rep.Quorum
+}
+
+// giveUp ends a failed acquisition: a fair waiter leaves the queue on every master.
+func (m *Manager) giveUp(ctx context.Context, key string, fw *fairWaiter, err error) error {
+	if fw != nil {
+		m.leave(backgroundFor(ctx), key, fw)
+	}
+	return err
+}
+
+// subscribed waits, at most one node timeout, until w's subscription is confirmed.
+// fresh tells whether it had to wait (and so a release may have been missed).
+func (m *Manager) subscribed(ctx context.Context, w *waiter) (fresh bool, err error) {
+	select {
+	case <-w.ready:
+		return false, nil
+	default:
+	}
+	t := time.NewTimer(m.cfg.nodeTimeout)
+	defer t.Stop()
+	select {
+	case <-w.ready:
+		return true, nil
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// await sleeps d, or less when w gets a wake-up that arrived after since (the start
+// of the round that just failed). woken tells which.
+func (m *Manager) await(ctx context.Context, w *waiter, since time.Time, d time.Duration) (woken bool, err error) {
+	if w == nil {
+		return false, m.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-w.ch:
+			if w.wokenAfter(since) {
+				return true, nil
+			}
+		}
+	}
+}
+
+// cancelled builds the error for an acquisition ended by ctx, keeping the last
+// round's report when there was one.
+func (m *Manager) cancelled(key string, last error, ctx context.Context) error {
+	var re *RoundError
+	if errors.As(last, &re) {
+		cp := *re
+		cp.Cause = context.Cause(ctx)
+		return &cp
+	}
+	return &RoundError{Report: Report{Op: opAcquire, Key: key, Quorum: m.quorum}, Kind: ErrUnavailable, Cause: context.Cause(ctx)}
+}
+
+func (m *Manager) retryDelay() time.Duration {
+	lo := m.cfg.delay - m.cfg.jitter
+	return lo + time.Duration(rand.Int64N(int64(2*m.cfg.jitter)+1))
+}
+
+func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// round is one acquisition round: SET NX PX on every master, or the fair queue's
+// script when fw is set.
+func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
+	ms := ttl.Milliseconds()
+	var rep *Report
+	switch {
+	case fw != nil:
+		rep = m.fanout(ctx, opAcquire, key, fw.setter(key, value, ttl))
+	case m.fast():
+		rep = m.wireRound(ctx, opAcquire, key, wireSet, value, "", ms)
+	default:
+		rep = m.fanout(ctx, opAcquire, key, func(ctx context.Context, n *node) (Outcome, error) {
+			err := n.client.Do(ctx, "SET", key, value, "NX", "PX", ms).Err()
+			switch {
+			case errors.Is(err, redis.Nil):
+				return OutcomeForeign, nil
+			case err != nil:
+				return OutcomeError, err
+			}
+			return OutcomeOK, nil
+		})
+	}
+	if until, ok := m.score(rep, start, ttl); ok {
+		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until}
+		m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
+		return l, nil
+	}
+	switch {
+	case m.cfg.mut.noReleaseOnFail:
+	case fw != nil:
+		m.unwind(backgroundFor(ctx), key, value, fw)
+	default:
+		m.releaseVia(backgroundFor(ctx), opRelease, key, value, "")
+	}
+	return nil, m.roundError(rep)
+}
+
+// unquarantinedVotes turns the votes of quarantined masters into OutcomeQuarantined.
+func (m *Manager) unquarantinedVotes(rep *Report, now time.Time) {
+	if m.cfg.quarantine <= 0 {
+		return
+	}
+	for i, n := range m.nodes {
+		if rep.Nodes[i].Outcome != OutcomeOK {
+			continue
+		}
+		if until := n.quarantinedUntil(now); !until.IsZero() {
+			rep.Nodes[i].Outcome = OutcomeQuarantined
+			rep.Nodes[i].Err = fmt.Errorf("%w until %s", ErrQuarantined, until.Format(time.RFC3339))
+		}
+	}
+	rep.Votes = rep.count(OutcomeOK)
+}
+
+// roundError classifies a failed round.
+func (m *Manager) roundError(rep *Report) *RoundError {
+	down := rep.count(OutcomeError) + rep.count(OutcomeQuarantined)
+	var kind error
+	switch {
+	case rep.Votes >= m.quorum:
+		kind = ErrTooSlow
+	case len(m.nodes)-down < m.quorum:
+		kind = ErrUnavailable
+	case rep.Op != opAcquire && rep.count(OutcomeForeign)+rep.count(OutcomeMissing) > len(m.nodes)-m.quorum:
+		kind = ErrLost
+	case rep.Op != opAcquire:
+		kind = ErrUnavailable
+	default:
+		kind = ErrHeld
+	}
+	return &RoundError{Report: *rep, Kind: kind}
+}
+
+// score finishes a round that started at start: it drops the votes of quarantined
+// masters, fills Elapsed and Validity (ttl - elapsed - drift) and reports the new
+// deadline, start + ttl - drift, when a quorum voted and validity is left.
+func (m *Manager) score(rep *Report, start time.Time, ttl time.Duration) (until time.Time, ok bool) {
+	now := m.cfg.clock.Now()
+	m.unquarantinedVotes(rep, now)
+	if m.cfg.mut.validityFromReply {
+		start = now
+	}
+	rep.Elapsed = now.Sub(start)
+	drift := m.cfg.drift(ttl)
+	rep.Validity = ttl - rep.Elapsed - drift
+	if rep.Votes >= m.quorum && rep.Validity > 0 {
+		return start.Add(ttl - drift), true
+	}
+	return time.Time{}, false
+}

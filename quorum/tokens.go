@@ -1,0 +1,123 @@
+package quorum
+
+import (
+	"context"
+	"time"
+)
+
+// Token operations: what a holder, or an administrator who knows the token, does
+// with a lock by name rather than through a *Lock.
+
+// release runs compare-and-delete of value on every master and wakes the name's
+// waiters where it deleted the key.
+func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
+	return m.releaseVia(ctx, op, key, value, wakeChannel(key))
+}
+
+// releaseVia is release with the wake-up channel given: "" wakes nobody (the clean-up
+// of a failed round frees no lock that anyone could take, and waking the other
+// waiters from it would let failed rounds wake each other in a loop).
+func (m *Manager) releaseVia(ctx context.Context, op, key, value, channel string) *Report {
+	if m.fast() && !m.cfg.mut.plainDelRelease {
+		return m.wireRound(ctx, op, key, wireRelease, value, channel, 0)
+	}
+	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
+		if m.cfg.mut.plainDelRelease {
+			return OutcomeOK, n.client.Del(ctx, key).Err()
+		}
+		r, err := releaseScript.Run(ctx, n.client, []string{key}, value, channel).Int64()
+		if err != nil {
+			return OutcomeError, err
+		}
+		return outcomeOf(r), nil
+	})
+}
+
+// ReleaseToken releases the lock name held with token (a full lock value, as
+// Lock.Token returns) on every master: compare-and-delete, so another owner's key is
+// never touched. Missing keys are not an error. It returns the per-master report and
+// an error naming the masters that failed, if any did.
+func (m *Manager) ReleaseToken(ctx context.Context, name, token string) (*Report, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	rep := m.release(ctx, opRelease, m.Key(name), token)
+	return rep, partialError(rep)
+}
+
+// partialError returns an error when some master failed a release-like round.
+func partialError(rep *Report) error {
+	if rep.count(OutcomeError) == 0 {
+		return nil
+	}
+	return &RoundError{Report: *rep, Kind: ErrUnavailable}
+}
+
+// ForceExpire deletes the lock name on every master. With a non-empty token it
+// deletes only where the value still equals token (compare-and-delete); with an
+// empty token it deletes whatever is there. It is an administrative action: it
+// breaks the mutual exclusion of whoever holds the lock.
+func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	key := m.Key(name)
+	if token != "" {
+		rep := m.release(ctx, opForceExpire, key, token)
+		return rep, partialError(rep)
+	}
+	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
+		d, err := n.client.Del(ctx, key).Result()
+		if err != nil {
+			return OutcomeError, err
+		}
+		if d == 0 {
+			return OutcomeMissing, nil
+		}
+		return OutcomeOK, nil
+	})
+	return rep, partialError(rep)
+}
+
+// ExtendToken extends the lock name held with token to ttl on every master where
+// the value still matches; it never recreates a missing key. It succeeds when a
+// quorum extended and validity is left, returning the new deadline; otherwise the
+// error matches ErrLost (a majority no longer holds token) or ErrUnavailable.
+func (m *Manager) ExtendToken(ctx context.Context, name, token string, ttl time.Duration) (time.Time, *Report, error) {
+	if err := checkName(name); err != nil {
+		return time.Time{}, nil, err
+	}
+	if !m.cfg.mut.unvalidatedExtendTTL {
+		if err := m.checkTTL(ttl); err != nil {
+			return time.Time{}, nil, err
+		}
+	}
+	return m.extend(ctx, m.Key(name), token, ttl)
+}
+
+func (m *Manager) extend(ctx context.Context, key, value string, ttl time.Duration) (time.Time, *Report, error) {
+	start := m.cfg.clock.Now()
+	ms := ttl.Milliseconds()
+	var rep *Report
+	if m.fast() && !m.cfg.mut.extendRecreates {
+		rep = m.wireRound(ctx, opExtend, key, wireExtend, value, "", ms)
+	} else {
+		rep = m.fanout(ctx, opExtend, key, func(ctx context.Context, n *node) (Outcome, error) {
+			if m.cfg.mut.extendRecreates {
+				if err := n.client.Do(ctx, "SET", key, value, "PX", ms).Err(); err != nil {
+					return OutcomeError, err
+				}
+				return OutcomeOK, nil
+			}
+			r, err := extendScript.Run(ctx, n.client, []string{key}, value, ms).Int64()
+			if err != nil {
+				return OutcomeError, err
+			}
+			return outcomeOf(r), nil
+		})
+	}
+	if until, ok := m.score(rep, start, ttl); ok {
+		return until, rep, nil
+	}
+	return time.Time{}, rep, m.roundError(rep)
+}
