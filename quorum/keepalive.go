@@ -23,8 +23,9 @@ type KeepAlive struct {
 	// MaxExtensions caps the number of extensions; 0 means no cap.
 	MaxExtensions int
 	// MaxHold caps the total time the lock is held from acquisition; 0 means no cap.
-	// The last extension asks only for what is left, so Until ends up no later than
-	// acquisition start + MaxHold.
+	// The last extension asks only for what is left (at once when the TTL itself
+	// outlasts MaxHold), so Until ends up no later than acquisition start + MaxHold
+	// once that extension succeeded.
 	MaxHold time.Duration
 }
 
@@ -66,6 +67,9 @@ func (l *Lock) keepAlive(ctx context.Context, k KeepAlive) {
 	extensions := 0
 	l.mu.Lock()
 	at := l.m.nextExtension(l.until, l.ttl, frac)
+	if !holdEnd.IsZero() && l.until.After(holdEnd) {
+		at = clk.Now() // the TTL outlasts MaxHold: shorten it at once
+	}
 	l.mu.Unlock()
 	for {
 		t := time.NewTimer(at.Sub(clk.Now()))
@@ -165,4 +169,16 @@ func (l *Lock) capped(why string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lostWhy = fmt.Errorf("%w: %w (%s) for %s", ErrLost, ErrExtensionCap, why, l.name)
+	close(l.changed) // the deadline is now final: watchers re-read it
+	l.changed = make(chan struct{})
+}
+
+// Capped returns, once the keep-alive has stopped at a cap (MaxExtensions or
+// MaxHold), an error matching ErrLost and ErrExtensionCap that names the cap: the
+// lock then ends at Until, which no longer moves. It returns nil before, and for a
+// lock without a keep-alive. UntilChanged fires when the cap is reached.
+func (l *Lock) Capped() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostWhy
 }

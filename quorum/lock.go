@@ -22,6 +22,7 @@ type lockConfig struct {
 	fencing   bool
 	fair      bool
 	wait      time.Duration
+	watch     bool
 }
 
 // WithLockOwner overrides the Manager's owner label for one lock.
@@ -111,6 +112,12 @@ func (l *Lock) start0(lc lockConfig) {
 		kctx, l.kaCancel = context.WithCancel(context.Background())
 		go l.keepAlive(kctx, *lc.keepAlive)
 	}
+	if lc.watch {
+		if h := l.m.hub(); h != nil {
+			w, unregister := h.register(l.key)
+			go l.watchLoss(w, unregister)
+		}
+	}
 }
 
 // expire cancels the lock's context when its validity has run out without extension.
@@ -122,6 +129,11 @@ func (l *Lock) expire() {
 	}
 	if d := l.until.Sub(l.m.cfg.clock.Now()); d > 0 { // extended meanwhile
 		l.expiry.Reset(d)
+		return
+	}
+	if d := l.m.cfg.mut.lateCancel; d > 0 {
+		cause := l.lostCause()
+		time.AfterFunc(d, func() { l.cancel(cause) })
 		return
 	}
 	l.cancel(l.lostCause())
@@ -173,9 +185,10 @@ func (l *Lock) Until() time.Time {
 }
 
 // UntilChanged returns a channel closed at the next change of Until (an extension,
-// or a shorter final extension of the keep-alive's MaxHold). Call it again after it
-// fires to watch the following change. It does not fire when the lock is lost or
-// released: watch Done for that.
+// or a shorter final extension of the keep-alive's MaxHold), or when a keep-alive
+// cap makes Until final (see Capped). Call it again after it fires to watch the
+// following change. It does not fire when the lock is lost or released: watch Done
+// for that.
 func (l *Lock) UntilChanged() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,5 +1,7 @@
 package quorum
 
+import "time"
+
 // mutants are deliberately broken behaviours that only this package's tests switch
 // on, to prove the safety checker catches each bug class. The zero value is the
 // correct algorithm; no exported API can set them.
@@ -12,6 +14,9 @@ type mutants struct {
 	noReleaseOnFail      bool // a failed round leaves its partial keys behind
 	defaultClientOptions bool // go-redis defaults: retries, no context timeouts
 	unvalidatedExtendTTL bool // extend sends any TTL, including 0 and negative
+	// lateCancel delays the cancellation of a lock whose validity ended, as a mutex
+	// held across an extension's I/O once did.
+	lateCancel time.Duration
 }
 
 // withMutants switches on broken behaviours. Tests only.

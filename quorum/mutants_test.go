@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -23,6 +24,8 @@ func TestMutantsAreCaught(t *testing.T) {
 		{"no release after a failed round", mutants{noReleaseOnFail: true}, scenPartitionThree},
 		{"go-redis default options", mutants{defaultClientOptions: true}, scenPartitionThree},
 		{"unvalidated extend ttl", mutants{unvalidatedExtendTTL: true}, scenEdgeCases},
+		{"lost signalled late", mutants{lateCancel: 60 * time.Millisecond}, scenRivalPolls},
+		{"lost signalled late with keep-alive", mutants{lateCancel: 60 * time.Millisecond}, scenKeepAliveInFlightAtExpiry},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -146,7 +146,14 @@ func (c *client) try(ctx context.Context, name string, ttl time.Duration, opts .
 		return nil, err
 	}
 	c.s.rec.Bound(c.name, start, l.Until(), ttl, c.budget(ttl))
-	return &held{c: c, l: l, h: c.s.rec.Acquired(c.name, name, ret, c.real(l.Until()))}, nil
+	h := &held{c: c, l: l, h: c.s.rec.Acquired(c.name, name, ret, c.real(l.Until()))}
+	// The holder stops when it sees Done: record that moment, as a user's code
+	// would see it, and the deadline it had then.
+	go func() {
+		<-l.Done()
+		h.h.Done(time.Now(), c.real(l.Until()))
+	}()
+	return h, nil
 }
 
 // until polls try every 1-4 ms until it succeeds or the deadline passes.
@@ -179,9 +186,10 @@ func (c *client) budget(ttl time.Duration) time.Duration {
 	return time.Duration(float64(ttl)*c.m.cfg.driftFactor) + c.m.cfg.driftExtra
 }
 
-// holdToEnd keeps the lock until its validity ends (in real time), then releases it.
+// holdToEnd keeps the lock until its holder learns it is lost (Done), as a user's
+// code does, then releases it.
 func (h *held) holdToEnd(ctx context.Context) {
-	time.Sleep(time.Until(h.c.real(h.l.Until())))
+	<-h.l.Done()
 	_ = h.release(ctx)
 }
 

@@ -601,6 +601,8 @@ func TestScenarios(t *testing.T) {
 		{"client clock drift within budget", scenClockDrift(0.97), nil},
 		{"extend and release edge cases", scenEdgeCases, nil},
 		{"script cache flush", scenScriptFlush, nil},
+		{"rival polls while the holder waits for Done", scenRivalPolls, nil},
+		{"keep-alive extension in flight at expiry", scenKeepAliveInFlightAtExpiry, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

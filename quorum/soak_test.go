@@ -26,8 +26,10 @@ func soakDuration(t *testing.T) time.Duration {
 // TestNemesisSoak runs four contending clients for the soak duration while a
 // seeded nemesis kills and restarts masters (AOF always, so within Redlock's
 // model), pauses them, partitions clients from some of them, adds latency and
-// loses replies. It ends with a heal and quiescence; the checker must find
-// nothing, and the lock must have changed hands.
+// loses replies. Two clients hold briefly; two keep their lock alive for up to
+// three TTLs, so extensions are in flight when faults strike and validity ends.
+// Every holder stops when it sees Done. It ends with a heal and quiescence; the
+// checker must find nothing, and the lock must have changed hands.
 func TestNemesisSoak(t *testing.T) {
 	t.Parallel()
 	s := newScen(t, mutants{}, 5, aofAlways...)
@@ -81,7 +83,17 @@ func TestNemesisSoak(t *testing.T) {
 			s.net.HealAll()
 		}
 	})
-	got := workers(d, scenLock, ttl, 5*time.Millisecond, cls...)
+	var got []int
+	var kwg sync.WaitGroup
+	kwg.Go(func() {
+		got = append(got, workers(d, scenLock, ttl, 5*time.Millisecond, cls[:2]...)...)
+	})
+	kept := make([]int, 2)
+	for i, c := range cls[2:] {
+		kwg.Go(func() { kept[i] = c.keepAliveWorker(ctx, scenLock, ttl, 3*ttl) })
+	}
+	kwg.Wait()
+	got = append(got, kept...)
 	wg.Wait()
 	s.net.HealAll()
 	time.Sleep(ttl + 100*time.Millisecond) // quiescence: late commands expire
@@ -93,4 +105,27 @@ func TestNemesisSoak(t *testing.T) {
 	if v := s.rec.Report(t); len(v) == 0 {
 		t.Logf("%s", fmt.Sprintf("%d holds, no violation", s.rec.Holds()))
 	}
+}
+
+// keepAliveWorker takes name with a keep-alive again and again until ctx ends,
+// holding it for a random time up to hold or until it sees Done, and releasing it;
+// it returns the number of acquisitions.
+func (c *client) keepAliveWorker(ctx context.Context, name string, ttl, hold time.Duration) int {
+	n := 0
+	for ctx.Err() == nil {
+		h, err := c.try(ctx, name, ttl, WithKeepAlive(KeepAlive{Fraction: 0.5}))
+		if err != nil {
+			time.Sleep(time.Duration(1+c.s.intn(5)) * time.Millisecond)
+			continue
+		}
+		n++
+		t := time.NewTimer(time.Duration(1+c.s.intn(int(hold/time.Millisecond))) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-h.l.Done():
+		}
+		t.Stop()
+		_ = h.release(context.Background())
+	}
+	return n
 }

@@ -3,6 +3,8 @@ package quorum
 import (
 	"context"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Token operations: what a holder, or an administrator who knows the token, does
@@ -55,8 +57,10 @@ func partialError(rep *Report) error {
 
 // ForceExpire deletes the lock name on every master. With a non-empty token it
 // deletes only where the value still equals token (compare-and-delete); with an
-// empty token it deletes whatever is there. It is an administrative action: it
-// breaks the mutual exclusion of whoever holds the lock.
+// empty token it deletes whatever is there. Either way it publishes on the name's
+// wake-up channel where it deleted, so waiters and a holder's WithLossWatch learn
+// at once. It is an administrative action: it breaks the mutual exclusion of
+// whoever holds the lock.
 func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -66,12 +70,18 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 		rep := m.release(ctx, opForceExpire, key, token)
 		return rep, partialError(rep)
 	}
+	channel := wakeChannel(key)
 	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
-		d, err := n.client.Del(ctx, key).Result()
+		var del *redis.IntCmd
+		_, err := n.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			del = p.Del(ctx, key)
+			p.Publish(ctx, channel, "")
+			return nil
+		})
 		if err != nil {
 			return OutcomeError, err
 		}
-		if d == 0 {
+		if del.Val() == 0 {
 			return OutcomeMissing, nil
 		}
 		return OutcomeOK, nil

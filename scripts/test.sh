@@ -2,7 +2,8 @@
 # The one test command: installs redis-server and tmux from the system packages
 # when they are missing, then runs every test (vet, formatting, go test of every
 # package, the console's end-to-end check in tmux). It fails, never skips, when a
-# dependency cannot be installed.
+# dependency cannot be installed. The lock algorithm and the CLI run under the race
+# detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,8 +36,14 @@ fi
 echo "== go vet"
 go vet ./...
 
-echo "== go test"
-go test -count=1 -timeout 15m ./...
+echo "== go mod tidy"
+go mod tidy -diff
+
+echo "== go test (race detector on the lock algorithm and the CLI)"
+go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/
+
+echo "== go test (every other package)"
+go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/internal/cli$')
 
 echo "== console end-to-end (tmux)"
 bash scripts/e2e-console.sh

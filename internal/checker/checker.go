@@ -1,7 +1,14 @@
 // Package checker records the history of a lock test and checks it for safety
 // violations: overlapping holds of different owners, lock keys without a TTL, keys
 // left behind, foreign tokens touching another owner's key, validity deadlines
-// later than the algorithm allows, and untyped failures.
+// later than the algorithm allows, a lost signal (Done) later than the deadline,
+// and untyped failures.
+//
+// A hold lasts from the moment the acquisition returned to the moment its holder
+// stopped relying on it: when it saw Done fire or called Release, whichever came
+// first. The deadline the library reports (Until) is checked against the
+// algorithm's bound, but the hold does not end there: a holder's code stops when
+// Done fires, so that is what mutual exclusion is checked on.
 //
 // All times are taken from one monotonic clock (time.Now in the test process), so
 // mutual exclusion can be checked exactly. The package knows nothing of the lock
@@ -23,6 +30,12 @@ import (
 // library and the test read the clock at slightly different instants.
 const BoundSlack = time.Millisecond
 
+// DoneSlack is how much later than the lock's deadline its holder may see Done
+// fire: the expiry timer's and the watching goroutine's scheduling on a loaded
+// machine. It does not loosen mutual exclusion, which is checked on the moment
+// Done was seen.
+const DoneSlack = 20 * time.Millisecond
+
 // TB is the part of testing.TB the checker needs.
 type TB interface {
 	Helper()
@@ -39,6 +52,7 @@ type Hold struct {
 	Lock       string   `json:"lock"`
 	Pieces     []Piece  `json:"pieces"`
 	ReleasedAt *float64 `json:"released_ms,omitempty"`
+	DoneAt     *float64 `json:"done_ms,omitempty"`
 }
 
 // Piece is one successful acquire or extend: held from From (when the call returned)
@@ -76,6 +90,7 @@ const (
 	KindLeftover = "key-left-behind"
 	KindForeign  = "foreign-token-touched-key"
 	KindBound    = "validity-past-bound"
+	KindLateDone = "done-after-deadline"
 	KindUntyped  = "untyped-failure"
 	KindScenario = "scenario"
 )
@@ -123,6 +138,24 @@ func (h *Hold) Released(at time.Time) {
 	if h.ReleasedAt == nil {
 		v := r.ms(at)
 		h.ReleasedAt = &v
+	}
+}
+
+// Done records the moment the holder saw the lock's Done fire, and the lock's
+// deadline then (both real, monotonic times). The hold ends there at the latest;
+// Done seen later than until + DoneSlack is a violation.
+func (h *Hold) Done(at, until time.Time) {
+	r := h.rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.DoneAt != nil {
+		return
+	}
+	v := r.ms(at)
+	h.DoneAt = &v
+	if late := at.Sub(until); late > DoneSlack {
+		r.violations = append(r.violations, Violation{Kind: KindLateDone,
+			Detail: fmt.Sprintf("%s: Done of %s seen %v after its deadline", h.Owner, h.Lock, late)})
 	}
 }
 
@@ -194,20 +227,32 @@ func redact(v string) string {
 	return v[:8] + "…"
 }
 
-// Intervals returns every piece clipped at its hold's release, empty ones dropped.
+// Intervals returns each hold as one interval, from its acquisition's return to
+// the moment its holder saw Done or called Release, whichever came first. A hold
+// with neither (still held when the history ended) ends at its last deadline.
 func (r *Recorder) Intervals() []Interval {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Interval
 	for _, h := range r.holds {
+		if len(h.Pieces) == 0 {
+			continue
+		}
+		from := h.Pieces[0].From
+		to := h.Pieces[len(h.Pieces)-1].Until
 		for _, p := range h.Pieces {
-			to := p.Until
-			if h.ReleasedAt != nil && *h.ReleasedAt < to {
-				to = *h.ReleasedAt
-			}
-			if to > p.From {
-				out = append(out, Interval{Owner: h.Owner, Lock: h.Lock, From: p.From, To: to})
-			}
+			to = max(to, p.Until)
+		}
+		switch {
+		case h.ReleasedAt != nil && h.DoneAt != nil:
+			to = min(*h.ReleasedAt, *h.DoneAt)
+		case h.ReleasedAt != nil:
+			to = *h.ReleasedAt
+		case h.DoneAt != nil:
+			to = *h.DoneAt
+		}
+		if to > from {
+			out = append(out, Interval{Owner: h.Owner, Lock: h.Lock, From: from, To: to})
 		}
 	}
 	return out

@@ -52,6 +52,61 @@ func TestRecorderClipsAtReleaseAndCountsExtensions(t *testing.T) {
 	assert.Contains(t, v[0].Detail, "C")
 }
 
+// A hold ends when its holder saw Done or called Release, whichever came first,
+// not at the deadline the library reported: a Done that fires late keeps the
+// holder working past the deadline, and that is what the checker must see.
+func TestHoldEndsWhenTheHolderSawDone(t *testing.T) {
+	at := func(r *Recorder, ms int) time.Time { return r.base.Add(time.Duration(ms) * time.Millisecond) }
+	tests := []struct {
+		name  string
+		do    func(r *Recorder)
+		kinds []string
+	}{
+		{"done at the deadline, rival after it", func(r *Recorder) {
+			a := r.Acquired("A", "x", at(r, 0), at(r, 100))
+			a.Done(at(r, 100), at(r, 100))
+			r.Acquired("B", "x", at(r, 105), at(r, 200))
+		}, nil},
+		{"done before the deadline", func(r *Recorder) {
+			a := r.Acquired("A", "x", at(r, 0), at(r, 100))
+			a.Done(at(r, 60), at(r, 100))
+			r.Acquired("B", "x", at(r, 70), at(r, 200))
+		}, nil},
+		{"done within the slack", func(r *Recorder) {
+			a := r.Acquired("A", "x", at(r, 0), at(r, 100))
+			a.Done(at(r, 100).Add(DoneSlack), at(r, 100))
+		}, nil},
+		{"late done overlaps a rival that came after the deadline", func(r *Recorder) {
+			a := r.Acquired("A", "x", at(r, 0), at(r, 100))
+			r.Acquired("B", "x", at(r, 110), at(r, 200))
+			a.Done(at(r, 140), at(r, 100))
+		}, []string{KindOverlap, KindLateDone}},
+		{"release before done ends the hold", func(r *Recorder) {
+			a := r.Acquired("A", "x", at(r, 0), at(r, 100))
+			a.Released(at(r, 50))
+			a.Done(at(r, 51), at(r, 100))
+			r.Acquired("B", "x", at(r, 60), at(r, 200))
+		}, nil},
+		{"extensions move the deadline", func(r *Recorder) {
+			a := r.Acquired("A", "x", at(r, 0), at(r, 100))
+			a.Extended(at(r, 50), at(r, 150))
+			a.Done(at(r, 150), at(r, 150))
+			r.Acquired("B", "x", at(r, 120), at(r, 200))
+		}, []string{KindOverlap}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			tt.do(r)
+			var kinds []string
+			for _, v := range r.Violations() {
+				kinds = append(kinds, v.Kind)
+			}
+			assert.ElementsMatch(t, tt.kinds, kinds)
+		})
+	}
+}
+
 func TestChecks(t *testing.T) {
 	now := time.Now()
 	tests := []struct {

@@ -1,0 +1,67 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const opVerify = "verify"
+
+// WithLossWatch makes the lock listen to its name's release notifications (the
+// wake-up channel that Release, ReleaseToken and ForceExpire publish on, through
+// the Manager's one subscription per master) and Verify itself at once on each, so
+// that a force-expire by an administrator cancels its context within a round trip
+// instead of at the next extension. A notification lost (a master down, the
+// subscription not yet confirmed) only delays the discovery to the next extension
+// or to Until; it never affects the guarantees.
+func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } }
+
+// Verify checks, with one GET per master, that a quorum still holds the lock's
+// value. When the masters that answered show that a majority no longer holds it,
+// the lock's context is cancelled and the error matches ErrLost; when too few
+// answer to tell, the error matches ErrUnavailable and the lock is left as it is.
+// It neither extends the lock nor moves Until.
+func (l *Lock) Verify(ctx context.Context) error {
+	rep := l.m.fanout(ctx, opVerify, l.key, func(ctx context.Context, n *node) (Outcome, error) {
+		v, err := n.client.Get(ctx, l.key).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return OutcomeMissing, nil
+		case err != nil:
+			return OutcomeError, err
+		case v != l.value:
+			return OutcomeForeign, nil
+		}
+		return OutcomeOK, nil
+	})
+	if rep.Votes >= l.m.quorum {
+		return nil
+	}
+	err := l.m.roundError(rep)
+	if errors.Is(err, ErrLost) {
+		l.mu.Lock()
+		if !l.released {
+			l.cancel(err)
+		}
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// watchLoss verifies the lock on every release notification of its name until the
+// lock ends.
+func (l *Lock) watchLoss(w *waiter, unregister func()) {
+	defer unregister()
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-w.ch:
+			ctx, cancel := context.WithTimeout(l.ctx, 2*l.m.cfg.nodeTimeout)
+			_ = l.Verify(ctx)
+			cancel()
+		}
+	}
+}
