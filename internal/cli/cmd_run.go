@@ -2,53 +2,71 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"os/signal"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
 var runCmd = &Command{
 	Name:     "run",
 	Synopsis: "hold a lock while a command runs",
-	Usage: `Usage: redlock run NAME [-ttl D] [-wait D] [-max-hold D] [-grace D] [-owner S] [-config PATH] [-var name=value] [-timeout D] -- CMD [ARGS...]
+	Usage: `Usage: redlock run NAME [-ttl D] [-wait D] [-max-hold D] [-margin D] [-grace D] [-conflict-exit-code N] [-owner S] [-config PATH] [-var name=value] [-timeout D] -- CMD [ARGS...]
 
-Takes the lock NAME (waiting up to -wait), runs CMD in its own process group
-while a keep-alive extends the lock in the background, releases the lock when CMD
-exits and exits with CMD's status (128+N when CMD was killed by signal N).
+Takes the lock NAME (waiting up to -wait), runs CMD while a keep-alive extends the
+lock in the background, releases the lock when CMD exits and exits with CMD's
+status (128+N when CMD was killed by signal N).
+
+The command never outlives the lock. CMD runs in a process group of its own under a
+guard: a small supervisor process (this binary again) that learns every new
+validity deadline from run and enforces it by itself, so it holds even when run is
+killed (SIGKILL) or frozen (SIGSTOP, a debugger):
+  - SIGTERM to CMD's whole process group at the deadline minus -margin when the
+    lock was not extended, and at once when the lock is lost (a majority of
+    masters no longer hold it: a force-expire is noticed within a round trip);
+  - SIGKILL -grace after SIGTERM, and never later than 20ms before the deadline,
+    whatever -grace says (a -grace that does not fit is clipped, with a message);
+  - SIGKILL at once when run dies before CMD exits;
+  - when CMD exits, whatever it left in its process group is killed too.
+Not guaranteed: a process that leaves CMD's process group (setsid) escapes the
+guard, and a machine that freezes as a whole freezes the guard too: use the
+fencing token (REDLOCK_FENCE) where that matters.
+
+When stdin is a terminal and run is in its foreground, CMD's process group gets the
+terminal (interactive programs work as under flock) and run takes it back when CMD
+exits. Ctrl-Z stops CMD and run; a stopped run does not extend the lock, so CMD is
+killed when the validity ends.
 
 CMD gets REDLOCK_NAME, REDLOCK_TOKEN, REDLOCK_VALID_UNTIL (RFC 3339, the validity
 at start; the keep-alive moves it) and REDLOCK_FENCE when the lock policy uses
-fencing. SIGINT, SIGTERM and SIGHUP are forwarded to CMD's process group.
-
-When the lock is lost (a majority of masters no longer hold it, the validity is
-about to end without an extension, the policy's max_extensions or -max-hold is
-reached) CMD's process group gets SIGTERM before the validity ends, then SIGKILL
-after -grace; the reason goes to stderr and run exits 4.
+fencing. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process group.
 
 Flags:
   -ttl D       lock TTL (default: the lock policy's ttl, else the cluster's ttl)
   -wait D      keep trying to take the lock until D has passed (default 0: one round)
-  -max-hold D  stop extending after D; CMD is stopped when the validity ends (default: no cap)
-  -grace D     time between SIGTERM and SIGKILL when the lock is lost (default 5s)
+  -max-hold D  stop extending after D: CMD gets SIGTERM -margin before acquisition + D
+               and run exits 5 (default: no cap)
+  -margin D    SIGTERM this long before the validity ends (default ttl/5, at least 10ms)
+  -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 20ms)
+  -conflict-exit-code N
+               exit N instead of 3 when the lock is not acquired (as flock -E)
   -owner S     owner label written into the lock value
 ` + commonUsage + `
                     (run: bounds the acquisition after -wait; the command may run longer)
 
-Exit codes:
+Exit codes (run's own codes are always explained by a "redlock run:" line on
+stderr; pick a -conflict-exit-code that CMD never uses to tell "not acquired" apart):
   N    CMD's exit status (128+signal when it was killed by a signal)
   1    error (fewer than a quorum of masters reachable, interrupted before CMD started)
   2    usage error or invalid topology file
-  3    not acquired: held by another owner, or -wait expired
+  3    not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)
   4    the lock was lost while CMD ran (CMD was stopped)
+  5    -max-hold or the lock policy's max_extensions ended the run (CMD was stopped)
   126  CMD could not be started; 127 CMD was not found`,
 }
 
@@ -65,7 +83,9 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	ttl := flags.Duration("ttl", 0, "lock TTL")
 	wait := flags.Duration("wait", 0, "keep trying until D has passed")
 	maxHold := flags.Duration("max-hold", 0, "stop extending after D")
+	margin := flags.Duration("margin", 0, "SIGTERM this long before the validity ends")
 	grace := flags.Duration("grace", 5*time.Second, "SIGTERM to SIGKILL delay")
+	conflict := flags.Int("conflict-exit-code", ExitNotHeld, "exit code when not acquired")
 	owner := flags.String("owner", "", "owner label")
 	name, argv, code, ok := parseLockArgs(env, cmd, flags, args)
 	if !ok {
@@ -80,6 +100,10 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		return usageErrorf(env, cmd, "-max-hold must not be negative, got %v", *maxHold)
 	case *grace < 0:
 		return usageErrorf(env, cmd, "-grace must not be negative, got %v", *grace)
+	case flagGiven(flags, "margin") && *margin <= 0:
+		return usageErrorf(env, cmd, "-margin must be positive, got %v", *margin)
+	case *conflict < 1 || *conflict > 255:
+		return usageErrorf(env, cmd, "-conflict-exit-code must be in 1..255, got %d", *conflict)
 	}
 	if code, ok := checkTTLFlag(env, cmd, flags, *ttl); !ok {
 		return code
@@ -92,6 +116,14 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	lockTTL, code := s.ttlFor(env, cmd, name, *ttl, flagGiven(flags, "ttl"))
 	if code != ExitOK {
 		return code
+	}
+	dl, err := runDeadlines(lockTTL, *margin, *grace, flagGiven(flags, "margin"))
+	if err != nil {
+		return usageErrorf(env, cmd, "%v", err)
+	}
+	if dl.clipped && flagGiven(flags, "grace") {
+		fmt.Fprintf(env.Stderr, "redlock run: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
+			*grace, dl.margin, dl.lead, dl.grace)
 	}
 
 	// Signals are ours from here on: forwarded to the child once it runs.
@@ -113,124 +145,37 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	}()
 
 	policy := s.cluster.PolicyFor(name)
-	opts := append(s.policyOptions(name, *owner), quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: *maxHold}))
+	opts := append(s.policyOptions(name, *owner), quorum.WithLossWatch(),
+		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: *maxHold}))
 	tctx, tcancel := context.WithTimeout(actx, *wait+cf.timeout)
 	l, err := waitAcquire(tctx, s.m, name, lockTTL, *wait, opts...)
 	tcancel()
 	if err != nil {
 		if actx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "redlock run: interrupted before %s was acquired; nothing is left locked\n", name)
+			fmt.Fprintf(env.Stderr, "redlock run: interrupted before %s was acquired; nothing is left locked\n", escape.Text(name))
 			return ExitError
 		}
 		code := acquireExit(actx, err)
-		fmt.Fprintf(env.Stderr, "redlock run: %s\n", s.redact(err.Error()))
+		if code == ExitNotHeld {
+			code = *conflict
+		}
+		fmt.Fprintf(env.Stderr, "redlock run: %s\n", escape.Text(s.redact(err.Error())))
 		return code
 	}
 	release := func() {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()
 		if err := l.Release(rctx); err != nil {
-			fmt.Fprintf(env.Stderr, "redlock run: release %s: %s\n", name, s.redact(err.Error()))
+			fmt.Fprintf(env.Stderr, "redlock run: release %s: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
 		}
 	}
 	cancel() // the signal goroutine exits; signals now go to the child
 	<-watching
 	if interrupted.Load() || ctx.Err() != nil {
 		release()
-		fmt.Fprintf(env.Stderr, "redlock run: interrupted before the command started; %s released\n", name)
+		fmt.Fprintf(env.Stderr, "redlock run: interrupted before the command started; %s released\n", escape.Text(name))
 		return ExitError
 	}
 	defer release()
-
-	child := exec.Command(argv[0], argv[1:]...)
-	child.Stdin, child.Stdout, child.Stderr = env.Stdin, env.Stdout, env.Stderr
-	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	child.Env = append(os.Environ(),
-		"REDLOCK_NAME="+name,
-		"REDLOCK_TOKEN="+l.Token(),
-		"REDLOCK_VALID_UNTIL="+l.Until().Format(time.RFC3339Nano),
-	)
-	if f := l.Fence(); f > 0 {
-		child.Env = append(child.Env, "REDLOCK_FENCE="+strconv.FormatInt(f, 10))
-	}
-	if err := child.Start(); err != nil {
-		fmt.Fprintf(env.Stderr, "redlock run: start %s: %v\n", argv[0], err)
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			return 127
-		}
-		return 126
-	}
-	pgid := child.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-
-	// The lock counts as lost a margin before its validity ends without extension,
-	// so the child is stopped while the lock still protects it.
-	margin := max(lockTTL/5, 10*time.Millisecond)
-	var lost error
-	var killTimer <-chan time.Time
-	done := l.Done()
-	for {
-		var guardC <-chan time.Time
-		var guard *time.Timer
-		if lost == nil {
-			guard = time.NewTimer(max(time.Until(l.Until())-margin, 0))
-			guardC = guard.C
-		}
-		select {
-		case sig := <-sigs:
-			_ = syscall.Kill(-pgid, sig.(syscall.Signal))
-		case <-done:
-			done = nil
-			if lost == nil {
-				lost = l.Err()
-				killTimer = stopChild(env, pgid, lost, *grace)
-			}
-		case <-guardC:
-			if time.Until(l.Until()) <= margin {
-				lost = fmt.Errorf("%w: validity of %s ends at %s without an extension", quorum.ErrLost, name, l.Until().Format(time.RFC3339Nano))
-				if cause := l.Err(); cause != nil {
-					lost = cause
-				}
-				killTimer = stopChild(env, pgid, lost, *grace)
-			}
-		case <-killTimer:
-			fmt.Fprintf(env.Stderr, "redlock run: command still running %v after SIGTERM: SIGKILL\n", *grace)
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			killTimer = nil
-		case err := <-exited:
-			if guard != nil {
-				guard.Stop()
-			}
-			if lost != nil {
-				return ExitLost
-			}
-			return exitStatus(err, child.ProcessState)
-		}
-		if guard != nil {
-			guard.Stop()
-		}
-	}
-}
-
-// stopChild sends SIGTERM to the child's process group after the lock was lost and
-// returns the channel of the SIGKILL deadline.
-func stopChild(env *Env, pgid int, why error, grace time.Duration) <-chan time.Time {
-	fmt.Fprintf(env.Stderr, "redlock run: lock lost (%v): sending SIGTERM to the command, SIGKILL in %v\n", why, grace)
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	return time.After(grace)
-}
-
-// exitStatus returns the child's exit code, 128+N when signal N killed it.
-func exitStatus(err error, ps *os.ProcessState) int {
-	if ps == nil {
-		if err != nil {
-			return ExitError
-		}
-		return ExitOK
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
+	return superviseRun(env, l, argv, dl, *maxHold, sigs)
 }

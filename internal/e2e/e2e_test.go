@@ -328,11 +328,13 @@ func TestRunStopsTheCommandWhenTheLockIsLost(t *testing.T) {
 		steal  bool
 		script string
 		within time.Duration
+		code   int
+		msg    string
 	}{
-		{"stolen by force-expire", []string{"-ttl", "2s", "-grace", "2s"}, true, "sleep 30", 8 * time.Second},
-		{"stolen, command ignores SIGTERM", []string{"-ttl", "2s", "-grace", "1s"}, true, `trap "" TERM; sleep 30`, 8 * time.Second},
-		{"max-hold reached", []string{"-ttl", "1s", "-max-hold", "1500ms", "-grace", "1s"}, false, "sleep 30", 8 * time.Second},
-		{"policy's max_extensions reached", []string{"-grace", "1s"}, false, "sleep 30", 8 * time.Second},
+		{"stolen by force-expire", []string{"-ttl", "2s", "-grace", "2s"}, true, "sleep 30", 8 * time.Second, 4, "lock lost"},
+		{"stolen, command ignores SIGTERM", []string{"-ttl", "2s", "-grace", "1s"}, true, `trap "" TERM; sleep 30`, 8 * time.Second, 4, "lock lost"},
+		{"max-hold reached", []string{"-ttl", "1s", "-max-hold", "1500ms", "-grace", "1s"}, false, "sleep 30", 8 * time.Second, 5, "-max-hold 1.5s reached"},
+		{"policy's max_extensions reached", []string{"-grace", "1s"}, false, "sleep 30", 8 * time.Second, 5, "max_extensions reached"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,8 +359,8 @@ func TestRunStopsTheCommandWhenTheLockIsLost(t *testing.T) {
 			case err := <-waited:
 				var ee *exec.ExitError
 				require.ErrorAs(t, err, &ee)
-				assert.Equal(t, 4, ee.ExitCode(), errb.String())
-				assert.Contains(t, errb.String(), "lock lost")
+				assert.Equal(t, tt.code, ee.ExitCode(), errb.String())
+				assert.Contains(t, errb.String(), tt.msg)
 			case <-time.After(tt.within):
 				_ = cmd.Process.Kill()
 				t.Fatalf("run did not stop within %v: %s", tt.within, errb.String())

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/guard"
+	"github.com/redlock/redlock/quorum"
+)
+
+// ExitCapped: run's keep-alive stopped at -max-hold or the policy's
+// max_extensions, and the command was stopped before the validity ended.
+const ExitCapped = 5
+
+// deadlines are run's signal timings relative to the lock's validity deadline.
+type deadlines struct {
+	margin  time.Duration // SIGTERM this long before the deadline
+	lead    time.Duration // SIGKILL this long before the deadline at the latest
+	grace   time.Duration // SIGKILL this long after SIGTERM at most (clipped)
+	clipped bool          // grace was clipped to fit before the deadline
+}
+
+// runDeadlines checks and completes -margin and -grace for a lock of ttl.
+func runDeadlines(ttl, margin, grace time.Duration, marginGiven bool) (deadlines, error) {
+	if !marginGiven {
+		margin = max(ttl/5, 10*time.Millisecond)
+	}
+	if margin >= ttl {
+		return deadlines{}, fmt.Errorf("-margin %v must be shorter than the lock's ttl %v", margin, ttl)
+	}
+	d := deadlines{margin: margin, lead: min(guard.DefaultKillLead, margin/2), grace: grace}
+	if fit := margin - d.lead; d.grace > fit {
+		d.grace, d.clipped = fit, true
+	}
+	return d, nil
+}
+
+// superviseRun runs argv under the guard while l is held, and returns run's exit
+// code. sigs are the signals run receives, forwarded to the command.
+func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold time.Duration, sigs <-chan os.Signal) int {
+	childEnv := append(os.Environ(),
+		"REDLOCK_NAME="+l.Name(),
+		"REDLOCK_TOKEN="+l.Token(),
+		"REDLOCK_VALID_UNTIL="+l.Until().Format(time.RFC3339Nano),
+	)
+	if f := l.Fence(); f > 0 {
+		childEnv = append(childEnv, "REDLOCK_FENCE="+strconv.FormatInt(f, 10))
+	}
+	tty := -1
+	if f, ok := env.Stdin.(*os.File); ok && guard.InForeground(int(f.Fd())) {
+		tty = int(f.Fd())
+	}
+	g, err := guard.Start(guard.Config{
+		Argv: argv, Env: childEnv, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
+		Until: l.Until(), Margin: dl.margin, Grace: dl.grace, KillLead: dl.lead, Foreground: tty >= 0,
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock run: start %s: %s\n", escape.Text(argv[0]), escape.Text(err.Error()))
+		if errors.Is(err, exec.ErrNotFound) {
+			return 127
+		}
+		return 126
+	}
+	defer g.Close()
+	if tty >= 0 {
+		defer guard.TakeTerminal(tty)
+	}
+	r := &runner{env: env, l: l, g: g, dl: dl, maxHold: maxHold}
+	return r.loop(sigs, tty)
+}
+
+// runner follows the lock and the command until the command exits.
+type runner struct {
+	env     *Env
+	l       *quorum.Lock
+	g       *guard.Guard
+	dl      deadlines
+	maxHold time.Duration
+	lost    error // why the command was told to stop; nil while the lock holds
+	capped  bool  // the cap message was printed
+}
+
+func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	changed := r.l.UntilChanged()
+	done := r.l.Done()
+	// run's own timers mirror the guard's: the message at SIGTERM time, and a
+	// SIGKILL of its own as a backstop should the guard be frozen.
+	term := time.NewTimer(time.Until(r.l.Until().Add(-r.dl.margin)))
+	kill := time.NewTimer(time.Until(r.l.Until().Add(-r.dl.lead)))
+	defer term.Stop()
+	defer kill.Stop()
+	for {
+		select {
+		case <-changed:
+			changed = r.l.UntilChanged()
+			until := r.l.Until()
+			_ = r.g.SetUntil(until)
+			if r.lost == nil {
+				term.Reset(time.Until(until.Add(-r.dl.margin)))
+			}
+			kill.Reset(time.Until(until.Add(-r.dl.lead)))
+			if cause := r.l.Capped(); cause != nil && !r.capped {
+				r.capped = true
+				fmt.Fprintf(r.env.Stderr, "redlock run: %s: the lock ends at %s; the command gets SIGTERM at %s\n",
+					r.capWhy(cause), until.Format(time.RFC3339Nano), until.Add(-r.dl.margin).Format(time.RFC3339Nano))
+			}
+		case <-done:
+			done = nil
+			r.stop(r.l.Err())
+		case <-term.C:
+			cause := r.l.Capped()
+			if cause == nil {
+				cause = fmt.Errorf("%w: the validity of %s ends at %s without an extension", quorum.ErrLost,
+					r.l.Name(), r.l.Until().Format(time.RFC3339Nano))
+			}
+			r.stop(cause)
+		case <-kill.C:
+			fmt.Fprintf(r.env.Stderr, "redlock run: the validity of %s is ending: SIGKILL to the command\n", escape.Text(r.l.Name()))
+			r.g.Kill()
+		case sig := <-sigs:
+			_ = r.g.Signal(sig.(syscall.Signal))
+		case <-r.g.Stopped():
+			// Ctrl-Z stopped the command: give the shell its job back by stopping
+			// run too. Nothing extends the lock while run is stopped; once the shell
+			// continues run (fg), the command gets the terminal and SIGCONT.
+			if tty >= 0 {
+				guard.TakeTerminal(tty)
+			}
+			for len(cont) > 0 {
+				<-cont
+			}
+			_ = syscall.Kill(0, syscall.SIGTSTP)
+			// The stop takes effect asynchronously: wait until continued.
+			select {
+			case <-cont:
+			case ex := <-r.g.Done():
+				return r.exit(ex)
+			}
+			if tty >= 0 {
+				guard.GiveTerminal(tty, r.g.Pid())
+			}
+			_ = r.g.Signal(syscall.SIGCONT)
+		case ex := <-r.g.Done():
+			return r.exit(ex)
+		}
+	}
+}
+
+// stop tells the guard to stop the command (SIGTERM now, SIGKILL after the grace)
+// because of why, once.
+func (r *runner) stop(why error) {
+	if r.lost != nil {
+		return
+	}
+	r.lost = why
+	msg := "lock lost (" + escape.Text(why.Error()) + ")"
+	if errors.Is(why, quorum.ErrExtensionCap) {
+		msg = r.capWhy(why)
+	}
+	fmt.Fprintf(r.env.Stderr, "redlock run: %s: SIGTERM to the command, SIGKILL in %v at most\n", msg, r.dl.grace)
+	_ = r.g.Terminate()
+}
+
+// capWhy says which cap ended the run.
+func (r *runner) capWhy(cause error) string {
+	if r.maxHold > 0 {
+		return fmt.Sprintf("-max-hold %v reached", r.maxHold)
+	}
+	return "the lock policy's max_extensions reached (" + escape.Text(cause.Error()) + ")"
+}
+
+// exit maps how the command ended to run's exit code.
+func (r *runner) exit(ex guard.Exit) int {
+	switch {
+	case ex.Err != nil:
+		// The guard died: whatever is left of the command's group goes with it.
+		r.g.Kill()
+		fmt.Fprintf(r.env.Stderr, "redlock run: %s; the command's process group was killed\n", escape.Text(ex.Err.Error()))
+		return ExitError
+	case r.lost != nil && errors.Is(r.lost, quorum.ErrExtensionCap):
+		return ExitCapped
+	case r.lost != nil:
+		return ExitLost
+	case ex.Signal != 0:
+		return 128 + int(ex.Signal)
+	}
+	return ex.Code
+}

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunDeadlines(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name        string
+		ttl, margin time.Duration
+		marginGiven bool
+		grace       time.Duration
+		want        deadlines
+		err         string
+	}{
+		{"defaults: margin ttl/5, grace clipped", 3 * time.Second, 0, false, 5 * time.Second,
+			deadlines{margin: 600 * ms, lead: 20 * ms, grace: 580 * ms, clipped: true}, ""},
+		{"a grace that fits", 3 * time.Second, 0, false, 100 * ms,
+			deadlines{margin: 600 * ms, lead: 20 * ms, grace: 100 * ms}, ""},
+		{"short ttl: margin at least 10ms, lead half of it", 20 * ms, 0, false, time.Second,
+			deadlines{margin: 10 * ms, lead: 5 * ms, grace: 5 * ms, clipped: true}, ""},
+		{"margin given", 10 * time.Second, 2 * time.Second, true, time.Second,
+			deadlines{margin: 2 * time.Second, lead: 20 * ms, grace: time.Second}, ""},
+		{"margin not below the ttl", time.Second, time.Second, true, 0, deadlines{}, "-margin 1s must be shorter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := runDeadlines(tt.ttl, tt.margin, tt.grace, tt.marginGiven)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.LessOrEqual(t, got.grace+got.lead, got.margin, "SIGKILL never later than the deadline - lead")
+		})
+	}
+}

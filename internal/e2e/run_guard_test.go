@@ -1,0 +1,224 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The run guard: the command never outlives the lock, even when run itself is
+// killed or frozen. These tests watch what the user relies on: the child's own
+// writes, timestamped by the child, and whether the child process still exists.
+
+// ticker is a child script that writes "TAG PID NANOS" into file every 20 ms.
+func ticker(tag, file string) string {
+	return fmt.Sprintf(`while :; do echo "%s $$ $(date +%%s%%N)" >> %q; sleep 0.02; done`, tag, file)
+}
+
+// ticks reads the ticks of tag from file: the child's pid and the tick times.
+func ticks(t *testing.T, file, tag string) (pid int, at []time.Time) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != tag {
+			continue
+		}
+		pid, _ = strconv.Atoi(f[1])
+		ns, err := strconv.ParseInt(f[2], 10, 64)
+		require.NoError(t, err, line)
+		at = append(at, time.Unix(0, ns))
+	}
+	return pid, at
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// The first run is killed (or frozen for two TTLs) while its child ticks; a second
+// run -wait takes the lock and ticks into the same file. No tick of the first child
+// may come after the first tick of the second, and the first child must be gone.
+func TestRunGuardChildNeverOutlivesTheLock(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name  string
+		fault func(t *testing.T, run *exec.Cmd)
+	}{
+		{"run killed with SIGKILL", func(t *testing.T, run *exec.Cmd) {
+			require.NoError(t, run.Process.Signal(syscall.SIGKILL))
+		}},
+		{"run frozen with SIGSTOP for two TTLs", func(t *testing.T, run *exec.Cmd) {
+			require.NoError(t, run.Process.Signal(syscall.SIGSTOP))
+			t.Cleanup(func() { _ = run.Process.Signal(syscall.SIGCONT) })
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("guard%d", i)
+			file := filepath.Join(t.TempDir(), "ticks")
+			first := e.command("", "run", name, "-ttl", "1s", "--", "sh", "-c", ticker("A", file))
+			require.NoError(t, first.Start())
+			e.waitKey("lock:" + name)
+			time.Sleep(300 * time.Millisecond)
+			tt.fault(t, first)
+			faultAt := time.Now()
+			second := e.command("", "run", name, "-ttl", "1s", "-wait", "10s", "--", "sh", "-c", ticker("B", file)+" & sleep 0.5; kill $!")
+			var errb bytes.Buffer
+			second.Stderr = &errb
+			require.NoError(t, second.Run(), errb.String())
+			if tt.name != "run killed with SIGKILL" {
+				time.Sleep(time.Until(faultAt.Add(2 * time.Second)))
+				require.NoError(t, first.Process.Signal(syscall.SIGCONT))
+			}
+			_ = first.Wait()
+
+			pidA, a := ticks(t, file, "A")
+			_, b := ticks(t, file, "B")
+			require.NotEmpty(t, a, "the first child ticked")
+			require.NotEmpty(t, b, "the second child ticked")
+			lastA, firstB := a[len(a)-1], b[0]
+			t.Logf("first child's last tick %v after the fault; second's first tick %v after it",
+				lastA.Sub(faultAt), firstB.Sub(faultAt))
+			assert.True(t, lastA.Before(firstB), "the first child ticked %v after the second started", lastA.Sub(firstB))
+			assert.False(t, alive(pidA), "the first child (pid %d) is gone", pidA)
+		})
+	}
+}
+
+// Bug 2 of the safety review: -max-hold below the TTL gave the child no margin, and
+// -grace outlasted the validity. A child that traps SIGTERM and writes 1s later,
+// with -grace 10s: the write never lands after a second client acquired.
+func TestBug2MaxHoldBelowTTLAndLongGraceNeverOverlap(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "writes")
+	script := fmt.Sprintf(`trap 'sleep 1; echo "late $(date +%%s%%N)" >> %q; exit 0' TERM; while :; do sleep 0.05; done`, file)
+	first := e.command("", "run", "hold", "-ttl", "3s", "-max-hold", "2s", "-grace", "10s", "--", "sh", "-c", script)
+	var errA bytes.Buffer
+	first.Stderr = &errA
+	start := time.Now()
+	require.NoError(t, first.Start())
+	e.waitKey("lock:hold")
+	// A second client polls until it gets the lock, and notes when.
+	var acquiredAt time.Time
+	for time.Since(start) < 10*time.Second {
+		r := e.run("acquire", "hold", "-ttl", "5s", "-json")
+		if r.code == 0 {
+			acquiredAt = time.Now()
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.False(t, acquiredAt.IsZero(), "the second client never got the lock")
+	err := first.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 5, ee.ExitCode(), "max-hold has its own exit code: %s", errA.String())
+	assert.Contains(t, errA.String(), "-max-hold 2s reached")
+	assert.Contains(t, errA.String(), "-grace 10s does not fit")
+	t.Logf("second client acquired %v after start", acquiredAt.Sub(start))
+	if b, err := os.ReadFile(file); err == nil {
+		f := strings.Fields(string(b))
+		require.Len(t, f, 2, string(b))
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		require.NoError(t, err)
+		assert.True(t, time.Unix(0, ns).Before(acquiredAt), "the late write landed %v after the second client acquired", time.Unix(0, ns).Sub(acquiredAt))
+	}
+}
+
+func TestRunConflictExitCode(t *testing.T) {
+	e := newEnv(t)
+	holder := e.command("", "run", "conflict", "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	t.Cleanup(func() { _ = holder.Process.Signal(syscall.SIGTERM); _ = holder.Wait() })
+	e.waitKey("lock:conflict")
+	r := e.run("run", "conflict", "-conflict-exit-code", "75", "--", "sh", "-c", "echo ran")
+	assert.Equal(t, 75, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "ran")
+	assert.Contains(t, r.stderr, "redlock run:", "run's own codes come with a line on stderr")
+	// The child's own 3 is passed through, without a line from run.
+	r = e.run("run", "free", "--", "sh", "-c", "exit 3")
+	assert.Equal(t, 3, r.code)
+	assert.NotContains(t, r.stderr, "redlock run:")
+
+	r = e.run("run", "x", "-conflict-exit-code", "0", "--", "true")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "-conflict-exit-code")
+	r = e.run("run", "x", "-ttl", "1s", "-margin", "1s", "--", "true")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "-margin")
+}
+
+// A force-expire of a lock held under run reaches the child as SIGTERM within
+// 200ms (the wake-up channel), not at the next extension.
+func TestRunForceExpireStopsTheChildPromptly(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "term")
+	script := fmt.Sprintf(`trap 'echo "term $(date +%%s%%N)" >> %q; exit 0' TERM; while :; do sleep 0.01; done`, file)
+	run := e.command("", "run", "fx", "-ttl", "10s", "--", "sh", "-c", script)
+	require.NoError(t, run.Start())
+	e.waitKey("lock:fx")
+	time.Sleep(300 * time.Millisecond) // the loss watch's subscription is confirmed
+	before := time.Now()
+	r := e.run("force-expire", "fx", "-yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	err := run.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 4, ee.ExitCode())
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	f := strings.Fields(string(b))
+	require.Len(t, f, 2, string(b))
+	ns, err := strconv.ParseInt(f[1], 10, 64)
+	require.NoError(t, err)
+	took := time.Unix(0, ns).Sub(before)
+	t.Logf("SIGTERM reached the child %v after force-expire started", took)
+	assert.Less(t, took, 200*time.Millisecond)
+}
+
+// The guard itself killed: the command dies with it (parent-death signal, and run
+// kills what is left of the group), run exits 1 and releases the lock.
+func TestRunGuardKilledTakesTheCommandWithIt(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "ticks")
+	run := e.command("", "run", "guardkill", "-ttl", "5s", "--", "sh", "-c", ticker("A", file))
+	var errb bytes.Buffer
+	run.Stderr = &errb
+	require.NoError(t, run.Start())
+	e.waitKey("lock:guardkill")
+	var pidA int
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(file)
+		if err == nil {
+			pidA, _ = ticks(t, file, "A")
+		}
+		return pidA > 0
+	}, 5*time.Second, 10*time.Millisecond)
+	// The guard is the child's parent.
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pidA))
+	require.NoError(t, err)
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	guardPid, err := strconv.Atoi(fields[1])
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(guardPid, syscall.SIGKILL))
+	err = run.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode(), errb.String())
+	assert.Contains(t, errb.String(), "process group was killed")
+	assert.Eventually(t, func() bool {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pidA))
+		return len(b) == 0 || strings.Contains(string(b), ") Z ")
+	}, 2*time.Second, 10*time.Millisecond, "the child is gone")
+	assert.Empty(t, e.keys("lock:guardkill"), "released")
+}

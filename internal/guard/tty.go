@@ -1,0 +1,31 @@
+package guard
+
+import (
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// InForeground reports whether fd is a terminal whose foreground process group is
+// the caller's: only then may the command be given the terminal.
+func InForeground(fd int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == syscall.Getpgrp()
+}
+
+// TakeTerminal puts the caller's process group back in the foreground of the
+// terminal fd, after a command that had it ended or stopped. The caller is in the
+// background then, so SIGTTOU is ignored for the call.
+func TakeTerminal(fd int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	_ = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, syscall.Getpgrp())
+}
+
+// GiveTerminal puts the process group pgid in the foreground of the terminal fd.
+func GiveTerminal(fd, pgid int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	_ = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgid)
+}
