@@ -52,6 +52,7 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 	owner := m.owner
 	owner.Label = lc.owner
 	owner.At = time.Now()
+	owner.TTL = ttl
 	value, err := newValue(owner)
 	if err != nil {
 		return nil, err

@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 )
-
-// Reserved suffixes: keys the package keeps beside a lock (fence counter, fair queue).
-// Lock names may not end with them.
-var reservedSuffixes = []string{":fence", ":queue"}
 
 // LockOption configures one acquisition.
 type LockOption func(*lockConfig)
@@ -67,19 +62,6 @@ type Lock struct {
 	kaStop   chan struct{}
 	kaDone   chan struct{}
 	kaCancel context.CancelFunc
-}
-
-// checkName rejects names that cannot be locks.
-func checkName(name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidName)
-	}
-	for _, s := range reservedSuffixes {
-		if strings.HasSuffix(name, s) {
-			return fmt.Errorf("%w: %q ends with the reserved suffix %q", ErrInvalidName, name, s)
-		}
-	}
-	return nil
 }
 
 // checkTTL validates a TTL before any I/O: whole milliseconds (the masters count in

@@ -14,9 +14,12 @@ var (
 	releaseLua string
 	//go:embed scripts/extend.lua
 	extendLua string
+	//go:embed scripts/force_expire.lua
+	forceExpireLua string
 
-	releaseScript = redis.NewScript(releaseLua)
-	extendScript  = redis.NewScript(extendLua)
+	releaseScript     = redis.NewScript(releaseLua)
+	extendScript      = redis.NewScript(extendLua)
+	forceExpireScript = redis.NewScript(forceExpireLua)
 )
 
 // Script replies shared by release and extend.

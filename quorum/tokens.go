@@ -89,6 +89,39 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 	return rep, partialError(rep)
 }
 
+// Seen is what an operator saw of a lock on one master: the value of a string key,
+// or only the type of a key of another type (a Redisson hash).
+type Seen struct {
+	Type  string // "string", "hash", ...; "" when nothing was seen there
+	Value string // the value of a string key
+}
+
+// ForceExpireSeen deletes, on each master, exactly what was seen there (by Inspect,
+// shown to an operator): a string key only if it still holds the value seen, a key
+// of another type only if it is still of that type; nothing where nothing was seen.
+// A lock that changed hands since is kept (OutcomeForeign) and a lock taken since on
+// a master where nothing was seen is not touched (OutcomeMissing). It publishes on
+// the wake-up channel where it deleted. seen is indexed by master name.
+func (m *Manager) ForceExpireSeen(ctx context.Context, name string, seen map[string]Seen) (*Report, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	key := m.Key(name)
+	channel := wakeChannel(key)
+	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
+		sn := seen[n.name]
+		if sn.Type == "" {
+			return OutcomeMissing, nil
+		}
+		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, sn.Value, channel, sn.Type).Int64()
+		if err != nil {
+			return OutcomeError, err
+		}
+		return outcomeOf(r), nil
+	})
+	return rep, partialError(rep)
+}
+
 // ExtendToken extends the lock name held with token to ttl on every master where
 // the value still matches; it never recreates a missing key. It succeeds when a
 // quorum extended and validity is left, returning the new deadline; otherwise the

@@ -28,6 +28,9 @@ type Owner struct {
 	PID   int       `json:"pid,omitempty"`
 	Label string    `json:"owner,omitempty"`
 	At    time.Time `json:"acquired_at"`
+	// TTL is the TTL the lock was taken with (0 when unknown): extending by token
+	// defaults to it.
+	TTL time.Duration `json:"-"`
 }
 
 // ownerWire is the compact JSON form of Owner inside a value.
@@ -36,6 +39,7 @@ type ownerWire struct {
 	P int    `json:"p,omitempty"`
 	O string `json:"o,omitempty"`
 	T int64  `json:"t,omitempty"`
+	L int64  `json:"l,omitempty"` // TTL in ms
 }
 
 // Value is a parsed lock value "rl1.<token>.<owner>".
@@ -75,6 +79,9 @@ func ParseValue(s string) (Value, error) {
 		return Value{}, fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
 	}
 	v.Owner = Owner{Host: w.H, PID: w.P, Label: w.O}
+	if w.L > 0 {
+		v.Owner.TTL = time.Duration(w.L) * time.Millisecond
+	}
 	if w.T > 0 {
 		v.Owner.At = time.UnixMilli(w.T)
 	}
@@ -83,7 +90,7 @@ func ParseValue(s string) (Value, error) {
 
 // String formats the value as it is stored in Redis.
 func (v Value) String() string {
-	w := ownerWire{H: v.Owner.Host, P: v.Owner.PID, O: v.Owner.Label}
+	w := ownerWire{H: v.Owner.Host, P: v.Owner.PID, O: v.Owner.Label, L: v.Owner.TTL.Milliseconds()}
 	if !v.Owner.At.IsZero() {
 		w.T = v.Owner.At.UnixMilli()
 	}

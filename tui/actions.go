@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ type expiredMsg struct {
 	name string
 	rep  *quorum.Report
 	err  error
+	now  *quorum.LockInfo // the lock as read after a force-expire found it changed
 }
 
 // quitMsg ends the program once the locks this console held were released.
@@ -78,13 +80,22 @@ func (m *Model) releaseCmd(hl heldLock) tea.Cmd {
 	}
 }
 
-func (m *Model) forceExpireCmd(name, token string) tea.Cmd {
-	lk, timeout := m.lk, m.opts.ActionTimeout
+func (m *Model) forceExpireCmd(name string, seen map[string]quorum.Seen) tea.Cmd {
+	lk, src, timeout := m.lk, m.src, m.opts.ActionTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		rep, err := lk.ForceExpire(ctx, name, token)
-		return expiredMsg{name: name, rep: rep, err: err}
+		rep, err := lk.ForceExpire(ctx, name, seen)
+		msg := expiredMsg{name: name, rep: rep, err: err}
+		if rep != nil && slices.ContainsFunc(rep.Nodes, func(n quorum.NodeResult) bool { return n.Outcome == quorum.OutcomeForeign }) {
+			// It changed hands since it was shown: read who holds it now.
+			for _, li := range src.Poll(ctx).Locks {
+				if li.Name == name {
+					msg.now = &li
+				}
+			}
+		}
+		return msg
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -24,18 +25,18 @@ func (p *detailPane) View(m *Model) string {
 		return ""
 	}
 	word, sty := lockState(st, li.State)
-	lines := []string{st.Title.Render("Lock "+li.Name) + "  " + sty.Render(word) + st.Muted.Render(fmt.Sprintf("  %d/%d votes, quorum %d", li.Votes, li.Total, li.Quorum))}
-	info := []string{"key " + li.Key, "owner " + m.holder(li)}
+	lines := []string{st.Title.Render("Lock "+escape.Text(li.Name)) + "  " + sty.Render(word) + st.Muted.Render(fmt.Sprintf("  %d/%d votes, quorum %d", li.Votes, li.Total, li.Quorum))}
+	info := []string{"key " + escape.Text(li.Key), "owner " + m.holder(li)}
 	if li.Owner != nil && !li.Owner.At.IsZero() {
 		info = append(info, "since "+li.Owner.At.Format("15:04:05"))
 	}
-	info = append(info, "library "+orUnknown(li.Library))
+	info = append(info, "library "+orUnknown(escape.Text(li.Library)))
 	if li.Fence > 0 {
 		info = append(info, fmt.Sprintf("fence %d", li.Fence))
 	}
 	lines = append(lines, "  "+strings.Join(info, st.Muted.Render(" · ")))
 	if li.Value != "" {
-		lines = append(lines, "  value "+quorum.Redact(li.Value))
+		lines = append(lines, "  value "+escape.Text(quorum.Redact(li.Value)))
 	}
 	valW := clamp(p.w-8-12-6, 10, 70)
 	lines = append(lines, st.Muted.Render("  "+fit("MASTER", 8)+" "+fit("VALUE", valW)+" PTTL"))
@@ -44,13 +45,13 @@ func (p *detailPane) View(m *Model) string {
 		var val, ttl string
 		switch {
 		case mv.Err != nil:
-			val = st.Bad.Render("✖ " + mv.Err.Error())
+			val = st.Bad.Render("✖ " + escape.Text(mv.Err.Error()))
 		case !mv.Present:
 			val = st.Muted.Render("— absent")
 		default:
-			val = quorum.Redact(mv.Value)
+			val = escape.Text(quorum.Redact(mv.Value))
 			if mv.Type != "" && mv.Type != "string" {
-				val = mv.Type + " key"
+				val = escape.Text(mv.Type) + " key"
 			}
 			if mv.Value != li.Value && li.Value != "" && (mv.Type == "" || mv.Type == "string") {
 				val += st.Warn.Render(" (differs)")
@@ -64,7 +65,7 @@ func (p *detailPane) View(m *Model) string {
 				ttl = fmt.Sprintf("%dms", (mv.PTTL - elapsed).Milliseconds())
 			}
 		}
-		lines = append(lines, "  "+fit(mv.Master, 8)+" "+fit(val, valW)+" "+ttl)
+		lines = append(lines, "  "+fit(escape.Text(mv.Master), 8)+" "+fit(val, valW)+" "+ttl)
 	}
 	return strings.Join(clip(lines, p.w, p.h), "\n")
 }

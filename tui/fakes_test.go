@@ -61,6 +61,8 @@ type fakeLocker struct {
 	ttls       []time.Duration
 	expires    [][2]string // name, token
 	expireDown string      // a master that fails force-expire
+	changed    bool        // force-expire finds every value changed
+	seens      []map[string]quorum.Seen
 	held       []*fakeHeld
 }
 
@@ -77,11 +79,27 @@ func (l *fakeLocker) TryAcquire(_ context.Context, name string, ttl time.Duratio
 	return h, nil
 }
 
-func (l *fakeLocker) ForceExpire(_ context.Context, name, token string) (*quorum.Report, error) {
+func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.expires = append(l.expires, [2]string{name, token})
+	first := ""
+	for _, m := range masters {
+		if sn, ok := seen[m]; ok {
+			first = sn.Value
+			break
+		}
+	}
+	l.expires = append(l.expires, [2]string{name, first})
+	l.seens = append(l.seens, seen)
 	r := report(5, 3)
+	if l.changed {
+		// The lock changed hands since it was shown: nothing matches.
+		for i := range r.Nodes {
+			r.Nodes[i].Outcome = quorum.OutcomeForeign
+		}
+		r.Votes = 0
+		return &r, nil
+	}
 	if l.expireDown != "" {
 		for i := range r.Nodes {
 			if r.Nodes[i].Node == l.expireDown {

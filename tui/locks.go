@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -87,7 +88,7 @@ func (p *locksPanel) View(m *Model) string {
 		word, sty := lockState(st, li.State)
 		owner := m.holder(li)
 		if _, mine := m.held[li.Name]; !mine && li.Library != "" && li.Library != "redlock" && li.Owner == nil {
-			owner = li.Library
+			owner = escape.Line(li.Library, 30)
 		}
 		left := remaining(li, m.now)
 		frac := 0.0
@@ -108,7 +109,7 @@ func (p *locksPanel) View(m *Model) string {
 			remSty = st.Bad
 		}
 		cells := []string{
-			fit(li.Name, nameW),
+			fit(escape.Text(li.Name), nameW),
 			cell(sty, fit(word, 12), isSel && m.focus == focusLocks),
 			fit(fmt.Sprintf("%d/%d", li.Votes, li.Total), 6),
 			fit(owner, ownerW),

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -61,7 +62,7 @@ type span struct {
 type confirmation struct {
 	name   string
 	holder string
-	token  string
+	seen   map[string]quorum.Seen // what the row showed, per master: all that may be deleted
 }
 
 // Model is the console's root model: it routes messages and lays out the panels.
@@ -269,20 +270,31 @@ func (m *Model) onExpired(msg expiredMsg) {
 		m.setStatus(statusErr, fmt.Sprintf("force-expire %s: %v", msg.name, msg.err))
 		return
 	}
-	deleted := 0
+	deleted, changed := 0, 0
 	var failed []string
 	for _, n := range msg.rep.Nodes {
 		switch n.Outcome {
 		case quorum.OutcomeOK:
 			deleted++
+		case quorum.OutcomeForeign:
+			changed++
 		case quorum.OutcomeError:
-			failed = append(failed, fmt.Sprintf("master %s: %v", n.Node, n.Err))
+			failed = append(failed, fmt.Sprintf("master %s: %s", escape.Text(n.Node), escape.Text(n.Err.Error())))
 		}
+	}
+	if changed > 0 {
+		who := "nobody"
+		if msg.now != nil {
+			who = fmt.Sprintf("%s (%d/%d masters)", m.holder(msg.now), msg.now.Votes, msg.now.Total)
+		}
+		m.setStatus(statusWarn, fmt.Sprintf("force-expire %s: it changed hands since you confirmed; now held by %s. Deleted on %d/%d masters, nothing of the new holder",
+			escape.Line(msg.name, 60), who, deleted, len(msg.rep.Nodes)))
+		return
 	}
 	if deleted >= m.opts.Quorum || msg.err == nil {
 		delete(m.held, msg.name)
 	}
-	text := fmt.Sprintf("force-expired %s: deleted on %d/%d masters", msg.name, deleted, len(msg.rep.Nodes))
+	text := fmt.Sprintf("force-expired %s: deleted on %d/%d masters", escape.Line(msg.name, 60), deleted, len(msg.rep.Nodes))
 	if len(failed) > 0 {
 		// The key stays on the masters that failed until its TTL ends.
 		m.setStatus(statusWarn, text+"; "+strings.Join(failed, "; "))
@@ -359,14 +371,14 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		hl, mine := m.held[li.Name]
 		if !mine {
-			m.setStatus(statusWarn, fmt.Sprintf("%s is not held by this console: only its own locks can be extended or released (x force-expires)", li.Name))
+			m.setStatus(statusWarn, fmt.Sprintf("%s is not held by this console: only its own locks can be extended or released (x force-expires)", escape.Line(li.Name, 60)))
 			return nil
 		}
 		if key.Matches(msg, m.keys.Extend) {
-			m.setStatus(statusInfo, "extending "+li.Name+"…")
+			m.setStatus(statusInfo, "extending "+escape.Line(li.Name, 60)+"…")
 			return m.extendCmd(hl)
 		}
-		m.setStatus(statusInfo, "releasing "+li.Name+"…")
+		m.setStatus(statusInfo, "releasing "+escape.Line(li.Name, 60)+"…")
 		return m.releaseCmd(hl)
 	case key.Matches(msg, m.keys.ForceExpire):
 		li := m.selected()
@@ -374,9 +386,11 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.setStatus(statusWarn, "no lock selected")
 			return nil
 		}
-		m.confirm = confirmation{name: li.Name, holder: m.holder(li)}
-		if li.State == quorum.StateHeld || li.State == quorum.StatePartial {
-			m.confirm.token = li.Value // compare-and-delete: only what was confirmed
+		m.confirm = confirmation{name: li.Name, holder: m.holder(li), seen: map[string]quorum.Seen{}}
+		for _, mv := range li.Masters {
+			if mv.Present {
+				m.confirm.seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+			}
 		}
 		m.mode = modeConfirm
 		m.layout()
@@ -415,8 +429,8 @@ func (m *Model) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
 		m.mode = modeNormal
 		m.layout()
 		c := m.confirm
-		m.setStatus(statusInfo, "force-expiring "+c.name+"…")
-		return m.forceExpireCmd(c.name, c.token)
+		m.setStatus(statusInfo, "force-expiring "+escape.Line(c.name, 60)+"…")
+		return m.forceExpireCmd(c.name, c.seen)
 	case key.Matches(msg, m.keys.Deny):
 		m.mode = modeNormal
 		m.layout()
@@ -514,10 +528,10 @@ func (m *Model) holder(li *quorum.LockInfo) string {
 		if o.Label != "" {
 			s = o.Label + "@" + s
 		}
-		return s
+		return escape.Line(s, 60) // written by another user: never raw on screen
 	}
 	if li.Library != "" && li.Library != "unknown" {
-		return li.Library + " client"
+		return escape.Line(li.Library, 30) + " client"
 	}
 	return "unknown owner"
 }

@@ -166,14 +166,40 @@ func TestForceExpireWithAMasterDownNamesIt(t *testing.T) {
 	assert.Contains(t, m.View(), "force-expired billing/42: deleted on 4/5 masters; master c: boom")
 }
 
-func TestForceExpireContestedDeletesWhateverIsThere(t *testing.T) {
+// A contested lock (several values) is force-expired value by value: each master
+// only where it still holds what the row showed there.
+func TestForceExpireContestedDeletesOnlyWhatWasShown(t *testing.T) {
 	m, src, lk, _ := fixture(t, 100, 30, false)
-	src.edit(func(s *Snapshot) { s.Locks[0].State = quorum.StateContested })
+	src.edit(func(s *Snapshot) {
+		s.Locks[0].State = quorum.StateContested
+		s.Locks[0].Masters[1].Value = "rl1.other"
+	})
 	started(t, m)
 	drive(t, m, keys("x"))
 	drive(t, m, keys("y"))
-	_, exp := lk.calls()
-	assert.Equal(t, [][2]string{{"billing/42", ""}}, exp)
+	require.Len(t, lk.seens, 1)
+	seen := lk.seens[0]
+	assert.Equal(t, "rl1.other", seen[src.snap.Locks[0].Masters[1].Master].Value)
+	assert.Equal(t, opsValue, seen[src.snap.Locks[0].Masters[0].Master].Value)
+}
+
+// The lock changed hands between the confirmation and the delete: a warning that
+// names the new holder, not a green "force-expired".
+func TestForceExpireOfALockThatChangedHandsWarns(t *testing.T) {
+	m, src, lk, _ := fixture(t, 200, 30, false)
+	lk.changed = true
+	started(t, m)
+	drive(t, m, keys("x"))
+	src.edit(func(s *Snapshot) {
+		o := *s.Locks[0].Owner
+		o.Label, o.Host = "bob", "laptop"
+		s.Locks[0].Owner = &o
+	})
+	drive(t, m, keys("y"))
+	view := m.View()
+	assert.NotContains(t, view, "force-expired billing/42")
+	assert.Contains(t, view, "force-expire billing/42: it changed hands since you confirmed; now held by bob@laptop")
+	assert.Equal(t, statusWarn, m.status.kind)
 }
 
 func TestReadOnly(t *testing.T) {

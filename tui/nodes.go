@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -54,17 +55,17 @@ func (p *nodesPanel) View(m *Model) string {
 		word, sty := nodeState(st, n, m.now, m.polled)
 		isSel := i == m.nodeCur
 		sel := isSel && m.focus == focusNodes
-		cells := []string{cell(sty, fit(word, 13), sel), fit(n.Master, nameW)}
+		cells := []string{cell(sty, fit(word, 13), sel), fit(escape.Text(n.Master), nameW)}
 		if wide {
-			cells = append(cells, fit(n.Address, 22))
+			cells = append(cells, fit(escape.Text(n.Address), 22))
 		}
 		if n.Reachable {
 			cells = append(cells,
 				fit(latency(n.Latency), 7),
-				fit(orUnknown(n.Role), 7),
+				fit(orUnknown(escape.Text(n.Role)), 7),
 			)
 			if wide {
-				cells = append(cells, fit(orUnknown(n.Version), 8))
+				cells = append(cells, fit(orUnknown(escape.Text(n.Version)), 8))
 			}
 			up, usty := uptime(st, n, m.now)
 			cells = append(cells, cell(usty, fit(up, 16), sel), fit(offset(n), 12))
@@ -72,11 +73,11 @@ func (p *nodesPanel) View(m *Model) string {
 			cells = append(cells, cell(rsty, risk, sel))
 			if wide {
 				if f := worstFinding(n); f != "" {
-					cells = append(cells, cell(st.Warn, " "+f, sel))
+					cells = append(cells, cell(st.Warn, " "+escape.Text(f), sel))
 				}
 			}
 		} else if n.Error != "" {
-			cells = append(cells, cell(st.Bad, n.Error, sel))
+			cells = append(cells, cell(st.Bad, escape.Text(n.Error), sel))
 		}
 		row := strings.Join(cells, " ")
 		lines = append(lines, cursorRow(st, row, p.w, isSel, m.focus == focusNodes))

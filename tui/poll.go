@@ -5,6 +5,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/redlock/redlock/internal/escape"
 )
 
 // tickMsg is the app-level frame tick: it redraws countdowns and schedules polls.
@@ -75,7 +77,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) {
 	}
 	m.span = spans
 	if err := m.snap.Err; err != nil {
-		m.pollErr = err.Error()
+		m.pollErr = escape.Text(err.Error())
 		if m.status.text == "" || m.status.fromPoll {
 			m.status = status{kind: statusErr, text: "poll: " + m.pollErr, fromPoll: true}
 		}

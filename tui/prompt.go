@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/quorum"
 )
 
 // acquirePrompt asks for a lock name and a TTL; the confirmation of `x` shares its
@@ -26,7 +28,7 @@ func newAcquirePrompt(defTTL time.Duration) acquirePrompt {
 	n := textinput.New()
 	n.Prompt = "name: "
 	n.Placeholder = "billing/42"
-	n.CharLimit = 200
+	n.CharLimit = quorum.MaxNameLen
 	t := textinput.New()
 	t.Prompt = "ttl: "
 	t.CharLimit = 20
@@ -87,15 +89,15 @@ func (p *acquirePrompt) Update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-// Values validates the fields: a name without spaces or control characters and a
+// Values validates the fields: a name that quorum.ValidateName accepts and a
 // TTL that parses, is at least 1ms and at most maxTTL (when maxTTL > 0).
 func (p *acquirePrompt) Values(maxTTL time.Duration) (string, time.Duration, error) {
 	name := strings.TrimSpace(p.name.Value())
 	if name == "" {
 		return "", 0, errors.New("name: enter a lock name")
 	}
-	if i := strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
-		return "", 0, fmt.Errorf("name: %q contains a space or control character", name)
+	if err := quorum.ValidateName(name); err != nil {
+		return "", 0, fmt.Errorf("name: %w", err)
 	}
 	raw := strings.TrimSpace(p.ttl.Value())
 	ttl, err := time.ParseDuration(raw)
@@ -116,11 +118,8 @@ func (p *acquirePrompt) View(m *Model) string {
 	st := m.st
 	if m.mode == modeConfirm {
 		c := m.confirm
-		how := "compare-and-delete: only where the value is still the one shown"
-		if c.token == "" {
-			how = "deletes whatever each master holds under the key"
-		}
-		return st.Prompt.Render(fmt.Sprintf("Force-expire %s held by %s?", c.name, c.holder)) + " " + st.Bad.Render("y") + "/" + st.Good.Render("n") + "\n" +
+		how := "deletes only what is shown, where it is still there"
+		return st.Prompt.Render(fmt.Sprintf("Force-expire %s held by %s?", escape.Line(c.name, 60), c.holder)) + " " + st.Bad.Render("y") + "/" + st.Good.Render("n") + "\n" +
 			st.Muted.Render("  this breaks the holder's mutual exclusion; "+how)
 	}
 	errLine := st.Muted.Render("  enter acquire · tab next field · esc cancel")

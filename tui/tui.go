@@ -37,9 +37,10 @@ type Source interface {
 type Locker interface {
 	// TryAcquire makes one acquisition round; it does not wait for a busy lock.
 	TryAcquire(ctx context.Context, name string, ttl time.Duration) (Held, error)
-	// ForceExpire deletes the lock on every master; with a token, only where the
-	// value still equals it.
-	ForceExpire(ctx context.Context, name, token string) (*quorum.Report, error)
+	// ForceExpire deletes, on each master, exactly what the operator saw there
+	// (quorum.Manager.ForceExpireSeen): a lock that changed hands since is kept and
+	// reported as OutcomeForeign.
+	ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error)
 }
 
 // Held is a lock this console holds. *quorum.Lock implements it.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redlock/redlock/internal/escape"
 )
 
 var acquireCmd = &Command{
@@ -90,9 +92,9 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 			_ = writeJSON(env.Stdout, acquireJSON{Name: name, Key: s.m.Key(name), Error: s.redact(err.Error()), Votes: s.report(reportOf(err))})
 		}
 		if code == ExitNotHeld {
-			fmt.Fprintf(env.Stderr, "redlock acquire: %s is held by another owner: %s\n", name, s.redact(err.Error()))
+			fmt.Fprintf(env.Stderr, "redlock acquire: %s is held by another owner: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
 		} else {
-			fmt.Fprintf(env.Stderr, "redlock acquire: %s\n", s.redact(err.Error()))
+			fmt.Fprintf(env.Stderr, "redlock acquire: %s\n", escape.Text(s.redact(err.Error())))
 		}
 		return code
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -162,7 +163,7 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 		bf.clients, bf.ops, cfg.Cluster.KeyPrefix+bf.name, mode, bf.hold, len(cfg.Cluster.Masters))
 	results, err := bench.RunProcesses(ctx, cmds, env.Stderr)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock bench: %s\n", cfg.Redact(err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock bench: %s\n", escape.Text(cfg.Redact(err.Error())))
 		return ExitError
 	}
 	sum := bench.Summarize(mode, bf.ops, results)
@@ -198,7 +199,7 @@ func runBenchWorker(ctx context.Context, env *Env, args []string) int {
 	quietRedis()
 	m, err := connect.Manager(cfg.Cluster)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s\n", cfg.Redact(err.Error()))
+		fmt.Fprintf(env.Stderr, "%s\n", escape.Text(cfg.Redact(err.Error())))
 		return ExitError
 	}
 	defer m.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
@@ -86,7 +87,7 @@ func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSet
 	quietRedis()
 	src, mgr, cleanup, err := newClusterSource(c, s.embedded, s.redact, quorum.WithOwner("console"))
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock console: %s\n", redactWith(s.redact, err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock console: %s\n", escape.Text(redactWith(s.redact, err.Error())))
 		return ExitError
 	}
 	defer cleanup()
@@ -115,7 +116,7 @@ func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSet
 		rctx, cancel := context.WithTimeout(context.Background(), max(s.actionTimeout, 2*time.Second))
 		for _, h := range fm.Holding() {
 			if err := h.Release(rctx); err != nil {
-				fmt.Fprintf(env.Stderr, "redlock console: release %s: %s\n", h.Name(), redactWith(s.redact, err.Error()))
+				fmt.Fprintf(env.Stderr, "redlock console: release %s: %s\n", h.Name(), escape.Text(redactWith(s.redact, err.Error())))
 				code = ExitError
 			}
 		}

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
 var extendCmd = &Command{
 	Name:     "extend",
 	Synopsis: "extend a lock we hold",
-	Usage: `Usage: redlock extend NAME -token TOKEN [-ttl D] [-json] [-config PATH] [-var name=value] [-timeout D]
+	Usage: `Usage: redlock extend NAME [-token TOKEN | -token - | -token-file PATH] [-ttl D] [-json] [-config PATH] [-var name=value] [-timeout D]
 
 Resets the TTL of the lock NAME on every master where it still holds TOKEN (the
 line printed by 'redlock acquire'). It never recreates a key that expired, so an
@@ -21,8 +22,9 @@ extend after the lock was lost fails. The new validity goes to stderr, or with
 validity_ms, votes).
 
 Flags:
-  -token T     the lock's token (required)
-  -ttl D       new TTL (default: the lock policy's ttl, else the cluster's ttl)
+` + tokenUsage + `
+  -ttl D       new TTL (default: the TTL the lock was taken with, as its token
+               records; else the lock policy's ttl, else the cluster's ttl)
   -json        print one JSON document
 ` + commonUsage + `
 
@@ -54,15 +56,17 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(cmd)
 	var cf common
 	cf.register(fs, env)
-	token := fs.String("token", "", "the lock's token")
+	var tf tokenFlags
+	tf.register(fs)
 	ttl := fs.Duration("ttl", 0, "new TTL")
 	asJSON := fs.Bool("json", false, "JSON output")
 	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
 	if !ok {
 		return code
 	}
-	if *token == "" {
-		return usageErrorf(env, cmd, "missing -token")
+	token, err := tf.value(env)
+	if err != nil {
+		return usageErrorf(env, cmd, "%v", err)
 	}
 	if code, ok := checkTTLFlag(env, cmd, fs, *ttl); !ok {
 		return code
@@ -76,9 +80,12 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 	if code != ExitOK {
 		return code
 	}
+	if v, err := quorum.ParseValue(token); err == nil && v.Owner.TTL > 0 && !flagGiven(fs, "ttl") {
+		lockTTL = min(v.Owner.TTL, s.cluster.MaxTTL) // the TTL it was taken with
+	}
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	until, rep, err := s.m.ExtendToken(cctx, name, *token, lockTTL)
+	until, rep, err := s.m.ExtendToken(cctx, name, token, lockTTL)
 	out := extendJSON{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}
 	code = ExitOK
 	if err != nil {
@@ -87,7 +94,7 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 		if errors.Is(err, quorum.ErrLost) {
 			code = ExitLost
 		}
-		fmt.Fprintf(env.Stderr, "redlock extend: %s\n", out.Error)
+		fmt.Fprintf(env.Stderr, "redlock extend: %s\n", escape.Text(out.Error))
 	} else {
 		out.Extended, out.ValidUntil, out.ValidityMS = true, &until, ms(time.Until(until))
 		fmt.Fprintf(env.Stderr, "extended %s (%d of %d masters), valid until %s (%v)\n", out.Key, rep.Votes, len(rep.Nodes),

@@ -3,35 +3,39 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
 var forceExpireCmd = &Command{
 	Name:     "force-expire",
 	Synopsis: "admin: delete a lock on every master",
-	Usage: `Usage: redlock force-expire NAME [-token TOKEN] [-yes] [-json] [-config PATH] [-var name=value] [-timeout D]
+	Usage: `Usage: redlock force-expire NAME [-token TOKEN | -token - | -token-file PATH] [-yes] [-json] [-config PATH] [-var name=value] [-timeout D]
 
-Deletes the lock NAME on every master, whoever holds it. This breaks the mutual
-exclusion of the current holder: use it for locks left behind by a crashed
-process. With -token only keys that still hold TOKEN are deleted
-(compare-and-delete), so a lock taken since by someone else survives.
+Deletes the lock NAME on every master. This breaks the mutual exclusion of the
+current holder: use it for locks left behind by a crashed process.
 
-Without -yes it first shows who holds the lock and asks for "yes" on stdin;
-anything else aborts. Per master it reports what it deleted; with -json as one
-JSON document.
+It first reads the lock on every master and shows who holds it (on stderr), then
+asks for "yes" on stdin unless -yes is given. It deletes exactly what it showed:
+on each master only the value it read there (compare-and-delete). When the lock
+changed hands in between, nothing of the new holder is deleted: it says who holds
+it now and exits 1. With -token (or $REDLOCK_TOKEN) only keys that hold TOKEN are
+deleted. Per master it reports what it deleted; with -json as one JSON document.
 
 Flags:
-  -token T     delete only where the value is still TOKEN
+` + tokenUsage + `
   -yes         do not ask
   -json        print one JSON document
 ` + commonUsage + `
 
 Exit codes:
   0  done (also when there was nothing to delete)
-  1  error (some master did not answer), or aborted at the prompt
+  1  error (some master did not answer), aborted at the prompt, or the lock
+     changed hands since it was shown (nothing of the new holder is deleted)
   2  usage error or invalid topology file`,
 }
 
@@ -43,7 +47,7 @@ func init() {
 var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeOK:      "deleted",
 	quorum.OutcomeMissing: "missing (nothing to delete)",
-	quorum.OutcomeForeign: "holds another value: kept",
+	quorum.OutcomeForeign: "changed since it was shown: kept",
 }
 
 func runForceExpire(ctx context.Context, env *Env, args []string) int {
@@ -51,56 +55,104 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(cmd)
 	var cf common
 	cf.register(fs, env)
-	token := fs.String("token", "", "delete only where the value is still TOKEN")
+	var tf tokenFlags
+	tf.register(fs)
 	yes := fs.Bool("yes", false, "do not ask")
 	asJSON := fs.Bool("json", false, "JSON output")
 	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
 	if !ok {
 		return code
 	}
+	token, err := tf.value(env)
+	switch {
+	case errors.Is(err, errNoToken):
+		token = ""
+	case err != nil:
+		return usageErrorf(env, cmd, "%v", err)
+	case tf.token == "-" && !*yes:
+		return usageErrorf(env, cmd, "-token - reads stdin, which the prompt needs too: add -yes")
+	}
 	s, code := openSession(env, cmd, &cf)
 	if s == nil {
 		return code
 	}
 	defer s.close()
-	if !*yes {
-		if code, ok := s.confirmForceExpire(ctx, env, cmd, name, cf); !ok {
-			return code
-		}
+	seen, code, ok := s.showForceExpire(ctx, env, name, cf)
+	if !ok {
+		return code
+	}
+	if !*yes && !confirm(env, s.m.Key(name)) {
+		return ExitError
 	}
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	rep, err := s.m.ForceExpire(cctx, name, *token)
-	return s.finishDelete(env, cmd, name, rep, err, *asJSON, forceWords)
+	var rep *quorum.Report
+	if token != "" {
+		rep, err = s.m.ForceExpire(cctx, name, token)
+	} else {
+		rep, err = s.m.ForceExpireSeen(cctx, name, seen)
+	}
+	code = s.finishDelete(env, cmd, name, rep, err, *asJSON, forceWords)
+	if code == ExitOK && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
+		fmt.Fprintf(env.Stderr, "redlock force-expire: %s changed hands since it was shown: %s; its keys were kept\n",
+			escape.Text(s.m.Key(name)), s.holderNow(ctx, name, cf))
+		return ExitError
+	}
+	return code
 }
 
-// confirmForceExpire shows who holds the lock (on stderr) and asks for "yes".
-func (s *lockSession) confirmForceExpire(ctx context.Context, env *Env, cmd *Command, name string, cf common) (int, bool) {
+// showForceExpire reads the lock on every master, shows it on stderr, and returns
+// what was seen per master: what force-expire may delete.
+func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, cf common) (map[string]quorum.Seen, int, bool) {
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	lst, err := s.m.Inspect(cctx, quorum.EscapeGlob(name))
 	cancel()
+	seen := map[string]quorum.Seen{}
 	switch {
 	case lst == nil:
-		fmt.Fprintf(env.Stderr, "could not inspect %s: %s\n", name, s.redact(err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock force-expire: could not read %s: %s\n", escape.Text(s.m.Key(name)), escape.Text(s.redact(err.Error())))
+		return nil, ExitError, false
 	case lst.Lock(name) == nil:
-		fmt.Fprintf(env.Stderr, "%s is not held on any master that answered (%d of %d)\n", s.m.Key(name), lst.Answered(), lst.Total)
+		fmt.Fprintf(env.Stderr, "%s is not held on any master that answered (%d of %d)\n", escape.Text(s.m.Key(name)), lst.Answered(), lst.Total)
 	default:
 		li := lst.Lock(name)
-		fmt.Fprintf(env.Stderr, "%s is %s (%d/%d masters), validity %s, holder: %s\n", li.Key, li.State, li.Votes, li.Total, validityText(li), holder(li))
+		fmt.Fprintf(env.Stderr, "%s is %s (%d/%d masters), validity %s, holder: %s\n", escape.Text(li.Key), li.State, li.Votes, li.Total, validityText(li), holder(li))
 		one := &quorum.Listing{Match: lst.Match, Locks: []quorum.LockInfo{*li}}
 		s.printLocks(env.Stderr, one)
+		for _, mv := range li.Masters {
+			if mv.Present {
+				seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+			}
+		}
 	}
-	if err != nil && lst != nil {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", s.redact(err.Error()))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", escape.Text(s.redact(err.Error())))
 	}
-	fmt.Fprintf(env.Stderr, "Delete %s on every master? This breaks the holder's mutual exclusion. Type yes to confirm: ", s.m.Key(name))
+	return seen, ExitOK, true
+}
+
+// confirm asks for "yes" on stdin.
+func confirm(env *Env, key string) bool {
+	fmt.Fprintf(env.Stderr, "Delete what is shown of %s? This breaks the holder's mutual exclusion. Type yes to confirm: ", escape.Text(key))
 	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
 	if !strings.HasSuffix(line, "\n") {
 		fmt.Fprintln(env.Stderr)
 	}
 	if strings.TrimSpace(line) != "yes" {
 		fmt.Fprintln(env.Stderr, "aborted: nothing deleted")
-		return ExitError, false
+		return false
 	}
-	return ExitOK, true
+	return true
+}
+
+// holderNow describes who holds name now, for the message after a changed lock.
+func (s *lockSession) holderNow(ctx context.Context, name string, cf common) string {
+	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(name))
+	if lst == nil || lst.Lock(name) == nil {
+		return "nobody holds it now"
+	}
+	li := lst.Lock(name)
+	return fmt.Sprintf("now held by %s (%d/%d masters)", holder(li), li.Votes, li.Total)
 }

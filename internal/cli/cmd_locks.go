@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -148,8 +149,11 @@ func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
 	return out
 }
 
-// holder describes who holds a lock, in a few words.
-func holder(li *quorum.LockInfo) string {
+// holder describes who holds a lock, in a few words, escaped for a terminal (owner
+// labels and host names are written by other users) and cut to 80 columns.
+func holder(li *quorum.LockInfo) string { return escape.Line(holderRaw(li), 80) }
+
+func holderRaw(li *quorum.LockInfo) string {
 	if li.Owner == nil {
 		return li.Library
 	}
@@ -186,29 +190,33 @@ func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
 	fmt.Fprintln(tw, "NAME\tSTATE\tVOTES\tVALIDITY\tHOLDER")
 	for i := range lst.Locks {
 		li := &lst.Locks[i]
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", li.Name, li.State, li.Votes, li.Total, validityText(li), holder(li))
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", escape.Line(li.Name, 60), li.State, li.Votes, li.Total, validityText(li), holder(li))
 		for _, mv := range li.Masters {
+			master := escape.Line(mv.Master, 30)
 			switch {
 			case mv.Err != nil:
-				fmt.Fprintf(tw, "  %s\t(no answer)\t\t\t\n", mv.Master)
+				fmt.Fprintf(tw, "  %s\t(no answer)\t\t\t\n", master)
 			case !mv.Present:
-				fmt.Fprintf(tw, "  %s\t-\t\t\t\n", mv.Master)
+				fmt.Fprintf(tw, "  %s\t-\t\t\t\n", master)
 			default:
 				pttl := "no ttl"
 				if mv.PTTL >= 0 {
 					pttl = mv.PTTL.Round(time.Millisecond).String()
 				}
-				val := quorum.Redact(mv.Value)
+				val := escape.Line(quorum.Redact(mv.Value), 60)
 				if mv.Type != "string" {
-					val = "(" + mv.Type + ")"
+					val = "(" + escape.Line(mv.Type, 20) + ")"
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t\t%s\t%s\n", mv.Master, "present", pttl, val)
+				fmt.Fprintf(tw, "  %s\t%s\t\t%s\t%s\n", master, "present", pttl, val)
 			}
 		}
 	}
 	_ = tw.Flush()
-	if len(lst.Locks) == 0 {
-		fmt.Fprintf(w, "no locks match %q\n", lst.Match)
+	switch {
+	case lst.Answered() == 0:
+		fmt.Fprintf(w, "no master answered (0 of %d): nothing can be listed\n", lst.Total)
+	case len(lst.Locks) == 0:
+		fmt.Fprintf(w, "no locks match %s on the %d of %d masters that answered\n", escape.Text(lst.Match), lst.Answered(), lst.Total)
 	}
 }
 
@@ -247,7 +255,7 @@ func runLocks(ctx context.Context, env *Env, args []string) int {
 	}
 	for _, a := range lst.Masters {
 		if !a.Answered && err == nil {
-			fmt.Fprintf(env.Stderr, "redlock locks: %s\n", s.redact(a.Error))
+			fmt.Fprintf(env.Stderr, "redlock locks: %s\n", escape.Text(s.redact(a.Error)))
 		}
 	}
 	if err != nil {

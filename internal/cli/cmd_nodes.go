@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/topology"
 )
@@ -68,7 +69,7 @@ func runNodes(ctx context.Context, env *Env, args []string) int {
 	defer cancel()
 	p, err := health.NewProber(c)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock nodes: %s\n", cfg.Redact(err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock nodes: %s\n", escape.Text(cfg.Redact(err.Error())))
 		return ExitError
 	}
 	defer p.Close()

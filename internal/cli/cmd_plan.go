@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/hcl"
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/topology"
 )
@@ -87,7 +88,7 @@ func probePlan(ctx context.Context, env *Env, cmd *Command, cm *common) (*hcl.Co
 	quietRedis()
 	p, err := health.NewProber(cfg.Cluster)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, cfg.Redact(err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(cfg.Redact(err.Error())))
 		return nil, nil, nil, ExitError
 	}
 	pctx, cancel := context.WithTimeout(ctx, cm.timeout)

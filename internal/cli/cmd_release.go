@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
 var releaseCmd = &Command{
 	Name:     "release",
 	Synopsis: "release a lock we hold",
-	Usage: `Usage: redlock release NAME -token TOKEN [-json] [-config PATH] [-var name=value] [-timeout D]
+	Usage: `Usage: redlock release NAME [-token TOKEN | -token - | -token-file PATH] [-json] [-config PATH] [-var name=value] [-timeout D]
 
 Deletes the lock NAME on every master where it still holds TOKEN
 (compare-and-delete: another owner's lock is never touched). A lock that already
@@ -18,14 +19,15 @@ expired is not an error. Per master it reports released, missing, foreign (held
 by another owner) or the error; with -json as one JSON document.
 
 Flags:
-  -token T     the lock's token (required)
+` + tokenUsage + `
   -json        print one JSON document
 ` + commonUsage + `
 
 Exit codes:
   0  released, or already gone
   1  error: some master did not answer (its key expires with its TTL)
-  2  usage error or invalid topology file`,
+  2  usage error or invalid topology file
+  4  lost: the lock expired and another owner holds it on a majority now`,
 }
 
 func init() {
@@ -53,14 +55,16 @@ func runRelease(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(cmd)
 	var cf common
 	cf.register(fs, env)
-	token := fs.String("token", "", "the lock's token")
+	var tf tokenFlags
+	tf.register(fs)
 	asJSON := fs.Bool("json", false, "JSON output")
 	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
 	if !ok {
 		return code
 	}
-	if *token == "" {
-		return usageErrorf(env, cmd, "missing -token")
+	token, err := tf.value(env)
+	if err != nil {
+		return usageErrorf(env, cmd, "%v", err)
 	}
 	s, code := openSession(env, cmd, &cf)
 	if s == nil {
@@ -69,8 +73,14 @@ func runRelease(ctx context.Context, env *Env, args []string) int {
 	defer s.close()
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	rep, err := s.m.ReleaseToken(cctx, name, *token)
-	return s.finishDelete(env, cmd, name, rep, err, *asJSON, releaseWords)
+	rep, err := s.m.ReleaseToken(cctx, name, token)
+	code = s.finishDelete(env, cmd, name, rep, err, *asJSON, releaseWords)
+	if code == ExitOK && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
+		fmt.Fprintf(env.Stderr, "redlock release: %s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there\n",
+			escape.Text(s.m.Key(name)), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
+		return ExitLost
+	}
+	return code
 }
 
 // finishDelete prints the result of a release or force-expire and returns the exit code.
@@ -89,11 +99,22 @@ func (s *lockSession) finishDelete(env *Env, cmd *Command, name string, rep *quo
 			return s.fail(env, cmd, werr)
 		}
 	} else if rep != nil {
-		fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", out.Key, out.Deleted, len(rep.Nodes))
+		fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(out.Key), out.Deleted, len(rep.Nodes))
 		s.printReport(env.Stdout, rep, words)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, out.Error)
+		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(out.Error))
 	}
 	return code
+}
+
+// countOutcome counts the masters of rep with outcome o.
+func countOutcome(rep *quorum.Report, o quorum.Outcome) int {
+	n := 0
+	for _, nr := range rep.Nodes {
+		if nr.Outcome == o {
+			n++
+		}
+	}
+	return n
 }

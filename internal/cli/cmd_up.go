@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/local"
 )
 
@@ -57,7 +58,7 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	}
 	set, err := local.Start(ctx, specs, local.Options{Embedded: *embedded})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock up: %s\n", cfg.Redact(err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock up: %s\n", escape.Text(cfg.Redact(err.Error())))
 		return ExitError
 	}
 	defer set.Close()

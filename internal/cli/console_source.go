@@ -80,7 +80,7 @@ func (l managerLocker) TryAcquire(ctx context.Context, name string, ttl time.Dur
 	return lk, nil
 }
 
-// ForceExpire deletes the lock on every master (compare-and-delete with a token).
-func (l managerLocker) ForceExpire(ctx context.Context, name, token string) (*quorum.Report, error) {
-	return l.m.ForceExpire(ctx, name, token)
+// ForceExpire deletes exactly what was seen on each master.
+func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
+	return l.m.ForceExpireSeen(ctx, name, seen)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -54,7 +55,7 @@ func openSession(env *Env, cmd *Command, cf *common) (*lockSession, int) {
 	}
 	m, err := connect.Manager(cfg.Cluster)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, cfg.Redact(err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(cfg.Redact(err.Error())))
 		return nil, ExitUsage
 	}
 	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact}, ExitOK
@@ -64,7 +65,7 @@ func (s *lockSession) close() { _ = s.m.Close() }
 
 // fail prints err (redacted) on stderr and returns ExitError.
 func (s *lockSession) fail(env *Env, cmd *Command, err error) int {
-	fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, s.redact(err.Error()))
+	fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(s.redact(err.Error())))
 	return ExitError
 }
 
@@ -107,13 +108,9 @@ func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (nam
 		return "", nil, usageErrorf(env, cmd, "missing lock NAME"), false
 	case len(pos) > 1:
 		return "", nil, usageErrorf(env, cmd, "one lock NAME expected, got %d arguments (%s)", len(pos), strings.Join(pos, " ")), false
-	case pos[0] == "":
-		return "", nil, usageErrorf(env, cmd, "empty lock NAME"), false
 	}
-	for _, suffix := range []string{":fence", ":queue"} {
-		if strings.HasSuffix(pos[0], suffix) {
-			return "", nil, usageErrorf(env, cmd, "lock NAME %q ends with the reserved suffix %q", pos[0], suffix), false
-		}
+	if err := quorum.ValidateName(pos[0]); err != nil {
+		return "", nil, usageErrorf(env, cmd, "lock NAME %s: %v", escape.Text(pos[0]), err), false
 	}
 	return pos[0], rest, ExitOK, true
 }
@@ -186,9 +183,9 @@ func (s *lockSession) printReport(w io.Writer, rep *quorum.Report, label map[quo
 		if word == "" {
 			word = n.Outcome.String()
 		}
-		line := fmt.Sprintf("  %-12s %s", n.Node, word)
+		line := fmt.Sprintf("  %-12s %s", escape.Line(n.Node, 30), word)
 		if n.Err != nil {
-			line += ": " + s.redact(n.Err.Error())
+			line += ": " + escape.Text(s.redact(n.Err.Error()))
 		}
 		fmt.Fprintln(w, line)
 	}

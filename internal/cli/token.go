@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// tokenFlags are the ways to give a lock's token without putting it on the
+// command line, where every local user can read it in ps: -token-file PATH,
+// -token - (read from stdin) and $REDLOCK_TOKEN. -token T still works.
+type tokenFlags struct {
+	token string
+	file  string
+}
+
+const tokenUsage = `  -token T     the lock's token; "-" reads it from stdin (default $REDLOCK_TOKEN)
+  -token-file PATH
+               read the token from PATH (its first line)`
+
+func (t *tokenFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.token, "token", "", "the lock's token, - for stdin")
+	fs.StringVar(&t.file, "token-file", "", "read the token from PATH")
+}
+
+// errNoToken: no token was given in any of the ways.
+var errNoToken = errors.New("missing token: give -token T, -token - (stdin), -token-file PATH or REDLOCK_TOKEN")
+
+// value returns the token: from -token-file, from stdin for "-token -", from
+// -token, else from REDLOCK_TOKEN. A token read from a file or stdin is its first
+// line, trimmed. The error names the flag.
+func (t *tokenFlags) value(env *Env) (string, error) {
+	if t.file != "" && t.token != "" {
+		return "", errors.New("-token and -token-file are exclusive")
+	}
+	read := func(r io.Reader, from string) (string, error) {
+		line, err := bufio.NewReader(io.LimitReader(r, 64<<10)).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("%s: %w", from, err)
+		}
+		tok := strings.TrimSpace(line)
+		if tok == "" {
+			return "", fmt.Errorf("%s: no token there", from)
+		}
+		return tok, nil
+	}
+	switch {
+	case t.file != "":
+		f, err := os.Open(t.file)
+		if err != nil {
+			return "", fmt.Errorf("-token-file: %w", err)
+		}
+		defer f.Close()
+		return read(f, "-token-file "+t.file)
+	case t.token == "-":
+		return read(env.Stdin, "-token - (stdin)")
+	case t.token != "":
+		return t.token, nil
+	}
+	if v := env.Getenv("REDLOCK_TOKEN"); v != "" {
+		return strings.TrimSpace(v), nil
+	}
+	return "", errNoToken
+}

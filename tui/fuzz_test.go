@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+// FuzzViews sends arbitrary strings, as another user or a master could write them,
+// through every view of the console (lock list, detail, nodes, status line, the
+// force-expire confirmation) and checks that no control byte reaches the screen
+// (no C0 but newline, no DEL, no C1) and that no row breaks the layout.
+func FuzzViews(f *testing.F) {
+	for _, s := range []string{"plain", "x\x1b[2J\x1b[31mPWNED", "\x9b31m", "tab\there\nnewline", "\u202eevil", "日本語の名前", "\xff\xfe", strings.Repeat("w", 500)} {
+		f.Add(s, s, s)
+	}
+	f.Fuzz(func(t *testing.T, name, owner, other string) {
+		m, src, lk, _ := fixture(t, 120, 40, false)
+		lk.changed = true
+		src.edit(func(s *Snapshot) {
+			li := &s.Locks[0]
+			li.Name, li.Key = name, "lock:"+name
+			li.Owner = &quorum.Owner{Host: other, Label: owner, PID: 7, At: t0}
+			li.Library = other
+			li.Value = owner
+			li.Masters[0].Value = other
+			li.Masters[1].Type = other
+			li.Masters[2].Err = errors.New(other)
+			s.Locks[1].Owner = nil
+			s.Locks[1].Library = owner
+			s.Nodes[0].Reachable, s.Nodes[0].Error = false, other
+			s.Nodes[1].Role, s.Nodes[1].Version = owner, other
+			s.Err = errors.New(owner)
+		})
+		started(t, m)
+		check := func(step string) {
+			view := m.View()
+			for i, r := range view {
+				if r == '\n' {
+					continue
+				}
+				if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+					t.Fatalf("%s: control character %U at %d reached the screen:\n%q", step, r, i, view)
+				}
+			}
+			lines := strings.Split(view, "\n")
+			if len(lines) > 40 {
+				t.Fatalf("%s: %d lines on a 40-line screen", step, len(lines))
+			}
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > 120 {
+					t.Fatalf("%s: a %d-cell line on a 120-column screen: %q", step, w, l)
+				}
+			}
+		}
+		check("list")
+		drive(t, m, enter)
+		check("detail")
+		drive(t, m, keys("x"))
+		check("confirm")
+		drive(t, m, keys("y"))
+		check("after force-expire")
+		drive(t, m, tab)
+		check("nodes")
+		m.now = t0.Add(time.Second)
+		check("later")
+	})
+}
