@@ -53,8 +53,8 @@ func (d *decoder) apply(block string, index int, prefix string, attrs hclv2.Attr
 		if fn, ok := set[a.Name]; ok {
 			fn(a)
 		}
-		if len(d.diags) > before {
-			d.failed[k] = true
+		if len(d.diags) > before || d.refsUnknown(a) {
+			d.failed[k] = true // its findings are explained already, or cannot be known
 		}
 	}
 }

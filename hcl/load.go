@@ -35,6 +35,11 @@ type Options struct {
 	Vars map[string]string
 	// Getenv reads REDLOCK_VAR_<name>; nil means os.Getenv. An empty value counts as unset.
 	Getenv func(string) string
+	// AllowUnknown makes a variable without a value unknown instead of an error (as
+	// `terraform validate` does): its declaration is still checked, and the checks of
+	// attributes that use it are skipped. The Cluster then lacks those values: only
+	// an offline check may use it.
+	AllowUnknown bool
 }
 
 // Config is the result of a load: the cluster, when the file is valid, and what is
@@ -167,7 +172,23 @@ type variable struct {
 	sensitive bool
 	value     cty.Value
 	ok        bool // value resolved
+	unknown   bool // no value, and Options.AllowUnknown: the value is unknown
 	decl      hclv2.Range
+}
+
+// refsUnknown reports whether the attribute uses a variable whose value is unknown.
+func (d *decoder) refsUnknown(a *hclv2.Attribute) bool {
+	for _, tr := range a.Expr.Variables() {
+		if len(tr) < 2 || tr.RootName() != "var" {
+			continue
+		}
+		if step, ok := tr[1].(hclv2.TraverseAttr); ok {
+			if v := d.vars[step.Name]; v != nil && v.unknown {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fieldKey identifies an attribute or block of the cluster for range lookup.
@@ -317,6 +338,10 @@ func (d *decoder) declare(b *hclv2.Block) {
 		v.value, v.ok = val, true
 	default:
 		a, ok := content.Attributes["default"]
+		if !ok && d.opts.AllowUnknown {
+			v.value, v.ok, v.unknown = cty.UnknownVal(typ), true, true
+			return
+		}
 		if !ok {
 			d.errorAt(b.DefRange, "No value for required variable",
 				fmt.Sprintf("Variable %q has no value: pass -var %s=VALUE, set %s%s, or give it a default.", name, name, EnvPrefix, name))

@@ -542,3 +542,38 @@ cluster "x" {
 	require.True(t, diags.HasErrors())
 	assert.Equal(t, "(sensitive) (sensitive)", cfg.Redact("old-default-secret new-secret"))
 }
+
+// validate does not need variable values: a variable without one is unknown, its
+// uses are not checked, and everything else still is.
+func TestAllowUnknownVariables(t *testing.T) {
+	src := `variable "pw" {
+  type      = string
+  sensitive = true
+}
+variable "host_a" { type = string }
+variable "ttl" { type = number }
+cluster "c" {
+  ttl = "30"
+  master "a" { address = var.host_a }
+  master "b" {
+    address  = "127.0.0.1:7002"
+    password = var.pw
+  }
+  master "c" { address = "127.0.0.1:7003" }
+}
+`
+	opts := Options{Getenv: noEnv, AllowUnknown: true}
+	_, diags := Load("t.hcl", []byte(src), opts)
+	require.Len(t, diags, 1, "only the duration without a unit: %v", diags)
+	assert.Contains(t, diags[0].Summary, "Duration needs a unit")
+
+	fixed := strings.Replace(src, `ttl = "30"`, `ttl = "30s"`, 1)
+	cfg, diags := Load("t.hcl", []byte(fixed), opts)
+	require.Empty(t, diags)
+	require.NotNil(t, cfg.Cluster)
+
+	// Without AllowUnknown (every command that connects) the values are required.
+	_, diags = Load("t.hcl", []byte(fixed), Options{Getenv: noEnv})
+	require.True(t, diags.HasErrors())
+	assert.Contains(t, diags.Error(), "No value for required variable")
+}

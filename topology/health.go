@@ -34,6 +34,9 @@ type Finding struct {
 	Code     string   `json:"code"`
 	Summary  string   `json:"summary"`
 	Detail   string   `json:"detail,omitempty"`
+	// Fixable is true when a pending change of a declared setting (one that apply
+	// makes) removes the cause: plan counts it as a change, not as a failure.
+	Fixable bool `json:"fixable"`
 }
 
 // Stable finding codes. Scripts match on them; they never change meaning.

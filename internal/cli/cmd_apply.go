@@ -27,8 +27,9 @@ Flags:
   -auto-approve     do not ask; apply at once
 ` + commonUsage + `
 
-Exit codes: 0 every master checked and every change applied, 1 aborted, a change
-failed, a master could not be checked, or the file is invalid, 2 usage.`,
+Exit codes (as Terraform's): 0 every master checked and every change applied,
+1 aborted, a change failed, a master could not be checked, the file is invalid, or
+a usage error.`,
 }
 
 func runApply(ctx context.Context, env *Env, args []string) int {
@@ -37,7 +38,7 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 	cm.register(fs, env)
 	auto := fs.Bool("auto-approve", false, "do not ask; apply at once")
 	if code, ok := parseNoArgs(env, applyCmd, fs, &cm, args); !ok {
-		return code
+		return terraformUsage(code)
 	}
 	cfg, p, plan, code := probePlan(ctx, env, applyCmd, &cm)
 	if code != ExitOK {

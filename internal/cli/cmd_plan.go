@@ -34,9 +34,13 @@ Flags:
   -detailed-exitcode  exit 2 when changes are pending
 ` + commonUsage + `
 
-Exit codes: 0 no changes (or changes without -detailed-exitcode), 1 error (the
-file is invalid, a master is unreachable, or a finding is an error), 2 changes
-pending with -detailed-exitcode (also a usage error).`,
+Exit codes (as Terraform's):
+  0  no changes, or changes without -detailed-exitcode
+  1  error: a usage error, an invalid file, or a finding apply cannot fix (a master
+     unreachable, credentials refused, a replica, failing persistence, a risky
+     setting that the file does not declare)
+  2  with -detailed-exitcode: changes pending that apply will make, including the
+     error findings those changes fix (an eviction policy, persistence settings)`,
 }
 
 func runPlan(ctx context.Context, env *Env, args []string) int {
@@ -46,7 +50,7 @@ func runPlan(ctx context.Context, env *Env, args []string) int {
 	jsonOut := fs.Bool("json", false, "one JSON document on stdout")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when changes are pending")
 	if code, ok := parseNoArgs(env, planCmd, fs, &cm, args); !ok {
-		return code
+		return terraformUsage(code)
 	}
 	cfg, p, plan, code := probePlan(ctx, env, planCmd, &cm)
 	if code != ExitOK {
@@ -68,13 +72,25 @@ func runPlan(ctx context.Context, env *Env, args []string) int {
 	}
 	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
 	switch {
-	case plan.Summary.Errors > 0:
+	case plan.Summary.Unfixable() > 0:
+		return ExitError
+	case plan.Summary.Errors > 0 && !*detailed:
 		return ExitError
 	case plan.Summary.Changes > 0 && *detailed:
 		return ExitChanges
 	default:
 		return ExitOK
 	}
+}
+
+// terraformUsage maps a usage error to 1 for plan and apply, whose 2 means
+// "changes pending" to a CI gate (as Terraform's): a typo must not look like one.
+// -h (exit 0) is kept.
+func terraformUsage(code int) int {
+	if code == ExitUsage {
+		return ExitError
+	}
+	return code
 }
 
 // probePlan loads the file, probes every master within -timeout and builds the

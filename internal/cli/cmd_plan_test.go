@@ -89,7 +89,7 @@ func TestPlanApplyConverge(t *testing.T) {
 	ctx := context.Background()
 
 	r := runHealthCmd(t, "", "plan", "-config", cfg, "-detailed-exitcode")
-	assert.Equal(t, ExitError, r.code, "eviction policies are errors: %s%s", r.stdout, r.stderr)
+	assert.Equal(t, ExitChanges, r.code, "eviction policies are errors that apply fixes: changes pending: %s%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, `~ maxmemory-policy: "allkeys-lru" -> "noeviction"`)
 	assert.Contains(t, r.stdout, `~ appendonly: "no" -> "yes"`)
 	assert.Contains(t, r.stdout, `~ maxmemory-policy: "volatile-ttl" -> "noeviction"`)
@@ -155,8 +155,10 @@ func TestPlanDetailedExitcodeChangesOnly(t *testing.T) {
 	}{
 		{"changes without -detailed-exitcode", []string{"plan", "-config", cfg}, ExitOK},
 		{"changes with -detailed-exitcode", []string{"plan", "-config", cfg, "-detailed-exitcode"}, ExitChanges},
-		{"extra argument", []string{"plan", "-config", cfg, "extra"}, ExitUsage},
-		{"zero timeout", []string{"plan", "-config", cfg, "-timeout", "0s"}, ExitUsage},
+		{"extra argument", []string{"plan", "-config", cfg, "extra"}, ExitError},
+		{"zero timeout", []string{"plan", "-config", cfg, "-timeout", "0s"}, ExitError},
+		{"a typo of -detailed-exitcode is a usage error, not changes pending", []string{"plan", "-config", cfg, "-detailed-exitcod"}, ExitError},
+		{"apply: usage error", []string{"apply", "-config", cfg, "-auto-aprove"}, ExitError},
 		{"missing file", []string{"plan", "-config", filepath.Join(t.TempDir(), "missing.hcl")}, ExitError},
 	}
 	for _, tt := range tests {
@@ -168,4 +170,16 @@ func TestPlanDetailedExitcodeChangesOnly(t *testing.T) {
 	r := runHealthCmd(t, "", "plan", "-config", cfg)
 	assert.Contains(t, r.stdout, `~ appendfsync: "everysec" -> "always"`)
 	assert.Contains(t, r.stdout, "Plan: 1 setting to change on 1 master; 0 errors,")
+}
+
+// An eviction policy the file does not fix is an error apply cannot fix: exit 1
+// even with -detailed-exitcode.
+func TestPlanUnfixableErrorExits1(t *testing.T) {
+	a := healthServer(t, "a", "--maxmemory-policy", "allkeys-lru")
+	b := healthServer(t, "b")
+	b.Kill()
+	cfg := writeHealthTopology(t, healthMaster{name: "a", addr: a.Addr()}, healthMaster{name: "b", addr: b.Addr()})
+	r := runHealthCmd(t, "", "plan", "-config", cfg, "-detailed-exitcode", "-timeout", "2s")
+	assert.Equal(t, ExitError, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "unreachable")
 }

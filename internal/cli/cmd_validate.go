@@ -45,7 +45,7 @@ func runValidate(env *Env, cmd *Command, args []string) int {
 		return usageErrorf(env, cmd, "%s", msg)
 	}
 	if *asJSON {
-		cfg, diags := c.loadQuiet(env)
+		cfg, diags := c.loadOffline(env)
 		rep := cfg.Report(diags)
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -58,7 +58,7 @@ func runValidate(env *Env, cmd *Command, args []string) int {
 		}
 		return ExitOK
 	}
-	cfg, diags := c.loadQuiet(env)
+	cfg, diags := c.loadOffline(env)
 	if len(diags) > 0 {
 		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))
 	}

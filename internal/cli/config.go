@@ -71,6 +71,14 @@ func (c *common) loadQuiet(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 	return hcl.LoadFile(c.config, c.options(env))
 }
 
+// loadOffline is loadQuiet for checks that contact no master: variables without a
+// value are unknown, not errors (as terraform validate).
+func (c *common) loadOffline(env *Env) (*hcl.Config, hclv2.Diagnostics) {
+	opts := c.options(env)
+	opts.AllowUnknown = true
+	return hcl.LoadFile(c.config, opts)
+}
+
 // load loads the topology file and prints every diagnostic (warnings too) to stderr,
 // redacted. It returns the config, whose Cluster is set, and ExitOK; or, when the
 // file is invalid or unreadable, the config with a nil Cluster and ExitInvalid,

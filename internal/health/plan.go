@@ -112,11 +112,37 @@ type Plan struct {
 // Summary counts a plan: settings to change, masters they are on, error and warning
 // findings, and masters whose settings could not be read.
 type Summary struct {
-	Changes   int `json:"changes"`
-	Masters   int `json:"masters"`
-	Errors    int `json:"errors"`
-	Warnings  int `json:"warnings"`
-	Unchecked int `json:"unchecked"`
+	Changes  int `json:"changes"`
+	Masters  int `json:"masters"`
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	// FixableErrors are the errors that a pending change fixes (apply will).
+	FixableErrors int `json:"fixable_errors"`
+	Unchecked     int `json:"unchecked"`
+}
+
+// Unfixable returns the errors that apply cannot fix: unreachable masters,
+// refused credentials, replicas, failing persistence, and settings not declared.
+func (s Summary) Unfixable() int { return s.Errors - s.FixableErrors }
+
+// fixedBy names, per finding code, the settings whose declared value removes it.
+var fixedBy = map[string][]string{
+	topology.CodeEvictionPolicy:  {"maxmemory-policy"},
+	topology.CodeWeakPersistence: {"appendonly", "appendfsync"},
+	topology.CodeFencingFsync:    {"appendonly", "appendfsync"},
+	topology.CodeDebugCommand:    {"enable-debug-command"},
+}
+
+// fixable reports whether one of changes sets a setting that fixes finding code.
+func fixable(code string, changes []Change) bool {
+	for _, s := range fixedBy[code] {
+		for _, ch := range changes {
+			if ch.Setting == s {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // String is the summary line: "Plan: 3 settings to change on 2 masters; 1 error, 2 warnings."
@@ -153,10 +179,16 @@ func NewPlan(c *topology.Cluster, hs []topology.NodeHealth, now time.Time) *Plan
 		if !mp.Checked && len(c.Settings) > 0 {
 			p.Summary.Unchecked++
 		}
-		for _, f := range h.Findings {
+		mp.Health.Findings = append([]topology.Finding(nil), h.Findings...)
+		for i := range mp.Health.Findings {
+			f := &mp.Health.Findings[i]
+			f.Fixable = fixable(f.Code, mp.Changes)
 			switch f.Severity {
 			case topology.SeverityError:
 				p.Summary.Errors++
+				if f.Fixable {
+					p.Summary.FixableErrors++
+				}
 			case topology.SeverityWarning:
 				p.Summary.Warnings++
 			}
