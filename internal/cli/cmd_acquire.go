@@ -63,7 +63,7 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 	ttl := fs.Duration("ttl", 0, "lock TTL")
 	wait := fs.Duration("wait", 0, "keep trying until D has passed")
 	owner := fs.String("owner", "", "owner label")
-	asJSON := fs.Bool("json", false, "JSON output")
+	asJSON := cf.jsonFlag(fs, "JSON output")
 	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
 	if !ok {
 		return code
@@ -89,7 +89,7 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		code := acquireExit(ctx, err)
 		if *asJSON {
-			_ = writeJSON(env.Stdout, acquireJSON{Name: name, Key: s.m.Key(name), Error: s.redact(err.Error()), Votes: s.report(reportOf(err))})
+			_ = writeDoc(env.Stdout, acquireJSON{Name: name, Key: s.m.Key(name), Error: s.redact(err.Error()), Votes: s.report(reportOf(err))})
 		}
 		if code == ExitNotHeld {
 			fmt.Fprintf(env.Stderr, "redlock acquire: %s is held by another owner: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
@@ -101,7 +101,7 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 	until := l.Until()
 	votes := l.Votes()
 	if *asJSON {
-		err = writeJSON(env.Stdout, acquireJSON{Name: name, Key: l.Key(), Acquired: true, Token: l.Token(), ValidUntil: &until,
+		err = writeDoc(env.Stdout, acquireJSON{Name: name, Key: l.Key(), Acquired: true, Token: l.Token(), ValidUntil: &until,
 			ValidityMS: ms(time.Until(until)), Fence: l.Fence(), Votes: s.report(&votes)})
 	} else {
 		_, err = fmt.Fprintln(env.Stdout, l.Token())

@@ -168,7 +168,7 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 	}
 	sum := bench.Summarize(mode, bf.ops, results)
 	if *asJSON {
-		err = writeJSON(env.Stdout, sum)
+		err = writeDoc(env.Stdout, sum)
 	} else {
 		err = sum.WriteText(env.Stdout)
 	}

@@ -59,7 +59,7 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 	var tf tokenFlags
 	tf.register(fs)
 	ttl := fs.Duration("ttl", 0, "new TTL")
-	asJSON := fs.Bool("json", false, "JSON output")
+	asJSON := cf.jsonFlag(fs, "JSON output")
 	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
 	if !ok {
 		return code
@@ -101,7 +101,7 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
 	}
 	if *asJSON {
-		if err := writeJSON(env.Stdout, out); err != nil {
+		if err := writeDoc(env.Stdout, out); err != nil {
 			return s.fail(env, cmd, err)
 		}
 	}

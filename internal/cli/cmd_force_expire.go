@@ -58,7 +58,7 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 	var tf tokenFlags
 	tf.register(fs)
 	yes := fs.Bool("yes", false, "do not ask")
-	asJSON := fs.Bool("json", false, "JSON output")
+	asJSON := cf.jsonFlag(fs, "JSON output")
 	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
 	if !ok {
 		return code

@@ -61,6 +61,22 @@ type masterViewJSON struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// ownerJSON is a lock's owner metadata in -json output.
+type ownerJSON struct {
+	Label      string     `json:"owner,omitempty"`
+	Host       string     `json:"host,omitempty"`
+	PID        int        `json:"pid,omitempty"`
+	AcquiredAt *time.Time `json:"acquired_at,omitempty"`
+	TTLMS      int64      `json:"ttl_ms,omitempty"`
+}
+
+func toOwnerJSON(o *quorum.Owner) *ownerJSON {
+	if o == nil {
+		return nil
+	}
+	return &ownerJSON{Label: o.Label, Host: o.Host, PID: o.PID, AcquiredAt: timePtr(o.At), TTLMS: o.TTL.Milliseconds()}
+}
+
 // lockJSON is one lock in -json output.
 type lockJSON struct {
 	Name    string        `json:"name"`
@@ -70,7 +86,7 @@ type lockJSON struct {
 	Quorum  int           `json:"quorum"`
 	Total   int           `json:"total"`
 	Value   string        `json:"value,omitempty"`
-	Owner   *quorum.Owner `json:"owner,omitempty"`
+	Owner   *ownerJSON    `json:"owner,omitempty"`
 	Library string        `json:"library"`
 	// ValidityMS is the remaining validity from the quorum's view; 0 unless held.
 	ValidityMS int64            `json:"validity_ms"`
@@ -103,7 +119,7 @@ type listingJSON struct {
 
 func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 	out := lockJSON{Name: li.Name, Key: li.Key, State: string(li.State), Votes: li.Votes, Quorum: li.Quorum, Total: li.Total,
-		Owner: li.Owner, Library: li.Library, Fence: li.Fence, Masters: []masterViewJSON{}}
+		Owner: toOwnerJSON(li.Owner), Library: li.Library, Fence: li.Fence, Masters: []masterViewJSON{}}
 	if li.Value != "" {
 		out.Value = quorum.Redact(li.Value)
 	}
@@ -226,7 +242,7 @@ func runLocks(ctx context.Context, env *Env, args []string) int {
 	var cf common
 	cf.register(fs, env)
 	match := fs.String("match", "*", "only names matching GLOB")
-	asJSON := fs.Bool("json", false, "JSON output")
+	asJSON := cf.jsonFlag(fs, "JSON output")
 	pos, _, err := interspersed(fs, args)
 	if err != nil {
 		code, _ := parseFlags(env, cmd, fs, args)
@@ -244,10 +260,13 @@ func runLocks(ctx context.Context, env *Env, args []string) int {
 	defer cancel()
 	lst, err := s.m.Inspect(cctx, *match)
 	if lst == nil {
+		if *asJSON {
+			_ = writeDoc(env.Stdout, errorDoc{Error: s.redact(err.Error())})
+		}
 		return s.fail(env, cmd, err)
 	}
 	if *asJSON {
-		if werr := writeJSON(env.Stdout, s.listingJSON(lst, err)); werr != nil {
+		if werr := writeDoc(env.Stdout, s.listingJSON(lst, err)); werr != nil {
 			return s.fail(env, cmd, werr)
 		}
 	} else {

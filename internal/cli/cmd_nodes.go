@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -35,27 +34,20 @@ Exit codes: 0 a quorum of masters is healthy (up, no error finding, not
 quarantined), 1 fewer than a quorum is healthy or an error occurred, 2 usage.`,
 }
 
-// nodeJSON is one master in `nodes -json`: the health facts plus its state.
-type nodeJSON struct {
-	topology.NodeHealth
-	State   topology.NodeState `json:"state"`
-	Healthy bool               `json:"healthy"`
-}
-
 // nodesJSON is the document `nodes -json` prints.
 type nodesJSON struct {
 	Cluster string     `json:"cluster"`
 	Quorum  int        `json:"quorum"`
 	Healthy int        `json:"healthy"`
 	OK      bool       `json:"ok"`
-	Nodes   []nodeJSON `json:"nodes"`
+	Nodes   []healthJSON `json:"nodes"`
 }
 
 func runNodes(ctx context.Context, env *Env, args []string) int {
 	var cm common
 	fs := newFlagSet(nodesCmd)
 	cm.register(fs, env)
-	jsonOut := fs.Bool("json", false, "one JSON document on stdout")
+	jsonOut := cm.jsonFlag(fs, "one JSON document on stdout")
 	if code, ok := parseNoArgs(env, nodesCmd, fs, &cm, args); !ok {
 		return code
 	}
@@ -76,25 +68,22 @@ func runNodes(ctx context.Context, env *Env, args []string) int {
 	hs := p.Probe(ctx)
 	now := time.Now()
 
-	doc := nodesJSON{Cluster: c.Name, Quorum: c.Quorum(), Nodes: []nodeJSON{}}
+	doc := nodesJSON{Cluster: c.Name, Quorum: c.Quorum(), Nodes: []healthJSON{}}
 	for _, h := range hs {
-		ok := h.Healthy(now)
-		if ok {
+		hj := toHealthJSON(h, now, func(s string) string { return s })
+		if hj.Healthy {
 			doc.Healthy++
 		}
-		doc.Nodes = append(doc.Nodes, nodeJSON{NodeHealth: h, State: h.State(now), Healthy: ok})
+		doc.Nodes = append(doc.Nodes, hj)
 	}
 	doc.OK = doc.Healthy >= doc.Quorum
 
 	var out strings.Builder
 	if *jsonOut {
-		b, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
+		if err := writeDoc(&out, doc); err != nil {
 			fmt.Fprintf(env.Stderr, "redlock nodes: %v\n", err)
 			return ExitError
 		}
-		out.Write(b)
-		out.WriteByte('\n')
 	} else {
 		writeNodesTable(&out, hs, now)
 		verdict := "quorum available"

@@ -118,7 +118,7 @@ func TestNodesUsage(t *testing.T) {
 		{[]string{"nodes", "-bogus"}, ExitUsage},
 		{[]string{"nodes", "extra"}, ExitUsage},
 		{[]string{"nodes", "-h"}, ExitOK},
-		{[]string{"apply", "extra"}, ExitUsage},
+		{[]string{"apply", "extra"}, ExitError}, // apply's usage errors are 1, as Terraform's
 	}
 	for _, tt := range tests {
 		r := runHealthCmd(t, "", tt.args...)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -47,7 +46,7 @@ func runPlan(ctx context.Context, env *Env, args []string) int {
 	var cm common
 	fs := newFlagSet(planCmd)
 	cm.register(fs, env)
-	jsonOut := fs.Bool("json", false, "one JSON document on stdout")
+	jsonOut := cm.jsonFlag(fs, "one JSON document on stdout")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when changes are pending")
 	if code, ok := parseNoArgs(env, planCmd, fs, &cm, args); !ok {
 		return terraformUsage(code)
@@ -60,13 +59,10 @@ func runPlan(ctx context.Context, env *Env, args []string) int {
 
 	var out strings.Builder
 	if *jsonOut {
-		b, err := json.MarshalIndent(plan, "", "  ")
-		if err != nil {
+		if err := writeDoc(&out, toPlanJSON(plan, time.Now(), cfg.Redact)); err != nil {
 			fmt.Fprintf(env.Stderr, "redlock plan: %v\n", err)
 			return ExitError
 		}
-		out.Write(b)
-		out.WriteByte('\n')
 	} else {
 		writePlan(&out, cfg.Cluster, plan)
 	}

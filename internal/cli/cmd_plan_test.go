@@ -103,7 +103,9 @@ func TestPlanApplyConverge(t *testing.T) {
 	var doc struct {
 		Summary struct{ Changes, Masters, Errors int }
 		Masters []struct {
-			State   string
+			Health struct {
+				State string
+			}
 			Changes []struct{ Setting, From, To string }
 		}
 	}
@@ -112,8 +114,8 @@ func TestPlanApplyConverge(t *testing.T) {
 	assert.Equal(t, 2, doc.Summary.Masters)
 	assert.Equal(t, 2, doc.Summary.Errors)
 	require.Len(t, doc.Masters, 3)
-	assert.Equal(t, "degraded", doc.Masters[0].State)
-	assert.Equal(t, "up", doc.Masters[2].State)
+	assert.Equal(t, "degraded", doc.Masters[0].Health.State)
+	assert.Equal(t, "up", doc.Masters[2].Health.State)
 
 	// Anything but "yes" aborts and changes nothing.
 	for _, answer := range []string{"no\n", "YES\n", "", "y\n"} {

@@ -41,7 +41,7 @@ type releaseJSON struct {
 	Key     string      `json:"key"`
 	Deleted int         `json:"deleted"`
 	Error   string      `json:"error,omitempty"`
-	Masters *reportJSON `json:"result,omitempty"`
+	Votes   *reportJSON `json:"votes,omitempty"`
 }
 
 var releaseWords = map[quorum.Outcome]string{
@@ -57,7 +57,7 @@ func runRelease(ctx context.Context, env *Env, args []string) int {
 	cf.register(fs, env)
 	var tf tokenFlags
 	tf.register(fs)
-	asJSON := fs.Bool("json", false, "JSON output")
+	asJSON := cf.jsonFlag(fs, "JSON output")
 	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
 	if !ok {
 		return code
@@ -85,7 +85,7 @@ func runRelease(ctx context.Context, env *Env, args []string) int {
 
 // finishDelete prints the result of a release or force-expire and returns the exit code.
 func (s *lockSession) finishDelete(env *Env, cmd *Command, name string, rep *quorum.Report, err error, asJSON bool, words map[quorum.Outcome]string) int {
-	out := releaseJSON{Name: name, Key: s.m.Key(name), Masters: s.report(rep)}
+	out := releaseJSON{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}
 	if rep != nil {
 		out.Deleted = rep.Votes
 	}
@@ -95,7 +95,7 @@ func (s *lockSession) finishDelete(env *Env, cmd *Command, name string, rep *quo
 		code = ExitError
 	}
 	if asJSON {
-		if werr := writeJSON(env.Stdout, out); werr != nil {
+		if werr := writeDoc(env.Stdout, out); werr != nil {
 			return s.fail(env, cmd, werr)
 		}
 	} else if rep != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 )
 
@@ -34,7 +33,7 @@ func runValidate(env *Env, cmd *Command, args []string) int {
 	fs := newFlagSet(cmd)
 	var c common
 	c.register(fs, env)
-	asJSON := fs.Bool("json", false, "JSON output")
+	asJSON := c.jsonFlag(fs, "JSON output")
 	if code, ok := parseFlags(env, cmd, fs, args); !ok {
 		return code
 	}
@@ -47,9 +46,7 @@ func runValidate(env *Env, cmd *Command, args []string) int {
 	if *asJSON {
 		cfg, diags := c.loadOffline(env)
 		rep := cfg.Report(diags)
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeDoc(env.Stdout, rep); err != nil {
 			fmt.Fprintf(env.Stderr, "redlock validate: %v\n", err)
 			return ExitError
 		}

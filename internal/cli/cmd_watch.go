@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -48,7 +47,7 @@ type snapshotJSON struct {
 	Quorum  int        `json:"quorum"`
 	Total   int        `json:"total"`
 	Healthy int        `json:"healthy"`
-	Nodes   []nodeJSON `json:"nodes"`
+	Nodes   []healthJSON `json:"nodes"`
 	Locks   []lockJSON `json:"locks"`
 	Error   string     `json:"error,omitempty"`
 }
@@ -80,7 +79,6 @@ func runWatch(ctx context.Context, env *Env, args []string) int {
 		return s.fail(env, cmd, err)
 	}
 	defer prober.Close()
-	enc := json.NewEncoder(env.Stdout)
 	tick := time.NewTicker(*interval)
 	defer tick.Stop()
 	for {
@@ -88,7 +86,7 @@ func runWatch(ctx context.Context, env *Env, args []string) int {
 		if ctx.Err() != nil {
 			return ExitOK
 		}
-		if err := enc.Encode(snap); err != nil {
+		if err := writeLine(env.Stdout, snap); err != nil {
 			return s.fail(env, cmd, fmt.Errorf("write: %w", err))
 		}
 		select {
@@ -120,14 +118,12 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 		snap.Error = s.redact(err.Error())
 	}
 	now := time.Now()
-	for i := range nodes {
-		h := nodes[i]
-		h.Error = s.redact(h.Error)
-		ok := h.Healthy(now)
-		if ok {
+	for _, h := range nodes {
+		hj := toHealthJSON(h, now, s.redact)
+		if hj.Healthy {
 			snap.Healthy++
 		}
-		snap.Nodes = append(snap.Nodes, nodeJSON{NodeHealth: h, State: h.State(now), Healthy: ok})
+		snap.Nodes = append(snap.Nodes, hj)
 	}
 	return snap
 }

@@ -33,6 +33,15 @@ type common struct {
 	config  string
 	vars    varFlag
 	timeout time.Duration
+	// json, when the command has -json, points at it: a file that cannot be
+	// loaded then also gives a JSON document on stdout.
+	json *bool
+}
+
+// jsonFlag registers -json on fs and remembers it.
+func (c *common) jsonFlag(fs *flag.FlagSet, usage string) *bool {
+	c.json = fs.Bool("json", false, usage)
+	return c.json
 }
 
 // register adds -config, -var and -timeout to fs. The -config default comes from
@@ -90,6 +99,9 @@ func (c *common) load(env *Env) (*hcl.Config, int) {
 	}
 	if diags.HasErrors() || cfg.Cluster == nil {
 		fmt.Fprintf(env.Stderr, "redlock: %s is not a valid topology file.\n", c.config)
+		if c.json != nil && *c.json {
+			_ = writeDoc(env.Stdout, errorDoc{Error: c.config + " is not a valid topology file", Diagnostics: cfg.Report(diags)})
+		}
 		return cfg, ExitInvalid
 	}
 	return cfg, ExitOK

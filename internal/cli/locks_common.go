@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -121,13 +120,6 @@ func checkTTLFlag(env *Env, cmd *Command, fs *flag.FlagSet, ttl time.Duration) (
 		return usageErrorf(env, cmd, "-ttl must be positive, got %v", ttl), false
 	}
 	return ExitOK, true
-}
-
-// writeJSON writes v as one indented JSON document.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // ms converts a duration to whole milliseconds for JSON.

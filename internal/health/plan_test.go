@@ -78,7 +78,15 @@ func TestPlanSummary(t *testing.T) {
 		Assess(c, &hs[i], now)
 	}
 	p := NewPlan(c, hs, now)
-	assert.Equal(t, Summary{Changes: 3, Masters: 2, Errors: 2, Warnings: 1, Unchecked: 1}, p.Summary)
+	// a's eviction policy is an error that its pending change fixes; c unreachable is not.
+	assert.Equal(t, Summary{Changes: 3, Masters: 2, Errors: 2, Warnings: 1, FixableErrors: 1, Unchecked: 1}, p.Summary)
+	assert.Equal(t, 1, p.Summary.Unfixable())
+	for i, f := range p.Masters[0].Health.Findings {
+		if f.Code == topology.CodeEvictionPolicy {
+			assert.True(t, f.Fixable, "declared noeviction fixes it")
+			assert.False(t, hs[0].Findings[i].Fixable, "the input is not modified")
+		}
+	}
 	assert.Equal(t, "Plan: 3 settings to change on 2 masters; 2 errors, 1 warning. 1 master not checked.", p.Summary.String())
 	assert.Equal(t, topology.StateDegraded, p.Masters[0].State)
 	assert.Equal(t, topology.StateDown, p.Masters[2].State)

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/topology"
+)
+
+// The -json contract. Every document (and every line of watch) is a JSON object
+// whose first member is "format_version": "1.0"; a change that breaks a reader
+// bumps the major version. Durations are integers with a _ms suffix; absent times
+// are omitted, never the zero time. A command that fails under -json still prints
+// one document on stdout, with "error". docs/json/<command>.schema.json describes
+// each document; the tests validate every command's output against it.
+
+// formatVersion is the version of every -json document.
+const formatVersion = "1.0"
+
+// writeDoc writes v, which must encode as a JSON object, as one indented document
+// with "format_version" as its first member.
+func writeDoc(w io.Writer, v any) error {
+	b, err := versioned(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// writeLine writes v as one compact JSON line with "format_version" first.
+func writeLine(w io.Writer, v any) error {
+	b, err := versioned(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func versioned(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return nil, fmt.Errorf("json document: %T is not an object", v)
+	}
+	head := `{"format_version":"` + formatVersion + `"`
+	if len(b) == 2 { // {}
+		return []byte(head + "}"), nil
+	}
+	return append([]byte(head+","), b[1:]...), nil
+}
+
+// errorDoc is what a command prints under -json when it fails before it has its
+// own document: the reason, and the file's diagnostics when the file is invalid.
+type errorDoc struct {
+	Error       string `json:"error"`
+	Diagnostics any    `json:"diagnostics,omitempty"`
+}
+
+// timePtr returns nil for the zero time, so that absent times are omitted.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// healthJSON is a master's health in -json documents (nodes, watch, plan).
+type healthJSON struct {
+	Master              string             `json:"master"`
+	Address             string             `json:"address"`
+	Reachable           bool               `json:"reachable"`
+	Error               string             `json:"error,omitempty"`
+	AuthFailed          bool               `json:"auth_failed,omitempty"`
+	LatencyMS           float64            `json:"latency_ms"`
+	Role                string             `json:"role,omitempty"`
+	Mode                string             `json:"mode,omitempty"`
+	Version             string             `json:"version,omitempty"`
+	RunID               string             `json:"run_id,omitempty"`
+	UptimeMS            int64              `json:"uptime_ms"`
+	Replicas            int                `json:"replicas"`
+	QuarantineUntil     *time.Time         `json:"quarantine_until,omitempty"`
+	ClockOffsetMS       float64            `json:"clock_offset_ms"`
+	ClockUncertaintyMS  float64            `json:"clock_uncertainty_ms"`
+	Config              map[string]string  `json:"config,omitempty"`
+	ConfigError         string             `json:"config_error,omitempty"`
+	InfoError           string             `json:"info_error,omitempty"`
+	EvictedKeys         int64              `json:"evicted_keys"`
+	AOFLastWriteStatus  string             `json:"aof_last_write_status,omitempty"`
+	RDBLastBgsaveStatus string             `json:"rdb_last_bgsave_status,omitempty"`
+	CheckedAt           *time.Time         `json:"checked_at,omitempty"`
+	Findings            []topology.Finding `json:"findings"`
+	State               topology.NodeState `json:"state"`
+	Healthy             bool               `json:"healthy"`
+}
+
+// msFloat is a duration in milliseconds with microsecond precision (latencies and
+// clock offsets are often below a millisecond).
+func msFloat(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func toHealthJSON(h topology.NodeHealth, now time.Time, redact func(string) string) healthJSON {
+	out := healthJSON{
+		Master: h.Master, Address: h.Address, Reachable: h.Reachable, Error: redact(h.Error), AuthFailed: h.AuthFailed,
+		LatencyMS: msFloat(h.Latency), Role: h.Role, Mode: h.Mode, Version: h.Version, RunID: h.RunID,
+		UptimeMS: h.Uptime.Milliseconds(), Replicas: h.Replicas, QuarantineUntil: timePtr(h.QuarantineUntil),
+		ClockOffsetMS: msFloat(h.ClockOffset), ClockUncertaintyMS: msFloat(h.ClockUncertainty),
+		Config: h.Config, ConfigError: redact(h.ConfigError), InfoError: redact(h.InfoError), EvictedKeys: h.EvictedKeys,
+		AOFLastWriteStatus: h.AOFLastWriteStatus, RDBLastBgsaveStatus: h.RDBLastBgsaveStatus,
+		CheckedAt: timePtr(h.CheckedAt), Findings: h.Findings, State: h.State(now), Healthy: h.Healthy(now),
+	}
+	if out.Findings == nil {
+		out.Findings = []topology.Finding{}
+	}
+	return out
+}
+
+// planJSON is `plan -json`.
+type planJSON struct {
+	Cluster string           `json:"cluster"`
+	Quorum  int              `json:"quorum"`
+	Masters []masterPlanJSON `json:"masters"`
+	Summary health.Summary   `json:"summary"`
+}
+
+type masterPlanJSON struct {
+	Health  healthJSON      `json:"health"`
+	Checked bool            `json:"checked"`
+	Changes []health.Change `json:"changes"`
+}
+
+func toPlanJSON(p *health.Plan, now time.Time, redact func(string) string) planJSON {
+	out := planJSON{Cluster: p.Cluster, Quorum: p.Quorum, Summary: p.Summary, Masters: []masterPlanJSON{}}
+	for _, mp := range p.Masters {
+		out.Masters = append(out.Masters, masterPlanJSON{Health: toHealthJSON(mp.Health, now, redact), Checked: mp.Checked, Changes: mp.Changes})
+	}
+	return out
+}
