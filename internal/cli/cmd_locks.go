@@ -79,15 +79,15 @@ func toOwnerJSON(o *quorum.Owner) *ownerJSON {
 
 // lockJSON is one lock in -json output.
 type lockJSON struct {
-	Name    string        `json:"name"`
-	Key     string        `json:"key"`
-	State   string        `json:"state"`
-	Votes   int           `json:"votes"`
-	Quorum  int           `json:"quorum"`
-	Total   int           `json:"total"`
-	Value   string        `json:"value,omitempty"`
-	Owner   *ownerJSON    `json:"owner,omitempty"`
-	Library string        `json:"library"`
+	Name    string     `json:"name"`
+	Key     string     `json:"key"`
+	State   string     `json:"state"`
+	Votes   int        `json:"votes"`
+	Quorum  int        `json:"quorum"`
+	Total   int        `json:"total"`
+	Value   string     `json:"value,omitempty"`
+	Owner   *ownerJSON `json:"owner,omitempty"`
+	Library string     `json:"library"`
 	// ValidityMS is the remaining validity from the quorum's view; 0 unless held.
 	ValidityMS int64            `json:"validity_ms"`
 	ValidUntil *time.Time       `json:"valid_until,omitempty"`

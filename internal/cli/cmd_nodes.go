@@ -36,10 +36,10 @@ quarantined), 1 fewer than a quorum is healthy or an error occurred, 2 usage.`,
 
 // nodesJSON is the document `nodes -json` prints.
 type nodesJSON struct {
-	Cluster string     `json:"cluster"`
-	Quorum  int        `json:"quorum"`
-	Healthy int        `json:"healthy"`
-	OK      bool       `json:"ok"`
+	Cluster string       `json:"cluster"`
+	Quorum  int          `json:"quorum"`
+	Healthy int          `json:"healthy"`
+	OK      bool         `json:"ok"`
 	Nodes   []healthJSON `json:"nodes"`
 }
 

@@ -43,13 +43,13 @@ func init() {
 
 // snapshotJSON is one line of watch.
 type snapshotJSON struct {
-	Time    time.Time  `json:"time"`
-	Quorum  int        `json:"quorum"`
-	Total   int        `json:"total"`
-	Healthy int        `json:"healthy"`
+	Time    time.Time    `json:"time"`
+	Quorum  int          `json:"quorum"`
+	Total   int          `json:"total"`
+	Healthy int          `json:"healthy"`
 	Nodes   []healthJSON `json:"nodes"`
-	Locks   []lockJSON `json:"locks"`
-	Error   string     `json:"error,omitempty"`
+	Locks   []lockJSON   `json:"locks"`
+	Error   string       `json:"error,omitempty"`
 }
 
 func runWatch(ctx context.Context, env *Env, args []string) int {

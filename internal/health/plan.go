@@ -171,7 +171,6 @@ func NewPlan(c *topology.Cluster, hs []topology.NodeHealth, now time.Time) *Plan
 		if mp.Changes == nil {
 			mp.Changes = []Change{}
 		}
-		p.Masters = append(p.Masters, mp)
 		if len(mp.Changes) > 0 {
 			p.Summary.Masters++
 			p.Summary.Changes += len(mp.Changes)
@@ -193,6 +192,7 @@ func NewPlan(c *topology.Cluster, hs []topology.NodeHealth, now time.Time) *Plan
 				p.Summary.Warnings++
 			}
 		}
+		p.Masters = append(p.Masters, mp)
 	}
 	return p
 }
