@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -134,9 +136,25 @@ func parseFlags(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (code i
 			fmt.Fprintln(env.Stdout, cmd.Usage)
 			return ExitOK, false
 		}
-		return usageErrorf(env, cmd, "%v", err), false
+		return usageErrorf(env, cmd, "%s", flagError(err)), false
 	}
 	return 0, true
+}
+
+// badValue matches the flag package's error for a value it cannot parse.
+var badValue = regexp.MustCompile(`^invalid value "([^"]*)" for flag -(\S+): parse error$`)
+
+// flagError explains a flag parse error: a number given to a duration flag gets
+// the hint that a duration needs a unit.
+func flagError(err error) string {
+	m := badValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	if _, perr := strconv.ParseFloat(m[1], 64); perr == nil {
+		return fmt.Sprintf("-%s %s: a duration needs a unit, e.g. %ss, %sms or %sm", m[2], m[1], m[1], m[1], m[1])
+	}
+	return fmt.Sprintf("-%s: %q is not a valid value", m[2], m[1])
 }
 
 // interspersed parses flags that may appear after positional arguments

@@ -92,7 +92,7 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 			_ = writeDoc(env.Stdout, acquireJSON{Name: name, Key: s.m.Key(name), Error: s.redact(err.Error()), Votes: s.report(reportOf(err))})
 		}
 		if code == ExitNotHeld {
-			fmt.Fprintf(env.Stderr, "redlock acquire: %s is held by another owner: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
+			fmt.Fprintf(env.Stderr, "redlock acquire: %s is %s: %s\n", escape.Text(name), s.heldBy(ctx, name, cf.timeout), escape.Text(s.redact(err.Error())))
 		} else {
 			fmt.Fprintf(env.Stderr, "redlock acquire: %s\n", escape.Text(s.redact(err.Error())))
 		}

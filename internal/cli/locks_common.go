@@ -95,12 +95,16 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 // exactly one NAME is given. rest is what follows "--".
 func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (name string, rest []string, code int, ok bool) {
 	pos, rest, err := interspersed(fs, args)
+	if cmd != runCmd && rest != nil {
+		// "--" ends the flags: what follows is the NAME, even if it starts with "-".
+		pos, rest = append(pos, rest...), nil
+	}
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(env.Stdout, cmd.Usage)
 			return "", nil, ExitOK, false
 		}
-		return "", nil, usageErrorf(env, cmd, "%v", err), false
+		return "", nil, usageErrorf(env, cmd, "%s", flagError(err)), false
 	}
 	switch {
 	case len(pos) == 0:
@@ -114,12 +118,43 @@ func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (nam
 	return pos[0], rest, ExitOK, true
 }
 
-// checkTTLFlag rejects a -ttl that was given but is not positive.
+// checkTTLFlag rejects a -ttl that was given but is not positive, not a whole
+// number of milliseconds, or so short that the default drift budget (1% + 2ms)
+// leaves no validity at all.
 func checkTTLFlag(env *Env, cmd *Command, fs *flag.FlagSet, ttl time.Duration) (int, bool) {
-	if flagGiven(fs, "ttl") && ttl <= 0 {
+	if !flagGiven(fs, "ttl") {
+		return ExitOK, true
+	}
+	switch {
+	case ttl <= 0:
 		return usageErrorf(env, cmd, "-ttl must be positive, got %v", ttl), false
+	case ttl%time.Millisecond != 0:
+		return usageErrorf(env, cmd, "-ttl %v is not a whole number of milliseconds (the masters count in ms): try %v", ttl, ttl.Truncate(time.Millisecond)), false
+	case ttl <= quorum.DefaultDriftExtra+time.Duration(float64(ttl)*quorum.DefaultDriftFactor):
+		return usageErrorf(env, cmd, "-ttl %v leaves no validity after the drift budget (1%% + %v): give at least a few tens of milliseconds, e.g. 100ms or 30s", ttl, quorum.DefaultDriftExtra), false
 	}
 	return ExitOK, true
+}
+
+// heldBy says who holds name and for how long, as far as one read tells: "held by
+// alice@vm pid 42 for 1m58s more". It never fails: without an answer it says
+// "held by another owner".
+func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Duration) string {
+	cctx, cancel := context.WithTimeout(ctx, min(timeout, 2*time.Second))
+	defer cancel()
+	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(name))
+	if lst == nil || lst.Lock(name) == nil {
+		return "held by another owner"
+	}
+	li := lst.Lock(name)
+	out := "held by " + holder(li)
+	switch {
+	case li.Validity == quorum.NoExpiry:
+		out += " with no TTL"
+	case li.Validity > 0:
+		out += " for " + li.Validity.Round(time.Second).String() + " more"
+	}
+	return out
 }
 
 // ms converts a duration to whole milliseconds for JSON.

@@ -189,3 +189,30 @@ func TestLocksSaysWhenNoMasterAnswered(t *testing.T) {
 	assert.Contains(t, r.stdout, "no master answered")
 	assert.NotContains(t, r.stdout, "no locks match")
 }
+
+func TestMessagesAScriptAndAHumanCanUse(t *testing.T) {
+	e := newEnv(t)
+	e.acquireToken("busy", "-owner", "alice", "-ttl", "9s")
+	r := e.run("acquire", "busy", "-wait", "300ms")
+	assert.Equal(t, 3, r.code)
+	assert.Regexp(t, `busy is held by alice, \S+ pid \d+, since \S+ for \d+s more`, r.stderr)
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"acquire", "x", "-ttl", "10"}, "-ttl 10: a duration needs a unit, e.g. 10s"},
+		{[]string{"acquire", "x", "-ttl", "1ms"}, "leaves no validity after the drift budget"},
+		{[]string{"acquire", "x", "-ttl", "10.5ms"}, "not a whole number of milliseconds"},
+		{[]string{"acquire", "x", "-wait", "abc"}, `-wait: "abc" is not a valid value`},
+	}
+	for _, tt := range tests {
+		r := e.run(tt.args...)
+		assert.Equal(t, 2, r.code, "%v", tt.args)
+		assert.Contains(t, r.stderr, tt.want)
+	}
+	// "--" ends the flags: a name that starts with "-" is a name.
+	r = e.run("acquire", "-ttl", "5s", "--", "-dash")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Len(t, e.keys("lock:-dash"), 5)
+}
