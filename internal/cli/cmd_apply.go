@@ -46,7 +46,7 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 	}
 	defer p.Close()
 	say := func(format string, a ...any) {
-		_, _ = io.WriteString(env.Stdout, cfg.Redact(fmt.Sprintf(format, a...)))
+		_, _ = io.WriteString(env.Stdout, escapeLines(cfg.Redact(fmt.Sprintf(format, a...))))
 	}
 
 	var sb strings.Builder

@@ -92,7 +92,11 @@ func runNodes(ctx context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintf(&out, "\n%d/%d masters healthy, quorum %d: %s.\n", doc.Healthy, len(hs), doc.Quorum, verdict)
 	}
-	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
+	text := cfg.Redact(out.String())
+	if !*jsonOut {
+		text = escapeLines(text) // server answers and errors are in there
+	}
+	_, _ = io.WriteString(env.Stdout, text)
 	if !doc.OK {
 		return ExitError
 	}

@@ -66,7 +66,11 @@ func runPlan(ctx context.Context, env *Env, args []string) int {
 	} else {
 		writePlan(&out, cfg.Cluster, plan)
 	}
-	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
+	text := cfg.Redact(out.String())
+	if !*jsonOut {
+		text = escapeLines(text) // server answers and errors are in there
+	}
+	_, _ = io.WriteString(env.Stdout, text)
 	switch {
 	case plan.Summary.Unfixable() > 0:
 		return ExitError

@@ -282,3 +282,13 @@ func (s *lockSession) policyOptions(name, owner string) []quorum.LockOption {
 	}
 	return opts
 }
+
+// escapeLines escapes every line of a human text (server answers and errors are
+// hostile strings) and keeps its line breaks.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = escape.Text(l)
+	}
+	return strings.Join(lines, "\n")
+}
