@@ -60,5 +60,5 @@ func TestNodeHealthPersistence(t *testing.T) {
 func TestFindingJSON(t *testing.T) {
 	b, err := json.Marshal(Finding{Severity: SeverityWarning, Code: CodeClockOffset, Summary: "s"})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"severity":"warning","code":"clock-offset","summary":"s"}`, string(b))
+	assert.JSONEq(t, `{"severity":"warning","code":"clock-offset","summary":"s","fixable":false}`, string(b))
 }

@@ -181,6 +181,15 @@ func (r *runner) capWhy(cause error) string {
 
 // exit maps how the command ended to run's exit code.
 func (r *runner) exit(ex guard.Exit) int {
+	if ex.Stopped && r.lost == nil {
+		// The guard's own deadline came before run's timer: the same end.
+		cause := r.l.Capped()
+		if cause == nil {
+			cause = fmt.Errorf("%w: the validity of %s ended without an extension", quorum.ErrLost, r.l.Name())
+		}
+		r.lost = cause
+		fmt.Fprintf(r.env.Stderr, "redlock run: the guard stopped the command: %s\n", escape.Text(cause.Error()))
+	}
 	switch {
 	case ex.Err != nil:
 		// The guard died: whatever is left of the command's group goes with it.

@@ -63,7 +63,10 @@ type Config struct {
 type Exit struct {
 	Code   int            // exit status, when it exited
 	Signal syscall.Signal // the signal that killed it, 0 when it exited
-	Err    error          // the supervisor failed or died; Code and Signal are unknown
+	// Stopped: the guard had sent the group SIGTERM (its deadline came, or Terminate
+	// asked) before the command ended.
+	Stopped bool
+	Err     error // the supervisor failed or died; the other fields are unknown
 }
 
 // Guard is a running supervisor and its command.
@@ -166,11 +169,15 @@ func (g *Guard) read(r *os.File, started chan<- error) {
 			default:
 			}
 		case "exit":
-			code, sig, _ := strings.Cut(rest, " ")
-			c, _ := strconv.Atoi(code)
-			s, _ := strconv.Atoi(sig)
+			f := strings.Fields(rest)
+			var ex Exit
+			if len(f) == 3 {
+				c, _ := strconv.Atoi(f[0])
+				s, _ := strconv.Atoi(f[1])
+				ex = Exit{Code: c, Signal: syscall.Signal(s), Stopped: f[2] == "true"}
+			}
 			_ = g.cmd.Wait()
-			g.done <- Exit{Code: c, Signal: syscall.Signal(s)}
+			g.done <- ex
 			return
 		}
 	}

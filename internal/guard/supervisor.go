@@ -126,7 +126,7 @@ func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 				if ws.Signaled() {
 					sig = int(ws.Signal())
 				}
-				s.report("exit %d %d", ws.ExitStatus(), sig)
+				s.report("exit %d %d %t", ws.ExitStatus(), sig, !s.termAt.IsZero())
 				return 0
 			}
 		}
