@@ -577,3 +577,39 @@ cluster "c" {
 	require.True(t, diags.HasErrors())
 	assert.Contains(t, diags.Error(), "No value for required variable")
 }
+
+// An address may be a redis:// or rediss:// URL: its user, password (a secret), db
+// and TLS fill the master; a sensitive variable is allowed only inside a URL.
+func TestAddressURL(t *testing.T) {
+	src := `variable "pw" {
+  type      = string
+  sensitive = true
+}
+cluster "c" {
+  master "a" { address = "rediss://app:${var.pw}@10.0.0.1:6380/3" }
+  master "b" { address = "redis://10.0.0.2" }
+  master "c" { address = "10.0.0.3:6379" }
+}
+`
+	cfg, diags := Load("t.hcl", []byte(src), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Url-Secret-42"}})
+	require.Empty(t, diags)
+	a := cfg.Cluster.Masters[0]
+	assert.Equal(t, "10.0.0.1:6380", a.Address)
+	assert.Equal(t, "app", a.Username)
+	assert.Equal(t, "Url-Secret-42", a.Password)
+	assert.Equal(t, 3, a.DB)
+	assert.NotNil(t, a.TLS)
+	assert.Equal(t, "10.0.0.2:6379", cfg.Cluster.Masters[1].Address)
+	assert.Equal(t, "(sensitive)", cfg.Redact("Url-Secret-42"))
+
+	bad := strings.Replace(src, `"redis://10.0.0.2"`, `"redis://10.0.0.2:http"`, 1)
+	_, diags = Load("t.hcl", []byte(bad), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Url-Secret-42"}})
+	require.True(t, diags.HasErrors())
+	assert.Contains(t, diags.Error(), "Invalid master URL")
+	assert.NotContains(t, diags.Error(), "Url-Secret-42")
+
+	sens := strings.Replace(src, `"10.0.0.3:6379"`, `var.pw`, 1)
+	_, diags = Load("t.hcl", []byte(sens), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Url-Secret-42"}})
+	require.True(t, diags.HasErrors())
+	assert.Contains(t, diags.Error(), "Sensitive value not allowed here")
+}
