@@ -613,3 +613,64 @@ cluster "c" {
 	require.True(t, diags.HasErrors())
 	assert.Contains(t, diags.Error(), "Sensitive value not allowed here")
 }
+
+// A defaults block gives every master its credentials, db and tls; a master's own
+// values win (its tls block replaces the default one whole).
+func TestDefaultsBlock(t *testing.T) {
+	src := `variable "pw" {
+  type      = string
+  sensitive = true
+}
+cluster "c" {
+  defaults {
+    username = "app"
+    password = var.pw
+    db       = 2
+    tls { server_name = "redis.internal" }
+  }
+  master "a" { address = "10.0.0.1:6379" }
+  master "b" {
+    address = "10.0.0.2:6379"
+    db      = 5
+    tls { insecure_skip_verify = true }
+  }
+  master "c" { address = "10.0.0.3:6379" }
+  ignore "vulnerable-version" {
+    reason  = "Debian backports the Lua fixes"
+    masters = ["a", "b"]
+  }
+}
+`
+	cfg, diags := Load("t.hcl", []byte(src), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Def-Secret-1"}})
+	require.Empty(t, diags)
+	a, b := cfg.Cluster.Masters[0], cfg.Cluster.Masters[1]
+	assert.Equal(t, "app", a.Username)
+	assert.Equal(t, "Def-Secret-1", a.Password)
+	assert.Equal(t, 2, a.DB)
+	require.NotNil(t, a.TLS)
+	assert.Equal(t, "redis.internal", a.TLS.ServerName)
+	assert.Equal(t, 5, b.DB)
+	assert.Equal(t, "", b.TLS.ServerName, "b's own tls block replaces the default")
+	assert.True(t, b.TLS.InsecureSkipVerify)
+	require.Len(t, cfg.Cluster.Ignores, 1)
+	assert.NotNil(t, cfg.Cluster.Acknowledged("vulnerable-version", "a"))
+	assert.Nil(t, cfg.Cluster.Acknowledged("vulnerable-version", "c"))
+
+	for _, tt := range []struct{ ignore, want string }{
+		{`ignore "no-such-code" { reason = "x" }`, "Unknown finding code"},
+		{`ignore "eviction-policy" { reason = "x" }`, "Errors cannot be acknowledged"},
+		{`ignore "clock-offset" {}`, "reason"},
+		{`ignore "clock-offset" {
+    reason  = "x"
+    masters = ["zz"]
+  }`, `names master "zz"`},
+	} {
+		bad := strings.Replace(src, `ignore "vulnerable-version" {
+    reason  = "Debian backports the Lua fixes"
+    masters = ["a", "b"]
+  }`, tt.ignore, 1)
+		_, diags := Load("t.hcl", []byte(bad), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Def-Secret-1"}, AllowUnknown: true})
+		require.True(t, diags.HasErrors(), tt.ignore)
+		assert.Contains(t, diags.Error(), tt.want, tt.ignore)
+	}
+}

@@ -31,6 +31,9 @@ func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil
 // ("unreachable", "eviction-policy", ...). Summary and Detail never contain secrets.
 type Finding struct {
 	Severity Severity `json:"severity"`
+	// Acknowledged is the reason an ignore block gives for living with this
+	// finding; the finding is still shown, and no longer counts as a warning.
+	Acknowledged string `json:"acknowledged,omitempty"`
 	Code     string   `json:"code"`
 	Summary  string   `json:"summary"`
 	Detail   string   `json:"detail,omitempty"`
@@ -58,6 +61,7 @@ const (
 	CodeKeysEvicted      = "keys-evicted"       // the master has evicted keys since it started
 	CodeConfigDenied     = "config-denied"      // CONFIG GET refused: settings not checked
 	CodeInfoDenied       = "info-denied"        // INFO refused: role, uptime and version not checked
+	CodeUnknownServer    = "unknown-server"     // a server (server_name) not known to support the scripts and pub/sub used
 	// Info.
 	CodeQuarantined = "quarantined" // restarted or young: no vote until QuarantineUntil
 )

@@ -35,7 +35,11 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 		h.QuarantineUntil = time.Time{}
 	}
 	add := func(sev topology.Severity, code, summary, detail string) {
-		h.Findings = append(h.Findings, topology.Finding{Severity: sev, Code: code, Summary: summary, Detail: detail})
+		f := topology.Finding{Severity: sev, Code: code, Summary: summary, Detail: detail}
+		if ig := c.Acknowledged(code, h.Master); ig != nil && sev != topology.SeverityError {
+			f.Acknowledged = ig.Reason
+		}
+		h.Findings = append(h.Findings, f)
 	}
 	defer func() {
 		sort.SliceStable(h.Findings, func(i, j int) bool { return h.Findings[i].Severity > h.Findings[j].Severity })
