@@ -34,9 +34,9 @@ type Finding struct {
 	// Acknowledged is the reason an ignore block gives for living with this
 	// finding; the finding is still shown, and no longer counts as a warning.
 	Acknowledged string `json:"acknowledged,omitempty"`
-	Code     string   `json:"code"`
-	Summary  string   `json:"summary"`
-	Detail   string   `json:"detail,omitempty"`
+	Code         string `json:"code"`
+	Summary      string `json:"summary"`
+	Detail       string `json:"detail,omitempty"`
 	// Fixable is true when a pending change of a declared setting (one that apply
 	// makes) removes the cause: plan counts it as a change, not as a failure.
 	Fixable bool `json:"fixable"`

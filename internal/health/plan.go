@@ -120,7 +120,7 @@ type Summary struct {
 	FixableErrors int `json:"fixable_errors"`
 	// Acknowledged are the warnings an ignore block accepts (not in Warnings).
 	Acknowledged int `json:"acknowledged"`
-	Unchecked     int `json:"unchecked"`
+	Unchecked    int `json:"unchecked"`
 }
 
 // Unfixable returns the errors that apply cannot fix: unreachable masters,
