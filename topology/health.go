@@ -93,8 +93,11 @@ type NodeHealth struct {
 	Role       string        `json:"role,omitempty"`
 	Mode       string        `json:"mode,omitempty"`
 	Version    string        `json:"version,omitempty"`
-	RunID      string        `json:"run_id,omitempty"`
-	Uptime     time.Duration `json:"uptime_ns"`
+	// Server is the server software: "redis" (the default), "valkey", "dragonfly",
+	// "keydb", or what INFO's server_name says; Version is that software's version.
+	Server string        `json:"server,omitempty"`
+	RunID  string        `json:"run_id,omitempty"`
+	Uptime time.Duration `json:"uptime_ns"`
 	// Replicas is connected_slaves from INFO replication.
 	Replicas int `json:"replicas"`
 	// QuarantineUntil is when a restarted or young master may vote again; zero when it may vote now.
@@ -177,4 +180,12 @@ func (h *NodeHealth) EvictionPolicy() string {
 		return p
 	}
 	return "?"
+}
+
+// ServerName returns Server, or "redis" when INFO named no other server.
+func (h *NodeHealth) ServerName() string {
+	if h.Server == "" {
+		return "redis"
+	}
+	return h.Server
 }
