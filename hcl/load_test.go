@@ -674,3 +674,16 @@ cluster "c" {
 		assert.Contains(t, diags.Error(), tt.want, tt.ignore)
 	}
 }
+
+// The topology file shown in README.md is valid (the first hcl block there).
+func TestReadmeExample(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "```hcl\n")
+	require.True(t, ok, "README.md shows a topology file")
+	src, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	cfg, diags := Load("README.md", []byte(src), Options{Getenv: noEnv, Vars: map[string]string{"redis_password": "x"}})
+	require.False(t, diags.HasErrors(), "%v", diags)
+	require.NotNil(t, cfg.Cluster)
+}
