@@ -33,7 +33,8 @@ one interval. Metrics (README "Monitoring" lists them):
   redlock_master_clock_offset_seconds{master}, redlock_master_findings{master,severity},
   redlock_quorum, redlock_masters, redlock_masters_healthy, redlock_locks{state},
   redlock_policy_locks{policy}, redlock_policy_oldest_lock_age_seconds{policy},
-  redlock_policy_min_validity_seconds{policy}, redlock_poll_duration_seconds,
+  redlock_policy_min_validity_seconds{policy}, redlock_policy_ttl_seconds{policy},
+  redlock_poll_duration_seconds,
   redlock_poll_timestamp_seconds, redlock_build_info{version,commit,goversion}.
 
 Flags:
@@ -168,6 +169,7 @@ var (
 	descPolicyLocks    = prometheus.NewDesc("redlock_policy_locks", "Held locks by policy.", []string{"policy"}, nil)
 	descOldest         = prometheus.NewDesc("redlock_policy_oldest_lock_age_seconds", "Age of the oldest held lock of the policy (from its owner metadata).", []string{"policy"}, nil)
 	descMinValidity    = prometheus.NewDesc("redlock_policy_min_validity_seconds", "Smallest validity left among the policy's held locks.", []string{"policy"}, nil)
+	descPolicyTTL      = prometheus.NewDesc("redlock_policy_ttl_seconds", "The TTL the topology gives the policy's locks.", []string{"policy"}, nil)
 	descPollDuration   = prometheus.NewDesc("redlock_poll_duration_seconds", "How long the last poll took.", nil, nil)
 	descPollTime       = prometheus.NewDesc("redlock_poll_timestamp_seconds", "When the last poll ended (Unix time).", nil, nil)
 )
@@ -244,6 +246,13 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descLocks, v, string(st))
 	}
 	for name, a := range policies {
+		ttl := c.cluster.TTL
+		for _, pol := range c.cluster.Locks {
+			if pol.Match == name && pol.TTL > 0 {
+				ttl = pol.TTL
+			}
+		}
+		gauge(descPolicyTTL, ttl.Seconds(), name)
 		gauge(descPolicyLocks, a.n, name)
 		gauge(descOldest, a.oldest.Seconds(), name)
 		if a.n > 0 && a.minValid != quorum.NoExpiry {
