@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -108,6 +107,13 @@ type Model struct {
 	detail detailPane
 
 	manualTick bool // tests drive ticks themselves
+
+	nav      navKeys
+	sortBy   sortKey
+	sortDesc bool
+	view     view
+	history  []historyEntry       // recent lock events, newest last
+	latHist  map[string][]float64 // each master's recent PING latencies, ms
 }
 
 // New returns the console over src (observation) and lk (actions; nil with
@@ -123,18 +129,21 @@ func New(src Source, lk Locker, opts Options) *Model {
 	f.CharLimit = 200
 	f.Cursor.SetMode(cursor.CursorStatic)
 	m := &Model{
-		opts:   opts,
-		src:    src,
-		lk:     lk,
-		keys:   newKeyMap(opts.ReadOnly),
-		st:     DefaultStyles(),
-		help:   help.New(),
-		now:    opts.Now(),
-		held:   map[string]heldLock{},
-		span:   map[string]span{},
-		filter: f,
-		prompt: newAcquirePrompt(opts.DefaultTTL),
+		opts:    opts,
+		src:     src,
+		lk:      lk,
+		keys:    newKeyMap(opts.ReadOnly),
+		st:      DefaultStyles(),
+		help:    help.New(),
+		now:     opts.Now(),
+		held:    map[string]heldLock{},
+		span:    map[string]span{},
+		filter:  f,
+		prompt:  newAcquirePrompt(opts.DefaultTTL),
+		nav:     newNavKeys(),
+		latHist: map[string][]float64{},
 	}
+	m.filter.Placeholder = "name, owner, state or library; glob or text"
 	m.SetSize(80, 24)
 	return m
 }
@@ -308,6 +317,13 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" && m.mode != modeQuitting {
 		return m.quit()
 	}
+	if presses := burst(msg); len(presses) > 1 && m.mode == modeNormal {
+		var cmds []tea.Cmd
+		for _, p := range presses {
+			cmds = append(cmds, m.onKey(p))
+		}
+		return tea.Batch(cmds...)
+	}
 	switch m.mode {
 	case modeQuitting:
 		return nil
@@ -326,6 +342,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.mode = modeNormal
 			m.filter.Blur()
 			m.filter.SetValue("")
+			m.setStatus(statusInfo, "filter cleared")
 		default:
 			var cmd tea.Cmd
 			m.filter, cmd = m.filter.Update(msg)
@@ -340,6 +357,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if m.opts.ReadOnly && writingKey(msg.String()) {
 		m.setStatus(statusWarn, fmt.Sprintf("read-only console: %q (%s) is disabled", msg.String(), writingName(msg.String())))
 		return nil
+	}
+	if cmd, ok := m.onNavKey(msg); ok {
+		return cmd
 	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
@@ -471,27 +491,6 @@ func clamp(v, lo, hi int) int {
 
 func (m *Model) sortLocks() {
 	sort.SliceStable(m.snap.Locks, func(i, j int) bool { return m.snap.Locks[i].Name < m.snap.Locks[j].Name })
-}
-
-// visibleLocks returns the locks that pass the filter: a glob when it has glob
-// characters, else a case-insensitive substring.
-func (m *Model) visibleLocks() []quorum.LockInfo {
-	f := strings.TrimSpace(m.filter.Value())
-	if f == "" {
-		return m.snap.Locks
-	}
-	glob := strings.ContainsAny(f, "*?[")
-	var out []quorum.LockInfo
-	for _, li := range m.snap.Locks {
-		if glob {
-			if ok, err := path.Match(f, li.Name); err == nil && ok {
-				out = append(out, li)
-			}
-		} else if strings.Contains(strings.ToLower(li.Name), strings.ToLower(f)) {
-			out = append(out, li)
-		}
-	}
-	return out
 }
 
 // selIndex is the index of the selected lock in locks (0 when it is gone).
@@ -628,3 +627,6 @@ func (m *Model) statusView() string {
 	}
 	return m.st.Muted.Render("· " + s.text)
 }
+
+// safeName is a lock name as the screen may show it: escaped and cut.
+func (m *Model) safeName(name string) string { return escape.Line(name, 60) }
