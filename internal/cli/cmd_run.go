@@ -177,5 +177,8 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		return ExitError
 	}
 	defer release()
+	if *maxHold > 0 {
+		dl.hard = holdEnd(l.Acquired(), *maxHold, s.m.DriftBudget(*maxHold))
+	}
 	return superviseRun(env, l, argv, dl, *maxHold, sigs)
 }

@@ -25,6 +25,26 @@ type deadlines struct {
 	lead    time.Duration // SIGKILL this long before the deadline at the latest
 	grace   time.Duration // SIGKILL this long after SIGTERM at most (clipped)
 	clipped bool          // grace was clipped to fit before the deadline
+	hard    time.Time     // -max-hold's end of the lock, whatever run learns; zero when none
+}
+
+// holdEnd is the earliest moment at which another client can take a lock
+// acquired in a round that started at acquired once a keep-alive capped at
+// maxHold made its final, shortened extension: that extension asks for what is
+// left of maxHold, truncated to the millisecond, and the masters' clocks may run
+// fast by the drift budget. The guard is given it at start, so that the child is
+// stopped in time even when run is frozen or killed between the keep-alive's
+// final round and telling the guard the shortened deadline.
+func holdEnd(acquired time.Time, maxHold, drift time.Duration) time.Time {
+	return acquired.Add(maxHold - time.Millisecond - drift)
+}
+
+// until is the deadline in force: the lock's, capped by -max-hold's end.
+func (d deadlines) until(lockUntil time.Time) time.Time {
+	if !d.hard.IsZero() && lockUntil.After(d.hard) {
+		return d.hard
+	}
+	return lockUntil
 }
 
 // runDeadlines checks and completes -margin and -grace for a lock of ttl.
@@ -48,7 +68,7 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	childEnv := append(os.Environ(),
 		"REDLOCK_NAME="+l.Name(),
 		"REDLOCK_TOKEN="+l.Token(),
-		"REDLOCK_VALID_UNTIL="+l.Until().Format(time.RFC3339Nano),
+		"REDLOCK_VALID_UNTIL="+dl.until(l.Until()).Format(time.RFC3339Nano),
 	)
 	if f := l.Fence(); f > 0 {
 		childEnv = append(childEnv, "REDLOCK_FENCE="+strconv.FormatInt(f, 10))
@@ -59,7 +79,7 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	}
 	g, err := guard.Start(guard.Config{
 		Argv: argv, Env: childEnv, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
-		Until: l.Until(), Margin: dl.margin, Grace: dl.grace, KillLead: dl.lead, Foreground: tty >= 0,
+		Until: l.Until(), HardUntil: dl.hard, Margin: dl.margin, Grace: dl.grace, KillLead: dl.lead, Foreground: tty >= 0,
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock run: start %s: %s\n", escape.Text(argv[0]), escape.Text(err.Error()))
@@ -95,16 +115,16 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 	done := r.l.Done()
 	// run's own timers mirror the guard's: the message at SIGTERM time, and a
 	// SIGKILL of its own as a backstop should the guard be frozen.
-	term := time.NewTimer(time.Until(r.l.Until().Add(-r.dl.margin)))
-	kill := time.NewTimer(time.Until(r.l.Until().Add(-r.dl.lead)))
+	term := time.NewTimer(time.Until(r.dl.until(r.l.Until()).Add(-r.dl.margin)))
+	kill := time.NewTimer(time.Until(r.dl.until(r.l.Until()).Add(-r.dl.lead)))
 	defer term.Stop()
 	defer kill.Stop()
 	for {
 		select {
 		case <-changed:
 			changed = r.l.UntilChanged()
-			until := r.l.Until()
-			_ = r.g.SetUntil(until)
+			_ = r.g.SetUntil(r.l.Until())
+			until := r.dl.until(r.l.Until())
 			if r.lost == nil {
 				term.Reset(time.Until(until.Add(-r.dl.margin)))
 			}

@@ -42,3 +42,26 @@ func TestRunDeadlines(t *testing.T) {
 		})
 	}
 }
+
+// -max-hold's end is known at the start: the deadline in force never passes it,
+// even when the lock's own Until (not yet shortened by the final extension) does.
+func TestRunDeadlineNeverPassesMaxHoldEnd(t *testing.T) {
+	acquired := time.Now()
+	end := holdEnd(acquired, 2*time.Second, 22*time.Millisecond)
+	assert.Equal(t, acquired.Add(2*time.Second-23*time.Millisecond), end, "1ms of truncation and the drift budget")
+	tests := []struct {
+		name      string
+		hard      time.Time
+		lockUntil time.Time
+		want      time.Time
+	}{
+		{"no -max-hold", time.Time{}, acquired.Add(3 * time.Second), acquired.Add(3 * time.Second)},
+		{"the lock's Until past the -max-hold end", end, acquired.Add(3 * time.Second), end},
+		{"the lock's Until before it", end, acquired.Add(time.Second), acquired.Add(time.Second)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, deadlines{hard: tt.hard}.until(tt.lockUntil))
+		})
+	}
+}

@@ -49,6 +49,10 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Until is the first deadline.
 	Until time.Time
+	// HardUntil, when not zero, is a deadline that no later Until moves past: the
+	// end that a cap on the holding time (run -max-hold) puts on the lock whether
+	// or not the caller lives to forward the shortened Until.
+	HardUntil time.Time
 	// Margin: SIGTERM this long before the deadline. Grace: SIGKILL this long after
 	// SIGTERM, but never later than the deadline - KillLead.
 	Margin, Grace, KillLead time.Duration
@@ -104,9 +108,13 @@ func Start(cfg Config) (*Guard, error) {
 		return nil, fmt.Errorf("guard: %w", err)
 	}
 	args := []string{Command,
-		"-until", strconv.FormatInt(cfg.Until.UnixNano(), 10),
+		"-until", strconv.FormatInt(stamp(cfg.Until), 10),
 		"-margin", cfg.Margin.String(), "-grace", cfg.Grace.String(), "-kill-lead", cfg.KillLead.String(),
-		"-foreground=" + strconv.FormatBool(cfg.Foreground), "--"}
+		"-foreground=" + strconv.FormatBool(cfg.Foreground)}
+	if !cfg.HardUntil.IsZero() {
+		args = append(args, "-hard-until", strconv.FormatInt(stamp(cfg.HardUntil), 10))
+	}
+	args = append(args, "--")
 	cmd := exec.Command(exe, append(args, cfg.Argv...)...)
 	cmd.Env = cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg.Stdin, cfg.Stdout, cfg.Stderr
@@ -208,7 +216,8 @@ func (g *Guard) send(format string, args ...any) error {
 }
 
 // SetUntil gives the supervisor a new deadline; both its timers are re-armed.
-func (g *Guard) SetUntil(t time.Time) error { return g.send("until %d", t.UnixNano()) }
+// The supervisor keeps the earlier of t and HardUntil.
+func (g *Guard) SetUntil(t time.Time) error { return g.send("until %d", stamp(t)) }
 
 // Terminate asks for SIGTERM now, and SIGKILL after the grace period (never later
 // than the deadline - KillLead).

@@ -25,6 +25,7 @@ func Main(args []string) int {
 	grace := fs.Duration("grace", 0, "")
 	lead := fs.Duration("kill-lead", DefaultKillLead, "")
 	fg := fs.Bool("foreground", false, "")
+	hardNS := fs.Int64("hard-until", 0, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "redlock: the guard is started by `redlock run`, not by hand")
 		return 2
@@ -35,14 +36,19 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "redlock: the guard is started by `redlock run`, not by hand")
 		return 2
 	}
-	sv := &supervisor{status: status, until: time.Unix(0, *untilNS), margin: *margin, grace: *grace, lead: *lead}
+	sv := &supervisor{status: status, margin: *margin, grace: *grace, lead: *lead}
+	if *hardNS != 0 {
+		sv.hard = unstamp(*hardNS)
+	}
+	sv.setUntil(unstamp(*untilNS))
 	return sv.run(fs.Args(), *fg, ctl)
 }
 
 type supervisor struct {
 	status *os.File
 	pgid   int
-	until  time.Time
+	until  time.Time // the deadline in force: the caller's latest, capped by hard
+	hard   time.Time // no deadline later than this counts; zero when none
 	margin time.Duration
 	grace  time.Duration
 	lead   time.Duration
@@ -142,7 +148,7 @@ func (s *supervisor) handle(m string, term, kill *time.Timer) {
 		if err != nil {
 			return
 		}
-		s.until = time.Unix(0, ns)
+		s.setUntil(unstamp(ns))
 		s.arm(term, kill)
 	case "term":
 		s.terminate(kill)
@@ -152,6 +158,14 @@ func (s *supervisor) handle(m string, term, kill *time.Timer) {
 			_ = syscall.Kill(-s.pgid, syscall.Signal(n))
 		}
 	}
+}
+
+// setUntil takes the caller's new deadline, capped by the hard one.
+func (s *supervisor) setUntil(t time.Time) {
+	if !s.hard.IsZero() && t.After(s.hard) {
+		t = s.hard
+	}
+	s.until = t
 }
 
 // arm sets both timers from the deadline: SIGTERM at until - margin (unless sent
