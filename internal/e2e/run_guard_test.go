@@ -72,7 +72,10 @@ func TestRunGuardChildNeverOutlivesTheLock(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			tt.fault(t, first)
 			faultAt := time.Now()
-			second := e.command("", "run", name, "-ttl", "1s", "-wait", "10s", "--", "sh", "-c", ticker("B", file)+" & sleep 0.5; kill $!")
+			// The second child first notes whether the first child still exists
+			// (its /proc state; Z is a dead child not yet reaped).
+			seen := fmt.Sprintf(`pa=$(awk '$1=="A"{p=$2} END{print p}' %q); st=$(sed 's/^.*) //' /proc/$pa/stat 2>/dev/null | cut -c1); echo "SEEN $pa ${st:-gone}" >> %q; `, file, file)
+			second := e.command("", "run", name, "-ttl", "1s", "-wait", "10s", "--", "sh", "-c", seen+ticker("B", file)+" & sleep 0.5; kill $!")
 			var errb bytes.Buffer
 			second.Stderr = &errb
 			require.NoError(t, second.Run(), errb.String())
@@ -91,6 +94,10 @@ func TestRunGuardChildNeverOutlivesTheLock(t *testing.T) {
 				lastA.Sub(faultAt), firstB.Sub(faultAt))
 			assert.True(t, lastA.Before(firstB), "the first child ticked %v after the second started", lastA.Sub(firstB))
 			assert.False(t, alive(pidA), "the first child (pid %d) is gone", pidA)
+			raw, err := os.ReadFile(file)
+			require.NoError(t, err)
+			require.Contains(t, string(raw), fmt.Sprintf("SEEN %d ", pidA), "the second child looked for the first")
+			assert.Regexp(t, fmt.Sprintf(`SEEN %d (gone|Z)\n`, pidA), string(raw), "the first child was gone when the second acquired")
 		})
 	}
 }
@@ -196,22 +203,9 @@ func TestRunGuardKilledTakesTheCommandWithIt(t *testing.T) {
 	run.Stderr = &errb
 	require.NoError(t, run.Start())
 	e.waitKey("lock:guardkill")
-	var pidA int
-	require.Eventually(t, func() bool {
-		_, err := os.Stat(file)
-		if err == nil {
-			pidA, _ = ticks(t, file, "A")
-		}
-		return pidA > 0
-	}, 5*time.Second, 10*time.Millisecond)
-	// The guard is the child's parent.
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pidA))
-	require.NoError(t, err)
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	guardPid, err := strconv.Atoi(fields[1])
-	require.NoError(t, err)
-	require.NoError(t, syscall.Kill(guardPid, syscall.SIGKILL))
-	err = run.Wait()
+	pidA := firstPid(t, file, "A")
+	require.NoError(t, syscall.Kill(parentOf(t, pidA), syscall.SIGKILL)) // the guard
+	err := run.Wait()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 1, ee.ExitCode(), errb.String())
@@ -221,4 +215,53 @@ func TestRunGuardKilledTakesTheCommandWithIt(t *testing.T) {
 		return len(b) == 0 || strings.Contains(string(b), ") Z ")
 	}, 2*time.Second, 10*time.Millisecond, "the child is gone")
 	assert.Empty(t, e.keys("lock:guardkill"), "released")
+}
+
+// firstPid waits for the first tick of tag in file and returns the ticking pid.
+func firstPid(t *testing.T, file, tag string) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		if _, err := os.Stat(file); err == nil {
+			pid, _ = ticks(t, file, tag)
+		}
+		return pid > 0
+	}, 5*time.Second, 10*time.Millisecond)
+	return pid
+}
+
+// parentOf returns the parent pid of pid, from /proc.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	ppid, err := strconv.Atoi(fields[1])
+	require.NoError(t, err)
+	return ppid
+}
+
+// Regression: a service manager that stops everything at once (systemd's
+// KillMode=control-group) sends SIGTERM to run, the guard and the command. The
+// guard died of it, and the parent-death signal SIGKILLed the command before its
+// SIGTERM handler could run; run exited 1. Now the guard survives SIGTERM and keeps
+// enforcing the deadline, and the command shuts down cleanly.
+func TestRunGuardSurvivesSIGTERMToEveryProcess(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "ticks")
+	script := fmt.Sprintf(`trap 'sleep 0.2; echo "bye $$ 0" >> %q; exit 0' TERM; %s`, file, ticker("A", file))
+	run := e.command("", "run", "allterm", "-ttl", "5s", "--", "sh", "-c", script)
+	var errb bytes.Buffer
+	run.Stderr = &errb
+	require.NoError(t, run.Start())
+	e.waitKey("lock:allterm")
+	pidA := firstPid(t, file, "A")
+	for _, pid := range []int{run.Process.Pid, parentOf(t, pidA), pidA} {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+	}
+	require.NoError(t, run.Wait(), "the command's own status: %s", errb.String())
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), fmt.Sprintf("bye %d", pidA), "the command's SIGTERM handler ran to its end")
+	assert.Empty(t, e.keys("lock:allterm"), "released")
 }

@@ -61,10 +61,15 @@ func (s *supervisor) report(format string, args ...any) {
 
 func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 	// Terminal signals are for the command's group; the supervisor, in a group of
-	// its own, must survive any that reach it. They are caught and dropped, not
-	// ignored: an ignored signal would stay ignored in the command after exec.
+	// its own, must survive any that reach it. So must SIGTERM: a service manager
+	// stopping everything at once (systemd's KillMode=control-group) sends it to
+	// run, the supervisor and the command alike, and the command must get its
+	// grace period (run forwards SIGTERM to it) under the same deadline, not the
+	// parent-death SIGKILL. They are caught and dropped, not ignored: an ignored
+	// signal would stay ignored in the command after exec.
 	drop := make(chan os.Signal, 8)
-	signal.Notify(drop, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	signal.Notify(drop, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTERM,
+		syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	go func() {
 		for range drop {
 		}
