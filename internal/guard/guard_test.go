@@ -102,3 +102,21 @@ func TestGuardKillsBeforeTheDeadline(t *testing.T) {
 		})
 	}
 }
+
+// Regression: the supervisor's pipes to its caller (fds 3 and 4) leaked into the
+// command, which could read run's control messages, write forged statuses, and,
+// when it or an escaped descendant kept the status pipe open, stop run from
+// noticing that the supervisor died.
+func TestGuardCommandDoesNotInheritThePipes(t *testing.T) {
+	var out strings.Builder
+	g, err := Start(Config{
+		Argv:  []string{"sh", "-c", `for f in 3 4; do if { true >&$f; } 2>/dev/null; then echo "open $f"; fi; done; echo checked`},
+		Env:   os.Environ(),
+		Until: time.Now().Add(time.Minute), Margin: time.Second, KillLead: DefaultKillLead, Stdout: &out, Stderr: os.Stderr,
+	})
+	require.NoError(t, err)
+	defer g.Close()
+	ex := <-g.Done()
+	require.NoError(t, ex.Err)
+	assert.Equal(t, "checked\n", out.String())
+}

@@ -30,6 +30,9 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "redlock: the guard is started by `redlock run`, not by hand")
 		return 2
 	}
+	// The pipes came through exec without close-on-exec: keep them from the command.
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
 	ctl := os.NewFile(3, "guard-control")
 	status := os.NewFile(4, "guard-status")
 	if ctl == nil || status == nil {
