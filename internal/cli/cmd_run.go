@@ -51,7 +51,8 @@ Flags:
   -wait D      keep trying to take the lock until D has passed (default 0: one round)
   -max-hold D  stop extending after D: CMD gets SIGTERM -margin before acquisition + D
                and run exits 5 (default: no cap)
-  -margin D    SIGTERM this long before the validity ends (default ttl/5, at least 10ms)
+  -margin D    SIGTERM this long before the validity ends (default ttl/5, at least
+               10ms; shorter than ttl/2, when the keep-alive extends the lock)
   -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 20ms)
   -conflict-exit-code N
                exit N instead of 3 when the lock is not acquired (as flock -E)

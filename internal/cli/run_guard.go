@@ -51,9 +51,14 @@ func (d deadlines) until(lockUntil time.Time) time.Time {
 func runDeadlines(ttl, margin, grace time.Duration, marginGiven bool) (deadlines, error) {
 	if !marginGiven {
 		margin = max(ttl/5, 10*time.Millisecond)
+		if margin >= ttl/2 {
+			margin = ttl / 5
+		}
 	}
-	if margin >= ttl {
-		return deadlines{}, fmt.Errorf("-margin %v must be shorter than the lock's ttl %v", margin, ttl)
+	// The keep-alive extends the lock when half the TTL is left: a SIGTERM due
+	// earlier than that would stop every command at its first extension.
+	if margin >= ttl/2 {
+		return deadlines{}, fmt.Errorf("-margin %v must be shorter than half the lock's ttl %v (the keep-alive extends the lock when half of it is left)", margin, ttl)
 	}
 	d := deadlines{margin: margin, lead: min(guard.DefaultKillLead, margin/2), grace: grace}
 	if fit := margin - d.lead; d.grace > fit {
@@ -138,12 +143,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			done = nil
 			r.stop(r.l.Err())
 		case <-term.C:
-			cause := r.l.Capped()
-			if cause == nil {
-				cause = fmt.Errorf("%w: the validity of %s ends at %s without an extension", quorum.ErrLost,
-					r.l.Name(), r.l.Until().Format(time.RFC3339Nano))
-			}
-			r.stop(cause)
+			r.stop(r.endCause("ends at " + r.dl.until(r.l.Until()).Format(time.RFC3339Nano) + " without an extension"))
 		case <-kill.C:
 			fmt.Fprintf(r.env.Stderr, "redlock run: the validity of %s is ending: SIGKILL to the command\n", escape.Text(r.l.Name()))
 			r.g.Kill()
@@ -183,12 +183,25 @@ func (r *runner) stop(why error) {
 		return
 	}
 	r.lost = why
-	msg := "lock lost (" + escape.Text(why.Error()) + ")"
+	msg := escape.Text(why.Error()) // "lock lost: ..." (quorum.ErrLost)
 	if errors.Is(why, quorum.ErrExtensionCap) {
 		msg = r.capWhy(why)
 	}
 	fmt.Fprintf(r.env.Stderr, "redlock run: %s: SIGTERM to the command, SIGKILL in %v at most\n", msg, r.dl.grace)
 	_ = r.g.Terminate()
+}
+
+// endCause says why the deadline in force ends the run, once no extension moved
+// it: a keep-alive cap (also when -max-hold's end, known from the start, comes
+// before the keep-alive reported its final extension), else the validity ending.
+func (r *runner) endCause(what string) error {
+	if cause := r.l.Capped(); cause != nil {
+		return cause
+	}
+	if !r.dl.hard.IsZero() && !r.l.Until().Before(r.dl.hard) {
+		return fmt.Errorf("%w: %w (maximum hold %v) for %s", quorum.ErrLost, quorum.ErrExtensionCap, r.maxHold, r.l.Name())
+	}
+	return fmt.Errorf("%w: the validity of %s %s", quorum.ErrLost, r.l.Name(), what)
 }
 
 // capWhy says which cap ended the run.
@@ -203,10 +216,7 @@ func (r *runner) capWhy(cause error) string {
 func (r *runner) exit(ex guard.Exit) int {
 	if ex.Stopped && r.lost == nil {
 		// The guard's own deadline came before run's timer: the same end.
-		cause := r.l.Capped()
-		if cause == nil {
-			cause = fmt.Errorf("%w: the validity of %s ended without an extension", quorum.ErrLost, r.l.Name())
-		}
+		cause := r.endCause("ended without an extension")
 		r.lost = cause
 		fmt.Fprintf(r.env.Stderr, "redlock run: the guard stopped the command: %s\n", escape.Text(cause.Error()))
 	}

@@ -265,3 +265,16 @@ func TestRunGuardSurvivesSIGTERMToEveryProcess(t *testing.T) {
 	assert.Contains(t, string(b), fmt.Sprintf("bye %d", pidA), "the command's SIGTERM handler ran to its end")
 	assert.Empty(t, e.keys("lock:allterm"), "released")
 }
+
+// Regression: a -margin of half the TTL or more was accepted, and the command got
+// SIGTERM before the keep-alive's first extension on every run (exit 4 "lock
+// lost" with nothing wrong). It is a usage error now; a margin below half the TTL
+// lets the command outlive several extensions.
+func TestRunMarginOfHalfTheTTLIsRefused(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("run", "margin", "-ttl", "1s", "-margin", "600ms", "--", "sleep", "1.5")
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "-margin 600ms must be shorter than half")
+	r = e.run("run", "margin", "-ttl", "1s", "-margin", "200ms", "--", "sleep", "1.5")
+	assert.Equal(t, 0, r.code, r.stderr)
+}
