@@ -78,13 +78,14 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	if f := l.Fence(); f > 0 {
 		childEnv = append(childEnv, "REDLOCK_FENCE="+strconv.FormatInt(f, 10))
 	}
-	tty := -1
-	if f, ok := env.Stdin.(*os.File); ok && guard.InForeground(int(f.Fd())) {
+	tty := -1 // stdin, when it is a terminal
+	if f, ok := env.Stdin.(*os.File); ok && guard.IsTerminal(int(f.Fd())) {
 		tty = int(f.Fd())
 	}
 	g, err := guard.Start(guard.Config{
 		Argv: argv, Env: childEnv, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
-		Until: l.Until(), HardUntil: dl.hard, Margin: dl.margin, Grace: dl.grace, KillLead: dl.lead, Foreground: tty >= 0,
+		Until: l.Until(), HardUntil: dl.hard, Margin: dl.margin, Grace: dl.grace, KillLead: dl.lead,
+		Foreground: tty >= 0 && guard.InForeground(tty),
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock run: start %s: %s\n", escape.Text(argv[0]), escape.Text(err.Error()))
@@ -95,7 +96,13 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	}
 	defer g.Close()
 	if tty >= 0 {
-		defer guard.TakeTerminal(tty)
+		// Take the terminal back only from the command: after Ctrl-Z and bg, run
+		// ends in the background and the terminal is the shell's.
+		defer func() {
+			if guard.ForegroundIs(tty, g.Pid()) {
+				guard.TakeTerminal(tty)
+			}
+		}()
 	}
 	r := &runner{env: env, l: l, g: g, dl: dl, maxHold: maxHold}
 	return r.loop(sigs, tty)
@@ -152,8 +159,9 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 		case <-r.g.Stopped():
 			// Ctrl-Z stopped the command: give the shell its job back by stopping
 			// run too. Nothing extends the lock while run is stopped; once the shell
-			// continues run (fg), the command gets the terminal and SIGCONT.
-			if tty >= 0 {
+			// continues run in the foreground (fg), the command gets the terminal
+			// back; continued in the background (bg), the terminal stays the shell's.
+			if tty >= 0 && guard.ForegroundIs(tty, r.g.Pid()) {
 				guard.TakeTerminal(tty)
 			}
 			for len(cont) > 0 {
@@ -166,7 +174,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			case ex := <-r.g.Done():
 				return r.exit(ex)
 			}
-			if tty >= 0 {
+			if tty >= 0 && guard.InForeground(tty) {
 				guard.GiveTerminal(tty, r.g.Pid())
 			}
 			_ = r.g.Signal(syscall.SIGCONT)
