@@ -3,6 +3,7 @@ module github.com/redlock/redlock
 go 1.26.0
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/aymanbagabas/go-udiff v0.3.1
 	github.com/charmbracelet/bubbles v1.0.0

@@ -17,7 +17,8 @@ var clusterSchema = &hclv2.BodySchema{
 		{Name: "key_prefix"}, {Name: "ttl"}, {Name: "max_ttl"}, {Name: "node_timeout"}, {Name: "restart_quarantine"},
 	},
 	Blocks: []hclv2.BlockHeaderSchema{
-		{Type: "drift"}, {Type: "retry"}, {Type: "settings"},
+		{Type: "drift"}, {Type: "retry"}, {Type: "settings"}, {Type: "defaults"},
+		{Type: "ignore", LabelNames: []string{"code"}},
 		{Type: "master", LabelNames: []string{"name"}},
 		{Type: "lock", LabelNames: []string{"glob"}},
 	},
@@ -29,6 +30,12 @@ var retrySchema = &hclv2.BodySchema{Attributes: []hclv2.AttributeSchema{{Name: "
 
 var masterSchema = &hclv2.BodySchema{
 	Attributes: []hclv2.AttributeSchema{{Name: "address"}, {Name: "username"}, {Name: "password"}, {Name: "db"}},
+	Blocks:     []hclv2.BlockHeaderSchema{{Type: "tls"}},
+}
+
+// defaultsSchema is a master's connection settings that every master inherits.
+var defaultsSchema = &hclv2.BodySchema{
+	Attributes: []hclv2.AttributeSchema{{Name: "username"}, {Name: "password"}, {Name: "db"}},
 	Blocks:     []hclv2.BlockHeaderSchema{{Type: "tls"}},
 }
 
@@ -171,8 +178,15 @@ func (d *decoder) cluster(b *hclv2.Block) *topology.Cluster {
 	if sb := d.single(content.Blocks, "settings"); sb != nil {
 		d.settings(c, sb)
 	}
+	var defaults topology.Master
+	if db := d.single(content.Blocks, "defaults"); db != nil {
+		defaults = d.masterDefaults(db)
+	}
 	for i, mb := range content.Blocks.OfType("master") {
-		c.Masters = append(c.Masters, d.master(i, mb))
+		c.Masters = append(c.Masters, d.master(i, mb, defaults))
+	}
+	for i, ib := range content.Blocks.OfType("ignore") {
+		c.Ignores = append(c.Ignores, d.ignore(i, ib))
 	}
 	for i, lb := range content.Blocks.OfType("lock") {
 		c.Locks = append(c.Locks, d.lock(i, lb))
@@ -213,13 +227,25 @@ func (d *decoder) settings(c *topology.Cluster, b *hclv2.Block) {
 	d.apply(topology.BlockSettings, 0, "", attrs, set)
 }
 
-func (d *decoder) master(i int, b *hclv2.Block) topology.Master {
-	m := topology.Master{Name: b.Labels[0]}
-	d.block(topology.BlockMaster, i, b)
-	content, diags := b.Body.Content(masterSchema)
+// masterDefaults decodes the defaults block: username, password, db and tls that
+// every master inherits unless it sets its own (a master's tls block replaces the
+// default one whole).
+func (d *decoder) masterDefaults(b *hclv2.Block) topology.Master {
+	var m topology.Master
+	d.block(topology.BlockDefaults, 0, b)
+	content, diags := b.Body.Content(defaultsSchema)
 	d.addDiags(diags)
-	d.apply(topology.BlockMaster, i, "", content.Attributes, setters{
-		"address":  d.text(&m.Address, false),
+	d.apply(topology.BlockDefaults, 0, "", content.Attributes, d.credentials(&m, "defaults"))
+	if tb := d.single(content.Blocks, "tls"); tb != nil {
+		m.TLS = d.tls(topology.BlockDefaults, 0, tb)
+	}
+	return m
+}
+
+// credentials are the setters of username, password and db, shared by master and
+// defaults blocks.
+func (d *decoder) credentials(m *topology.Master, what string) setters {
+	return setters{
 		"username": d.text(&m.Username, false),
 		"password": func(a *hclv2.Attribute) {
 			v, ok := d.str(a, true)
@@ -230,24 +256,43 @@ func (d *decoder) master(i int, b *hclv2.Block) topology.Master {
 			d.cfg.addSecret(v)
 			if v != "" && len(a.Expr.Variables()) == 0 {
 				d.warnAt(a.Expr.Range(), "Password written in the file",
-					fmt.Sprintf("Master %q has its password in the file, where it ends up in version control. Use a sensitive variable: password = var.redis_password.", m.Name))
+					fmt.Sprintf("The %s password is in the file, where it ends up in version control. Use a sensitive variable: password = var.redis_password.", what))
 			}
 		},
 		"db": d.whole(&m.DB),
+	}
+}
+
+// tls decodes a tls block of a master or of the defaults.
+func (d *decoder) tls(block string, i int, tb *hclv2.Block) *topology.TLS {
+	d.ranges[fieldKey{block: block, index: i, attr: "tls"}] = attrRange{subject: tb.DefRange, context: tb.DefRange}
+	t := &topology.TLS{}
+	tc, diags := tb.Body.Content(tlsSchema)
+	d.addDiags(diags)
+	d.apply(block, i, "tls.", tc.Attributes, setters{
+		"ca_file":              d.path(&t.CAFile),
+		"cert_file":            d.path(&t.CertFile),
+		"key_file":             d.path(&t.KeyFile),
+		"server_name":          d.text(&t.ServerName, false),
+		"insecure_skip_verify": d.flag(&t.InsecureSkipVerify),
 	})
+	return t
+}
+
+func (d *decoder) master(i int, b *hclv2.Block, defaults topology.Master) topology.Master {
+	m := topology.Master{Name: b.Labels[0], Username: defaults.Username, Password: defaults.Password, DB: defaults.DB}
+	if defaults.TLS != nil {
+		t := *defaults.TLS
+		m.TLS = &t
+	}
+	d.block(topology.BlockMaster, i, b)
+	content, diags := b.Body.Content(masterSchema)
+	d.addDiags(diags)
+	set := d.credentials(&m, fmt.Sprintf("master %q", m.Name))
+	set["address"] = func(a *hclv2.Attribute) { d.address(a, &m) }
+	d.apply(topology.BlockMaster, i, "", content.Attributes, set)
 	if tb := d.single(content.Blocks, "tls"); tb != nil {
-		d.ranges[fieldKey{block: topology.BlockMaster, index: i, attr: "tls"}] = attrRange{subject: tb.DefRange, context: tb.DefRange}
-		t := &topology.TLS{}
-		tc, diags := tb.Body.Content(tlsSchema)
-		d.addDiags(diags)
-		d.apply(topology.BlockMaster, i, "tls.", tc.Attributes, setters{
-			"ca_file":              d.path(&t.CAFile),
-			"cert_file":            d.path(&t.CertFile),
-			"key_file":             d.path(&t.KeyFile),
-			"server_name":          d.text(&t.ServerName, false),
-			"insecure_skip_verify": d.flag(&t.InsecureSkipVerify),
-		})
-		m.TLS = t
+		m.TLS = d.tls(topology.BlockMaster, i, tb)
 	}
 	return m
 }

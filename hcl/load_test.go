@@ -577,3 +577,113 @@ cluster "c" {
 	require.True(t, diags.HasErrors())
 	assert.Contains(t, diags.Error(), "No value for required variable")
 }
+
+// An address may be a redis:// or rediss:// URL: its user, password (a secret), db
+// and TLS fill the master; a sensitive variable is allowed only inside a URL.
+func TestAddressURL(t *testing.T) {
+	src := `variable "pw" {
+  type      = string
+  sensitive = true
+}
+cluster "c" {
+  master "a" { address = "rediss://app:${var.pw}@10.0.0.1:6380/3" }
+  master "b" { address = "redis://10.0.0.2" }
+  master "c" { address = "10.0.0.3:6379" }
+}
+`
+	cfg, diags := Load("t.hcl", []byte(src), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Url-Secret-42"}})
+	require.Empty(t, diags)
+	a := cfg.Cluster.Masters[0]
+	assert.Equal(t, "10.0.0.1:6380", a.Address)
+	assert.Equal(t, "app", a.Username)
+	assert.Equal(t, "Url-Secret-42", a.Password)
+	assert.Equal(t, 3, a.DB)
+	assert.NotNil(t, a.TLS)
+	assert.Equal(t, "10.0.0.2:6379", cfg.Cluster.Masters[1].Address)
+	assert.Equal(t, "(sensitive)", cfg.Redact("Url-Secret-42"))
+
+	bad := strings.Replace(src, `"redis://10.0.0.2"`, `"redis://10.0.0.2:http"`, 1)
+	_, diags = Load("t.hcl", []byte(bad), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Url-Secret-42"}})
+	require.True(t, diags.HasErrors())
+	assert.Contains(t, diags.Error(), "Invalid master URL")
+	assert.NotContains(t, diags.Error(), "Url-Secret-42")
+
+	sens := strings.Replace(src, `"10.0.0.3:6379"`, `var.pw`, 1)
+	_, diags = Load("t.hcl", []byte(sens), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Url-Secret-42"}})
+	require.True(t, diags.HasErrors())
+	assert.Contains(t, diags.Error(), "Sensitive value not allowed here")
+}
+
+// A defaults block gives every master its credentials, db and tls; a master's own
+// values win (its tls block replaces the default one whole).
+func TestDefaultsBlock(t *testing.T) {
+	src := `variable "pw" {
+  type      = string
+  sensitive = true
+}
+cluster "c" {
+  defaults {
+    username = "app"
+    password = var.pw
+    db       = 2
+    tls { server_name = "redis.internal" }
+  }
+  master "a" { address = "10.0.0.1:6379" }
+  master "b" {
+    address = "10.0.0.2:6379"
+    db      = 5
+    tls { insecure_skip_verify = true }
+  }
+  master "c" { address = "10.0.0.3:6379" }
+  ignore "vulnerable-version" {
+    reason  = "Debian backports the Lua fixes"
+    masters = ["a", "b"]
+  }
+}
+`
+	cfg, diags := Load("t.hcl", []byte(src), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Def-Secret-1"}})
+	require.Empty(t, diags)
+	a, b := cfg.Cluster.Masters[0], cfg.Cluster.Masters[1]
+	assert.Equal(t, "app", a.Username)
+	assert.Equal(t, "Def-Secret-1", a.Password)
+	assert.Equal(t, 2, a.DB)
+	require.NotNil(t, a.TLS)
+	assert.Equal(t, "redis.internal", a.TLS.ServerName)
+	assert.Equal(t, 5, b.DB)
+	assert.Equal(t, "", b.TLS.ServerName, "b's own tls block replaces the default")
+	assert.True(t, b.TLS.InsecureSkipVerify)
+	require.Len(t, cfg.Cluster.Ignores, 1)
+	assert.NotNil(t, cfg.Cluster.Acknowledged("vulnerable-version", "a"))
+	assert.Nil(t, cfg.Cluster.Acknowledged("vulnerable-version", "c"))
+
+	for _, tt := range []struct{ ignore, want string }{
+		{`ignore "no-such-code" { reason = "x" }`, "Unknown finding code"},
+		{`ignore "eviction-policy" { reason = "x" }`, "Errors cannot be acknowledged"},
+		{`ignore "clock-offset" {}`, "reason"},
+		{`ignore "clock-offset" {
+    reason  = "x"
+    masters = ["zz"]
+  }`, `names master "zz"`},
+	} {
+		bad := strings.Replace(src, `ignore "vulnerable-version" {
+    reason  = "Debian backports the Lua fixes"
+    masters = ["a", "b"]
+  }`, tt.ignore, 1)
+		_, diags := Load("t.hcl", []byte(bad), Options{Getenv: noEnv, Vars: map[string]string{"pw": "Def-Secret-1"}, AllowUnknown: true})
+		require.True(t, diags.HasErrors(), tt.ignore)
+		assert.Contains(t, diags.Error(), tt.want, tt.ignore)
+	}
+}
+
+// The topology file shown in README.md is valid (the first hcl block there).
+func TestReadmeExample(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "```hcl\n")
+	require.True(t, ok, "README.md shows a topology file")
+	src, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	cfg, diags := Load("README.md", []byte(src), Options{Getenv: noEnv, Vars: map[string]string{"redis_password": "x"}})
+	require.False(t, diags.HasErrors(), "%v", diags)
+	require.NotNil(t, cfg.Cluster)
+}

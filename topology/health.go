@@ -31,9 +31,12 @@ func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil
 // ("unreachable", "eviction-policy", ...). Summary and Detail never contain secrets.
 type Finding struct {
 	Severity Severity `json:"severity"`
-	Code     string   `json:"code"`
-	Summary  string   `json:"summary"`
-	Detail   string   `json:"detail,omitempty"`
+	// Acknowledged is the reason an ignore block gives for living with this
+	// finding; the finding is still shown, and no longer counts as a warning.
+	Acknowledged string `json:"acknowledged,omitempty"`
+	Code         string `json:"code"`
+	Summary      string `json:"summary"`
+	Detail       string `json:"detail,omitempty"`
 	// Fixable is true when a pending change of a declared setting (one that apply
 	// makes) removes the cause: plan counts it as a change, not as a failure.
 	Fixable bool `json:"fixable"`
@@ -58,6 +61,7 @@ const (
 	CodeKeysEvicted      = "keys-evicted"       // the master has evicted keys since it started
 	CodeConfigDenied     = "config-denied"      // CONFIG GET refused: settings not checked
 	CodeInfoDenied       = "info-denied"        // INFO refused: role, uptime and version not checked
+	CodeUnknownServer    = "unknown-server"     // a server (server_name) not known to support the scripts and pub/sub used
 	// Info.
 	CodeQuarantined = "quarantined" // restarted or young: no vote until QuarantineUntil
 )
@@ -89,8 +93,11 @@ type NodeHealth struct {
 	Role       string        `json:"role,omitempty"`
 	Mode       string        `json:"mode,omitempty"`
 	Version    string        `json:"version,omitempty"`
-	RunID      string        `json:"run_id,omitempty"`
-	Uptime     time.Duration `json:"uptime_ns"`
+	// Server is the server software: "redis" (the default), "valkey", "dragonfly",
+	// "keydb", or what INFO's server_name says; Version is that software's version.
+	Server string        `json:"server,omitempty"`
+	RunID  string        `json:"run_id,omitempty"`
+	Uptime time.Duration `json:"uptime_ns"`
 	// Replicas is connected_slaves from INFO replication.
 	Replicas int `json:"replicas"`
 	// QuarantineUntil is when a restarted or young master may vote again; zero when it may vote now.
@@ -173,4 +180,12 @@ func (h *NodeHealth) EvictionPolicy() string {
 		return p
 	}
 	return "?"
+}
+
+// ServerName returns Server, or "redis" when INFO named no other server.
+func (h *NodeHealth) ServerName() string {
+	if h.Server == "" {
+		return "redis"
+	}
+	return h.Server
 }

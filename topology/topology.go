@@ -8,6 +8,7 @@ package topology
 
 import (
 	"path"
+	"slices"
 	"time"
 )
 
@@ -38,6 +39,31 @@ type Cluster struct {
 	Masters []Master
 	// Locks are the per-name policies; the first whose Match matches a name wins.
 	Locks []Policy
+	// Ignores acknowledge findings an operator has decided to live with.
+	Ignores []Ignore
+}
+
+// Ignore acknowledges a finding code, with a reason, on some masters (all when
+// Masters is empty). An acknowledged finding is still shown, marked as such, and
+// does not count as a warning; errors cannot be acknowledged.
+type Ignore struct {
+	Code    string
+	Reason  string
+	Masters []string
+}
+
+// Acknowledged returns the ignore that covers finding code on master, or nil.
+func (c *Cluster) Acknowledged(code, master string) *Ignore {
+	for i := range c.Ignores {
+		ig := &c.Ignores[i]
+		if ig.Code != code {
+			continue
+		}
+		if len(ig.Masters) == 0 || slices.Contains(ig.Masters, master) {
+			return ig
+		}
+	}
+	return nil
 }
 
 // Drift is the clock drift budget: for a TTL the budget is TTL*Factor + Extra.

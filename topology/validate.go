@@ -16,6 +16,8 @@ const (
 	BlockSettings = "settings"
 	BlockMaster   = "master"
 	BlockLock     = "lock"
+	BlockDefaults = "defaults"
+	BlockIgnore   = "ignore"
 )
 
 // Field locates a problem in the declared cluster, in the terms of the topology
@@ -91,6 +93,7 @@ func (c *Cluster) Validate() Problems {
 	v.masters(c)
 	v.policies(c)
 	v.settings(c)
+	v.ignores(c)
 	return v.ps
 }
 

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // Exit codes shared by the commands. Their meaning per command is in each
@@ -65,8 +67,13 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		env.Getenv = os.Getenv
 	}
 	if len(args) == 0 {
-		printCommands(env.Stdout)
-		return ExitOK
+		// As Terraform: the command list, as a usage error would print it.
+		printCommands(env.Stderr)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "--version", "-version", "-v":
+		return runVersion(ctx, env, args[1:])
 	}
 	name := strings.TrimLeft(args[0], "-")
 	switch name {
@@ -76,7 +83,7 @@ func Main(ctx context.Context, env *Env, args []string) int {
 				fmt.Fprintln(env.Stdout, c.Usage)
 				return ExitOK
 			}
-			fmt.Fprintf(env.Stderr, "redlock: unknown command %q\n", args[1])
+			fmt.Fprintf(env.Stderr, "redlock: unknown command %q%s\n", args[1], didYouMean(args[1], commandNames()))
 			printCommands(env.Stderr)
 			return ExitUsage
 		}
@@ -85,14 +92,15 @@ func Main(ctx context.Context, env *Env, args []string) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "redlock: unknown command %q\n", args[0])
+		fmt.Fprintf(env.Stderr, "redlock: unknown command %q%s\n", args[0], didYouMean(args[0], commandNames()))
 		printCommands(env.Stderr)
 		return ExitUsage
 	}
 	return c.Run(ctx, env, args[1:])
 }
 
-func printCommands(w io.Writer) {
+// commandNames returns the listed commands, sorted.
+func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n, c := range commands {
 		if !c.Hidden {
@@ -100,6 +108,26 @@ func printCommands(w io.Writer) {
 		}
 	}
 	sort.Strings(names)
+	return names
+}
+
+// didYouMean returns ` (did you mean "X"?)` for the candidate closest to s by edit
+// distance (agnivade/levenshtein) when it is close enough, else "".
+func didYouMean(s string, candidates []string) string {
+	best, bestD := "", max(2, len(s)/3)+1
+	for _, c := range candidates {
+		if d := levenshtein.ComputeDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func printCommands(w io.Writer) {
+	names := commandNames()
 	fmt.Fprintln(w, "Usage: redlock COMMAND [flags] [args]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
@@ -136,7 +164,7 @@ func parseFlags(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (code i
 			fmt.Fprintln(env.Stdout, cmd.Usage)
 			return ExitOK, false
 		}
-		return usageErrorf(env, cmd, "%s", flagError(err)), false
+		return usageErrorf(env, cmd, "%s", flagError(fs, err)), false
 	}
 	return 0, true
 }
@@ -144,9 +172,17 @@ func parseFlags(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (code i
 // badValue matches the flag package's error for a value it cannot parse.
 var badValue = regexp.MustCompile(`^invalid value "([^"]*)" for flag -(\S+): parse error$`)
 
-// flagError explains a flag parse error: a number given to a duration flag gets
-// the hint that a duration needs a unit.
-func flagError(err error) string {
+// flagError explains a flag parse error: an unknown flag gets the closest known
+// one of fs, a number given to a duration flag the hint that it needs a unit.
+func flagError(fs *flag.FlagSet, err error) string {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok && fs != nil {
+		var flags []string
+		fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name) })
+		if hint := didYouMean(name, flags); hint != "" {
+			return fmt.Sprintf("unknown flag -%s%s", name, strings.Replace(hint, `"`, `"-`, 1))
+		}
+		return "unknown flag -" + name
+	}
 	m := badValue.FindStringSubmatch(err.Error())
 	if m == nil {
 		return err.Error()

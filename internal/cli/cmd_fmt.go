@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
@@ -20,11 +22,12 @@ func init() {
 	cmd := &Command{
 		Name:     "fmt",
 		Synopsis: "rewrite topology files in canonical layout",
-		Usage: `Usage: redlock fmt [-check] [-diff] [-config PATH] [FILE|DIR|-]...
+		Usage: `Usage: redlock fmt [-check] [-diff] [-recursive] [-config PATH] [FILE|DIR|-]...
 
 Rewrites each topology file in place in the canonical layout (aligned '=',
 two-space indentation). Without FILE it formats the -config file
-($REDLOCK_CONFIG, else ./redlock.hcl). A DIR formats the *.hcl files in it;
+($REDLOCK_CONFIG, else ./redlock.hcl). A DIR formats the *.hcl files in it
+(with -recursive, in its subdirectories too, skipping hidden ones);
 "-" reads standard input and writes the result to standard output. The names
 of the files that changed are printed. Only the syntax is checked: use
 "redlock validate" for the rest.
@@ -32,6 +35,7 @@ of the files that changed are printed. Only the syntax is checked: use
 Flags:
   -check         do not write; list the files that are not formatted and exit 3
   -diff          print a unified diff of the changes
+  -recursive     also format the *.hcl files in the subdirectories of a DIR
   -config PATH   the default file (default $REDLOCK_CONFIG, else ./redlock.hcl)
 
 Exit codes:
@@ -52,6 +56,7 @@ func runFmt(env *Env, cmd *Command, args []string) int {
 	config := fs.String("config", def, "default file")
 	check := fs.Bool("check", false, "list unformatted files, exit 3")
 	diff := fs.Bool("diff", false, "print a unified diff")
+	recursive := fs.Bool("recursive", false, "descend into subdirectories")
 	pos, _, err := interspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(env.Stdout, cmd.Usage)
@@ -65,7 +70,7 @@ func runFmt(env *Env, cmd *Command, args []string) int {
 	}
 	failed, unformatted := false, false
 	for _, arg := range pos {
-		files, err := fmtTargets(arg)
+		files, err := fmtTargets(arg, *recursive)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "redlock fmt: %v\n", err)
 			failed = true
@@ -88,7 +93,7 @@ func runFmt(env *Env, cmd *Command, args []string) int {
 }
 
 // fmtTargets expands a FILE, DIR or "-" argument into the files to format.
-func fmtTargets(arg string) ([]string, error) {
+func fmtTargets(arg string, recursive bool) ([]string, error) {
 	if arg == "-" {
 		return []string{"-"}, nil
 	}
@@ -99,12 +104,28 @@ func fmtTargets(arg string) ([]string, error) {
 	if !st.IsDir() {
 		return []string{arg}, nil
 	}
-	files, err := filepath.Glob(filepath.Join(arg, "*.hcl"))
-	if err != nil {
-		return nil, err
+	if !recursive {
+		files, err := filepath.Glob(filepath.Join(arg, "*.hcl"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(files)
+		return files, nil
 	}
+	var files []string
+	err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != arg && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir // .git, .terraform and the like
+		case !d.IsDir() && strings.HasSuffix(d.Name(), ".hcl"):
+			files = append(files, path)
+		}
+		return nil
+	})
 	sort.Strings(files)
-	return files, nil
+	return files, err
 }
 
 // fmtOne formats one file. changed reports that it was not in canonical layout;

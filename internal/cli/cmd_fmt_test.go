@@ -86,3 +86,35 @@ func TestFmtDirectoryAndStdin(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, stderr, "-nope")
 }
+
+func TestFmtRecursive(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"top.hcl":            unformatted,
+		"env/prod/lock.hcl":  unformatted,
+		"env/dev/lock.hcl":   formatted,
+		".git/ignored.hcl":   unformatted,
+		"env/prod/notes.txt": "not hcl",
+	}
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o600))
+	}
+	r := runHealthCmd(t, "", "fmt", "-check", dir)
+	assert.Equal(t, ExitUnformat, r.code)
+	assert.NotContains(t, r.stdout, "prod", "without -recursive only the directory itself")
+
+	r = runHealthCmd(t, "", "fmt", "-recursive", dir)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	for _, name := range []string{"top.hcl", "env/prod/lock.hcl", "env/dev/lock.hcl"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, formatted, string(b), name)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".git/ignored.hcl"))
+	require.NoError(t, err)
+	assert.Equal(t, unformatted, string(b), "hidden directories are skipped")
+	r = runHealthCmd(t, "", "fmt", "-check", "-recursive", dir)
+	assert.Equal(t, ExitOK, r.code)
+}

@@ -132,12 +132,61 @@ func writePlan(w io.Writer, c *topology.Cluster, plan *health.Plan) {
 		for _, ch := range mp.Changes {
 			fmt.Fprintf(w, "  %s\n", ch)
 		}
-		for _, f := range h.Findings {
-			fmt.Fprintf(w, "  %-7s %s: %s\n", f.Severity, f.Code, f.Summary)
-			if f.Detail != "" {
-				fmt.Fprintf(w, "          %s\n", f.Detail)
+	}
+	writeFindings(w, plan)
+	fmt.Fprintf(w, "\n%s\n", plan.Summary)
+}
+
+// findingGroup is one finding seen, identical, on one or more masters.
+type findingGroup struct {
+	f       topology.Finding
+	masters []string
+}
+
+// groupFindings groups identical findings (same severity, code, summary, detail
+// and acknowledgement) across masters, in the order they are first seen.
+func groupFindings(plan *health.Plan) []findingGroup {
+	var out []findingGroup
+	index := map[topology.Finding]int{}
+	for _, mp := range plan.Masters {
+		for _, f := range mp.Health.Findings {
+			key := f
+			key.Fixable = false
+			i, ok := index[key]
+			if !ok {
+				i = len(out)
+				index[key] = i
+				out = append(out, findingGroup{f: f})
 			}
+			out[i].masters = append(out[i].masters, mp.Health.Master)
 		}
 	}
-	fmt.Fprintf(w, "\n%s\n", plan.Summary)
+	return out
+}
+
+// writeFindings prints the findings grouped across masters: "warning CODE: summary
+// [3 masters: a, b, c]", acknowledged ones marked with their reason.
+func writeFindings(w io.Writer, plan *health.Plan) {
+	groups := groupFindings(plan)
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nFindings:")
+	for _, g := range groups {
+		where := "master " + g.masters[0]
+		if len(g.masters) > 1 {
+			where = fmt.Sprintf("%d masters: %s", len(g.masters), strings.Join(g.masters, ", "))
+		}
+		sev := g.f.Severity.String()
+		if g.f.Acknowledged != "" {
+			sev = "ack"
+		}
+		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.f.Code, g.f.Summary, where)
+		if g.f.Detail != "" {
+			fmt.Fprintf(w, "          %s\n", g.f.Detail)
+		}
+		if g.f.Acknowledged != "" {
+			fmt.Fprintf(w, "          acknowledged in the file: %s\n", g.f.Acknowledged)
+		}
+	}
 }

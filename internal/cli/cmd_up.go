@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/local"
@@ -16,19 +17,25 @@ func init() {
 var upCmd = &Command{
 	Name:     "up",
 	Synopsis: "start local masters for a topology whose addresses are loopback, until Ctrl-C",
-	Usage: `Usage: redlock up [-embedded] [-config PATH] [-var NAME=VALUE]
+	Usage: `Usage: redlock up [-embedded] [-restart] [-config PATH] [-var NAME=VALUE]
 
 Starts one throwaway master per master block of the topology file, on its declared
 loopback address: redis-server processes when redis-server is installed, else
 in-process embedded servers. They keep no data (no RDB, no AOF). Prints each
 master's address, then runs in the foreground until Ctrl-C, and stops them.
-Refuses any address that is not loopback.
+Refuses any address that is not loopback, and fails at once, naming it, when a
+port is already taken (another up, another redis-server). It supervises the
+masters: one that exits or is killed is reported with the end of its log, and
+started again only with -restart (it comes back empty: with restart_quarantine
+on, it does not vote until the window has passed).
 
 Flags:
   -embedded         use in-process embedded servers even when redis-server is installed
+  -restart          start a master again when its process ends
 ` + commonUsage + `
 
-Exit codes: 0 after Ctrl-C, 1 error (non-loopback address, port in use), 2 usage.`,
+Exit codes: 0 after Ctrl-C, 1 error (non-loopback address, port in use, or a
+master ended and was not restarted), 2 usage.`,
 }
 
 func runUp(ctx context.Context, env *Env, args []string) int {
@@ -36,6 +43,7 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(upCmd)
 	cm.register(fs, env)
 	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
+	restart := fs.Bool("restart", false, "start a master again when it ends")
 	if code, ok := parseNoArgs(env, upCmd, fs, &cm, args); !ok {
 		return code
 	}
@@ -74,7 +82,54 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 			c.QuarantineWindow())
 	}
 	fmt.Fprintf(env.Stderr, "redlock up: %d masters of cluster %s running; Ctrl-C stops them\n", len(set.Masters), c.Name)
-	<-ctx.Done()
-	fmt.Fprintln(env.Stderr, "redlock up: stopping")
-	return ExitOK
+	return superviseUp(ctx, env, set, *restart, c.QuarantineWindow())
+}
+
+// superviseUp waits for Ctrl-C, reporting every master that ends meanwhile and
+// starting it again when restart is set.
+func superviseUp(ctx context.Context, env *Env, set *local.Set, restart bool, window time.Duration) int {
+	ended := make(chan int, len(set.Masters))
+	watch := func(i int) {
+		m := set.Masters[i]
+		if m.Exited() == nil {
+			return
+		}
+		go func() {
+			select {
+			case <-m.Exited():
+				ended <- i
+			case <-ctx.Done():
+			}
+		}()
+	}
+	for i := range set.Masters {
+		watch(i)
+	}
+	code := ExitOK
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(env.Stderr, "redlock up: stopping")
+			return code
+		case i := <-ended:
+			m := set.Masters[i]
+			fmt.Fprintf(env.Stderr, "redlock up: master %s (%s, pid %d) exited: %s\n", escape.Text(m.Name), m.Addr, m.PID, escape.Text(m.LogTail()))
+			if !restart {
+				fmt.Fprintf(env.Stderr, "redlock up: master %s is down; run with -restart to start it again\n", escape.Text(m.Name))
+				code = ExitError
+				continue
+			}
+			if err := set.Restart(ctx, i); err != nil {
+				fmt.Fprintf(env.Stderr, "redlock up: restart: %s\n", escape.Text(err.Error()))
+				code = ExitError
+				continue
+			}
+			m = set.Masters[i]
+			fmt.Fprintf(env.Stdout, "master %s %s (redis-server, pid %d) restarted\n", m.Name, m.Addr, m.PID)
+			if window > 0 {
+				fmt.Fprintf(env.Stderr, "redlock up: note: master %s restarted empty: with restart_quarantine on, clients do not count its vote for %v\n", escape.Text(m.Name), window)
+			}
+			watch(i)
+		}
+	}
 }

@@ -11,8 +11,12 @@ import (
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/redlock/redlock/hcl"
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/topology"
 )
 
 // DefaultConfigPath is the topology file used when neither -config nor
@@ -24,8 +28,11 @@ const DefaultTimeout = 10 * time.Second
 
 // commonUsage documents the flags that common registers, for the commands' Usage.
 const commonUsage = `  -config PATH      topology file (default $REDLOCK_CONFIG, else ./redlock.hcl)
+  -masters LIST     no file: comma-separated host:port or redis://[user:pass@]host:port[/db]
+                    (rediss:// for TLS) masters with the defaults of an empty cluster
+                    block (default $REDLOCK_MASTERS)
   -var NAME=VALUE   set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults
-  -timeout D        overall deadline of the command (default 10s)`
+  -timeout D        overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)`
 
 // common holds the flags that every command reading the topology file shares:
 // -config, -var (repeatable) and -timeout.
@@ -36,6 +43,9 @@ type common struct {
 	// json, when the command has -json, points at it: a file that cannot be
 	// loaded then also gives a JSON document on stdout.
 	json *bool
+	// masters is -masters (or REDLOCK_MASTERS): a cluster without a file.
+	masters string
+	fs      *flag.FlagSet
 }
 
 // jsonFlag registers -json on fs and remembers it.
@@ -44,23 +54,49 @@ func (c *common) jsonFlag(fs *flag.FlagSet, usage string) *bool {
 	return c.json
 }
 
-// register adds -config, -var and -timeout to fs. The -config default comes from
-// REDLOCK_CONFIG when it is set.
+// Environment variables that stand for flags scripts set every time: a flag given
+// on the command line wins.
+const (
+	envConfig  = "REDLOCK_CONFIG"  // -config
+	envMasters = "REDLOCK_MASTERS" // -masters
+	envTimeout = "REDLOCK_TIMEOUT" // -timeout
+)
+
+// register adds -config, -masters, -var and -timeout to fs, with defaults from
+// REDLOCK_CONFIG, REDLOCK_MASTERS and REDLOCK_TIMEOUT when they are set.
 func (c *common) register(fs *flag.FlagSet, env *Env) {
+	c.fs = fs
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
 	def := DefaultConfigPath
-	if env.Getenv != nil {
-		if p := env.Getenv("REDLOCK_CONFIG"); p != "" {
-			def = p
+	if p := getenv(envConfig); p != "" {
+		def = p
+	}
+	timeout := DefaultTimeout
+	if v := getenv(envTimeout); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			timeout = d
+		} else {
+			timeout = -1 // reported by check, naming the variable
 		}
 	}
 	fs.StringVar(&c.config, "config", def, "topology file")
+	fs.StringVar(&c.masters, "masters", getenv(envMasters), "masters without a file: host:port or redis:// URLs, comma-separated")
 	fs.Var(&c.vars, "var", "set a variable: NAME=VALUE (repeatable)")
-	fs.DurationVar(&c.timeout, "timeout", DefaultTimeout, "overall deadline of the command")
+	fs.DurationVar(&c.timeout, "timeout", timeout, "overall deadline of the command")
 }
 
 // check validates the parsed common flags; it returns a usage error message naming
 // the flag, or "".
 func (c *common) check() string {
+	if c.timeout == -1 && !flagGiven(c.fs, "timeout") {
+		return envTimeout + " is not a duration (e.g. 30s)"
+	}
+	if c.masters != "" && flagGiven(c.fs, "config") {
+		return "-masters and -config are exclusive: give one"
+	}
 	if c.timeout <= 0 {
 		return fmt.Sprintf("-timeout must be positive, got %v", c.timeout)
 	}
@@ -75,9 +111,55 @@ func (c *common) options(env *Env) hcl.Options {
 	return hcl.Options{Vars: c.vars.m, Getenv: env.Getenv}
 }
 
-// loadQuiet loads the topology file and returns the diagnostics without printing them.
+// loadQuiet loads the topology file (or the -masters cluster) and returns the
+// diagnostics without printing them.
 func (c *common) loadQuiet(env *Env) (*hcl.Config, hclv2.Diagnostics) {
+	if c.masters != "" {
+		return hcl.Load("-masters", mastersSource(c.masters), c.options(env))
+	}
 	return hcl.LoadFile(c.config, c.options(env))
+}
+
+// loadMasters loads the -masters cluster, printing its diagnostics.
+func (c *common) loadMasters(env *Env) (*hcl.Config, int) {
+	cfg, diags := c.loadQuiet(env)
+	if diags.HasErrors() || cfg.Cluster == nil {
+		for _, d := range diags {
+			if d.Severity == hclv2.DiagError {
+				fmt.Fprintf(env.Stderr, "redlock: -masters: %s\n", escape.Text(cfg.Redact(d.Detail)))
+			}
+		}
+		if c.json != nil && *c.json {
+			_ = writeDoc(env.Stdout, errorDoc{Error: "-masters: " + cfg.Redact(diags.Error())})
+		}
+		return cfg, ExitInvalid
+	}
+	return cfg, ExitOK
+}
+
+// mastersSource is the topology of -masters: a cluster block with the defaults
+// of an empty one and one master per comma-separated address, named after its
+// host:port. Restart quarantine is off, as for any throwaway use.
+func mastersSource(list string) []byte {
+	f := hclwrite.NewEmptyFile()
+	cl := f.Body().AppendNewBlock("cluster", []string{"masters"}).Body()
+	cl.SetAttributeValue("restart_quarantine", cty.False)
+	for _, a := range strings.Split(list, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		name := a
+		if topology.IsURL(a) {
+			if m, err := topology.ParseMasterURL(a); err == nil {
+				name = m.Address
+			} else {
+				name = "master"
+			}
+		}
+		cl.AppendNewBlock("master", []string{name}).Body().SetAttributeValue("address", cty.StringVal(a))
+	}
+	return f.Bytes()
 }
 
 // loadOffline is loadQuiet for checks that contact no master: variables without a
@@ -93,6 +175,9 @@ func (c *common) loadOffline(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 // file is invalid or unreadable, the config with a nil Cluster and ExitInvalid,
 // after a last line naming the file.
 func (c *common) load(env *Env) (*hcl.Config, int) {
+	if c.masters != "" {
+		return c.loadMasters(env)
+	}
 	cfg, diags := c.loadQuiet(env)
 	if len(diags) > 0 {
 		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))

@@ -88,6 +88,7 @@ type healthJSON struct {
 	Role                string             `json:"role,omitempty"`
 	Mode                string             `json:"mode,omitempty"`
 	Version             string             `json:"version,omitempty"`
+	Server              string             `json:"server"`
 	RunID               string             `json:"run_id,omitempty"`
 	UptimeMS            int64              `json:"uptime_ms"`
 	Replicas            int                `json:"replicas"`
@@ -113,7 +114,7 @@ func msFloat(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 
 func toHealthJSON(h topology.NodeHealth, now time.Time, redact func(string) string) healthJSON {
 	out := healthJSON{
 		Master: h.Master, Address: h.Address, Reachable: h.Reachable, Error: redact(h.Error), AuthFailed: h.AuthFailed,
-		LatencyMS: msFloat(h.Latency), Role: h.Role, Mode: h.Mode, Version: h.Version, RunID: h.RunID,
+		LatencyMS: msFloat(h.Latency), Role: h.Role, Mode: h.Mode, Version: h.Version, Server: h.ServerName(), RunID: h.RunID,
 		UptimeMS: h.Uptime.Milliseconds(), Replicas: h.Replicas, QuarantineUntil: timePtr(h.QuarantineUntil),
 		ClockOffsetMS: msFloat(h.ClockOffset), ClockUncertaintyMS: msFloat(h.ClockUncertainty),
 		Config: h.Config, ConfigError: redact(h.ConfigError), InfoError: redact(h.InfoError), EvictedKeys: h.EvictedKeys,

@@ -104,7 +104,7 @@ func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (nam
 			fmt.Fprintln(env.Stdout, cmd.Usage)
 			return "", nil, ExitOK, false
 		}
-		return "", nil, usageErrorf(env, cmd, "%s", flagError(err)), false
+		return "", nil, usageErrorf(env, cmd, "%s", flagError(fs, err)), false
 	}
 	switch {
 	case len(pos) == 0:

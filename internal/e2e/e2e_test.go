@@ -108,10 +108,15 @@ func (e *env) run(args ...string) result { return e.runIn("", args...) }
 
 func (e *env) runIn(stdin string, args ...string) result {
 	e.t.Helper()
-	cmd := e.command(stdin, args...)
+	return finish(e.t, e.command(stdin, args...))
+}
+
+// finish runs cmd to completion (bounded by 30 s) and returns its output and code.
+func finish(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(e.t, cmd.Start())
+	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -126,7 +131,7 @@ func (e *env) runIn(stdin string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else {
-		require.NoError(e.t, err)
+		require.NoError(t, err)
 	}
 	return result{out.String(), errb.String(), code}
 }

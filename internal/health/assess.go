@@ -35,7 +35,11 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 		h.QuarantineUntil = time.Time{}
 	}
 	add := func(sev topology.Severity, code, summary, detail string) {
-		h.Findings = append(h.Findings, topology.Finding{Severity: sev, Code: code, Summary: summary, Detail: detail})
+		f := topology.Finding{Severity: sev, Code: code, Summary: summary, Detail: detail}
+		if ig := c.Acknowledged(code, h.Master); ig != nil && sev != topology.SeverityError {
+			f.Acknowledged = ig.Reason
+		}
+		h.Findings = append(h.Findings, f)
 	}
 	defer func() {
 		sort.SliceStable(h.Findings, func(i, j int) bool { return h.Findings[i].Severity > h.Findings[j].Severity })
@@ -114,7 +118,13 @@ func assessInfo(c *topology.Cluster, h *topology.NodeHealth, add addFunc) {
 		add(topology.SeverityWarning, topology.CodeKeysEvicted, fmt.Sprintf("%d keys evicted since start", h.EvictedKeys),
 			"evictions under memory pressure may have removed lock keys")
 	}
-	if cves := luaCVEs(h.Version); len(cves) > 0 {
+	switch h.ServerName() {
+	case "redis", "valkey":
+	default:
+		add(topology.SeverityWarning, topology.CodeUnknownServer, "server "+h.ServerName()+" "+orUnknown(h.Version)+" is not known to support redlock",
+			"redlock needs EVAL/EVALSHA Lua scripts, SET NX PX and pub/sub as Redis 6.2+ implements them; it is tested with Redis and Valkey only")
+	}
+	if cves := luaCVEs(h.Version); len(cves) > 0 && h.ServerName() == "redis" {
 		add(topology.SeverityWarning, topology.CodeVulnerable, "redis "+h.Version+" has known Lua-engine CVEs",
 			"unfixed in this release line: "+strings.Join(cves, ", ")+
 				" (first fixed in 6.2.20, 7.2.11, 7.4.6, 8.0.4, 8.2.2; distribution packages may carry backports)")

@@ -118,7 +118,9 @@ type Summary struct {
 	Warnings int `json:"warnings"`
 	// FixableErrors are the errors that a pending change fixes (apply will).
 	FixableErrors int `json:"fixable_errors"`
-	Unchecked     int `json:"unchecked"`
+	// Acknowledged are the warnings an ignore block accepts (not in Warnings).
+	Acknowledged int `json:"acknowledged"`
+	Unchecked    int `json:"unchecked"`
 }
 
 // Unfixable returns the errors that apply cannot fix: unreachable masters,
@@ -149,6 +151,9 @@ func fixable(code string, changes []Change) bool {
 func (s Summary) String() string {
 	line := fmt.Sprintf("Plan: %s to change on %s; %s, %s.",
 		plural(s.Changes, "setting"), plural(s.Masters, "master"), plural(s.Errors, "error"), plural(s.Warnings, "warning"))
+	if s.Acknowledged > 0 {
+		line += fmt.Sprintf(" %s acknowledged.", plural(s.Acknowledged, "finding"))
+	}
 	if s.Unchecked > 0 {
 		line += fmt.Sprintf(" %s not checked.", plural(s.Unchecked, "master"))
 	}
@@ -189,7 +194,11 @@ func NewPlan(c *topology.Cluster, hs []topology.NodeHealth, now time.Time) *Plan
 					p.Summary.FixableErrors++
 				}
 			case topology.SeverityWarning:
-				p.Summary.Warnings++
+				if f.Acknowledged != "" {
+					p.Summary.Acknowledged++
+				} else {
+					p.Summary.Warnings++
+				}
 			}
 		}
 		p.Masters = append(p.Masters, mp)

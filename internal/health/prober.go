@@ -245,7 +245,20 @@ func fillInfo(h *topology.NodeHealth, info string) {
 		case "run_id":
 			h.RunID = v
 		case "redis_version":
+			if h.Version == "" { // a server's own version field wins (valkey_version...)
+				h.Version = v
+			}
+		case "server_name":
+			h.Server = v
+		case "valkey_version", "dragonfly_version":
 			h.Version = v
+			if h.Server == "" {
+				h.Server = strings.TrimSuffix(k, "_version")
+			}
+		case "executable":
+			if strings.Contains(strings.ToLower(v), "keydb") && h.Server == "" {
+				h.Server = "keydb"
+			}
 		case "redis_mode":
 			h.Mode = v
 		case "uptime_in_seconds":

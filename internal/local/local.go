@@ -50,7 +50,21 @@ type Master struct {
 	// PID is the redis-server process id; 0 for embedded servers.
 	PID int
 
-	stop func()
+	stop   func()
+	exited chan struct{} // closed when the redis-server process ended; nil for embedded
+	log    string        // the redis-server log file
+}
+
+// Exited is closed when the master's redis-server process ends (it crashed or was
+// killed); it is nil, and never fires, for embedded servers.
+func (m *Master) Exited() <-chan struct{} { return m.exited }
+
+// LogTail returns the last lines of the master's log ("" for embedded servers).
+func (m *Master) LogTail() string {
+	if m.log == "" {
+		return ""
+	}
+	return LogTail(m.log, 3)
 }
 
 // Set is the masters started together. Close stops them all.
@@ -59,7 +73,27 @@ type Set struct {
 	// Embedded reports whether the masters are in-process servers.
 	Embedded bool
 	dir      string
+	bin      string
 	once     sync.Once
+}
+
+// ErrPortInUse: a master's port is taken by another process (often another `up`).
+var ErrPortInUse = errors.New("port in use")
+
+// Restart starts master i again on the same address, after its process ended. The
+// new process has forgotten every lock (no persistence). Embedded masters cannot
+// end, so they are never restarted.
+func (s *Set) Restart(ctx context.Context, i int) error {
+	old := s.Masters[i]
+	if s.Embedded {
+		return fmt.Errorf("master %s: embedded masters are not restarted", old.Name)
+	}
+	m, err := startProcess(ctx, s.bin, filepath.Join(s.dir, old.Name), Spec{Name: old.Name, Addr: old.Addr})
+	if err != nil {
+		return fmt.Errorf("master %s: %w", old.Name, err)
+	}
+	s.Masters[i] = m
+	return nil
 }
 
 // ErrNotLoopback: an address is not on a loopback interface.
@@ -120,7 +154,7 @@ func Start(ctx context.Context, specs []Spec, opts Options) (*Set, error) {
 			bin = p
 		}
 	}
-	set := &Set{Embedded: embedded}
+	set := &Set{Embedded: embedded, bin: bin}
 	if !embedded {
 		dir, err := os.MkdirTemp("", "redlock-local-")
 		if err != nil {
@@ -184,6 +218,15 @@ func startProcess(ctx context.Context, bin, dir string, s Spec) (*Master, error)
 	if host == "localhost" {
 		host = "127.0.0.1"
 	}
+	if port != "0" {
+		// Another server on the port would answer our PING: check first, so that a
+		// second `up` fails instead of reporting masters it never started.
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s (another redlock up, or another redis-server?)", ErrPortInUse, net.JoinHostPort(host, port))
+		}
+		_ = ln.Close()
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -242,7 +285,7 @@ func runServer(ctx context.Context, bin, dir, name, addr string) (*Master, error
 		default:
 		}
 		if Ping(addr, nil) == nil {
-			return &Master{Name: name, Addr: addr, Kind: "redis-server", PID: cmd.Process.Pid, stop: stop}, nil
+			return &Master{Name: name, Addr: addr, Kind: "redis-server", PID: cmd.Process.Pid, stop: stop, exited: exited, log: logFile}, nil
 		}
 		if time.Now().After(deadline) {
 			stop()

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+var completionCmd = &Command{
+	Name:     "completion",
+	Synopsis: "print a shell completion script (bash, zsh, fish)",
+	Usage: `Usage: redlock completion bash|zsh|fish
+
+Prints a script that completes redlock's commands, flags, and lock names (read live
+from the masters when a topology file is found: -config on the line,
+$REDLOCK_CONFIG, $REDLOCK_MASTERS or ./redlock.hcl; at most 1s).
+
+  bash:  source <(redlock completion bash)          # or save it in /etc/bash_completion.d/redlock
+  zsh:   redlock completion zsh > "${fpath[1]}/_redlock"   # then restart zsh
+  fish:  redlock completion fish > ~/.config/fish/completions/redlock.fish
+
+Exit codes:
+  0  printed
+  2  usage error (unknown shell)`,
+}
+
+// completeCmd is what the scripts call: the words after "redlock", the last one
+// being completed; it prints the candidates, one per line.
+var completeCmd = &Command{Name: "__complete", Hidden: true, Usage: "Usage: redlock __complete WORDS..."}
+
+func init() {
+	completionCmd.Run = runCompletion
+	register(completionCmd)
+	completeCmd.Run = runComplete
+	register(completeCmd)
+}
+
+var completionScripts = map[string]string{
+	"bash": `# bash completion for redlock: source <(redlock completion bash)
+_redlock() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" IFS=$'\n'
+  COMPREPLY=($(compgen -W "$(command redlock __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)" -- "$cur"))
+}
+complete -o default -F _redlock redlock
+`,
+	"zsh": `#compdef redlock
+# zsh completion for redlock: redlock completion zsh > "${fpath[1]}/_redlock"
+_redlock() {
+  local -a candidates
+  candidates=("${(@f)$(command redlock __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+  compadd -a candidates
+}
+if [ "$funcstack[1]" = "_redlock" ]; then
+  _redlock "$@"
+else
+  compdef _redlock redlock
+fi
+`,
+	"fish": `# fish completion for redlock: redlock completion fish > ~/.config/fish/completions/redlock.fish
+complete -c redlock -f -a '(command redlock __complete (commandline -opc)[2..-1] (commandline -ct) 2>/dev/null)'
+`,
+}
+
+func runCompletion(_ context.Context, env *Env, args []string) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(env.Stdout, completionCmd.Usage)
+		return ExitOK
+	}
+	if len(args) != 1 {
+		return usageErrorf(env, completionCmd, "one shell expected: bash, zsh or fish")
+	}
+	script, ok := completionScripts[args[0]]
+	if !ok {
+		return usageErrorf(env, completionCmd, "unknown shell %q%s: bash, zsh or fish", args[0], didYouMean(args[0], []string{"bash", "zsh", "fish"}))
+	}
+	fmt.Fprint(env.Stdout, script)
+	return ExitOK
+}
+
+// flagLine finds the flags a command documents in its usage ("  -ttl D  ...").
+var flagLine = regexp.MustCompile(`(?m)^\s+(-[a-z][a-z-]*)\b`)
+
+// commandFlags lists the flags of cmd, from its usage text.
+func commandFlags(cmd *Command) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range flagLine.FindAllStringSubmatch(cmd.Usage, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			out = append(out, m[1])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lockNameCommands take a lock NAME as their argument.
+var lockNameCommands = map[string]bool{"acquire": true, "extend": true, "release": true, "run": true, "force-expire": true}
+
+func runComplete(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 {
+		args = []string{""}
+	}
+	cur := args[len(args)-1]
+	if len(args) == 1 {
+		for _, n := range append(commandNames(), "help") {
+			if strings.HasPrefix(n, cur) {
+				fmt.Fprintln(env.Stdout, n)
+			}
+		}
+		return ExitOK
+	}
+	var fixed []string // the candidates of a fixed second word
+	switch args[0] {
+	case "help":
+		fixed = commandNames()
+	case "completion":
+		fixed = []string{"bash", "fish", "zsh"}
+	}
+	if fixed != nil {
+		if len(args) == 2 {
+			for _, n := range fixed {
+				if strings.HasPrefix(n, cur) {
+					fmt.Fprintln(env.Stdout, n)
+				}
+			}
+		}
+		return ExitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return ExitOK
+	}
+	if strings.HasPrefix(cur, "-") {
+		for _, f := range commandFlags(cmd) {
+			if strings.HasPrefix(f, cur) {
+				fmt.Fprintln(env.Stdout, f)
+			}
+		}
+		return ExitOK
+	}
+	if lockNameCommands[cmd.Name] && !hasPositional(args[1:len(args)-1]) {
+		for _, n := range liveNames(ctx, env, args[1:len(args)-1], cur) {
+			fmt.Fprintln(env.Stdout, n)
+		}
+	}
+	return ExitOK
+}
+
+// hasPositional reports whether words already hold a NAME (a word that is not a
+// flag or a flag's value; -json-like booleans are the only flags without value).
+func hasPositional(words []string) bool {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "--":
+			return i+1 < len(words)
+		case strings.HasPrefix(w, "-"):
+			if !strings.Contains(w, "=") && !boolFlag(w) {
+				i++ // its value
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func boolFlag(f string) bool {
+	switch strings.TrimLeft(f, "-") {
+	case "json", "yes", "read-only", "embedded", "quiet", "fair", "check", "diff", "auto-approve", "detailed-exitcode", "recursive":
+		return true
+	}
+	return false
+}
+
+// liveNames lists the lock names starting with prefix, read from the masters of
+// the topology the words name (or the default one), within a second; nothing when
+// there is no topology or no answer.
+func liveNames(ctx context.Context, env *Env, words []string, prefix string) []string {
+	var cf common
+	fs := newFlagSet(completeCmd)
+	cf.register(fs, env)
+	_, _, _ = interspersed(fs, words)
+	if cf.masters == "" {
+		if _, err := os.Stat(cf.config); err != nil {
+			return nil
+		}
+	}
+	cfg, diags := cf.loadQuiet(env)
+	if diags.HasErrors() || cfg.Cluster == nil {
+		return nil
+	}
+	quietRedis()
+	s, code := openSession(&Env{Stdout: env.Stdout, Stderr: discard{}, Getenv: env.Getenv}, completeCmd, &cf)
+	if code != ExitOK || s == nil {
+		return nil
+	}
+	defer s.close()
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(prefix)+"*")
+	if lst == nil {
+		return nil
+	}
+	var out []string
+	for _, li := range lst.Locks {
+		if quorum.ValidateName(li.Name) == nil { // a name a shell can take as one word
+			out = append(out, li.Name)
+		}
+	}
+	return out
+}
+
+// discard is an io.Writer that drops everything.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

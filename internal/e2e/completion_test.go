@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// complete sources `redlock completion bash` in bash, completes words (the last one
+// being typed) and returns COMPREPLY.
+func (e *env) complete(t *testing.T, words ...string) []string {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	script := `source <(redlock completion bash) || exit 1
+COMP_WORDS=(redlock "$@"); COMP_CWORD=$#
+_redlock
+printf '%s\n' "${COMPREPLY[@]}"`
+	cmd := exec.Command(bash, append([]string{"-c", script, "bash"}, words...)...)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "REDLOCK_CONFIG="+e.config)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
+func TestBashCompletion(t *testing.T) {
+	e := newEnv(t)
+	e.acquireToken("billing/1")
+	e.acquireToken("billing/2")
+	e.acquireToken("reports/daily")
+	tests := []struct {
+		words []string
+		want  []string
+	}{
+		{[]string{"acq"}, []string{"acquire"}},
+		{[]string{"re"}, []string{"release"}},
+		{[]string{"acquire", "x", "-tt"}, []string{"-ttl"}},
+		{[]string{"release", "bil"}, []string{"billing/1", "billing/2"}},
+		{[]string{"force-expire", "-yes", "rep"}, []string{"reports/daily"}},
+		{[]string{"release", "billing/1", "bil"}, nil}, // one NAME only
+		{[]string{"help", "lo"}, []string{"locks"}},
+		{[]string{"completion", "z"}, []string{"zsh"}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, e.complete(t, tt.words...), "%v", tt.words)
+	}
+}
+
+func TestCompletionScripts(t *testing.T) {
+	e := newEnv(t)
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		r := e.run("completion", sh)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "redlock __complete", sh)
+	}
+	r := e.run("completion", "bsh")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `did you mean "bash"`)
+}
