@@ -82,8 +82,12 @@ func TestRunGuardChildNeverOutlivesTheLock(t *testing.T) {
 			if tt.name != "run killed with SIGKILL" {
 				time.Sleep(time.Until(faultAt.Add(2 * time.Second)))
 				require.NoError(t, first.Process.Signal(syscall.SIGCONT))
+				var ee *exec.ExitError
+				require.ErrorAs(t, first.Wait(), &ee)
+				assert.Equal(t, 4, ee.ExitCode(), "a run that was frozen past the validity reports the loss")
+			} else {
+				_ = first.Wait()
 			}
-			_ = first.Wait()
 
 			pidA, a := ticks(t, file, "A")
 			_, b := ticks(t, file, "B")
