@@ -29,7 +29,7 @@ killed (SIGKILL) or frozen (SIGSTOP, a debugger):
   - SIGTERM to CMD's whole process group at the deadline minus -margin when the
     lock was not extended, and at once when the lock is lost (a majority of
     masters no longer hold it: a force-expire is noticed within a round trip);
-  - SIGKILL -grace after SIGTERM, and never later than 20ms before the deadline,
+  - SIGKILL -grace after SIGTERM, and never later than 100ms before the deadline,
     whatever -grace says (a -grace that does not fit is clipped, with a message);
   - SIGKILL at once when run dies before CMD exits;
   - when CMD exits, whatever it left in its process group is killed too.
@@ -53,7 +53,7 @@ Flags:
                and run exits 5 (default: no cap)
   -margin D    SIGTERM this long before the validity ends (default ttl/5, at least
                10ms; shorter than ttl/2, when the keep-alive extends the lock)
-  -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 20ms)
+  -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)
   -conflict-exit-code N
                exit N instead of 3 when the lock is not acquired (as flock -E)
   -owner S     owner label written into the lock value

@@ -19,15 +19,15 @@ func TestRunDeadlines(t *testing.T) {
 		err         string
 	}{
 		{"defaults: margin ttl/5, grace clipped", 3 * time.Second, 0, false, 5 * time.Second,
-			deadlines{margin: 600 * ms, lead: 20 * ms, grace: 580 * ms, clipped: true}, ""},
+			deadlines{margin: 600 * ms, lead: 100 * ms, grace: 500 * ms, clipped: true}, ""},
 		{"a grace that fits", 3 * time.Second, 0, false, 100 * ms,
-			deadlines{margin: 600 * ms, lead: 20 * ms, grace: 100 * ms}, ""},
+			deadlines{margin: 600 * ms, lead: 100 * ms, grace: 100 * ms}, ""},
 		{"short ttl: margin at least 10ms, lead half of it", 40 * ms, 0, false, time.Second,
 			deadlines{margin: 10 * ms, lead: 5 * ms, grace: 5 * ms, clipped: true}, ""},
 		{"very short ttl: margin ttl/5, below half the ttl", 20 * ms, 0, false, time.Second,
 			deadlines{margin: 4 * ms, lead: 2 * ms, grace: 2 * ms, clipped: true}, ""},
 		{"margin given", 10 * time.Second, 2 * time.Second, true, time.Second,
-			deadlines{margin: 2 * time.Second, lead: 20 * ms, grace: time.Second}, ""},
+			deadlines{margin: 2 * time.Second, lead: 100 * ms, grace: time.Second}, ""},
 		{"margin not below the ttl", time.Second, time.Second, true, 0, deadlines{}, "-margin 1s must be shorter"},
 		// Regression: a -margin of half the TTL or more was accepted, and SIGTERM
 		// came before the keep-alive's first extension on every run.

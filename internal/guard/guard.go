@@ -36,8 +36,11 @@ import (
 // (see Main).
 const Command = "__redlock_guard"
 
-// DefaultKillLead is how long before the deadline SIGKILL is sent at the latest.
-const DefaultKillLead = 20 * time.Millisecond
+// DefaultKillLead is how long before the deadline SIGKILL is sent at the latest:
+// room for the supervisor's own timer to fire late on a loaded machine (tens of
+// milliseconds were seen with two busy cores), on top of the drift budget that
+// already keeps the deadline before the masters expire the lock.
+const DefaultKillLead = 100 * time.Millisecond
 
 // Config is what Start needs.
 type Config struct {
