@@ -66,7 +66,8 @@ stderr; pick a -conflict-exit-code that CMD never uses to tell "not acquired" ap
   1    error (fewer than a quorum of masters reachable, interrupted before CMD started)
   2    usage error or invalid topology file
   3    not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)
-  4    the lock was lost while CMD ran (CMD was stopped)
+  4    the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
+       after acquiring that the validity ended before CMD could start (not started)
   5    -max-hold or the lock policy's max_extensions ended the run (CMD was stopped)
   126  CMD could not be started; 127 CMD was not found`,
 }

@@ -88,6 +88,11 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 		Foreground: tty >= 0 && guard.InForeground(tty),
 	})
 	if err != nil {
+		if errors.Is(err, guard.ErrExpired) {
+			fmt.Fprintf(env.Stderr, "redlock run: lock lost: the validity of %s (less -margin %v) ended before the command could start (run was delayed): the command was not started\n",
+				escape.Text(l.Name()), dl.margin)
+			return ExitLost
+		}
 		fmt.Fprintf(env.Stderr, "redlock run: start %s: %s\n", escape.Text(argv[0]), escape.Text(err.Error()))
 		if errors.Is(err, exec.ErrNotFound) {
 			return 127

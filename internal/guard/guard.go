@@ -148,6 +148,11 @@ func Start(cfg Config) (*Guard, error) {
 // matches exec.ErrNotFound when the command was not found.
 var ErrStart = errors.New("cannot start the command")
 
+// ErrExpired: the deadline minus the margin had passed when the supervisor was
+// about to start the command (the caller was delayed or frozen after acquiring),
+// so the command was not started.
+var ErrExpired = errors.New("the deadline passed before the command started")
+
 // read follows the supervisor's status lines: "pid N" (or "error MSG" when the
 // command could not start), "stopped", "exit CODE SIGNAL".
 func (g *Guard) read(r *os.File, started chan<- error) {
@@ -164,8 +169,11 @@ func (g *Guard) read(r *os.File, started chan<- error) {
 		case "error":
 			kind, msg, _ := strings.Cut(rest, " ")
 			err := fmt.Errorf("%w: %s", ErrStart, msg)
-			if kind == "notfound" {
+			switch kind {
+			case "notfound":
 				err = fmt.Errorf("%w: %w: %s", ErrStart, exec.ErrNotFound, msg)
+			case "expired":
+				err = fmt.Errorf("%w: %w", ErrStart, ErrExpired)
 			}
 			started <- err
 			return

@@ -120,3 +120,22 @@ func TestGuardCommandDoesNotInheritThePipes(t *testing.T) {
 	require.NoError(t, ex.Err)
 	assert.Equal(t, "checked\n", out.String())
 }
+
+// Regression: a caller frozen between acquiring and starting the guard made the
+// guard start the command past its deadline and kill it a moment later; in that
+// moment it could act while another client held the lock. Past deadline - margin
+// the command is not started at all.
+func TestGuardDoesNotStartTheCommandPastItsDeadline(t *testing.T) {
+	for _, left := range []time.Duration{-time.Second, 0, 200 * time.Millisecond} {
+		t.Run(left.String(), func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "ran")
+			_, err := Start(Config{
+				Argv: []string{"sh", "-c", "echo ran > " + file}, Env: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
+				Until: time.Now().Add(left), Margin: 300 * time.Millisecond, KillLead: DefaultKillLead,
+			})
+			require.ErrorIs(t, err, ErrExpired)
+			time.Sleep(100 * time.Millisecond)
+			assert.NoFileExists(t, file, "the command did not run")
+		})
+	}
+}

@@ -82,6 +82,13 @@ func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 	// keep this goroutine on its thread for the supervisor's whole life.
 	runtime.LockOSThread()
 
+	// The caller may have been frozen between acquiring and starting the guard:
+	// a command started past its SIGTERM time would act, if only for a moment,
+	// while another client may hold the lock.
+	if !time.Now().Before(s.until.Add(-s.margin)) {
+		s.report("error expired")
+		return 1
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = childAttr(foreground)
