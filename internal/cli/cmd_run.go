@@ -40,7 +40,9 @@ fencing token (REDLOCK_FENCE) where that matters.
 When stdin is a terminal and run is in its foreground, CMD's process group gets the
 terminal (interactive programs work as under flock) and run takes it back when CMD
 exits. Ctrl-Z stops CMD and run; a stopped run does not extend the lock, so CMD is
-killed when the validity ends.
+killed when the validity ends; bg leaves the terminal to the shell. Without a
+terminal, a CMD stopped by a signal stays stopped under the lock (still extended)
+until continued, and run itself is not stopped.
 
 CMD gets REDLOCK_NAME, REDLOCK_TOKEN, REDLOCK_VALID_UNTIL (RFC 3339, the validity
 at start; the keep-alive moves it) and REDLOCK_FENCE when the lock policy uses

@@ -162,11 +162,18 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 		case sig := <-sigs:
 			_ = r.g.Signal(sig.(syscall.Signal))
 		case <-r.g.Stopped():
+			if tty < 0 {
+				// No terminal, no job control (cron, CI): stopping run would stop
+				// the process group of the script that called it. The command stays
+				// stopped under the lock until whoever stopped it continues it; the
+				// deadlines apply as always (SIGTERM comes with SIGCONT).
+				continue
+			}
 			// Ctrl-Z stopped the command: give the shell its job back by stopping
 			// run too. Nothing extends the lock while run is stopped; once the shell
 			// continues run in the foreground (fg), the command gets the terminal
 			// back; continued in the background (bg), the terminal stays the shell's.
-			if tty >= 0 && guard.ForegroundIs(tty, r.g.Pid()) {
+			if guard.ForegroundIs(tty, r.g.Pid()) {
 				guard.TakeTerminal(tty)
 			}
 			for len(cont) > 0 {
@@ -179,7 +186,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			case ex := <-r.g.Done():
 				return r.exit(ex)
 			}
-			if tty >= 0 && guard.InForeground(tty) {
+			if guard.InForeground(tty) {
 				guard.GiveTerminal(tty, r.g.Pid())
 			}
 			_ = r.g.Signal(syscall.SIGCONT)

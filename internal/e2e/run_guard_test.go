@@ -282,3 +282,45 @@ func TestRunMarginOfHalfTheTTLIsRefused(t *testing.T) {
 	r = e.run("run", "margin", "-ttl", "1s", "-margin", "200ms", "--", "sleep", "1.5")
 	assert.Equal(t, 0, r.code, r.stderr)
 }
+
+// Regression: without a terminal (cron, CI), a stopped command (SIGSTOP from an
+// administrator, a debugger) made run send SIGTSTP to its own process group, which
+// stopped the script that called run too. Job control is for terminals: now the
+// command stays stopped under the lock until continued, and the caller runs on.
+func TestRunStoppedCommandDoesNotStopTheCaller(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	// The caller: a shell in a process group of its own, running run and then
+	// writing "after" once run is done.
+	caller := exec.Command("sh", "-c", fmt.Sprintf(`%q run stopme -ttl 2s -- sh -c 'echo $$ > %q; kill -STOP $$; echo resumed'; echo "after $?"`, bin, pidFile))
+	caller.Env = append(os.Environ(), "REDLOCK_CONFIG="+e.config)
+	caller.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	caller.Stdout, caller.Stderr = &out, &out
+	require.NoError(t, caller.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-caller.Process.Pid, syscall.SIGKILL) })
+	var child int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && child > 0 && procState(child) == "T"
+	}, 10*time.Second, 10*time.Millisecond, "the command stopped itself")
+	time.Sleep(500 * time.Millisecond) // run has seen it
+	require.NotEqual(t, "T", procState(caller.Process.Pid), "the caller is not stopped")
+	assert.NotEmpty(t, e.keys("lock:stopme"), "the lock is still held (and extended) while the command is stopped")
+	require.NoError(t, syscall.Kill(child, syscall.SIGCONT))
+	require.NoError(t, caller.Wait())
+	assert.Contains(t, out.String(), "resumed")
+	assert.Contains(t, out.String(), "after 0")
+}
+
+// procState returns the state letter of pid from /proc ("" when it is gone).
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return f[0]
+}
