@@ -30,6 +30,18 @@ func (m *Manager) Acquire(ctx context.Context, name string, ttl time.Duration, o
 }
 
 func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
+	if m.cfg.observer == nil {
+		return m.acquireRounds(ctx, name, ttl, attempts, opts, nil)
+	}
+	t0 := time.Now()
+	rounds := 0
+	l, err := m.acquireRounds(ctx, name, ttl, attempts, opts, &rounds)
+	m.observe(Event{Kind: EventAcquire, Name: name, Result: resultOf(err, ResultAcquired), Wait: time.Since(t0), Rounds: rounds})
+	return l, err
+}
+
+// acquireRounds is the acquisition loop; *made, when not nil, counts its rounds.
+func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Duration, attempts int, opts []LockOption, made *int) (*Lock, error) {
 	// The first round's validity counts from the call itself, so that Until is never
 	// later than call start + ttl - drift; later rounds count from their own start.
 	start := m.cfg.clock.Now()
@@ -91,6 +103,9 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 		}
 		roundStart := time.Now()
 		l, err := m.round(ctx, start, name, key, value, ttl, fw)
+		if made != nil {
+			*made++
+		}
 		if err == nil && lc.fencing {
 			err = m.raiseFence(ctx, l)
 		}

@@ -40,7 +40,9 @@ type Lock struct {
 	value string
 	fence int64
 	votes Report
-	start time.Time // acquisition round start
+	start time.Time // acquisition round start (the injectable clock)
+	// acquired is when the acquisition returned (real time), for Event.Held.
+	acquired time.Time
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -56,6 +58,7 @@ type Lock struct {
 	until    time.Time
 	ttl      time.Duration
 	released bool
+	ended    bool          // released or lost: reported to the Observer once
 	lostWhy  error         // the cause expire() gives, when set (a keep-alive cap)
 	changed  chan struct{} // closed and replaced when until changes
 	expiry   *time.Timer
@@ -81,6 +84,7 @@ func (m *Manager) checkTTL(ttl time.Duration) error {
 
 // start0 finishes a fresh lock: its context, its expiry timer and its keep-alive.
 func (l *Lock) start0(lc lockConfig) {
+	l.acquired = time.Now()
 	l.ctx, l.cancel = context.WithCancelCause(context.Background())
 	l.op = make(chan struct{}, 1)
 	l.changed = make(chan struct{})
@@ -105,20 +109,54 @@ func (l *Lock) start0(lc lockConfig) {
 // expire cancels the lock's context when its validity has run out without extension.
 func (l *Lock) expire() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.released || l.ctx.Err() != nil {
+		l.mu.Unlock()
 		return
 	}
 	if d := l.until.Sub(l.m.cfg.clock.Now()); d > 0 { // extended meanwhile
 		l.expiry.Reset(d)
+		l.mu.Unlock()
 		return
 	}
 	if d := l.m.cfg.mut.lateCancel; d > 0 {
 		cause := l.lostCause()
 		time.AfterFunc(d, func() { l.cancel(cause) })
+		l.mu.Unlock()
 		return
 	}
-	l.cancel(l.lostCause())
+	ev := l.lose(l.lostCause())
+	l.mu.Unlock()
+	l.report(ev)
+}
+
+// lose cancels the lock's context with cause err (a loss) and marks the lock
+// ended. l.mu must be held. It returns the event to report once l.mu is released,
+// nil when the lock had already ended.
+func (l *Lock) lose(err error) *Event {
+	l.cancel(err)
+	if l.ended {
+		return nil
+	}
+	l.ended = true
+	if l.m.cfg.observer == nil {
+		return nil
+	}
+	cause := CauseExpired
+	var re *RoundError
+	switch {
+	case errors.Is(err, ErrExtensionCap):
+		cause = CauseCap
+	case errors.As(err, &re):
+		cause = CauseMajority
+	}
+	return &Event{Kind: EventLost, Name: l.name, Cause: cause, Held: time.Since(l.acquired)}
+}
+
+// report hands an event to the Observer; l.mu must not be held.
+func (l *Lock) report(ev *Event) {
+	if ev != nil {
+		l.m.observe(*ev)
+	}
 }
 
 // lostCause is the cause of a loss at the end of the validity. l.mu must be held.
@@ -229,8 +267,9 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 		return context.Cause(l.ctx)
 	case !start.Before(l.until):
 		err := l.lostCause()
-		l.cancel(err)
+		ev := l.lose(err)
 		l.mu.Unlock()
+		l.report(ev)
 		return err
 	}
 	if bound := start.Add(ttl - l.m.cfg.drift(ttl)); bound.Before(l.until) {
@@ -240,29 +279,33 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 
 	until, _, err := l.m.extend(ctx, l.key, l.value, ttl)
 
+	var ev *Event
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := clk.Now()
 	switch {
 	case l.released:
-		return ErrReleased
+		err = ErrReleased
 	case l.ctx.Err() != nil:
 		// The validity ended while the round was in flight: the lock was lost then,
 		// whatever the round says now.
-		return context.Cause(l.ctx)
+		err = context.Cause(l.ctx)
 	case err != nil:
 		if errors.Is(err, ErrLost) {
-			l.cancel(err)
+			ev = l.lose(err)
 		}
-		return err
 	case !now.Before(l.until):
-		err := l.lostCause()
-		l.cancel(err)
-		return err
+		err = l.lostCause()
+		ev = l.lose(err)
+	default:
+		l.ttl = ttl
+		l.setUntil(until, now)
 	}
-	l.ttl = ttl
-	l.setUntil(until, now)
-	return nil
+	l.mu.Unlock()
+	l.report(ev)
+	if l.m.cfg.observer != nil && !errors.Is(err, ErrReleased) {
+		l.m.observe(Event{Kind: EventExtend, Name: l.name, Result: resultOf(err, ResultExtended)})
+	}
+	return err
 }
 
 // Release cancels the lock's context (cause ErrReleased), stops the keep-alive, and
@@ -280,7 +323,15 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.released = true
 	l.expiry.Stop()
 	l.cancel(ErrReleased)
+	var ev *Event
+	if !l.ended {
+		l.ended = true
+		if l.m.cfg.observer != nil {
+			ev = &Event{Kind: EventRelease, Name: l.name, Held: time.Since(l.acquired)}
+		}
+	}
 	l.mu.Unlock()
+	l.report(ev)
 	rep := l.m.release(ctx, opRelease, l.key, l.value)
 	return partialError(rep)
 }

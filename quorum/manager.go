@@ -151,7 +151,7 @@ func (m *Manager) newNode(n Node) *node {
 			if err != nil {
 				return nd.refusedInfo(err)
 			}
-			nd.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine)
+			m.quarantined(nd, nd.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine))
 			return nil
 		}
 	}
@@ -171,7 +171,9 @@ func (m *Manager) newNode(n Node) *node {
 //
 // A replica promoted before this client first met the master cannot be told apart
 // from a master that always was one: only a run_id change is noticed.
-func (n *node) observe(server, repl string, now time.Time, window time.Duration) {
+//
+// It returns the end of a quarantine it started (zero when none).
+func (n *node) observe(server, repl string, now time.Time, window time.Duration) (began time.Time) {
 	runID := infoField(server, "run_id")
 	upSecs, _ := strconv.ParseInt(infoField(server, "uptime_in_seconds"), 10, 64)
 	// uptime_in_seconds is truncated: count one more second to be safe.
@@ -185,8 +187,17 @@ func (n *node) observe(server, repl string, now time.Time, window time.Duration)
 	n.connectErr = nil
 	if until.After(now) && until.After(n.quarUntil) {
 		n.quarUntil = until
+		began = until
 	}
 	n.runID = runID
+	return began
+}
+
+// quarantined reports a quarantine a new connection to n started.
+func (m *Manager) quarantined(n *node, until time.Time) {
+	if !until.IsZero() {
+		m.observe(Event{Kind: EventQuarantine, Master: n.name, Until: until})
+	}
 }
 
 // promoted reports whether INFO replication describes a master that was a replica
@@ -288,6 +299,7 @@ func (m *Manager) fanout(ctx context.Context, op, key string, fn func(ctx contex
 	}
 	wg.Wait()
 	rep.Votes = rep.count(OutcomeOK)
+	m.observeRound(rep)
 	return rep
 }
 

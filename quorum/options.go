@@ -51,6 +51,8 @@ type config struct {
 	// goRedisHot sends the hot commands through go-redis instead of the wire fast
 	// path (tests only).
 	goRedisHot bool
+	// observer, when set, receives the locks' events (observer.go).
+	observer Observer
 	// mut holds deliberately broken behaviours that only tests switch on.
 	mut mutants
 }

@@ -41,11 +41,13 @@ func (l *Lock) Verify(ctx context.Context) error {
 	}
 	err := l.m.roundError(rep)
 	if errors.Is(err, ErrLost) {
+		var ev *Event
 		l.mu.Lock()
 		if !l.released {
-			l.cancel(err)
+			ev = l.lose(err)
 		}
 		l.mu.Unlock()
+		l.report(ev)
 	}
 	return err
 }

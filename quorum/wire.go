@@ -225,6 +225,7 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	}
 	set.wg.Wait()
 	rep.Votes = rep.count(OutcomeOK)
+	m.observeRound(rep)
 	return rep
 }
 
@@ -540,7 +541,7 @@ func (m *Manager) handshake(wc *wireConn, n *node) error {
 		if err != nil {
 			return n.refusedInfo(err)
 		}
-		n.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine)
+		m.quarantined(n, n.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine))
 	}
 	return nil
 }

@@ -37,6 +37,8 @@ every key, q quits (releasing the locks this console holds).
 Flags:
   -read-only        hide and refuse the writing keys (a, e, r, x)
   -interval D       refresh interval (default 1s)
+  -metrics-addr ADDR
+                    serve the console's lock metrics (Prometheus) at http://ADDR/metrics
 ` + commonUsage + `
                     (-timeout bounds each action of the console, not the session)
 
@@ -49,6 +51,7 @@ func runConsoleCmd(ctx context.Context, env *Env, args []string) int {
 	cm.register(fs, env)
 	readOnly := fs.Bool("read-only", false, "hide and refuse the writing keys")
 	interval := fs.Duration("interval", time.Second, "refresh interval")
+	cm.metricsFlagOn(fs)
 	if code, ok := parseNoArgs(env, consoleCmd, fs, &cm, args); !ok {
 		return code
 	}
@@ -59,8 +62,14 @@ func runConsoleCmd(ctx context.Context, env *Env, args []string) int {
 	if code != ExitOK {
 		return ExitError
 	}
+	obs, stop, err := cm.metrics.start(env, cfg.Cluster)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock console: %s\n", escape.Text(err.Error()))
+		return ExitError
+	}
+	defer stop()
 	return runConsole(ctx, env, cfg.Cluster, consoleSettings{
-		readOnly: *readOnly, interval: *interval, actionTimeout: cm.timeout, redact: cfg.Redact,
+		readOnly: *readOnly, interval: *interval, actionTimeout: cm.timeout, redact: cfg.Redact, observer: obs,
 	})
 }
 
@@ -72,6 +81,7 @@ type consoleSettings struct {
 	embedded      bool
 	note          string
 	redact        func(string) string
+	observer      quorum.Observer // -metrics-addr: the console's lock metrics
 }
 
 // runConsole opens the console on cluster c until the user quits or ctx ends, then
@@ -85,7 +95,11 @@ func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSet
 	// The driver logs dial failures to stderr, which would scribble over the screen;
 	// the console shows them per master instead.
 	quietRedis()
-	src, mgr, cleanup, err := newClusterSource(c, s.embedded, s.redact, quorum.WithOwner("console"))
+	opts := []quorum.Option{quorum.WithOwner("console")}
+	if s.observer != nil {
+		opts = append(opts, quorum.WithObserver(s.observer))
+	}
+	src, mgr, cleanup, err := newClusterSource(c, s.embedded, s.redact, opts...)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock console: %s\n", escape.Text(redactWith(s.redact, err.Error())))
 		return ExitError

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/local"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
@@ -34,6 +35,8 @@ Flags:
   -embedded         use in-process embedded servers even when redis-server is installed
   -read-only        open the console read-only
   -interval D       refresh interval (default 1s)
+  -metrics-addr ADDR
+                    serve the console's lock metrics (Prometheus) at http://ADDR/metrics
 
 Exit codes: 0 after q, 1 error, 2 usage.`,
 }
@@ -47,6 +50,8 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
 	readOnly := fs.Bool("read-only", false, "open the console read-only")
 	interval := fs.Duration("interval", time.Second, "refresh interval")
+	var mf metricsFlag
+	mf.register(fs)
 	if code, ok := parseFlags(env, demoCmd, fs, args); !ok {
 		return code
 	}
@@ -89,9 +94,17 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	if set.Embedded {
 		kind = "embedded"
 	}
+	obs, stopMetrics, err := mf.start(env, c)
+	if err != nil {
+		stopWorkers()
+		wg.Wait()
+		fmt.Fprintf(env.Stderr, "redlock demo: %s\n", escape.Text(err.Error()))
+		return ExitError
+	}
+	defer stopMetrics()
 	code := runConsole(ctx, env, c, consoleSettings{
 		readOnly: *readOnly, interval: *interval, actionTimeout: 5 * time.Second, embedded: set.Embedded,
-		note: "demo (" + kind + ") · restart quarantine off",
+		note: "demo (" + kind + ") · restart quarantine off", observer: obs,
 	})
 	stopWorkers()
 	wg.Wait() // workers release what they hold before the masters stop

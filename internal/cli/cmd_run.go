@@ -59,6 +59,8 @@ Flags:
   -conflict-exit-code N
                exit N instead of 3 when the lock is not acquired (as flock -E)
   -owner S     owner label written into the lock value
+  -metrics-addr ADDR
+               serve this process's lock metrics (Prometheus) at http://ADDR/metrics
 ` + commonUsage + `
                     (run: bounds the acquisition after -wait; the command may run longer)
 
@@ -91,6 +93,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	grace := flags.Duration("grace", 5*time.Second, "SIGTERM to SIGKILL delay")
 	conflict := flags.Int("conflict-exit-code", ExitNotHeld, "exit code when not acquired")
 	owner := flags.String("owner", "", "owner label")
+	cf.metricsFlagOn(flags)
 	name, argv, code, ok := parseLockArgs(env, cmd, flags, args)
 	if !ok {
 		return code

@@ -32,6 +32,8 @@ on, it does not vote until the window has passed).
 Flags:
   -embedded         use in-process embedded servers even when redis-server is installed
   -restart          start a master again when its process ends
+  -metrics-addr ADDR
+                    serve this process's metrics (build info) at http://ADDR/metrics
 ` + commonUsage + `
 
 Exit codes: 0 after Ctrl-C, 1 error (non-loopback address, port in use, or a
@@ -44,6 +46,7 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	cm.register(fs, env)
 	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
 	restart := fs.Bool("restart", false, "start a master again when it ends")
+	cm.metricsFlagOn(fs)
 	if code, ok := parseNoArgs(env, upCmd, fs, &cm, args); !ok {
 		return code
 	}
@@ -52,6 +55,12 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 		return ExitError
 	}
 	c := cfg.Cluster
+	_, stopMetrics, err := cm.metrics.start(env, c)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock up: %s\n", escape.Text(err.Error()))
+		return ExitError
+	}
+	defer stopMetrics()
 	specs := make([]local.Spec, len(c.Masters))
 	for i, m := range c.Masters {
 		if m.TLS != nil {

@@ -27,6 +27,8 @@ Flags:
   -interval D  time between snapshots (default 1s)
   -match GLOB  only locks whose names match GLOB (default all)
   -json        JSON lines (the only format)
+  -metrics-addr ADDR
+               serve this process's metrics (Prometheus) at http://ADDR/metrics
 ` + commonUsage + `
                     (watch: bounds each snapshot)
 
@@ -60,6 +62,7 @@ func runWatch(ctx context.Context, env *Env, args []string) int {
 	interval := fs.Duration("interval", time.Second, "time between snapshots")
 	match := fs.String("match", "*", "only locks matching GLOB")
 	_ = fs.Bool("json", true, "JSON lines")
+	cf.metricsFlagOn(fs)
 	if code, ok := parseFlags(env, cmd, fs, args); !ok {
 		return code
 	}

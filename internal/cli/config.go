@@ -46,6 +46,14 @@ type common struct {
 	// masters is -masters (or REDLOCK_MASTERS): a cluster without a file.
 	masters string
 	fs      *flag.FlagSet
+	// metrics, when the command has -metrics-addr, serves the Manager's metrics.
+	metrics *metricsFlag
+}
+
+// metricsFlagOn registers -metrics-addr on fs for a long-running command.
+func (c *common) metricsFlagOn(fs *flag.FlagSet) {
+	c.metrics = &metricsFlag{}
+	c.metrics.register(fs)
 }
 
 // jsonFlag registers -json on fs and remembers it.

@@ -36,9 +36,10 @@ const releaseTimeout = 5 * time.Second
 
 // lockSession is a loaded topology and a Manager over its masters.
 type lockSession struct {
-	cluster *topology.Cluster
-	m       *quorum.Manager
-	redact  func(string) string
+	cluster     *topology.Cluster
+	m           *quorum.Manager
+	redact      func(string) string
+	stopMetrics func()
 }
 
 // openSession loads the topology named by the common flags and builds the Manager.
@@ -52,15 +53,34 @@ func openSession(env *Env, cmd *Command, cf *common) (*lockSession, int) {
 	if code != ExitOK {
 		return nil, code
 	}
-	m, err := connect.Manager(cfg.Cluster)
+	var opts []quorum.Option
+	stopMetrics := func() {}
+	if cf.metrics != nil {
+		obs, stop, err := cf.metrics.start(env, cfg.Cluster)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(err.Error()))
+			return nil, ExitError
+		}
+		stopMetrics = stop
+		if obs != nil {
+			opts = append(opts, quorum.WithObserver(obs))
+		}
+	}
+	m, err := connect.Manager(cfg.Cluster, opts...)
 	if err != nil {
+		stopMetrics()
 		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(cfg.Redact(err.Error())))
 		return nil, ExitUsage
 	}
-	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact}, ExitOK
+	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact, stopMetrics: stopMetrics}, ExitOK
 }
 
-func (s *lockSession) close() { _ = s.m.Close() }
+func (s *lockSession) close() {
+	_ = s.m.Close()
+	if s.stopMetrics != nil {
+		s.stopMetrics()
+	}
+}
 
 // fail prints err (redacted) on stderr and returns ExitError.
 func (s *lockSession) fail(env *Env, cmd *Command, err error) int {

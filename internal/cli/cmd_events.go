@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/events"
+	"github.com/redlock/redlock/quorum"
+)
+
+var eventsCmd = &Command{
+	Name:     "events",
+	Synopsis: "stream lock events: acquired, extended, released, expired, changed hands",
+	Usage: `Usage: redlock events [-match GLOB] [-json] [-mode auto|keyspace|poll] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
+
+Streams lock events until Ctrl-C: acquired, extended, released, expired and
+changed-hands, each with the name, owner, library, the masters and the time.
+
+Two modes, named on stderr at start and in every JSON line ("mode"):
+  keyspace  Redis keyspace notifications (notify-keyspace-events with K and
+            either A or g, $ and x, on a quorum of masters: declare
+            notify_keyspace_events = "Kg$x" in the settings block and run apply).
+            Each master's notifications are merged: an event is printed once a
+            quorum of masters reported it, so a lock taken and released between
+            two polls still appears.
+  poll      the fallback: a listing every -interval compared with the previous
+            one; a lock held for less than an interval can be missed.
+
+Flags:
+  -match GLOB    only lock names matching GLOB (default all)
+  -json          JSON lines (format_version 1.0, docs/json/events.schema.json)
+  -mode M        auto (keyspace when a quorum has notifications on, else poll),
+                 keyspace, or poll (default auto)
+  -interval D    poll mode: time between listings (default 500ms)
+` + commonUsage + `
+
+Exit codes:
+  0  stopped by Ctrl-C
+  1  error (no quorum of masters, -mode keyspace without notifications)
+  2  usage error or invalid topology file`,
+}
+
+func init() {
+	eventsCmd.Run = runEvents
+	register(eventsCmd)
+}
+
+// eventJSON is one line of `events -json`.
+type eventJSON struct {
+	Time    time.Time  `json:"time"`
+	Event   string     `json:"event"`
+	Name    string     `json:"name"`
+	Mode    string     `json:"mode"`
+	Owner   *ownerJSON `json:"owner,omitempty"`
+	Library string     `json:"library,omitempty"`
+	Value   string     `json:"value,omitempty"`
+	Masters []string   `json:"masters"`
+}
+
+func runEvents(ctx context.Context, env *Env, args []string) int {
+	cmd := eventsCmd
+	fs := newFlagSet(cmd)
+	var cf common
+	cf.register(fs, env)
+	match := fs.String("match", "*", "only names matching GLOB")
+	asJSON := cf.jsonFlag(fs, "JSON lines")
+	mode := fs.String("mode", "auto", "auto, keyspace or poll")
+	interval := fs.Duration("interval", 500*time.Millisecond, "poll mode: time between listings")
+	if code, ok := parseNoArgs(env, cmd, fs, &cf, args); !ok {
+		return code
+	}
+	switch {
+	case *mode != "auto" && *mode != "keyspace" && *mode != "poll":
+		return usageErrorf(env, cmd, "-mode must be auto, keyspace or poll, got %q", *mode)
+	case *interval <= 0:
+		return usageErrorf(env, cmd, "-interval must be positive, got %v", *interval)
+	}
+	s, code := openSession(env, cmd, &cf)
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	clients, err := connect.Clients(s.cluster, s.cluster.NodeTimeout)
+	if err != nil {
+		return s.fail(env, cmd, err)
+	}
+	defer func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}()
+	on := notificationsOn(ctx, clients, cf.timeout)
+	switch {
+	case *mode == "keyspace" && on < s.cluster.Quorum():
+		return s.fail(env, cmd, fmt.Errorf("-mode keyspace: notifications are on for %d of %d masters, a quorum needs %d: declare notify_keyspace_events = \"Kg$x\" in settings and run apply", on, len(clients), s.cluster.Quorum()))
+	case *mode == "auto" && on >= s.cluster.Quorum():
+		*mode = "keyspace"
+	case *mode == "auto":
+		*mode = "poll"
+	}
+	fmt.Fprintf(env.Stderr, "redlock events: %s mode (keyspace notifications on %d of %d masters)\n", *mode, on, len(clients))
+	emit := func(ev events.Event) {
+		out := eventJSON{Time: ev.At, Event: ev.Kind, Name: ev.Name, Mode: *mode, Owner: toOwnerJSON(ev.Owner), Library: ev.Library, Masters: ev.Masters}
+		if ev.Value != "" {
+			out.Value = quorum.Redact(ev.Value)
+		}
+		if out.Masters == nil {
+			out.Masters = []string{}
+		}
+		if *asJSON {
+			_ = writeLine(env.Stdout, out)
+			return
+		}
+		who := ""
+		if ev.Owner != nil || ev.Library != "" {
+			li := quorum.LockInfo{Owner: ev.Owner, Library: ev.Library}
+			who = " by " + holder(&li)
+		}
+		fmt.Fprintf(env.Stdout, "%s %-13s %s%s (%d masters) [%s]\n", ev.At.Format("15:04:05.000"), ev.Kind, escape.Line(ev.Name, 60), who, len(ev.Masters), *mode)
+	}
+	if *mode == "keyspace" {
+		s.keyspaceEvents(ctx, clients, *match, emit)
+	} else {
+		s.pollEvents(ctx, *match, *interval, cf.timeout, emit)
+	}
+	return ExitOK
+}
+
+// notificationsOn counts the masters whose notify-keyspace-events reports the
+// events the keyspace mode needs: K, and A or all of g, $ and x.
+func notificationsOn(ctx context.Context, clients []*redis.Client, timeout time.Duration) int {
+	n := 0
+	for _, c := range clients {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		v, err := c.ConfigGet(cctx, "notify-keyspace-events").Result()
+		cancel()
+		flags := v["notify-keyspace-events"]
+		if err == nil && strings.Contains(flags, "K") &&
+			(strings.Contains(flags, "A") || strings.Contains(flags, "g") && strings.Contains(flags, "$") && strings.Contains(flags, "x")) {
+			n++
+		}
+	}
+	return n
+}
+
+// keyspaceNote is one master's notification, with the value read after a set.
+type keyspaceNote struct {
+	master, name, op, value string
+	at                      time.Time
+}
+
+// keyspaceEvents subscribes to every master's keyspace notifications of the lock
+// keys and merges them into quorum-level events until ctx ends.
+func (s *lockSession) keyspaceEvents(ctx context.Context, clients []*redis.Client, match string, print func(events.Event)) {
+	notes := make(chan keyspaceNote, 1024)
+	for i, c := range clients {
+		m := s.cluster.Masters[i]
+		prefix := fmt.Sprintf("__keyspace@%d__:", m.DB)
+		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(s.cluster.KeyPrefix)+match)
+		go func() {
+			defer ps.Close()
+			for msg := range ps.Channel() {
+				key := strings.TrimPrefix(msg.Channel, prefix)
+				name := strings.TrimPrefix(key, s.cluster.KeyPrefix)
+				if strings.HasSuffix(name, ":fence") || strings.HasSuffix(name, ":queue") {
+					continue
+				}
+				n := keyspaceNote{master: m.Name, name: name, op: msg.Payload, at: time.Now()}
+				if n.op == "set" {
+					gctx, cancel := context.WithTimeout(ctx, s.cluster.NodeTimeout)
+					n.value, _ = c.Get(gctx, key).Result()
+					cancel()
+				}
+				select {
+				case notes <- n:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	merger := events.NewMerger(s.cluster.Quorum(), time.Second)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-notes:
+			if ev := merger.Add(n.master, n.name, n.op, n.value, n.at); ev != nil {
+				print(*ev)
+			}
+		}
+	}
+}
+
+// pollEvents lists the locks every interval and prints the differences.
+func (s *lockSession) pollEvents(ctx context.Context, match string, interval, timeout time.Duration, print func(events.Event)) {
+	var prev *quorum.Listing
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		cur, err := s.m.Inspect(cctx, match)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if cur != nil && err == nil {
+			if prev != nil {
+				for _, ev := range events.Diff(prev, cur, time.Now()) {
+					print(ev)
+				}
+			}
+			prev = cur
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

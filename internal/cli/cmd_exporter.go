@@ -1,0 +1,313 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/metrics"
+	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
+)
+
+var exporterCmd = &Command{
+	Name:     "exporter",
+	Synopsis: "serve Prometheus metrics of the cluster, as seen from outside",
+	Usage: `Usage: redlock exporter [-listen ADDR] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
+
+Polls every master (health, as nodes does, and the live locks, as locks does)
+every -interval and serves the last poll at http://ADDR/metrics: one poll feeds
+every scrape, so scrapes put no load on Redis. A master going down shows within
+one interval. Metrics (README "Monitoring" lists them):
+  redlock_master_up{master}, redlock_master_latency_seconds{master},
+  redlock_master_uptime_seconds{master}, redlock_master_quarantined{master},
+  redlock_master_clock_offset_seconds{master}, redlock_master_findings{master,severity},
+  redlock_quorum, redlock_masters, redlock_masters_healthy, redlock_locks{state},
+  redlock_policy_locks{policy}, redlock_policy_oldest_lock_age_seconds{policy},
+  redlock_policy_min_validity_seconds{policy}, redlock_policy_ttl_seconds{policy},
+  redlock_poll_duration_seconds,
+  redlock_poll_timestamp_seconds, redlock_build_info{version,commit,goversion}.
+
+Flags:
+  -listen ADDR   where to serve /metrics (default 127.0.0.1:9452: loopback only)
+  -interval D    time between polls (default 5s)
+` + commonUsage + `
+                    (exporter: bounds one poll)
+
+Exit codes:
+  0  stopped by Ctrl-C
+  1  cannot listen, or the first poll failed to run
+  2  usage error or invalid topology file`,
+}
+
+func init() {
+	exporterCmd.Run = runExporter
+	register(exporterCmd)
+}
+
+func runExporter(ctx context.Context, env *Env, args []string) int {
+	cmd := exporterCmd
+	fs := newFlagSet(cmd)
+	var cf common
+	cf.register(fs, env)
+	listen := fs.String("listen", "127.0.0.1:9452", "address to serve /metrics on")
+	interval := fs.Duration("interval", 5*time.Second, "time between polls")
+	if code, ok := parseNoArgs(env, cmd, fs, &cf, args); !ok {
+		return code
+	}
+	if *interval <= 0 {
+		return usageErrorf(env, cmd, "-interval must be positive, got %v", *interval)
+	}
+	s, code := openSession(env, cmd, &cf)
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	prober, err := health.NewProber(s.cluster)
+	if err != nil {
+		return s.fail(env, cmd, err)
+	}
+	defer prober.Close()
+
+	col := &clusterCollector{cluster: s.cluster}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(col, buildInfo())
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return s.fail(env, cmd, fmt.Errorf("-listen %s: %w", *listen, err))
+	}
+	col.update(s.poll(ctx, prober, cf.timeout))
+	srv := serveMetrics(ln, reg)
+	defer srv.Close()
+	fmt.Fprintf(env.Stderr, "redlock exporter: serving http://%s/metrics, polling every %v\n", ln.Addr(), *interval)
+	tick := time.NewTicker(*interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ExitOK
+		case <-tick.C:
+			col.update(s.poll(ctx, prober, cf.timeout))
+		}
+	}
+}
+
+// serveMetrics serves reg's /metrics on ln until Close.
+func serveMetrics(ln net.Listener, reg *prometheus.Registry) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv
+}
+
+// buildInfo is redlock_build_info{version,commit,goversion} 1.
+func buildInfo() prometheus.Collector {
+	v := buildVersion()
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "redlock_build_info", Help: "The running redlock's version; always 1."},
+		[]string{"version", "commit", "goversion"})
+	g.WithLabelValues(v.Version, v.Commit, v.GoVersion).Set(1)
+	return g
+}
+
+// clusterPoll is one observation of the cluster.
+type clusterPoll struct {
+	at       time.Time
+	took     time.Duration
+	nodes    []topology.NodeHealth
+	listing  *quorum.Listing
+	inspectE error
+}
+
+// poll probes the masters and lists the locks concurrently.
+func (s *lockSession) poll(ctx context.Context, prober *health.Prober, timeout time.Duration) clusterPoll {
+	t0 := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var p clusterPoll
+	var wg sync.WaitGroup
+	wg.Go(func() { p.nodes = prober.Probe(cctx) })
+	p.listing, p.inspectE = s.m.Inspect(cctx, "*")
+	wg.Wait()
+	p.at, p.took = time.Now(), time.Since(t0)
+	return p
+}
+
+// clusterCollector exports the last poll.
+type clusterCollector struct {
+	cluster *topology.Cluster
+	mu      sync.Mutex
+	last    clusterPoll
+}
+
+func (c *clusterCollector) update(p clusterPoll) {
+	c.mu.Lock()
+	c.last = p
+	c.mu.Unlock()
+}
+
+var (
+	descMasterUp       = prometheus.NewDesc("redlock_master_up", "1 when the master answered the last poll.", []string{"master"}, nil)
+	descMasterLatency  = prometheus.NewDesc("redlock_master_latency_seconds", "Round trip of the last poll's PING.", []string{"master"}, nil)
+	descMasterUptime   = prometheus.NewDesc("redlock_master_uptime_seconds", "uptime_in_seconds of the master.", []string{"master"}, nil)
+	descMasterQuar     = prometheus.NewDesc("redlock_master_quarantined", "1 while the master is in its restart quarantine.", []string{"master"}, nil)
+	descMasterClock    = prometheus.NewDesc("redlock_master_clock_offset_seconds", "The master's TIME minus the exporter's clock.", []string{"master"}, nil)
+	descMasterFindings = prometheus.NewDesc("redlock_master_findings", "Findings of the master by severity (acknowledged ones excluded).", []string{"master", "severity"}, nil)
+	descQuorum         = prometheus.NewDesc("redlock_quorum", "Votes a lock needs: N/2+1.", nil, nil)
+	descMasters        = prometheus.NewDesc("redlock_masters", "Declared masters.", nil, nil)
+	descHealthy        = prometheus.NewDesc("redlock_masters_healthy", "Masters up, without an error finding, out of quarantine.", nil, nil)
+	descLocks          = prometheus.NewDesc("redlock_locks", "Live lock names by state (held, partial, contested, orphaned).", []string{"state"}, nil)
+	descPolicyLocks    = prometheus.NewDesc("redlock_policy_locks", "Held locks by policy.", []string{"policy"}, nil)
+	descOldest         = prometheus.NewDesc("redlock_policy_oldest_lock_age_seconds", "Age of the oldest held lock of the policy (from its owner metadata).", []string{"policy"}, nil)
+	descMinValidity    = prometheus.NewDesc("redlock_policy_min_validity_seconds", "Smallest validity left among the policy's held locks.", []string{"policy"}, nil)
+	descPolicyTTL      = prometheus.NewDesc("redlock_policy_ttl_seconds", "The TTL the topology gives the policy's locks.", []string{"policy"}, nil)
+	descPollDuration   = prometheus.NewDesc("redlock_poll_duration_seconds", "How long the last poll took.", nil, nil)
+	descPollTime       = prometheus.NewDesc("redlock_poll_timestamp_seconds", "When the last poll ended (Unix time).", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+// Collect implements prometheus.Collector: the last poll, no I/O.
+func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	p := c.last
+	c.mu.Unlock()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	healthy := 0
+	for _, h := range p.nodes {
+		gauge(descMasterUp, b2f(h.Reachable && !h.AuthFailed), h.Master)
+		gauge(descMasterLatency, h.Latency.Seconds(), h.Master)
+		gauge(descMasterUptime, h.Uptime.Seconds(), h.Master)
+		gauge(descMasterQuar, b2f(p.at.Before(h.QuarantineUntil)), h.Master)
+		gauge(descMasterClock, h.ClockOffset.Seconds(), h.Master)
+		sev := map[string]float64{"error": 0, "warning": 0, "info": 0}
+		for _, f := range h.Findings {
+			if f.Acknowledged == "" {
+				sev[f.Severity.String()]++
+			}
+		}
+		for k, v := range sev {
+			gauge(descMasterFindings, v, h.Master, k)
+		}
+		if h.Healthy(p.at) {
+			healthy++
+		}
+	}
+	gauge(descQuorum, float64(c.cluster.Quorum()))
+	gauge(descMasters, float64(len(c.cluster.Masters)))
+	gauge(descHealthy, float64(healthy))
+	states := map[quorum.LockState]float64{quorum.StateHeld: 0, quorum.StatePartial: 0, quorum.StateContested: 0, quorum.StateOrphaned: 0}
+	type agg struct {
+		n        float64
+		oldest   time.Duration
+		minValid time.Duration
+	}
+	policies := map[string]*agg{}
+	for _, pol := range c.cluster.Locks {
+		policies[pol.Match] = &agg{}
+	}
+	policies[metrics.DefaultPolicy] = &agg{}
+	if p.listing != nil {
+		for i := range p.listing.Locks {
+			li := &p.listing.Locks[i]
+			states[li.State]++
+			if li.State != quorum.StateHeld {
+				continue
+			}
+			a := policies[policyLabel(c.cluster, li.Name)]
+			a.n++
+			if li.Owner != nil && !li.Owner.At.IsZero() {
+				a.oldest = max(a.oldest, p.at.Sub(li.Owner.At))
+			}
+			if a.n == 1 || li.Validity < a.minValid {
+				a.minValid = li.Validity
+			}
+		}
+	}
+	for st, v := range states {
+		gauge(descLocks, v, string(st))
+	}
+	for name, a := range policies {
+		ttl := c.cluster.TTL
+		for _, pol := range c.cluster.Locks {
+			if pol.Match == name && pol.TTL > 0 {
+				ttl = pol.TTL
+			}
+		}
+		gauge(descPolicyTTL, ttl.Seconds(), name)
+		gauge(descPolicyLocks, a.n, name)
+		gauge(descOldest, a.oldest.Seconds(), name)
+		if a.n > 0 && a.minValid != quorum.NoExpiry {
+			gauge(descMinValidity, a.minValid.Seconds(), name)
+		}
+	}
+	gauge(descPollDuration, p.took.Seconds())
+	gauge(descPollTime, float64(p.at.UnixNano())/1e9)
+}
+
+// policyLabel is the metric label of a lock name: the glob of the policy that
+// matches it, or metrics.DefaultPolicy. Never the name itself.
+func policyLabel(c *topology.Cluster, name string) string {
+	if p := c.PolicyFor(name); p.Match != "" {
+		return p.Match
+	}
+	return metrics.DefaultPolicy
+}
+
+// metricsFlag is -metrics-addr of the long-running commands.
+type metricsFlag struct {
+	addr string
+}
+
+func (f *metricsFlag) register(fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	fs.StringVar(&f.addr, "metrics-addr", "", "serve this process's lock metrics at http://ADDR/metrics")
+}
+
+// start serves the process's metrics when -metrics-addr is set, and returns the
+// quorum.Observer to give the Manager (nil without the flag) and a stop function.
+func (f *metricsFlag) start(env *Env, c *topology.Cluster) (quorum.Observer, func(), error) {
+	if f.addr == "" {
+		return nil, func() {}, nil
+	}
+	reg := prometheus.NewRegistry()
+	policy := func(name string) string { return metrics.DefaultPolicy }
+	if c != nil {
+		policy = func(name string) string { return policyLabel(c, name) }
+	}
+	obs, err := metrics.New(reg, policy)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg.MustRegister(buildInfo())
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-metrics-addr %s: %w", f.addr, err)
+	}
+	srv := serveMetrics(ln, reg)
+	fmt.Fprintf(env.Stderr, "redlock: serving metrics at http://%s/metrics\n", escape.Text(ln.Addr().String()))
+	return obs, func() {
+		if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(env.Stderr, "redlock: metrics server: %v\n", err)
+		}
+	}, nil
+}

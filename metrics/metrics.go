@@ -1,0 +1,130 @@
+// Package metrics exports what a quorum.Manager observes as Prometheus metrics: a
+// quorum.Observer backed by client_golang.
+//
+// Names follow Prometheus conventions (base units, _total counters, _seconds
+// histograms). Labels are bounded: policy (the matching lock policy of the
+// topology, or what the caller's policy function returns), master (the topology's
+// master name), op, and small result/cause/kind enums. The raw lock name is never a
+// label: it is unbounded.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+// DefaultPolicy is the policy label of names that no policy matches.
+const DefaultPolicy = "default"
+
+// Observer is a quorum.Observer that updates Prometheus metrics. It is safe for
+// concurrent use; Observe only updates in-memory metrics.
+type Observer struct {
+	policy func(name string) string
+
+	acquireDuration *prometheus.HistogramVec
+	held            *prometheus.GaugeVec
+	holdDuration    *prometheus.HistogramVec
+	lost            *prometheus.CounterVec
+	extend          *prometheus.CounterVec
+	roundDuration   *prometheus.HistogramVec
+	masterErrors    *prometheus.CounterVec
+	quarantined     *prometheus.GaugeVec
+
+	mu         sync.Mutex
+	quarTimers map[string]*time.Timer
+}
+
+// latencyBuckets suit lock rounds: 100µs to ~1.6s.
+var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 2, 15)
+
+// New registers the metrics with reg and returns the Observer. policy maps a lock
+// name to its policy label (nil: every name is DefaultPolicy); it must return a
+// small, fixed set of values.
+func New(reg prometheus.Registerer, policy func(name string) string) (*Observer, error) {
+	if policy == nil {
+		policy = func(string) string { return DefaultPolicy }
+	}
+	o := &Observer{policy: policy, quarTimers: map[string]*time.Timer{}}
+	o.acquireDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "redlock_acquire_duration_seconds", Help: "Time from the call to the return of Acquire and TryAcquire, by result.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{"policy", "result"})
+	o.held = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "redlock_held_locks", Help: "Locks this process holds now.",
+	}, []string{"policy"})
+	o.holdDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "redlock_hold_duration_seconds", Help: "How long locks were held, from acquisition to release or loss.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 16),
+	}, []string{"policy"})
+	o.lost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redlock_lost_total", Help: "Held locks lost before their release, by cause (expired, extension_cap, majority_lost).",
+	}, []string{"policy", "cause"})
+	o.extend = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redlock_extend_total", Help: "Extension rounds (Extend and keep-alive), by result.",
+	}, []string{"policy", "result"})
+	o.roundDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "redlock_master_round_duration_seconds", Help: "Latency of one master's answer to one lock command, by operation.",
+		Buckets: latencyBuckets,
+	}, []string{"master", "op"})
+	o.masterErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redlock_master_errors_total", Help: "Lock commands a master failed (error) or could not vote in (quarantined).",
+	}, []string{"master", "kind"})
+	o.quarantined = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "redlock_master_quarantined", Help: "1 while this process counts no vote from the master (restart quarantine).",
+	}, []string{"master"})
+	for _, c := range []prometheus.Collector{o.acquireDuration, o.held, o.holdDuration, o.lost, o.extend, o.roundDuration, o.masterErrors, o.quarantined} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// Observe implements quorum.Observer.
+func (o *Observer) Observe(e quorum.Event) {
+	switch e.Kind {
+	case quorum.EventAcquire:
+		p := o.policy(e.Name)
+		o.acquireDuration.WithLabelValues(p, e.Result).Observe(e.Wait.Seconds())
+		if e.Result == quorum.ResultAcquired {
+			o.held.WithLabelValues(p).Inc()
+		}
+	case quorum.EventExtend:
+		o.extend.WithLabelValues(o.policy(e.Name), e.Result).Inc()
+	case quorum.EventRelease:
+		p := o.policy(e.Name)
+		o.held.WithLabelValues(p).Dec()
+		o.holdDuration.WithLabelValues(p).Observe(e.Held.Seconds())
+	case quorum.EventLost:
+		p := o.policy(e.Name)
+		o.held.WithLabelValues(p).Dec()
+		o.holdDuration.WithLabelValues(p).Observe(e.Held.Seconds())
+		o.lost.WithLabelValues(p, e.Cause).Inc()
+	case quorum.EventMasterRound:
+		o.roundDuration.WithLabelValues(e.Master, e.Op).Observe(e.Latency.Seconds())
+		switch e.Outcome {
+		case quorum.OutcomeError:
+			o.masterErrors.WithLabelValues(e.Master, "error").Inc()
+		case quorum.OutcomeQuarantined:
+			o.masterErrors.WithLabelValues(e.Master, "quarantined").Inc()
+		}
+	case quorum.EventQuarantine:
+		o.quarantine(e.Master, e.Until)
+	}
+}
+
+// quarantine sets the master's gauge to 1 until the quarantine ends.
+func (o *Observer) quarantine(master string, until time.Time) {
+	g := o.quarantined.WithLabelValues(master)
+	g.Set(1)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if t := o.quarTimers[master]; t != nil {
+		t.Stop()
+	}
+	o.quarTimers[master] = time.AfterFunc(time.Until(until), func() { g.Set(0) })
+}
