@@ -52,9 +52,11 @@ func ParseMasterURL(raw string) (Master, error) {
 		}
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
+		// The path is not quoted: in "redis://u:12/secret@h" the user forgot to
+		// %-escape a "/" in the password, and the path is the rest of it.
 		n, err := strconv.Atoi(db)
 		if err != nil || n < 0 {
-			return m, fmt.Errorf("db %q is not a number >= 0", db)
+			return m, errors.New("the path after host:port must be a db number >= 0 (%-escape / ? # @ in a password)")
 		}
 		m.DB = n
 	}
