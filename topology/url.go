@@ -40,7 +40,9 @@ func ParseMasterURL(raw string) (Master, error) {
 		port = "6379"
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return m, fmt.Errorf("port %q is not a number in 1..65535", port)
+		// Not quoted either: with an unescaped "/" in the password, "host:port"
+		// is "user:password-prefix".
+		return m, errors.New("the port must be a number in 1..65535 (%-escape / ? # @ in a password)")
 	}
 	m.Address = net.JoinHostPort(host, port)
 	if u.User != nil {
