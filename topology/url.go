@@ -40,7 +40,9 @@ func ParseMasterURL(raw string) (Master, error) {
 		port = "6379"
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return m, fmt.Errorf("port %q is not a number in 1..65535", port)
+		// Not quoted either: with an unescaped "/" in the password, "host:port"
+		// is "user:password-prefix".
+		return m, errors.New("the port must be a number in 1..65535 (%-escape / ? # @ in a password)")
 	}
 	m.Address = net.JoinHostPort(host, port)
 	if u.User != nil {
@@ -52,9 +54,11 @@ func ParseMasterURL(raw string) (Master, error) {
 		}
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
+		// The path is not quoted: in "redis://u:12/secret@h" the user forgot to
+		// %-escape a "/" in the password, and the path is the rest of it.
 		n, err := strconv.Atoi(db)
 		if err != nil || n < 0 {
-			return m, fmt.Errorf("db %q is not a number >= 0", db)
+			return m, errors.New("the path after host:port must be a db number >= 0 (%-escape / ? # @ in a password)")
 		}
 		m.DB = n
 	}

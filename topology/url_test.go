@@ -22,7 +22,11 @@ func TestParseMasterURL(t *testing.T) {
 		{"redis://[::1]:7000", Master{Address: "[::1]:7000"}, ""},
 		{"http://h:1", Master{}, `scheme "http"`},
 		{"redis://:s3cret@h:99999", Master{}, "port"},
-		{"redis://h:1/x", Master{}, "db"},
+		{"redis://h:1/x", Master{}, "db number"},
+		// Regression: an unescaped "/" in a password put the rest of it in the error.
+		{"redis://u:12/s3cret@h:1", Master{}, "%-escape"},
+		{"redis://u:s3cret/x@h:1", Master{}, "not a valid URL"},
+		{"redis://u:000000/s3cret@h", Master{}, "the port must be a number"},
 		{"redis://h:1?tls=1", Master{}, "query"},
 		{"redis:///0", Master{}, "no host"},
 	}
@@ -57,6 +61,41 @@ func FuzzParseMasterURL(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", raw, m)
 		}
 	})
+}
+
+// FuzzParseMasterURLUnescaped builds URLs as a user would type them, with the
+// password not %-escaped, and checks that no error ever quotes the password.
+func FuzzParseMasterURLUnescaped(f *testing.F) {
+	f.Add("redis", "user", "12/s3cretpart", "h:1", "/0")
+	f.Add("rediss", "", "pa?ss#word", "[::1]:7000", "")
+	f.Add("redis", "u", "p@ss:w0rd!", "127.0.0.1", "/x")
+	f.Add("redis", "u", "99/99@hostpw", "h", "")
+	f.Fuzz(func(t *testing.T, scheme, user, pass, hostPort, path string) {
+		raw := scheme + "://" + user + ":" + pass + "@" + hostPort + path
+		_, err := ParseMasterURL(raw)
+		if err == nil {
+			return
+		}
+		// No 6-byte piece of the password may be in the error, unless it is also
+		// elsewhere in the URL or words of the message itself.
+		known := scheme + user + hostPort + path + strings.Join(urlErrorTexts, "\n")
+		for i := 0; i+6 <= len(pass); i++ {
+			piece := pass[i : i+6]
+			if !strings.Contains(known, piece) {
+				assert.NotContains(t, err.Error(), piece, "URL %q", raw)
+			}
+		}
+	})
+}
+
+// urlErrorTexts are the fixed parts of ParseMasterURL's errors.
+var urlErrorTexts = []string{
+	"not a valid URL: want redis://[user[:password]@]host[:port][/db]",
+	"no host: want redis://[user[:password]@]host[:port][/db]",
+	"query and fragment are not supported: write tls settings in a tls block",
+	"the path after host:port must be a db number >= 0 (%-escape / ? # @ in a password)",
+	"the port must be a number in 1..65535 (%-escape / ? # @ in a password)",
+	"scheme  want redis:// or rediss://",
 }
 
 // passwordOf extracts what looks like the password of a URL, for the fuzz check.

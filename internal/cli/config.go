@@ -16,6 +16,7 @@ import (
 
 	"github.com/redlock/redlock/hcl"
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/local"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -30,7 +31,8 @@ const DefaultTimeout = 10 * time.Second
 const commonUsage = `  -config PATH      topology file (default $REDLOCK_CONFIG, else ./redlock.hcl)
   -masters LIST     no file: comma-separated host:port or redis://[user:pass@]host:port[/db]
                     (rediss:// for TLS) masters with the defaults of an empty cluster
-                    block (default $REDLOCK_MASTERS)
+                    block (default $REDLOCK_MASTERS); restart quarantine is off only
+                    when every master is on a loopback address
   -var NAME=VALUE   set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults
   -timeout D        overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)`
 
@@ -147,25 +149,38 @@ func (c *common) loadMasters(env *Env) (*hcl.Config, int) {
 
 // mastersSource is the topology of -masters: a cluster block with the defaults
 // of an empty one and one master per comma-separated address, named after its
-// host:port. Restart quarantine is off, as for any throwaway use.
+// host:port. Restart quarantine stays on (the default) unless every master is on
+// a loopback address, the brand-new local masters of `up`, demo and tests: with
+// it off, a client counts the vote of a master that restarted and lost a lock
+// still held, and can take that lock a second time.
 func mastersSource(list string) []byte {
 	f := hclwrite.NewEmptyFile()
 	cl := f.Body().AppendNewBlock("cluster", []string{"masters"}).Body()
-	cl.SetAttributeValue("restart_quarantine", cty.False)
+	allLoopback := true
+	var masters [][2]string // name, address as given
 	for _, a := range strings.Split(list, ",") {
 		a = strings.TrimSpace(a)
 		if a == "" {
 			continue
 		}
-		name := a
+		name, hostPort := a, a
 		if topology.IsURL(a) {
 			if m, err := topology.ParseMasterURL(a); err == nil {
-				name = m.Address
+				name, hostPort = m.Address, m.Address
 			} else {
-				name = "master"
+				name, hostPort = "master", ""
 			}
 		}
-		cl.AppendNewBlock("master", []string{name}).Body().SetAttributeValue("address", cty.StringVal(a))
+		if local.CheckLoopback(hostPort) != nil {
+			allLoopback = false
+		}
+		masters = append(masters, [2]string{name, a})
+	}
+	if allLoopback && len(masters) > 0 {
+		cl.SetAttributeValue("restart_quarantine", cty.False)
+	}
+	for _, m := range masters {
+		cl.AppendNewBlock("master", []string{m[0]}).Body().SetAttributeValue("address", cty.StringVal(m[1]))
 	}
 	return f.Bytes()
 }
