@@ -1,0 +1,28 @@
+package quorum
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Acquired is the start of the acquiring round: the first Until counts from it,
+// and it does not move when an extension moves Until.
+func TestAcquiredIsTheStartOfTheAcquiringRound(t *testing.T) {
+	ctx := context.Background()
+	_, m := testCluster(t, 3)
+	before := time.Now()
+	l, err := m.TryAcquire(ctx, "acquired", 2*time.Second)
+	require.NoError(t, err)
+	after := time.Now()
+	at := l.Acquired()
+	assert.False(t, at.Before(before), "not before the call")
+	assert.False(t, at.After(after), "not after it returned")
+	assert.Equal(t, at.Add(2*time.Second-m.DriftBudget(2*time.Second)), l.Until(), "Until counts from it")
+	require.NoError(t, l.Extend(ctx, 3*time.Second))
+	assert.Equal(t, at, l.Acquired(), "an extension does not move it")
+	require.NoError(t, l.Release(ctx))
+}
