@@ -66,7 +66,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
 		"fair_acquire": {fairAcquireLua, "6433d9cd936fea63c74d5c9890e1ca3401aff01a", fairAcquireScript},
 		"fair_unwind":  {fairUnwindLua, "9762e6723bfa79e2f6f3374b6f3da4819563ffc3", fairUnwindScript},
-		"force_expire": {forceExpireLua, "93c5a3c06f3ef229c6025dceb84305974845fe8a", forceExpireScript},
+		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

@@ -75,7 +75,7 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 		var del *redis.IntCmd
 		_, err := n.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			del = p.Del(ctx, key)
-			p.Publish(ctx, channel, "")
+			p.Publish(ctx, channel, ForceExpiredMessage)
 			return nil
 		})
 		if err != nil {
@@ -88,6 +88,11 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 	})
 	return rep, partialError(rep)
 }
+
+// ForceExpiredMessage is what ForceExpire and ForceExpireSeen publish on a lock's
+// wake-up channel where they deleted it (a release publishes the key), so that an
+// event stream can tell a force-expire from a release.
+const ForceExpiredMessage = "force-expired"
 
 // Seen is what an operator saw of a lock on one master: the value of a string key,
 // or only the type of a key of another type (a Redisson hash).

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end check of the console against five real redis-server masters, driven
 # through tmux: take a lock with the keys, see it listed with a countdown, kill a
-# master and see its row change, force-expire the lock, quit. On any failing step it
+# master and see its row change, force-expire the lock and find it in the history,
+# move through 20 locks with a burst of keys and G, filter by owner, open a node's
+# detail, quit. On any failing step it
 # prints the captured screen and exits non-zero.
 #
 # Needs go, tmux and redis-server. CAPTURE=FILE saves the screen after the lock is
@@ -136,6 +138,41 @@ wait_for 'Force-expire e2e/job-1 held by this console\? y/n'
 tmux send-keys -t "$session" y
 wait_for 'force-expired e2e/job-1: deleted on 4/5 masters'
 wait_for 'no locks' 15
+
+step "history pane shows the force-expired lock"
+tmux send-keys -t "$session" H
+wait_for 'History +[0-9]+ recent lock events'
+wait_for '(released|expired) +e2e/job-1'
+tmux send-keys -t "$session" H
+
+step "taking 20 locks from the command line"
+for i in $(seq -w 0 19); do
+  "$work/redlock" acquire "bulk/$i" -ttl 5m -owner bulker -config "$work/redlock.hcl" >/dev/null 2>&1 ||
+    fail "acquire bulk/$i failed"
+done
+wait_for 'Locks +20' 15
+
+step "a burst of five j in one read moves five rows; G goes to the bottom"
+tmux send-keys -t "$session" g
+wait_for '› bulk/00 '
+tmux send-keys -t "$session" -l 'jjjjj'
+wait_for '› bulk/05 '
+tmux send-keys -t "$session" G
+wait_for '› bulk/19 '
+
+step "filtering by owner"
+tmux send-keys -t "$session" /
+tmux send-keys -t "$session" -l 'bulker'
+tmux send-keys -t "$session" Enter
+wait_for 'Locks +20 of 20 matching "bulker"'
+tmux send-keys -t "$session" Escape
+wait_for 'filter cleared'
+
+step "a node's detail"
+tmux send-keys -t "$session" Tab Enter
+wait_for 'Master a +● up'
+wait_for 'clock offset'
+tmux send-keys -t "$session" Enter Tab
 
 step "quitting"
 tmux send-keys -t "$session" q

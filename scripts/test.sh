@@ -39,11 +39,11 @@ go vet ./...
 echo "== go mod tidy"
 go mod tidy -diff
 
-echo "== go test (race detector on the lock algorithm and the CLI)"
-go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/
+echo "== go test (race detector on the lock algorithm, the CLI and run's guard)"
+go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/
 
 echo "== go test (every other package)"
-go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/internal/cli$')
+go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/internal/cli$' -e '/internal/guard$')
 
 echo "== console end-to-end (tmux)"
 bash scripts/e2e-console.sh

@@ -19,6 +19,12 @@ func (p *detailPane) View(m *Model) string {
 	if p.h <= 0 {
 		return ""
 	}
+	switch m.view {
+	case viewNode:
+		return m.nodeDetailView(p.w, p.h)
+	case viewHistory:
+		return m.historyView(p.w, p.h)
+	}
 	st := m.st
 	li := m.selected()
 	if li == nil {

@@ -19,7 +19,7 @@ type keyMap struct {
 
 func newKeyMap(readOnly bool) keyMap {
 	k := keyMap{
-		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑↓", "move")),
+		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Tab:         key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "panel")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
@@ -51,11 +51,13 @@ func (k keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Acquire, k.Extend, k.Release, k.ForceExpire, k.Filter, k.Tab, k.Help, k.Quit}
 }
 
-// FullHelp is the `?` screen, in columns.
+// FullHelp is the `?` screen, in columns: every key the console takes.
 func (k keyMap) FullHelp() [][]key.Binding {
+	n := newNavKeys()
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Tab, k.Filter},
-		{k.Acquire, k.Extend, k.Release, k.ForceExpire},
+		{k.Up, k.Down, n.Top, n.Bottom, n.PageDown, n.PageUp, k.Tab},
+		{k.Filter, n.Clear, n.SortName, n.SortState, n.SortValidity, n.SortOwner, n.Vote},
+		{n.Open, n.History, n.Copy, k.Acquire, k.Extend, k.Release, k.ForceExpire},
 		{k.Help, k.Quit, k.Submit, k.Cancel},
 	}
 }

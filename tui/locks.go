@@ -63,6 +63,10 @@ func (p *locksPanel) View(m *Model) string {
 	if n := len(m.held); n > 0 {
 		count += fmt.Sprintf(" · %d held here", n)
 	}
+	count += " · " + m.sortLabel()
+	if s := m.snap; s.Total > 0 && s.Answered < m.opts.Quorum {
+		count += "  " + st.Bad.Render(fmt.Sprintf("⚠ listing incomplete: %d of %d masters answered", s.Answered, s.Total))
+	}
 	nameW, ownerW, barW := p.columns()
 	head := "  " + strings.Join([]string{fit("NAME", nameW), fit("STATE", 12), fit("VOTES", 6), fit("OWNER", ownerW), fit("VALIDITY", barW+12)}, " ")
 	lines := []string{st.Title.Render(title) + st.Muted.Render(count), st.Muted.Render(head)}

@@ -65,6 +65,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) {
 		return
 	}
 	m.inflight = false
+	m.record(m.snap.Locks, msg.snap)
 	m.snap = msg.snap
 	m.polled = true
 	spans := make(map[string]span, len(m.snap.Locks))

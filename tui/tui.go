@@ -19,11 +19,14 @@ import (
 
 // Snapshot is one observation of the cluster: node health and live locks, taken
 // at At. Err, when set, is shown in the status line; the other fields still count.
+// Answered of Total masters answered the listing (both zero when not known): fewer
+// than a quorum shows a banner that the listing is incomplete.
 type Snapshot struct {
-	At    time.Time
-	Nodes []topology.NodeHealth
-	Locks []quorum.LockInfo
-	Err   error
+	At              time.Time
+	Nodes           []topology.NodeHealth
+	Locks           []quorum.LockInfo
+	Answered, Total int
+	Err             error
 }
 
 // Source observes the cluster. Poll must return within a bounded time (the node
@@ -79,6 +82,9 @@ type Options struct {
 	Note string
 	// Now is the clock (time.Now by default); tests fix it.
 	Now func() time.Time
+	// Copy puts text on the terminal's clipboard (OSC 52); nil when not available.
+	// Only the token of a lock this console holds is ever copied.
+	Copy func(text string) error
 }
 
 func (o *Options) defaults() {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -120,6 +122,7 @@ func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSet
 	m := tui.New(src, lk, tui.Options{
 		Cluster: c.Name, Masters: names, Quorum: c.Quorum(), DefaultTTL: c.TTL, MaxTTL: c.MaxTTL,
 		Interval: s.interval, ActionTimeout: s.actionTimeout, ReadOnly: s.readOnly, Note: note,
+		Copy: osc52(out),
 	})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
 	final, runErr := p.Run()
@@ -173,4 +176,14 @@ func terminal(env *Env) (*os.File, *os.File, error) {
 		return nil, nil, errors.New("the console needs a terminal on stdin and stdout (use `locks`, `nodes` or `watch -json` in scripts)")
 	}
 	return in, out, nil
+}
+
+// osc52 returns a function that puts text on the terminal's clipboard with the
+// OSC 52 escape sequence, which terminals (and tmux with set-clipboard on) honour
+// even over SSH.
+func osc52(out io.Writer) func(string) error {
+	return func(text string) error {
+		_, err := fmt.Fprintf(out, "\x1b]52;c;%s\x07", base64.StdEncoding.EncodeToString([]byte(text)))
+		return err
+	}
 }

@@ -19,8 +19,8 @@ var eventsCmd = &Command{
 	Synopsis: "stream lock events: acquired, extended, released, expired, changed hands",
 	Usage: `Usage: redlock events [-match GLOB] [-json] [-mode auto|keyspace|poll] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
 
-Streams lock events until Ctrl-C: acquired, extended, released, expired and
-changed-hands, each with the name, owner, library, the masters and the time.
+Streams lock events until Ctrl-C: acquired, extended, released, force-expired
+(keyspace mode), expired and changed-hands, each with the name, owner, library, the masters and the time.
 
 Two modes, named on stderr at start and in every JSON line ("mode"):
   keyspace  Redis keyspace notifications (notify-keyspace-events with K and
@@ -162,10 +162,23 @@ func (s *lockSession) keyspaceEvents(ctx context.Context, clients []*redis.Clien
 	for i, c := range clients {
 		m := s.cluster.Masters[i]
 		prefix := fmt.Sprintf("__keyspace@%d__:", m.DB)
-		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(s.cluster.KeyPrefix)+match)
+		// Keyspace notifications of the lock keys, and the locks' wake-up channels,
+		// where a force-expire announces itself.
+		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(s.cluster.KeyPrefix)+match, quorum.EscapeGlob(s.cluster.KeyPrefix)+match+":wake")
 		go func() {
 			defer ps.Close()
 			for msg := range ps.Channel() {
+				if wake, ok := strings.CutSuffix(msg.Channel, ":wake"); ok && !strings.HasPrefix(msg.Channel, prefix) {
+					if msg.Payload == quorum.ForceExpiredMessage {
+						n := keyspaceNote{master: m.Name, name: strings.TrimPrefix(wake, s.cluster.KeyPrefix), op: msg.Payload, at: time.Now()}
+						select {
+						case notes <- n:
+						case <-ctx.Done():
+							return
+						}
+					}
+					continue
+				}
 				key := strings.TrimPrefix(msg.Channel, prefix)
 				name := strings.TrimPrefix(key, s.cluster.KeyPrefix)
 				if strings.HasSuffix(name, ":fence") || strings.HasSuffix(name, ":queue") {

@@ -29,7 +29,7 @@ killed (SIGKILL) or frozen (SIGSTOP, a debugger):
   - SIGTERM to CMD's whole process group at the deadline minus -margin when the
     lock was not extended, and at once when the lock is lost (a majority of
     masters no longer hold it: a force-expire is noticed within a round trip);
-  - SIGKILL -grace after SIGTERM, and never later than 20ms before the deadline,
+  - SIGKILL -grace after SIGTERM, and never later than 100ms before the deadline,
     whatever -grace says (a -grace that does not fit is clipped, with a message);
   - SIGKILL at once when run dies before CMD exits;
   - when CMD exits, whatever it left in its process group is killed too.
@@ -40,7 +40,9 @@ fencing token (REDLOCK_FENCE) where that matters.
 When stdin is a terminal and run is in its foreground, CMD's process group gets the
 terminal (interactive programs work as under flock) and run takes it back when CMD
 exits. Ctrl-Z stops CMD and run; a stopped run does not extend the lock, so CMD is
-killed when the validity ends.
+killed when the validity ends; bg leaves the terminal to the shell. Without a
+terminal, a CMD stopped by a signal stays stopped under the lock (still extended)
+until continued, and run itself is not stopped.
 
 CMD gets REDLOCK_NAME, REDLOCK_TOKEN, REDLOCK_VALID_UNTIL (RFC 3339, the validity
 at start; the keep-alive moves it) and REDLOCK_FENCE when the lock policy uses
@@ -51,8 +53,9 @@ Flags:
   -wait D      keep trying to take the lock until D has passed (default 0: one round)
   -max-hold D  stop extending after D: CMD gets SIGTERM -margin before acquisition + D
                and run exits 5 (default: no cap)
-  -margin D    SIGTERM this long before the validity ends (default ttl/5, at least 10ms)
-  -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 20ms)
+  -margin D    SIGTERM this long before the validity ends (default ttl/5, at least
+               10ms; shorter than ttl/2, when the keep-alive extends the lock)
+  -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)
   -conflict-exit-code N
                exit N instead of 3 when the lock is not acquired (as flock -E)
   -owner S     owner label written into the lock value
@@ -67,7 +70,8 @@ stderr; pick a -conflict-exit-code that CMD never uses to tell "not acquired" ap
   1    error (fewer than a quorum of masters reachable, interrupted before CMD started)
   2    usage error or invalid topology file
   3    not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)
-  4    the lock was lost while CMD ran (CMD was stopped)
+  4    the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
+       after acquiring that the validity ended before CMD could start (not started)
   5    -max-hold or the lock policy's max_extensions ended the run (CMD was stopped)
   126  CMD could not be started; 127 CMD was not found`,
 }
@@ -180,5 +184,8 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		return ExitError
 	}
 	defer release()
+	if *maxHold > 0 {
+		dl.hard = holdEnd(l.Acquired(), *maxHold, s.m.DriftBudget(*maxHold))
+	}
 	return superviseRun(env, l, argv, dl, *maxHold, sigs)
 }

@@ -38,6 +38,7 @@ func (s *clusterSource) Poll(ctx context.Context) tui.Snapshot {
 	snap := tui.Snapshot{At: time.Now(), Nodes: nodes}
 	if lst != nil {
 		snap.Locks = lst.Locks
+		snap.Answered, snap.Total = lst.Answered(), lst.Total
 	}
 	if err != nil {
 		msg := err.Error()

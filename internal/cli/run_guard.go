@@ -25,15 +25,40 @@ type deadlines struct {
 	lead    time.Duration // SIGKILL this long before the deadline at the latest
 	grace   time.Duration // SIGKILL this long after SIGTERM at most (clipped)
 	clipped bool          // grace was clipped to fit before the deadline
+	hard    time.Time     // -max-hold's end of the lock, whatever run learns; zero when none
+}
+
+// holdEnd is the earliest moment at which another client can take a lock
+// acquired in a round that started at acquired once a keep-alive capped at
+// maxHold made its final, shortened extension: that extension asks for what is
+// left of maxHold, truncated to the millisecond, and the masters' clocks may run
+// fast by the drift budget. The guard is given it at start, so that the child is
+// stopped in time even when run is frozen or killed between the keep-alive's
+// final round and telling the guard the shortened deadline.
+func holdEnd(acquired time.Time, maxHold, drift time.Duration) time.Time {
+	return acquired.Add(maxHold - time.Millisecond - drift)
+}
+
+// until is the deadline in force: the lock's, capped by -max-hold's end.
+func (d deadlines) until(lockUntil time.Time) time.Time {
+	if !d.hard.IsZero() && lockUntil.After(d.hard) {
+		return d.hard
+	}
+	return lockUntil
 }
 
 // runDeadlines checks and completes -margin and -grace for a lock of ttl.
 func runDeadlines(ttl, margin, grace time.Duration, marginGiven bool) (deadlines, error) {
 	if !marginGiven {
 		margin = max(ttl/5, 10*time.Millisecond)
+		if margin >= ttl/2 {
+			margin = ttl / 5
+		}
 	}
-	if margin >= ttl {
-		return deadlines{}, fmt.Errorf("-margin %v must be shorter than the lock's ttl %v", margin, ttl)
+	// The keep-alive extends the lock when half the TTL is left: a SIGTERM due
+	// earlier than that would stop every command at its first extension.
+	if margin >= ttl/2 {
+		return deadlines{}, fmt.Errorf("-margin %v must be shorter than half the lock's ttl %v (the keep-alive extends the lock when half of it is left)", margin, ttl)
 	}
 	d := deadlines{margin: margin, lead: min(guard.DefaultKillLead, margin/2), grace: grace}
 	if fit := margin - d.lead; d.grace > fit {
@@ -48,20 +73,26 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	childEnv := append(os.Environ(),
 		"REDLOCK_NAME="+l.Name(),
 		"REDLOCK_TOKEN="+l.Token(),
-		"REDLOCK_VALID_UNTIL="+l.Until().Format(time.RFC3339Nano),
+		"REDLOCK_VALID_UNTIL="+dl.until(l.Until()).Format(time.RFC3339Nano),
 	)
 	if f := l.Fence(); f > 0 {
 		childEnv = append(childEnv, "REDLOCK_FENCE="+strconv.FormatInt(f, 10))
 	}
-	tty := -1
-	if f, ok := env.Stdin.(*os.File); ok && guard.InForeground(int(f.Fd())) {
+	tty := -1 // stdin, when it is a terminal
+	if f, ok := env.Stdin.(*os.File); ok && guard.IsTerminal(int(f.Fd())) {
 		tty = int(f.Fd())
 	}
 	g, err := guard.Start(guard.Config{
 		Argv: argv, Env: childEnv, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
-		Until: l.Until(), Margin: dl.margin, Grace: dl.grace, KillLead: dl.lead, Foreground: tty >= 0,
+		Until: l.Until(), HardUntil: dl.hard, Margin: dl.margin, Grace: dl.grace, KillLead: dl.lead,
+		Foreground: tty >= 0 && guard.InForeground(tty),
 	})
 	if err != nil {
+		if errors.Is(err, guard.ErrExpired) {
+			fmt.Fprintf(env.Stderr, "redlock run: lock lost: the validity of %s (less -margin %v) ended before the command could start (run was delayed): the command was not started\n",
+				escape.Text(l.Name()), dl.margin)
+			return ExitLost
+		}
 		fmt.Fprintf(env.Stderr, "redlock run: start %s: %s\n", escape.Text(argv[0]), escape.Text(err.Error()))
 		if errors.Is(err, exec.ErrNotFound) {
 			return 127
@@ -70,7 +101,13 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	}
 	defer g.Close()
 	if tty >= 0 {
-		defer guard.TakeTerminal(tty)
+		// Take the terminal back only from the command: after Ctrl-Z and bg, run
+		// ends in the background and the terminal is the shell's.
+		defer func() {
+			if guard.ForegroundIs(tty, g.Pid()) {
+				guard.TakeTerminal(tty)
+			}
+		}()
 	}
 	r := &runner{env: env, l: l, g: g, dl: dl, maxHold: maxHold}
 	return r.loop(sigs, tty)
@@ -95,16 +132,16 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 	done := r.l.Done()
 	// run's own timers mirror the guard's: the message at SIGTERM time, and a
 	// SIGKILL of its own as a backstop should the guard be frozen.
-	term := time.NewTimer(time.Until(r.l.Until().Add(-r.dl.margin)))
-	kill := time.NewTimer(time.Until(r.l.Until().Add(-r.dl.lead)))
+	term := time.NewTimer(time.Until(r.dl.until(r.l.Until()).Add(-r.dl.margin)))
+	kill := time.NewTimer(time.Until(r.dl.until(r.l.Until()).Add(-r.dl.lead)))
 	defer term.Stop()
 	defer kill.Stop()
 	for {
 		select {
 		case <-changed:
 			changed = r.l.UntilChanged()
-			until := r.l.Until()
-			_ = r.g.SetUntil(until)
+			_ = r.g.SetUntil(r.l.Until())
+			until := r.dl.until(r.l.Until())
 			if r.lost == nil {
 				term.Reset(time.Until(until.Add(-r.dl.margin)))
 			}
@@ -118,22 +155,25 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			done = nil
 			r.stop(r.l.Err())
 		case <-term.C:
-			cause := r.l.Capped()
-			if cause == nil {
-				cause = fmt.Errorf("%w: the validity of %s ends at %s without an extension", quorum.ErrLost,
-					r.l.Name(), r.l.Until().Format(time.RFC3339Nano))
-			}
-			r.stop(cause)
+			r.stop(r.endCause("ends at " + r.dl.until(r.l.Until()).Format(time.RFC3339Nano) + " without an extension"))
 		case <-kill.C:
 			fmt.Fprintf(r.env.Stderr, "redlock run: the validity of %s is ending: SIGKILL to the command\n", escape.Text(r.l.Name()))
 			r.g.Kill()
 		case sig := <-sigs:
 			_ = r.g.Signal(sig.(syscall.Signal))
 		case <-r.g.Stopped():
+			if tty < 0 {
+				// No terminal, no job control (cron, CI): stopping run would stop
+				// the process group of the script that called it. The command stays
+				// stopped under the lock until whoever stopped it continues it; the
+				// deadlines apply as always (SIGTERM comes with SIGCONT).
+				continue
+			}
 			// Ctrl-Z stopped the command: give the shell its job back by stopping
 			// run too. Nothing extends the lock while run is stopped; once the shell
-			// continues run (fg), the command gets the terminal and SIGCONT.
-			if tty >= 0 {
+			// continues run in the foreground (fg), the command gets the terminal
+			// back; continued in the background (bg), the terminal stays the shell's.
+			if guard.ForegroundIs(tty, r.g.Pid()) {
 				guard.TakeTerminal(tty)
 			}
 			for len(cont) > 0 {
@@ -146,7 +186,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			case ex := <-r.g.Done():
 				return r.exit(ex)
 			}
-			if tty >= 0 {
+			if guard.InForeground(tty) {
 				guard.GiveTerminal(tty, r.g.Pid())
 			}
 			_ = r.g.Signal(syscall.SIGCONT)
@@ -163,12 +203,25 @@ func (r *runner) stop(why error) {
 		return
 	}
 	r.lost = why
-	msg := "lock lost (" + escape.Text(why.Error()) + ")"
+	msg := escape.Text(why.Error()) // "lock lost: ..." (quorum.ErrLost)
 	if errors.Is(why, quorum.ErrExtensionCap) {
 		msg = r.capWhy(why)
 	}
 	fmt.Fprintf(r.env.Stderr, "redlock run: %s: SIGTERM to the command, SIGKILL in %v at most\n", msg, r.dl.grace)
 	_ = r.g.Terminate()
+}
+
+// endCause says why the deadline in force ends the run, once no extension moved
+// it: a keep-alive cap (also when -max-hold's end, known from the start, comes
+// before the keep-alive reported its final extension), else the validity ending.
+func (r *runner) endCause(what string) error {
+	if cause := r.l.Capped(); cause != nil {
+		return cause
+	}
+	if !r.dl.hard.IsZero() && !r.l.Until().Before(r.dl.hard) {
+		return fmt.Errorf("%w: %w (maximum hold %v) for %s", quorum.ErrLost, quorum.ErrExtensionCap, r.maxHold, r.l.Name())
+	}
+	return fmt.Errorf("%w: the validity of %s %s", quorum.ErrLost, r.l.Name(), what)
 }
 
 // capWhy says which cap ended the run.
@@ -183,10 +236,7 @@ func (r *runner) capWhy(cause error) string {
 func (r *runner) exit(ex guard.Exit) int {
 	if ex.Stopped && r.lost == nil {
 		// The guard's own deadline came before run's timer: the same end.
-		cause := r.l.Capped()
-		if cause == nil {
-			cause = fmt.Errorf("%w: the validity of %s ended without an extension", quorum.ErrLost, r.l.Name())
-		}
+		cause := r.endCause("ended without an extension")
 		r.lost = cause
 		fmt.Fprintf(r.env.Stderr, "redlock run: the guard stopped the command: %s\n", escape.Text(cause.Error()))
 	}

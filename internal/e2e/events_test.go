@@ -73,6 +73,12 @@ func TestEventsKeyspaceSeesAShortHold(t *testing.T) {
 	e.acquireToken("ttl", "-ttl", "200ms")
 	wait("acquired", "ttl")
 	wait("expired", "ttl")
+
+	e.acquireToken("stuck", "-ttl", "9s")
+	wait("acquired", "stuck")
+	r = e.run("force-expire", "stuck", "-yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	wait("force-expired", "stuck")
 }
 
 // Without notifications, events falls back to snapshot diffs and says so.

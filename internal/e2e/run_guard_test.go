@@ -72,15 +72,22 @@ func TestRunGuardChildNeverOutlivesTheLock(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			tt.fault(t, first)
 			faultAt := time.Now()
-			second := e.command("", "run", name, "-ttl", "1s", "-wait", "10s", "--", "sh", "-c", ticker("B", file)+" & sleep 0.5; kill $!")
+			// The second child first notes whether the first child still exists
+			// (its /proc state; Z is a dead child not yet reaped).
+			seen := fmt.Sprintf(`pa=$(awk '$1=="A"{p=$2} END{print p}' %q); st=$(sed 's/^.*) //' /proc/$pa/stat 2>/dev/null | cut -c1); echo "SEEN $pa ${st:-gone}" >> %q; `, file, file)
+			second := e.command("", "run", name, "-ttl", "1s", "-wait", "10s", "--", "sh", "-c", seen+ticker("B", file)+" & sleep 0.5; kill $!")
 			var errb bytes.Buffer
 			second.Stderr = &errb
 			require.NoError(t, second.Run(), errb.String())
 			if tt.name != "run killed with SIGKILL" {
 				time.Sleep(time.Until(faultAt.Add(2 * time.Second)))
 				require.NoError(t, first.Process.Signal(syscall.SIGCONT))
+				var ee *exec.ExitError
+				require.ErrorAs(t, first.Wait(), &ee)
+				assert.Equal(t, 4, ee.ExitCode(), "a run that was frozen past the validity reports the loss")
+			} else {
+				_ = first.Wait()
 			}
-			_ = first.Wait()
 
 			pidA, a := ticks(t, file, "A")
 			_, b := ticks(t, file, "B")
@@ -91,6 +98,10 @@ func TestRunGuardChildNeverOutlivesTheLock(t *testing.T) {
 				lastA.Sub(faultAt), firstB.Sub(faultAt))
 			assert.True(t, lastA.Before(firstB), "the first child ticked %v after the second started", lastA.Sub(firstB))
 			assert.False(t, alive(pidA), "the first child (pid %d) is gone", pidA)
+			raw, err := os.ReadFile(file)
+			require.NoError(t, err)
+			require.Contains(t, string(raw), fmt.Sprintf("SEEN %d ", pidA), "the second child looked for the first")
+			assert.Regexp(t, fmt.Sprintf(`SEEN %d (gone|Z)\n`, pidA), string(raw), "the first child was gone when the second acquired")
 		})
 	}
 }
@@ -196,22 +207,9 @@ func TestRunGuardKilledTakesTheCommandWithIt(t *testing.T) {
 	run.Stderr = &errb
 	require.NoError(t, run.Start())
 	e.waitKey("lock:guardkill")
-	var pidA int
-	require.Eventually(t, func() bool {
-		_, err := os.Stat(file)
-		if err == nil {
-			pidA, _ = ticks(t, file, "A")
-		}
-		return pidA > 0
-	}, 5*time.Second, 10*time.Millisecond)
-	// The guard is the child's parent.
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pidA))
-	require.NoError(t, err)
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	guardPid, err := strconv.Atoi(fields[1])
-	require.NoError(t, err)
-	require.NoError(t, syscall.Kill(guardPid, syscall.SIGKILL))
-	err = run.Wait()
+	pidA := firstPid(t, file, "A")
+	require.NoError(t, syscall.Kill(parentOf(t, pidA), syscall.SIGKILL)) // the guard
+	err := run.Wait()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 1, ee.ExitCode(), errb.String())
@@ -221,4 +219,108 @@ func TestRunGuardKilledTakesTheCommandWithIt(t *testing.T) {
 		return len(b) == 0 || strings.Contains(string(b), ") Z ")
 	}, 2*time.Second, 10*time.Millisecond, "the child is gone")
 	assert.Empty(t, e.keys("lock:guardkill"), "released")
+}
+
+// firstPid waits for the first tick of tag in file and returns the ticking pid.
+func firstPid(t *testing.T, file, tag string) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		if _, err := os.Stat(file); err == nil {
+			pid, _ = ticks(t, file, tag)
+		}
+		return pid > 0
+	}, 5*time.Second, 10*time.Millisecond)
+	return pid
+}
+
+// parentOf returns the parent pid of pid, from /proc.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	ppid, err := strconv.Atoi(fields[1])
+	require.NoError(t, err)
+	return ppid
+}
+
+// Regression: a service manager that stops everything at once (systemd's
+// KillMode=control-group) sends SIGTERM to run, the guard and the command. The
+// guard died of it, and the parent-death signal SIGKILLed the command before its
+// SIGTERM handler could run; run exited 1. Now the guard survives SIGTERM and keeps
+// enforcing the deadline, and the command shuts down cleanly.
+func TestRunGuardSurvivesSIGTERMToEveryProcess(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "ticks")
+	script := fmt.Sprintf(`trap 'sleep 0.2; echo "bye $$ 0" >> %q; exit 0' TERM; %s`, file, ticker("A", file))
+	run := e.command("", "run", "allterm", "-ttl", "5s", "--", "sh", "-c", script)
+	var errb bytes.Buffer
+	run.Stderr = &errb
+	require.NoError(t, run.Start())
+	e.waitKey("lock:allterm")
+	pidA := firstPid(t, file, "A")
+	for _, pid := range []int{run.Process.Pid, parentOf(t, pidA), pidA} {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+	}
+	require.NoError(t, run.Wait(), "the command's own status: %s", errb.String())
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), fmt.Sprintf("bye %d", pidA), "the command's SIGTERM handler ran to its end")
+	assert.Empty(t, e.keys("lock:allterm"), "released")
+}
+
+// Regression: a -margin of half the TTL or more was accepted, and the command got
+// SIGTERM before the keep-alive's first extension on every run (exit 4 "lock
+// lost" with nothing wrong). It is a usage error now; a margin below half the TTL
+// lets the command outlive several extensions.
+func TestRunMarginOfHalfTheTTLIsRefused(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("run", "margin", "-ttl", "1s", "-margin", "600ms", "--", "sleep", "1.5")
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "-margin 600ms must be shorter than half")
+	r = e.run("run", "margin", "-ttl", "1s", "-margin", "200ms", "--", "sleep", "1.5")
+	assert.Equal(t, 0, r.code, r.stderr)
+}
+
+// Regression: without a terminal (cron, CI), a stopped command (SIGSTOP from an
+// administrator, a debugger) made run send SIGTSTP to its own process group, which
+// stopped the script that called run too. Job control is for terminals: now the
+// command stays stopped under the lock until continued, and the caller runs on.
+func TestRunStoppedCommandDoesNotStopTheCaller(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	// The caller: a shell in a process group of its own, running run and then
+	// writing "after" once run is done.
+	caller := exec.Command("sh", "-c", fmt.Sprintf(`%q run stopme -ttl 2s -- sh -c 'echo $$ > %q; kill -STOP $$; echo resumed'; echo "after $?"`, bin, pidFile))
+	caller.Env = append(os.Environ(), "REDLOCK_CONFIG="+e.config)
+	caller.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	caller.Stdout, caller.Stderr = &out, &out
+	require.NoError(t, caller.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-caller.Process.Pid, syscall.SIGKILL) })
+	var child int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && child > 0 && procState(child) == "T"
+	}, 10*time.Second, 10*time.Millisecond, "the command stopped itself")
+	time.Sleep(500 * time.Millisecond) // run has seen it
+	require.NotEqual(t, "T", procState(caller.Process.Pid), "the caller is not stopped")
+	assert.NotEmpty(t, e.keys("lock:stopme"), "the lock is still held (and extended) while the command is stopped")
+	require.NoError(t, syscall.Kill(child, syscall.SIGCONT))
+	require.NoError(t, caller.Wait())
+	assert.Contains(t, out.String(), "resumed")
+	assert.Contains(t, out.String(), "after 0")
+}
+
+// procState returns the state letter of pid from /proc ("" when it is gone).
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return f[0]
 }

@@ -67,3 +67,32 @@ func TestRunJobControl(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(capture(), "got [hello]") }, 10*time.Second, 50*time.Millisecond, "screen:\n%s", capture())
 	require.Eventually(t, func() bool { return len(e.keys("lock:jobs")) == 0 }, 5*time.Second, 20*time.Millisecond, "released")
 }
+
+// Regression: after Ctrl-Z and bg, run gave the terminal to the command anyway (it
+// took the terminal without checking that it was in the foreground), so the
+// command, in the background, read the line typed at the shell's prompt. Now the
+// terminal stays the shell's until fg.
+func TestRunBgLeavesTheTerminalToTheShell(t *testing.T) {
+	e := newEnv(t)
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	capture, keys := tmuxSession(t, bash+" --norc --noprofile")
+	time.Sleep(300 * time.Millisecond)
+	keys(fmt.Sprintf(`export REDLOCK_CONFIG=%q PS1='PROMPT$ '`, e.config), "Enter")
+	keys(fmt.Sprintf(`%q run bgjob -ttl 10s -- sh -c 'read a; echo "got [$a]"'`, bin), "Enter")
+	e.waitKey("lock:bgjob")
+	time.Sleep(200 * time.Millisecond)
+	keys("C-z")
+	require.Eventually(t, func() bool { return strings.Contains(capture(), "Stopped") }, 10*time.Second, 50*time.Millisecond, "screen:\n%s", capture())
+	keys("bg", "Enter")
+	time.Sleep(500 * time.Millisecond)
+	keys("echo alive-$((6*7))", "Enter")
+	require.Eventually(t, func() bool { return strings.Contains(capture(), "alive-42") }, 10*time.Second, 50*time.Millisecond,
+		"the shell read the line, not the command; screen:\n%s", capture())
+	require.NotContains(t, capture(), "got [echo", "the command read the shell's line")
+	keys("fg", "Enter")
+	time.Sleep(300 * time.Millisecond)
+	keys("hello", "Enter")
+	require.Eventually(t, func() bool { return strings.Contains(capture(), "got [hello]") }, 10*time.Second, 50*time.Millisecond, "screen:\n%s", capture())
+	require.Eventually(t, func() bool { return len(e.keys("lock:bgjob")) == 0 }, 5*time.Second, 20*time.Millisecond, "released")
+}

@@ -13,6 +13,7 @@ import (
 
 // Kinds of events.
 const (
+	ForceExpired = "force-expired"
 	Acquired     = "acquired"
 	Extended     = "extended"
 	Released     = "released"
@@ -41,6 +42,7 @@ type Merger struct {
 
 // keyState is what the masters reported for one key within the window.
 type keyState struct {
+	forced bool   // a force-expire was announced for the key
 	value  string // the value of the last acquisition emitted
 	byKind map[string]*report
 }
@@ -64,6 +66,12 @@ func NewMerger(quorum int, window time.Duration) *Merger {
 func (m *Merger) Add(master, name, op, value string, at time.Time) *Event {
 	kind := ""
 	switch op {
+	case quorum.ForceExpiredMessage:
+		// Announced on the wake-up channel: the coming deletes are a force-expire.
+		if ks := m.keys[name]; ks != nil {
+			ks.forced = true
+		}
+		return nil
 	case "set":
 		kind = Acquired
 	case "expire", "pexpire", "expireat", "pexpireat":
@@ -108,6 +116,11 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) *Event {
 			ev.Kind = ChangedHands
 		}
 		ks.value = value
+	case Released:
+		ev.Value = ks.value
+		if ks.forced {
+			ev.Kind = ForceExpired
+		}
 	default:
 		ev.Value = ks.value
 	}

@@ -33,6 +33,13 @@ func TestMergerEmitsOnceAQuorumReported(t *testing.T) {
 		{"a", "del", "", 30 * time.Millisecond, ""},
 		{"b", "del", "", 31 * time.Millisecond, ""},
 		{"c", "del", "", 32 * time.Millisecond, Released},
+		{"a", "set", "v4", 40 * time.Millisecond, ""},
+		{"b", "set", "v4", 41 * time.Millisecond, ""},
+		{"c", "set", "v4", 42 * time.Millisecond, Acquired},
+		{"a", quorum.ForceExpiredMessage, "", 50 * time.Millisecond, ""},
+		{"a", "del", "", 51 * time.Millisecond, ""},
+		{"b", "del", "", 52 * time.Millisecond, ""},
+		{"c", "del", "", 53 * time.Millisecond, ForceExpired},
 		{"a", "expired", "", 2 * time.Second, ""},
 		{"b", "expired", "", 4 * time.Second, ""}, // outside the window of a's
 		{"c", "hset", "", 4 * time.Second, ""},    // not a lock operation

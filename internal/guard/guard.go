@@ -36,8 +36,11 @@ import (
 // (see Main).
 const Command = "__redlock_guard"
 
-// DefaultKillLead is how long before the deadline SIGKILL is sent at the latest.
-const DefaultKillLead = 20 * time.Millisecond
+// DefaultKillLead is how long before the deadline SIGKILL is sent at the latest:
+// room for the supervisor's own timer to fire late on a loaded machine (tens of
+// milliseconds were seen with two busy cores), on top of the drift budget that
+// already keeps the deadline before the masters expire the lock.
+const DefaultKillLead = 100 * time.Millisecond
 
 // Config is what Start needs.
 type Config struct {
@@ -49,6 +52,10 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Until is the first deadline.
 	Until time.Time
+	// HardUntil, when not zero, is a deadline that no later Until moves past: the
+	// end that a cap on the holding time (run -max-hold) puts on the lock whether
+	// or not the caller lives to forward the shortened Until.
+	HardUntil time.Time
 	// Margin: SIGTERM this long before the deadline. Grace: SIGKILL this long after
 	// SIGTERM, but never later than the deadline - KillLead.
 	Margin, Grace, KillLead time.Duration
@@ -104,9 +111,13 @@ func Start(cfg Config) (*Guard, error) {
 		return nil, fmt.Errorf("guard: %w", err)
 	}
 	args := []string{Command,
-		"-until", strconv.FormatInt(cfg.Until.UnixNano(), 10),
+		"-until", strconv.FormatInt(stamp(cfg.Until), 10),
 		"-margin", cfg.Margin.String(), "-grace", cfg.Grace.String(), "-kill-lead", cfg.KillLead.String(),
-		"-foreground=" + strconv.FormatBool(cfg.Foreground), "--"}
+		"-foreground=" + strconv.FormatBool(cfg.Foreground)}
+	if !cfg.HardUntil.IsZero() {
+		args = append(args, "-hard-until", strconv.FormatInt(stamp(cfg.HardUntil), 10))
+	}
+	args = append(args, "--")
 	cmd := exec.Command(exe, append(args, cfg.Argv...)...)
 	cmd.Env = cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg.Stdin, cfg.Stdout, cfg.Stderr
@@ -137,6 +148,11 @@ func Start(cfg Config) (*Guard, error) {
 // matches exec.ErrNotFound when the command was not found.
 var ErrStart = errors.New("cannot start the command")
 
+// ErrExpired: the deadline minus the margin had passed when the supervisor was
+// about to start the command (the caller was delayed or frozen after acquiring),
+// so the command was not started.
+var ErrExpired = errors.New("the deadline passed before the command started")
+
 // read follows the supervisor's status lines: "pid N" (or "error MSG" when the
 // command could not start), "stopped", "exit CODE SIGNAL".
 func (g *Guard) read(r *os.File, started chan<- error) {
@@ -153,8 +169,11 @@ func (g *Guard) read(r *os.File, started chan<- error) {
 		case "error":
 			kind, msg, _ := strings.Cut(rest, " ")
 			err := fmt.Errorf("%w: %s", ErrStart, msg)
-			if kind == "notfound" {
+			switch kind {
+			case "notfound":
 				err = fmt.Errorf("%w: %w: %s", ErrStart, exec.ErrNotFound, msg)
+			case "expired":
+				err = fmt.Errorf("%w: %w", ErrStart, ErrExpired)
 			}
 			started <- err
 			return
@@ -208,7 +227,8 @@ func (g *Guard) send(format string, args ...any) error {
 }
 
 // SetUntil gives the supervisor a new deadline; both its timers are re-armed.
-func (g *Guard) SetUntil(t time.Time) error { return g.send("until %d", t.UnixNano()) }
+// The supervisor keeps the earlier of t and HardUntil.
+func (g *Guard) SetUntil(t time.Time) error { return g.send("until %d", stamp(t)) }
 
 // Terminate asks for SIGTERM now, and SIGKILL after the grace period (never later
 // than the deadline - KillLead).

@@ -25,24 +25,33 @@ func Main(args []string) int {
 	grace := fs.Duration("grace", 0, "")
 	lead := fs.Duration("kill-lead", DefaultKillLead, "")
 	fg := fs.Bool("foreground", false, "")
+	hardNS := fs.Int64("hard-until", 0, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "redlock: the guard is started by `redlock run`, not by hand")
 		return 2
 	}
+	// The pipes came through exec without close-on-exec: keep them from the command.
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
 	ctl := os.NewFile(3, "guard-control")
 	status := os.NewFile(4, "guard-status")
 	if ctl == nil || status == nil {
 		fmt.Fprintln(os.Stderr, "redlock: the guard is started by `redlock run`, not by hand")
 		return 2
 	}
-	sv := &supervisor{status: status, until: time.Unix(0, *untilNS), margin: *margin, grace: *grace, lead: *lead}
+	sv := &supervisor{status: status, margin: *margin, grace: *grace, lead: *lead}
+	if *hardNS != 0 {
+		sv.hard = unstamp(*hardNS)
+	}
+	sv.setUntil(unstamp(*untilNS))
 	return sv.run(fs.Args(), *fg, ctl)
 }
 
 type supervisor struct {
 	status *os.File
 	pgid   int
-	until  time.Time
+	until  time.Time // the deadline in force: the caller's latest, capped by hard
+	hard   time.Time // no deadline later than this counts; zero when none
 	margin time.Duration
 	grace  time.Duration
 	lead   time.Duration
@@ -55,10 +64,15 @@ func (s *supervisor) report(format string, args ...any) {
 
 func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 	// Terminal signals are for the command's group; the supervisor, in a group of
-	// its own, must survive any that reach it. They are caught and dropped, not
-	// ignored: an ignored signal would stay ignored in the command after exec.
+	// its own, must survive any that reach it. So must SIGTERM: a service manager
+	// stopping everything at once (systemd's KillMode=control-group) sends it to
+	// run, the supervisor and the command alike, and the command must get its
+	// grace period (run forwards SIGTERM to it) under the same deadline, not the
+	// parent-death SIGKILL. They are caught and dropped, not ignored: an ignored
+	// signal would stay ignored in the command after exec.
 	drop := make(chan os.Signal, 8)
-	signal.Notify(drop, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	signal.Notify(drop, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGTERM,
+		syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	go func() {
 		for range drop {
 		}
@@ -68,6 +82,13 @@ func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 	// keep this goroutine on its thread for the supervisor's whole life.
 	runtime.LockOSThread()
 
+	// The caller may have been frozen between acquiring and starting the guard:
+	// a command started past its SIGTERM time would act, if only for a moment,
+	// while another client may hold the lock.
+	if !time.Now().Before(s.until.Add(-s.margin)) {
+		s.report("error expired")
+		return 1
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = childAttr(foreground)
@@ -142,7 +163,7 @@ func (s *supervisor) handle(m string, term, kill *time.Timer) {
 		if err != nil {
 			return
 		}
-		s.until = time.Unix(0, ns)
+		s.setUntil(unstamp(ns))
 		s.arm(term, kill)
 	case "term":
 		s.terminate(kill)
@@ -152,6 +173,14 @@ func (s *supervisor) handle(m string, term, kill *time.Timer) {
 			_ = syscall.Kill(-s.pgid, syscall.Signal(n))
 		}
 	}
+}
+
+// setUntil takes the caller's new deadline, capped by the hard one.
+func (s *supervisor) setUntil(t time.Time) {
+	if !s.hard.IsZero() && t.After(s.hard) {
+		t = s.hard
+	}
+	s.until = t
 }
 
 // arm sets both timers from the deadline: SIGTERM at until - margin (unless sent

@@ -14,6 +14,20 @@ func InForeground(fd int) bool {
 	return err == nil && pgrp == syscall.Getpgrp()
 }
 
+// IsTerminal reports whether fd is a terminal (one that has a foreground
+// process group).
+func IsTerminal(fd int) bool {
+	_, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil
+}
+
+// ForegroundIs reports whether pgid is the foreground process group of the
+// terminal fd.
+func ForegroundIs(fd, pgid int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == pgid
+}
+
 // TakeTerminal puts the caller's process group back in the foreground of the
 // terminal fd, after a command that had it ended or stopped. The caller is in the
 // background then, so SIGTTOU is ignored for the call.

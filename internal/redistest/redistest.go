@@ -218,7 +218,7 @@ func (s *Server) start() error {
 	)
 	args = append(args, s.args...)
 	cmd := exec.Command(s.bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = local.DieWithParent(&syscall.SysProcAttr{})
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", s.bin, err)
 	}

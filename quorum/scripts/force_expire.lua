@@ -8,5 +8,5 @@ if t == 'none' then return 0 end
 if t ~= ARGV[3] then return -1 end
 if t == 'string' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], '')
+redis.call('PUBLISH', ARGV[2], 'force-expired')
 return 1

@@ -1,0 +1,11 @@
+package local
+
+import "syscall"
+
+// DieWithParent makes a process started with attr receive SIGKILL when the
+// thread that started it ends (PR_SET_PDEATHSIG), so it cannot outlive this
+// process even when this process is SIGKILLed. It returns attr.
+func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
+	attr.Pdeathsig = syscall.SIGKILL
+	return attr
+}

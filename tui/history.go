@@ -1,0 +1,145 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/events"
+	"github.com/redlock/redlock/quorum"
+)
+
+// historyMax is how many lock events the history pane keeps.
+const historyMax = 200
+
+// latencyMax is how many PING latencies the node detail's sparkline keeps.
+const latencyMax = 30
+
+// historyEntry is one lock event seen between two polls.
+type historyEntry struct {
+	at   time.Time
+	kind string
+	name string
+	who  string
+}
+
+// record adds what changed between the previous snapshot and snap to the
+// history (snapshot diffs: a lock held for less than an interval is not seen),
+// and the masters' latencies to their sparklines.
+func (m *Model) record(prev []quorum.LockInfo, snap Snapshot) {
+	if m.polled {
+		before := &quorum.Listing{Locks: prev}
+		after := &quorum.Listing{Locks: snap.Locks}
+		for _, ev := range events.Diff(before, after, snap.At) {
+			li := quorum.LockInfo{Name: ev.Name, Owner: ev.Owner, Library: ev.Library}
+			m.history = append(m.history, historyEntry{at: ev.At, kind: ev.Kind, name: ev.Name, who: m.holder(&li)})
+		}
+		if over := len(m.history) - historyMax; over > 0 {
+			m.history = append([]historyEntry(nil), m.history[over:]...)
+		}
+	}
+	for _, n := range snap.Nodes {
+		if !n.Reachable {
+			continue
+		}
+		h := append(m.latHist[n.Master], float64(n.Latency.Microseconds())/1000)
+		if len(h) > latencyMax {
+			h = h[len(h)-latencyMax:]
+		}
+		m.latHist[n.Master] = h
+	}
+}
+
+// historyView renders the most recent events, newest first, in w x h.
+func (m *Model) historyView(w, h int) string {
+	st := m.st
+	lines := []string{st.Title.Render("History") + st.Muted.Render(fmt.Sprintf("  %d recent lock events (H closes)", len(m.history)))}
+	if len(m.history) == 0 {
+		lines = append(lines, "  "+st.Muted.Render("no lock event since the console started"))
+	}
+	for i := len(m.history) - 1; i >= 0 && len(lines) < h; i-- {
+		e := m.history[i]
+		sty := st.Muted
+		switch e.kind {
+		case events.Acquired:
+			sty = st.Good
+		case events.Expired, events.ChangedHands:
+			sty = st.Warn
+		}
+		lines = append(lines, "  "+e.at.Format("15:04:05")+" "+sty.Render(fit(e.kind, 13))+" "+fit(escape.Text(e.name), 30)+" "+st.Muted.Render(e.who))
+	}
+	return strings.Join(clip(lines, w, h), "\n")
+}
+
+// spark draws values as a one-line sparkline.
+func spark(values []float64) string {
+	if len(values) == 0 {
+		return ""
+	}
+	bars := []rune("▁▂▃▄▅▆▇█")
+	lo, hi := values[0], values[0]
+	for _, v := range values {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	var b strings.Builder
+	for _, v := range values {
+		i := 0
+		if hi > lo {
+			i = int((v - lo) / (hi - lo) * float64(len(bars)-1))
+		}
+		b.WriteRune(bars[i])
+	}
+	return b.String()
+}
+
+// nodeDetailView renders the selected master: every finding with its detail,
+// facts, configuration read, and a latency sparkline.
+func (m *Model) nodeDetailView(w, h int) string {
+	st := m.st
+	rows := m.nodeRows()
+	if len(rows) == 0 {
+		return ""
+	}
+	n := rows[clamp(m.nodeCur, 0, len(rows)-1)]
+	word, sty := nodeState(st, &n, m.now, m.polled)
+	lines := []string{st.Title.Render("Master "+escape.Text(n.Master)) + "  " + sty.Render(word) + st.Muted.Render("  "+escape.Text(n.Address)+" (enter closes)")}
+	facts := []string{"server " + escape.Text(n.ServerName()) + " " + orUnknown(escape.Text(n.Version)), "role " + orUnknown(escape.Text(n.Role)),
+		"uptime " + n.Uptime.String(), "run_id " + orUnknown(escape.Cut(escape.Text(n.RunID), 12))}
+	lines = append(lines, "  "+strings.Join(facts, st.Muted.Render(" · ")))
+	clock := fmt.Sprintf("clock offset %s ±%s", latency(n.ClockOffset), latency(n.ClockUncertainty))
+	if !n.QuarantineUntil.IsZero() && m.now.Before(n.QuarantineUntil) {
+		clock += st.Warn.Render(" · quarantined until " + n.QuarantineUntil.Format("15:04:05"))
+	}
+	lines = append(lines, "  "+clock+st.Muted.Render(" · latency ")+spark(m.latHist[n.Master])+" "+latency(n.Latency))
+	for _, f := range n.Findings {
+		fs := st.Muted
+		switch f.Severity.String() {
+		case "error":
+			fs = st.Bad
+		case "warning":
+			fs = st.Warn
+		}
+		tag := f.Severity.String()
+		if f.Acknowledged != "" {
+			tag, fs = "ack", st.Muted
+		}
+		lines = append(lines, "  "+fs.Render(fit(tag, 8))+escape.Text(f.Code)+": "+escape.Text(f.Summary))
+		if f.Detail != "" {
+			lines = append(lines, "          "+st.Muted.Render(escape.Text(f.Detail)))
+		}
+	}
+	if len(n.Config) > 0 {
+		var kv []string
+		for _, k := range []string{"maxmemory-policy", "appendonly", "appendfsync", "enable-debug-command", "notify-keyspace-events"} {
+			if v, ok := n.Config[k]; ok {
+				kv = append(kv, k+"="+escape.Text(v))
+			}
+		}
+		lines = append(lines, "  "+st.Muted.Render("config ")+strings.Join(kv, " "))
+	}
+	if n.Error != "" {
+		lines = append(lines, "  "+st.Bad.Render("✖ "+escape.Text(n.Error)))
+	}
+	return strings.Join(clip(lines, w, h), "\n")
+}
