@@ -30,6 +30,10 @@ func TestFindingsGolden(t *testing.T) {
 		{"grouped", health.Plan{Masters: []health.MasterPlan{master("a", cve), master("b", cve, evict), master("c", cve)}}},
 		{"acknowledged", health.Plan{Masters: []health.MasterPlan{master("a", acked), master("b", acked), master("c", evict)}}},
 		{"none", health.Plan{Masters: []health.MasterPlan{master("a"), master("b")}}},
+		// A server answers what it likes: its version reaches the summary escaped.
+		{"hostile server", health.Plan{Masters: []health.MasterPlan{master("a", topology.Finding{Severity: topology.SeverityWarning,
+			Code: topology.CodeUnknownServer, Summary: "server evil 1.0\x1b]0;owned\x07\x1b[2J is not known to support redlock",
+			Detail: "line\nbreak"})}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
