@@ -108,6 +108,8 @@ type Model struct {
 	manualTick bool // tests drive ticks themselves
 
 	nav      navKeys
+	visible  visibleCache
+	snapGen  int // incremented by every applied snapshot
 	sortBy   sortKey
 	sortDesc bool
 	view     view

@@ -154,11 +154,34 @@ func (m *Model) sortLabel() string {
 	return "sort: " + sortNames[m.sortBy] + arrow
 }
 
-// visibleLocks returns the locks that pass the filter, in the chosen order. The
-// filter matches every column (name, state, owner, library): a glob when it has
-// glob characters, else a case-insensitive substring.
+// visibleCache keeps the filtered, sorted locks of one snapshot: a frame is drawn
+// every tick, the listing changes once per poll.
+type visibleCache struct {
+	gen    int // the snapshot generation it was computed from
+	sortBy sortKey
+	desc   bool
+	filter string
+	held   int
+	locks  []quorum.LockInfo
+	valid  bool
+}
+
+// visibleLocks returns the locks that pass the filter, in the chosen order,
+// computed once per snapshot, sort and filter. The filter matches every column
+// (name, state, owner, library): a glob when it has glob characters, else a
+// case-insensitive substring.
 func (m *Model) visibleLocks() []quorum.LockInfo {
+	c := &m.visible
 	f := strings.TrimSpace(m.filter.Value())
+	if c.valid && c.gen == m.snapGen && c.sortBy == m.sortBy && c.desc == m.sortDesc && c.filter == f && c.held == len(m.held) {
+		return c.locks
+	}
+	*c = visibleCache{gen: m.snapGen, sortBy: m.sortBy, desc: m.sortDesc, filter: f, held: len(m.held), locks: m.filterSort(f), valid: true}
+	return c.locks
+}
+
+// filterSort computes visibleLocks.
+func (m *Model) filterSort(f string) []quorum.LockInfo {
 	out := m.snap.Locks
 	if f != "" {
 		glob := strings.ContainsAny(f, "*?[")

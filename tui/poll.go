@@ -67,6 +67,7 @@ func (m *Model) applySnapshot(msg snapshotMsg) {
 	m.inflight = false
 	m.record(m.snap.Locks, msg.snap)
 	m.snap = msg.snap
+	m.snapGen++
 	m.polled = true
 	spans := make(map[string]span, len(m.snap.Locks))
 	for _, li := range m.snap.Locks {
