@@ -73,5 +73,19 @@ func (p *detailPane) View(m *Model) string {
 		}
 		lines = append(lines, "  "+fit(escape.Text(mv.Master), 8)+" "+fit(val, valW)+" "+ttl)
 	}
+	if recent := m.recentOf(li.Name, 3); len(recent) > 0 {
+		lines = append(lines, "  "+st.Muted.Render("recent: ")+strings.Join(recent, st.Muted.Render(" · ")))
+	}
 	return strings.Join(clip(lines, p.w, p.h), "\n")
+}
+
+// recentOf returns up to n of the lock's recent events, newest first.
+func (m *Model) recentOf(name string, n int) []string {
+	var out []string
+	for i := len(m.history) - 1; i >= 0 && len(out) < n; i-- {
+		if e := m.history[i]; e.name == name {
+			out = append(out, e.at.Format("15:04:05")+" "+e.kind+" "+e.who)
+		}
+	}
+	return out
 }

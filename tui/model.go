@@ -181,7 +181,7 @@ func (m *Model) layout() {
 	}
 	n := len(m.nodeRows())
 	nodesH := n + 1
-	detailH := n + 4
+	detailH := n + 5 // title, owner, value, heads, a row per master, recent events
 	tableMin := 3
 	rest := body - tableMin
 	nh := min(nodesH, max(rest, 0))

@@ -107,6 +107,14 @@ func TestNodeDetailAndHistory(t *testing.T) {
 	view = m.View()
 	assert.Contains(t, view, "History")
 	assert.Regexp(t, `(released|expired)\s+billing/42`, view)
+	drive(t, m, keys("H"))
+
+	// It comes back: the lock's detail shows its recent events.
+	src.edit(func(s *Snapshot) { s.Locks = sampleLocks() })
+	clk.Add(2 * time.Second)
+	tickPoll(t, m)
+	drive(t, m, keys("g"))
+	assert.Regexp(t, `recent: \S+ acquired ops@web-1:4242 · \S+ (released|expired)`, m.View())
 }
 
 // tickPoll advances the console past its poll interval and runs the poll.
