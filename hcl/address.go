@@ -28,6 +28,13 @@ func (d *decoder) address(a *hclv2.Attribute, m *topology.Master) {
 	}
 	u, err := topology.ParseMasterURL(v)
 	if err != nil {
+		// It may hold a password nobody could parse out: the whole URL is a
+		// secret, so the snippet under the error shows "(sensitive)".
+		d.cfg.addSecret(v)
+		rng := a.Expr.Range()
+		if f := d.cfg.files[rng.Filename]; f != nil { // and as written, escapes and all
+			d.cfg.addSecret(string(rng.SliceBytes(f.Bytes)))
+		}
 		d.errorAt(a.Expr.Range(), "Invalid master URL", fmt.Sprintf("master %q: %v.", m.Name, err))
 		return
 	}
@@ -39,7 +46,7 @@ func (d *decoder) address(a *hclv2.Attribute, m *topology.Master) {
 		m.Password = u.Password
 		d.cfg.addSecret(u.Password)
 		if len(a.Expr.Variables()) == 0 {
-			d.warnAt(a.Expr.Range(), "Password written in the file",
+			d.warnAt(a.Expr.Range(), SummaryPasswordInFile,
 				fmt.Sprintf("Master %q has its password in the file, where it ends up in version control. Use a sensitive variable: address = \"redis://user:${var.redis_password}@host:6379\".", m.Name))
 		}
 	}
@@ -95,3 +102,7 @@ func (d *decoder) ignore(i int, b *hclv2.Block) topology.Ignore {
 }
 
 var ignoreSchema = &hclv2.BodySchema{Attributes: []hclv2.AttributeSchema{{Name: "reason", Required: true}, {Name: "masters"}}}
+
+// SummaryPasswordInFile is the summary of the warning about a password written
+// in the file (in a password attribute or an address URL).
+const SummaryPasswordInFile = "Password written in the file"

@@ -255,7 +255,7 @@ func (d *decoder) credentials(m *topology.Master, what string) setters {
 			m.Password = v
 			d.cfg.addSecret(v)
 			if v != "" && len(a.Expr.Variables()) == 0 {
-				d.warnAt(a.Expr.Range(), "Password written in the file",
+				d.warnAt(a.Expr.Range(), SummaryPasswordInFile,
 					fmt.Sprintf("The %s password is in the file, where it ends up in version control. Use a sensitive variable: password = var.redis_password.", what))
 			}
 		},

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnivade/levenshtein"
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -504,32 +505,11 @@ func (d *decoder) eval(a *hclv2.Attribute, allowSensitive bool) (val cty.Value, 
 func suggest(s string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
-		if dist := editDistance(s, c); dist < bestD {
+		if dist := levenshtein.ComputeDistance(s, c); dist < bestD {
 			best, bestD = c, dist
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // typed attribute decoding. Each returns ok=false after reporting a problem or when

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/redlock/redlock/quorum"
 )
@@ -44,8 +45,13 @@ func init() {
 var completionScripts = map[string]string{
 	"bash": `# bash completion for redlock: source <(redlock completion bash)
 _redlock() {
-  local cur="${COMP_WORDS[COMP_CWORD]}" IFS=$'\n'
-  COMPREPLY=($(compgen -W "$(command redlock __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)" -- "$cur"))
+  # Read line by line, never through compgen -W or an unquoted $(...): both expand
+  # the candidates (command substitution, globs), and lock names come from the masters.
+  local line
+  COMPREPLY=()
+  while IFS= read -r line; do
+    COMPREPLY+=("$line")
+  done < <(command redlock __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
 }
 complete -o default -F _redlock redlock
 `,
@@ -211,11 +217,27 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string) []s
 	}
 	var out []string
 	for _, li := range lst.Locks {
-		if quorum.ValidateName(li.Name) == nil { // a name a shell can take as one word
+		if shellSafe(li.Name) {
 			out = append(out, li.Name)
 		}
 	}
 	return out
+}
+
+// shellSafe reports whether a lock name may be offered to a shell: a shell inserts
+// a completion into the command line as typed, so a name written by anyone with
+// access to the masters, such as "$(rm${IFS}-rf${IFS}~)", runs when the user
+// presses Enter. Only letters, digits and . _ - / : @ + = , % are offered.
+func shellSafe(name string) bool {
+	if quorum.ValidateName(name) != nil {
+		return false
+	}
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("._-/:@+=,%", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // discard is an io.Writer that drops everything.

@@ -181,12 +181,13 @@ func writeFindings(w io.Writer, plan *health.Plan) {
 		if g.f.Acknowledged != "" {
 			sev = "ack"
 		}
-		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.f.Code, g.f.Summary, where)
+		// Summaries and details quote server answers (version, role, errors): escaped.
+		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.f.Code, escape.Text(g.f.Summary), escape.Text(where))
 		if g.f.Detail != "" {
-			fmt.Fprintf(w, "          %s\n", g.f.Detail)
+			fmt.Fprintf(w, "          %s\n", escape.Text(g.f.Detail))
 		}
 		if g.f.Acknowledged != "" {
-			fmt.Fprintf(w, "          acknowledged in the file: %s\n", g.f.Acknowledged)
+			fmt.Fprintf(w, "          acknowledged in the file: %s\n", escape.Text(g.f.Acknowledged))
 		}
 	}
 }

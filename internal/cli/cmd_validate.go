@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/redlock/redlock/internal/escape"
 )
 
 func init() {
@@ -61,11 +62,11 @@ func runValidate(env *Env, cmd *Command, args []string) int {
 	}
 	warnings := len(diags) - len(diags.Errs())
 	if diags.HasErrors() || cfg.Cluster == nil {
-		fmt.Fprintf(env.Stderr, "%s is invalid: %d error(s), %d warning(s).\n", c.config, len(diags.Errs()), warnings)
+		fmt.Fprintf(env.Stderr, "%s is invalid: %d error(s), %d warning(s).\n", escape.Text(c.source()), len(diags.Errs()), warnings)
 		return ExitInvalid
 	}
 	cl := cfg.Cluster
-	fmt.Fprintf(env.Stdout, "%s is valid: cluster %q, %d masters, quorum %d, ttl %v, max_ttl %v", c.config, cl.Name, len(cl.Masters), cl.Quorum(), cl.TTL, cl.MaxTTL)
+	fmt.Fprintf(env.Stdout, "%s is valid: cluster %q, %d masters, quorum %d, ttl %v, max_ttl %v", escape.Text(c.source()), cl.Name, len(cl.Masters), cl.Quorum(), cl.TTL, cl.MaxTTL)
 	if warnings > 0 {
 		fmt.Fprintf(env.Stdout, ", %d warning(s)", warnings)
 	}
