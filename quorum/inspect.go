@@ -186,16 +186,22 @@ func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
 	wg.Wait()
 	lst.ObservedAt = time.Now()
 	lst.Locks = m.merge(perNode, lst)
-	if lst.Answered() < m.quorum {
-		errs := []error{fmt.Errorf("inspect: %w: %d of %d masters answered (quorum %d)", ErrUnavailable, lst.Answered(), len(m.nodes), m.quorum)}
-		for _, a := range lst.Masters {
-			if a.Err != nil {
-				errs = append(errs, a.Err)
-			}
-		}
-		return lst, errors.Join(errs...)
+	return lst, m.unanswered("inspect", lst)
+}
+
+// unanswered returns nil when a quorum of masters answered the listing, else an
+// error matching ErrUnavailable that names the masters that failed.
+func (m *Manager) unanswered(op string, lst *Listing) error {
+	if lst.Answered() >= m.quorum {
+		return nil
 	}
-	return lst, nil
+	errs := []error{fmt.Errorf("%s: %w: %d of %d masters answered (quorum %d)", op, ErrUnavailable, lst.Answered(), len(m.nodes), m.quorum)}
+	for _, a := range lst.Masters {
+		if a.Err != nil {
+			errs = append(errs, a.Err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // scanNode returns every key matching pattern on one master, by name (the key
@@ -210,7 +216,7 @@ func (m *Manager) scanNode(ctx context.Context, n *node, pattern string) (map[st
 		if err != nil {
 			return nil, fmt.Errorf("SCAN: %w", err)
 		}
-		if err := m.describeKeys(ctx, n, keys, out); err != nil {
+		if err := m.describeKeys(ctx, n, keys, func(name string, rk rawKey) { out[name] = rk }); err != nil {
 			return nil, err
 		}
 		if next == 0 {
@@ -220,8 +226,10 @@ func (m *Manager) scanNode(ctx context.Context, n *node, pattern string) (map[st
 	}
 }
 
-// describeKeys runs TYPE, PTTL and GET for keys in one pipeline and records them.
-func (m *Manager) describeKeys(ctx context.Context, n *node, keys []string, out map[string]rawKey) error {
+// describeKeys reads PTTL and GET of keys in one pipeline (and TYPE, in a second
+// one, of the few keys GET refuses: a Redisson hash, a queue) and calls put with
+// each key that exists, by name (the key without the prefix).
+func (m *Manager) describeKeys(ctx context.Context, n *node, keys []string, put func(name string, rk rawKey)) error {
 	keys = slices.DeleteFunc(keys, func(k string) bool { return strings.HasSuffix(k, ":queue") })
 	if len(keys) == 0 {
 		return nil
@@ -229,73 +237,113 @@ func (m *Manager) describeKeys(ctx context.Context, n *node, keys []string, out 
 	cctx, cancel := context.WithTimeout(ctx, m.inspectCallTimeout())
 	defer cancel()
 	pipe := n.client.Pipeline()
-	types := make([]*redis.StatusCmd, len(keys))
 	pttls := make([]*redis.Cmd, len(keys))
 	gets := make([]*redis.StringCmd, len(keys))
 	for i, k := range keys {
-		types[i] = pipe.Type(cctx, k)
 		pttls[i] = pipe.Do(cctx, "PTTL", k)
 		gets[i] = pipe.Get(cctx, k)
 	}
 	// Exec reports the first failed command, which may be a harmless reply (GET on a
-	// hash, GET of a key that just expired); failures that matter show up in TYPE/PTTL.
+	// hash, GET of a key that just expired); failures that matter show up in PTTL.
 	_, _ = pipe.Exec(cctx)
+	var odd []int // keys of another type than string
 	for i, k := range keys {
-		typ, err := types[i].Result()
-		if err != nil {
-			return fmt.Errorf("TYPE %s: %w", k, err)
-		}
-		if typ == "none" { // expired or deleted since SCAN
-			continue
-		}
 		ms, err := pttls[i].Int64()
 		if err != nil {
 			return fmt.Errorf("PTTL %s: %w", k, err)
 		}
-		if ms == -2 {
+		if ms == -2 { // expired or deleted since SCAN
 			continue
 		}
+		rk := rawKey{typ: "string", pttl: -1}
+		if ms >= 0 {
+			rk.pttl = time.Duration(ms) * time.Millisecond
+		}
+		v, err := gets[i].Result()
+		switch {
+		case errors.Is(err, redis.Nil): // gone between PTTL and GET
+			continue
+		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+			odd = append(odd, i)
+			continue
+		case err != nil:
+			return fmt.Errorf("GET %s: %w", k, err)
+		}
+		rk.value = v
+		put(strings.TrimPrefix(k, m.cfg.prefix), rk)
+	}
+	if len(odd) == 0 {
+		return nil
+	}
+	pipe = n.client.Pipeline()
+	types := make([]*redis.StatusCmd, len(odd))
+	for j, i := range odd {
+		types[j] = pipe.Type(cctx, keys[i])
+	}
+	_, _ = pipe.Exec(cctx)
+	for j, i := range odd {
+		typ, err := types[j].Result()
+		if err != nil {
+			return fmt.Errorf("TYPE %s: %w", keys[i], err)
+		}
+		if typ == "none" {
+			continue
+		}
+		ms, _ := pttls[i].Int64()
 		rk := rawKey{typ: typ, pttl: -1}
 		if ms >= 0 {
 			rk.pttl = time.Duration(ms) * time.Millisecond
 		}
-		if typ == "string" {
-			rk.value, _ = gets[i].Result() // a key gone between TYPE and GET reads as ""
-		}
-		out[strings.TrimPrefix(k, m.cfg.prefix)] = rk
+		put(strings.TrimPrefix(keys[i], m.cfg.prefix), rk)
 	}
 	return nil
 }
 
-// merge builds the per-lock views from what each master reported.
+// merge builds the per-lock views from what each master reported (nil: the
+// master did not answer).
 func (m *Manager) merge(perNode []map[string]rawKey, lst *Listing) []LockInfo {
 	names := map[string]bool{}
+	views := make([]func(string) (rawKey, bool), len(perNode))
 	for i, keys := range perNode {
-		for name := range keys {
-			if strings.HasSuffix(name, ":fence") {
-				continue
-			}
-			names[name] = true
-			lst.Masters[i].Keys++
+		if keys == nil {
+			continue
 		}
+		for name := range keys {
+			if !strings.HasSuffix(name, ":fence") {
+				names[name] = true
+			}
+		}
+		views[i] = func(name string) (rawKey, bool) { rk, ok := keys[name]; return rk, ok }
 	}
-	sorted := slices.Sorted(maps.Keys(names))
+	return m.mergeViews(slices.Sorted(maps.Keys(names)), views, lst)
+}
+
+// mergeViews builds the views of the sorted lock names from one lookup per master
+// (nil: the master did not answer) and counts each master's keys in lst.Masters.
+func (m *Manager) mergeViews(sorted []string, views []func(string) (rawKey, bool), lst *Listing) []LockInfo {
 	out := make([]LockInfo, 0, len(sorted))
 	for _, name := range sorted {
 		li := LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt}
+		li.Masters = make([]MasterView, 0, len(m.nodes))
+		present := false
 		for i, n := range m.nodes {
 			mv := MasterView{Master: n.name}
-			if perNode[i] == nil {
+			if views[i] == nil {
 				mv.Err = lst.Masters[i].Err
-			} else if rk, ok := perNode[i][name]; ok {
+			} else if rk, ok := views[i](name); ok {
+				lst.Masters[i].Keys++
+				present = true
 				mv.Present, mv.Type, mv.Value, mv.PTTL = true, rk.typ, rk.value, rk.pttl
-				if f, ok := perNode[i][name+":fence"]; ok && f.typ == "string" {
+				if f, ok := views[i](name + ":fence"); ok && f.typ == "string" {
 					if v, err := strconv.ParseInt(f.value, 10, 64); err == nil && v > li.Fence {
 						li.Fence = v
 					}
 				}
 			}
 			li.Masters = append(li.Masters, mv)
+		}
+		if !present { // every key of the name aged out since it was read
+			continue
 		}
 		m.classify(&li)
 		out = append(out, li)
@@ -311,13 +359,23 @@ func (m *Manager) merge(perNode []map[string]rawKey, lst *Listing) []LockInfo {
 //   - orphaned: only keys of another type (a Redisson hash), keys without a TTL that
 //     no quorum holds, or a value whose validity is gone.
 func (m *Manager) classify(li *LockInfo) {
-	counts := map[string][]time.Duration{}
+	// The values and their PTTLs, per value: a slice, as there are few masters.
+	type group struct {
+		value string
+		pttls []time.Duration
+	}
+	var counts []group
 	wrongType := ""
 	for _, mv := range li.Masters {
 		switch {
 		case !mv.Present:
 		case mv.Type == "string":
-			counts[mv.Value] = append(counts[mv.Value], mv.PTTL)
+			i := slices.IndexFunc(counts, func(g group) bool { return g.value == mv.Value })
+			if i < 0 {
+				counts = append(counts, group{value: mv.Value})
+				i = len(counts) - 1
+			}
+			counts[i].pttls = append(counts[i].pttls, mv.PTTL)
 		default:
 			wrongType = mv.Type
 		}
@@ -332,14 +390,15 @@ func (m *Manager) classify(li *LockInfo) {
 	}
 	// The leading value: most masters, then the longest quorum view, then by value
 	// so the choice is stable.
-	var lead string
-	for v, p := range counts {
-		if lead == "" || len(p) > len(counts[lead]) ||
-			len(p) == len(counts[lead]) && (longest(p) > longest(counts[lead]) || longest(p) == longest(counts[lead]) && v < lead) {
-			lead = v
+	best := 0
+	for i, g := range counts[1:] {
+		b := counts[best]
+		if len(g.pttls) > len(b.pttls) ||
+			len(g.pttls) == len(b.pttls) && (longest(g.pttls) > longest(b.pttls) || longest(g.pttls) == longest(b.pttls) && g.value < b.value) {
+			best = i + 1
 		}
 	}
-	pttls := counts[lead]
+	lead, pttls := counts[best].value, counts[best].pttls
 	li.Value, li.Votes = lead, len(pttls)
 	li.Library = Library(lead)
 	if v, err := ParseValue(lead); err == nil {

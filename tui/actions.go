@@ -89,7 +89,7 @@ func (m *Model) forceExpireCmd(name string, seen map[string]quorum.Seen) tea.Cmd
 		msg := expiredMsg{name: name, rep: rep, err: err}
 		if rep != nil && slices.ContainsFunc(rep.Nodes, func(n quorum.NodeResult) bool { return n.Outcome == quorum.OutcomeForeign }) {
 			// It changed hands since it was shown: read who holds it now.
-			for _, li := range src.Poll(ctx).Locks {
+			for _, li := range src.Poll(ctx, []string{name}).Locks {
 				if li.Name == name {
 					msg.now = &li
 				}

@@ -35,14 +35,16 @@ func (c *fakeClock) Add(d time.Duration) {
 type fakeSource struct {
 	mu    sync.Mutex
 	clock *fakeClock
-	snap  Snapshot
-	polls int
+	snap    Snapshot
+	polls   int
+	visible []string // the names on screen at the last poll
 }
 
-func (s *fakeSource) Poll(context.Context) Snapshot {
+func (s *fakeSource) Poll(_ context.Context, visible []string) Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.polls++
+	s.visible = visible
 	out := s.snap
 	out.At = s.clock.Now()
 	out.Nodes = append([]topology.NodeHealth(nil), s.snap.Nodes...)

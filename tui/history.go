@@ -7,7 +7,6 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
-	"github.com/redlock/redlock/quorum"
 )
 
 // historyMax is how many lock events the history pane keeps.
@@ -24,22 +23,14 @@ type historyEntry struct {
 	who  string
 }
 
-// record adds what changed between the previous snapshot and snap to the
-// history (snapshot diffs: a lock held for less than an interval is not seen),
-// and the masters' latencies to their sparklines.
-func (m *Model) record(prev []quorum.LockInfo, snap Snapshot) {
-	if m.polled {
-		before := &quorum.Listing{Locks: prev}
-		after := &quorum.Listing{Locks: snap.Locks}
-		for _, ev := range events.Diff(before, after, snap.At) {
-			li := quorum.LockInfo{Name: ev.Name, Owner: ev.Owner, Library: ev.Library}
-			m.history = append(m.history, historyEntry{at: ev.At, kind: ev.Kind, name: ev.Name, who: m.holder(&li)})
-		}
-		if over := len(m.history) - historyMax; over > 0 {
-			m.history = append([]historyEntry(nil), m.history[over:]...)
-		}
+// record adds a prepared answer's lock events to the history, and the masters'
+// latencies to their sparklines.
+func (m *Model) record(p *prepared) {
+	m.history = append(m.history, p.events...)
+	if over := len(m.history) - historyMax; over > 0 {
+		m.history = append([]historyEntry(nil), m.history[over:]...)
 	}
-	for _, n := range snap.Nodes {
+	for _, n := range p.snap.Nodes {
 		if !n.Reachable {
 			continue
 		}
@@ -54,7 +45,14 @@ func (m *Model) record(prev []quorum.LockInfo, snap Snapshot) {
 // historyView renders the most recent events, newest first, in w x h.
 func (m *Model) historyView(w, h int) string {
 	st := m.st
-	lines := []string{st.Title.Render("History") + st.Muted.Render(fmt.Sprintf("  %d recent lock events (H closes)", len(m.history)))}
+	from := m.snap.EventSource
+	if from == "" {
+		from = "differences between polls"
+	}
+	if from != EventsKeyspace {
+		from += "; a lock held for less than that is missed"
+	}
+	lines := []string{st.Title.Render("History") + st.Muted.Render(fmt.Sprintf("  %d recent lock events, from %s (H closes)", len(m.history), from))}
 	if len(m.history) == 0 {
 		lines = append(lines, "  "+st.Muted.Render("no lock event since the console started"))
 	}

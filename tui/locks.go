@@ -45,6 +45,30 @@ func (p *locksPanel) columns() (name, owner, barW int) {
 // remaining is the validity left of a lock at now, from the deadline observed at the last poll.
 func remaining(li *quorum.LockInfo, now time.Time) time.Duration { return li.Deadline().Sub(now) }
 
+// window returns the rows [first, end) the table shows of n rows when row sel is
+// selected: the selection is always on screen.
+func (p *locksPanel) window(sel, n int) (first, end int) {
+	rowsH := max(p.h-2, 1)
+	if sel >= rowsH {
+		first = sel - rowsH + 1
+	}
+	return first, min(first+rowsH, n)
+}
+
+// onScreen returns the names of the locks the table shows now.
+func (m *Model) onScreen() []string {
+	if m.table.h <= 0 {
+		return nil
+	}
+	locks := m.visibleLocks()
+	first, end := m.table.window(m.selIndex(locks), len(locks))
+	names := make([]string, 0, end-first)
+	for i := first; i < end; i++ {
+		names = append(names, locks[i].Name)
+	}
+	return names
+}
+
 // View renders the table; empty when it has no room.
 func (p *locksPanel) View(m *Model) string {
 	if p.h <= 0 {
@@ -64,6 +88,12 @@ func (p *locksPanel) View(m *Model) string {
 		count += fmt.Sprintf(" · %d held here", n)
 	}
 	count += " · " + m.sortLabel()
+	if sc := m.snap.Scan; sc != nil && !sc.Complete {
+		count += " · " + st.Warn.Render(fmt.Sprintf("scanning %d%%", int(clampF(sc.Fraction)*100)))
+	}
+	if s := m.snap; s.CPU > 0 && s.Over > 0 {
+		count += fmt.Sprintf(" · cpu %.0f%%", 100*float64(s.CPU)/float64(s.Over))
+	}
 	if s := m.snap; s.Total > 0 && s.Answered < m.opts.Quorum {
 		count += "  " + st.Bad.Render(fmt.Sprintf("⚠ listing incomplete: %d of %d masters answered", s.Answered, s.Total))
 	}
@@ -80,13 +110,10 @@ func (p *locksPanel) View(m *Model) string {
 		lines = append(lines, "  "+st.Muted.Render(msg))
 		return strings.Join(clip(lines, p.w, p.h), "\n")
 	}
-	rowsH := max(p.h-2, 1)
 	sel := m.selIndex(locks)
-	first := 0
-	if sel >= rowsH {
-		first = sel - rowsH + 1
-	}
-	for i := first; i < len(locks) && i < first+rowsH; i++ {
+	first, end := p.window(sel, len(locks))
+	rowsH := max(p.h-2, 1)
+	for i := first; i < end; i++ {
 		li := &locks[i]
 		isSel := i == sel
 		word, sty := lockState(st, li.State)

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -292,10 +291,6 @@ func clamp(v, lo, hi int) int {
 	return min(max(v, lo), hi)
 }
 
-func (m *Model) sortLocks() {
-	sort.SliceStable(m.snap.Locks, func(i, j int) bool { return m.snap.Locks[i].Name < m.snap.Locks[j].Name })
-}
-
 // selIndex is the index of the selected lock in locks (0 when it is gone).
 func (m *Model) selIndex(locks []quorum.LockInfo) int {
 	for i, li := range locks {
@@ -318,7 +313,14 @@ func (m *Model) selected() *quorum.LockInfo {
 
 // holder describes who holds a lock, without its token.
 func (m *Model) holder(li *quorum.LockInfo) string {
-	if _, mine := m.held[li.Name]; mine {
+	_, mine := m.held[li.Name]
+	return holderOf(li, mine)
+}
+
+// holderOf describes who holds a lock, without its token: "this console" when
+// mine, else the owner metadata (escaped: another user wrote it) or the library.
+func holderOf(li *quorum.LockInfo, mine bool) string {
+	if mine {
 		return "this console"
 	}
 	if li.Owner != nil {

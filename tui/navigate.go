@@ -1,14 +1,8 @@
 package tui
 
 import (
-	"path"
-	"sort"
-	"strings"
-
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 // Getting around many locks: movement by page and to the ends, key bursts, sort
@@ -152,81 +146,6 @@ func (m *Model) sortLabel() string {
 		arrow = "↓"
 	}
 	return "sort: " + sortNames[m.sortBy] + arrow
-}
-
-// visibleCache keeps the filtered, sorted locks of one snapshot: a frame is drawn
-// every tick, the listing changes once per poll.
-type visibleCache struct {
-	gen    int // the snapshot generation it was computed from
-	sortBy sortKey
-	desc   bool
-	filter string
-	held   int
-	locks  []quorum.LockInfo
-	valid  bool
-}
-
-// visibleLocks returns the locks that pass the filter, in the chosen order,
-// computed once per snapshot, sort and filter. The filter matches every column
-// (name, state, owner, library): a glob when it has glob characters, else a
-// case-insensitive substring.
-func (m *Model) visibleLocks() []quorum.LockInfo {
-	c := &m.visible
-	f := strings.TrimSpace(m.filter.Value())
-	if c.valid && c.gen == m.snapGen && c.sortBy == m.sortBy && c.desc == m.sortDesc && c.filter == f && c.held == len(m.held) {
-		return c.locks
-	}
-	*c = visibleCache{gen: m.snapGen, sortBy: m.sortBy, desc: m.sortDesc, filter: f, held: len(m.held), locks: m.filterSort(f), valid: true}
-	return c.locks
-}
-
-// filterSort computes visibleLocks.
-func (m *Model) filterSort(f string) []quorum.LockInfo {
-	out := m.snap.Locks
-	if f != "" {
-		glob := strings.ContainsAny(f, "*?[")
-		lf := strings.ToLower(f)
-		out = nil
-		for i := range m.snap.Locks {
-			li := &m.snap.Locks[i]
-			for _, col := range []string{li.Name, string(li.State), m.holder(li), li.Library} {
-				var ok bool
-				if glob {
-					ok, _ = path.Match(f, col)
-				} else {
-					ok = strings.Contains(strings.ToLower(col), lf)
-				}
-				if ok {
-					out = append(out, *li)
-					break
-				}
-			}
-		}
-	}
-	if m.sortBy == sortName && !m.sortDesc {
-		return out // the snapshot is kept sorted by name
-	}
-	out = append([]quorum.LockInfo(nil), out...)
-	less := func(a, b *quorum.LockInfo) bool {
-		switch m.sortBy {
-		case sortState:
-			return a.State < b.State
-		case sortValidity:
-			return a.Validity < b.Validity
-		case sortOwner:
-			return m.holder(a) < m.holder(b)
-		case sortVotes:
-			return a.Votes < b.Votes
-		}
-		return a.Name < b.Name
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if m.sortDesc {
-			return less(&out[j], &out[i])
-		}
-		return less(&out[i], &out[j])
-	})
-	return out
 }
 
 // copyToken copies the token of the selected lock to the terminal's clipboard

@@ -13,6 +13,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -27,12 +28,37 @@ type Snapshot struct {
 	Locks           []quorum.LockInfo
 	Answered, Total int
 	Err             error
+	// Scan is how far an incremental listing has got (the table's title shows it
+	// until a pass is complete); nil when the source lists every lock at every poll.
+	Scan *quorum.ScanProgress
+	// Events are the lock events the source saw since its previous answer, and
+	// EventSource says where they come from (EventsKeyspace, EventsListing). When
+	// EventSource is empty the console compares consecutive snapshots itself.
+	Events      []events.Event
+	EventSource string
+	// CPU is the processor time the console's process used over Over, the time
+	// since the source's previous answer (zero when not measured): the cost of
+	// polling, shown in the table's title.
+	CPU, Over time.Duration
 }
 
+// Event sources a Source names in Snapshot.EventSource.
+const (
+	// EventsKeyspace: keyspace notifications, merged over the masters; a lock held
+	// for a moment is seen.
+	EventsKeyspace = "keyspace notifications"
+	// EventsListing: differences between complete listings; a lock held for less
+	// than a listing pass can be missed.
+	EventsListing = "listing differences"
+)
+
 // Source observes the cluster. Poll must return within a bounded time (the node
-// timeout): the console calls it from a tea.Cmd, once per refresh interval.
+// timeout): the console calls it from a tea.Cmd, once per refresh interval; a call that
+// outlives its context is abandoned and the next one may start before it returns.
+// visible are the names of the locks on screen: a source whose full
+// listing is incremental reads them afresh at every poll.
 type Source interface {
-	Poll(ctx context.Context) Snapshot
+	Poll(ctx context.Context, visible []string) Snapshot
 }
 
 // Locker takes and force-expires locks. A *quorum.Manager fits it through a thin

@@ -12,9 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
-	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/escape"
-	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 	"github.com/redlock/redlock/tui"
@@ -101,7 +99,7 @@ func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSet
 	if s.observer != nil {
 		opts = append(opts, quorum.WithObserver(s.observer))
 	}
-	src, mgr, cleanup, err := newClusterSource(c, s.embedded, s.redact, opts...)
+	src, mgr, cleanup, err := newClusterSource(c, sourceSettings{embedded: s.embedded, redact: s.redact, interval: s.interval}, opts...)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock console: %s\n", escape.Text(redactWith(s.redact, err.Error())))
 		return ExitError
@@ -144,21 +142,6 @@ func runConsole(ctx context.Context, env *Env, c *topology.Cluster, s consoleSet
 		return ExitError
 	}
 	return code
-}
-
-// newClusterSource builds the console's source and the manager for its actions.
-func newClusterSource(c *topology.Cluster, embedded bool, redact func(string) string, opts ...quorum.Option) (*clusterSource, *quorum.Manager, func(), error) {
-	prober, err := health.NewProber(c)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	mgr, err := connect.Manager(c, opts...)
-	if err != nil {
-		_ = prober.Close()
-		return nil, nil, nil, err
-	}
-	cleanup := func() { _ = mgr.Close(); _ = prober.Close() }
-	return &clusterSource{prober: prober, mgr: mgr, embedded: embedded, redact: redact}, mgr, cleanup, nil
 }
 
 func redactWith(redact func(string) string, s string) string {

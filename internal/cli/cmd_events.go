@@ -12,6 +12,7 @@ import (
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
 )
 
 var eventsCmd = &Command{
@@ -158,19 +159,26 @@ type keyspaceNote struct {
 // keyspaceEvents subscribes to every master's keyspace notifications of the lock
 // keys and merges them into quorum-level events until ctx ends.
 func (s *lockSession) keyspaceEvents(ctx context.Context, clients []*redis.Client, match string, print func(events.Event)) {
+	keyspaceStream(ctx, s.cluster, clients, match, print)
+}
+
+// keyspaceStream subscribes to the keyspace notifications of cluster's lock keys
+// on every master (clients in declared order) and prints the events a quorum of
+// masters reported, until ctx ends.
+func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*redis.Client, match string, print func(events.Event)) {
 	notes := make(chan keyspaceNote, 1024)
 	for i, c := range clients {
-		m := s.cluster.Masters[i]
+		m := cluster.Masters[i]
 		prefix := fmt.Sprintf("__keyspace@%d__:", m.DB)
 		// Keyspace notifications of the lock keys, and the locks' wake-up channels,
 		// where a force-expire announces itself.
-		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(s.cluster.KeyPrefix)+match, quorum.EscapeGlob(s.cluster.KeyPrefix)+match+":wake")
+		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(cluster.KeyPrefix)+match, quorum.EscapeGlob(cluster.KeyPrefix)+match+":wake")
 		go func() {
 			defer ps.Close()
 			for msg := range ps.Channel() {
 				if wake, ok := strings.CutSuffix(msg.Channel, ":wake"); ok && !strings.HasPrefix(msg.Channel, prefix) {
 					if msg.Payload == quorum.ForceExpiredMessage {
-						n := keyspaceNote{master: m.Name, name: strings.TrimPrefix(wake, s.cluster.KeyPrefix), op: msg.Payload, at: time.Now()}
+						n := keyspaceNote{master: m.Name, name: strings.TrimPrefix(wake, cluster.KeyPrefix), op: msg.Payload, at: time.Now()}
 						select {
 						case notes <- n:
 						case <-ctx.Done():
@@ -180,13 +188,13 @@ func (s *lockSession) keyspaceEvents(ctx context.Context, clients []*redis.Clien
 					continue
 				}
 				key := strings.TrimPrefix(msg.Channel, prefix)
-				name := strings.TrimPrefix(key, s.cluster.KeyPrefix)
+				name := strings.TrimPrefix(key, cluster.KeyPrefix)
 				if strings.HasSuffix(name, ":fence") || strings.HasSuffix(name, ":queue") {
 					continue
 				}
 				n := keyspaceNote{master: m.Name, name: name, op: msg.Payload, at: time.Now()}
 				if n.op == "set" {
-					gctx, cancel := context.WithTimeout(ctx, s.cluster.NodeTimeout)
+					gctx, cancel := context.WithTimeout(ctx, cluster.NodeTimeout)
 					n.value, _ = c.Get(gctx, key).Result()
 					cancel()
 				}
@@ -198,7 +206,7 @@ func (s *lockSession) keyspaceEvents(ctx context.Context, clients []*redis.Clien
 			}
 		}()
 	}
-	merger := events.NewMerger(s.cluster.Quorum(), time.Second)
+	merger := events.NewMerger(cluster.Quorum(), time.Second)
 	for {
 		select {
 		case <-ctx.Done():

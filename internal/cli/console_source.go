@@ -3,49 +3,136 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 	"github.com/redlock/redlock/tui"
 )
 
-// clusterSource is the console's view of a live cluster: node health from the
-// prober and locks from the manager's Inspect, gathered in parallel.
+// clusterSource is the console's view of a live cluster. The full listing is
+// kept by a background loop (incremental SCAN: it never blocks a poll, however
+// many locks there are); each poll probes the masters' health and reads the rows
+// on screen afresh. Lock events come from keyspace notifications when a quorum of
+// masters has them on, else from the differences between complete passes.
 type clusterSource struct {
 	prober *health.Prober
 	mgr    *quorum.Manager
 	// embedded masters answer neither INFO server nor CONFIG GET: their missing
 	// facts show as unknown rather than as findings.
-	embedded bool
-	redact   func(string) string
+	embedded    bool
+	redact      func(string) string
+	listing     *listingLoop
+	eventSource string
+	cpu         cpuClock
 }
 
-// Poll implements tui.Source.
-func (s *clusterSource) Poll(ctx context.Context) tui.Snapshot {
+// sourceSettings configure newClusterSource.
+type sourceSettings struct {
+	embedded bool
+	redact   func(string) string
+	interval time.Duration
+}
+
+// newClusterSource builds the console's source and the manager for its actions,
+// and starts the background listing; cleanup stops everything.
+func newClusterSource(c *topology.Cluster, set sourceSettings, opts ...quorum.Option) (*clusterSource, *quorum.Manager, func(), error) {
+	if set.interval <= 0 {
+		set.interval = time.Second
+	}
+	prober, err := health.NewProber(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	mgr, err := connect.Manager(c, opts...)
+	if err != nil {
+		_ = prober.Close()
+		return nil, nil, nil, err
+	}
+	s := &clusterSource{prober: prober, mgr: mgr, embedded: set.embedded, redact: set.redact, eventSource: tui.EventsListing}
+	ctx, cancel := context.WithCancel(context.Background())
+	var clients []*redis.Client
+	if !set.embedded {
+		if clients, err = connect.Clients(c, c.NodeTimeout); err == nil {
+			if notificationsOn(ctx, clients, max(c.NodeTimeout, 200*time.Millisecond)) < c.Quorum() {
+				closeClients(clients)
+				clients = nil
+			}
+		}
+	}
+	// A listing step carries a thousand keys per master: give it more than a node timeout.
+	stepTimeout := max(8*c.NodeTimeout, time.Second)
+	s.listing = startListing(mgr.NewScanner(""), set.interval, stepTimeout, clients == nil)
+	var streams sync.WaitGroup
+	if clients != nil {
+		s.eventSource = tui.EventsKeyspace
+		streams.Add(1)
+		go func() {
+			defer streams.Done()
+			keyspaceStream(ctx, c, clients, "*", s.listing.addEvent)
+		}()
+	}
+	cleanup := func() {
+		cancel()
+		s.listing.stop()
+		streams.Wait()
+		closeClients(clients)
+		_ = mgr.Close()
+		_ = prober.Close()
+	}
+	return s, mgr, cleanup, nil
+}
+
+func closeClients(clients []*redis.Client) {
+	for _, c := range clients {
+		_ = c.Close()
+	}
+}
+
+// Poll implements tui.Source: the masters' health and the rows on screen, read
+// now, over the background listing.
+func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot {
 	var (
-		wg    sync.WaitGroup
-		nodes []topology.NodeHealth
-		lst   *quorum.Listing
-		err   error
+		wg       sync.WaitGroup
+		nodes    []topology.NodeHealth
+		fresh    *quorum.Listing
+		freshErr error
 	)
-	wg.Add(2)
+	wg.Add(1)
 	go func() { defer wg.Done(); nodes = s.prober.Probe(ctx) }()
-	go func() { defer wg.Done(); lst, err = s.mgr.Inspect(ctx, "") }()
+	if len(visible) > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); fresh, freshErr = s.mgr.Describe(ctx, visible) }()
+	}
+	v := s.listing.take(ctx)
 	wg.Wait()
-	snap := tui.Snapshot{At: time.Now(), Nodes: nodes}
-	if lst != nil {
-		snap.Locks = lst.Locks
-		snap.Answered, snap.Total = lst.Answered(), lst.Total
+	snap := tui.Snapshot{At: time.Now(), Nodes: nodes, Scan: &v.progress, Events: v.events, EventSource: s.eventSource}
+	snap.CPU, snap.Over = s.cpu.since()
+	if v.lst != nil {
+		snap.Locks = v.lst.Locks
+		snap.Answered, snap.Total = v.lst.Answered(), v.lst.Total
+	}
+	err := v.err
+	switch {
+	case fresh != nil && freshErr == nil:
+		snap.Locks = overlay(snap.Locks, fresh.Locks, visible)
+		if snap.Total == 0 {
+			snap.Answered, snap.Total = fresh.Answered(), fresh.Total
+		}
+		snap.Answered = min(snap.Answered, fresh.Answered())
+	case err == nil && freshErr != nil:
+		err = freshErr
 	}
 	if err != nil {
-		msg := err.Error()
-		if s.redact != nil {
-			msg = s.redact(msg)
-		}
-		snap.Err = fmt.Errorf("locks: %s", msg)
+		snap.Err = fmt.Errorf("locks: %s", redactWith(s.redact, err.Error()))
 	}
 	if s.embedded {
 		for i := range snap.Nodes {
@@ -54,6 +141,47 @@ func (s *clusterSource) Poll(ctx context.Context) tui.Snapshot {
 	}
 	return snap
 }
+
+// overlay returns all (sorted by name) with the visible names replaced by their
+// fresh rows: a visible name without a fresh row is gone, a fresh row of a name
+// the listing has not reached yet is added. all is not changed (it is shared with
+// earlier snapshots); the copy is one block move, whatever the listing's size.
+func overlay(all, fresh []quorum.LockInfo, visible []string) []quorum.LockInfo {
+	byName := make(map[string]*quorum.LockInfo, len(fresh))
+	for i := range fresh {
+		byName[fresh[i].Name] = &fresh[i]
+	}
+	out := slices.Clone(all)
+	gone, added := map[int]bool{}, false
+	for _, name := range visible {
+		i, found := slices.BinarySearchFunc(out, name, func(li quorum.LockInfo, n string) int { return strings.Compare(li.Name, n) })
+		f, ok := byName[name]
+		switch {
+		case found && ok:
+			out[i] = *f
+		case found:
+			gone[i] = true
+		case ok:
+			out, added = append(out, *f), true
+		}
+	}
+	if len(gone) > 0 {
+		kept := out[:0]
+		for i := range out {
+			if !gone[i] {
+				kept = append(kept, out[i])
+			}
+		}
+		out = kept
+	}
+	if added {
+		slices.SortStableFunc(out, func(a, b quorum.LockInfo) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return out
+}
+
+// addEvent queues a lock event for the next poll.
+func (l *listingLoop) addEvent(ev events.Event) { l.publishEvents([]events.Event{ev}) }
 
 // unknownForEmbedded drops the findings that only say an embedded master does not
 // implement INFO server or CONFIG GET.
@@ -84,4 +212,25 @@ func (l managerLocker) TryAcquire(ctx context.Context, name string, ttl time.Dur
 // ForceExpire deletes exactly what was seen on each master.
 func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
 	return l.m.ForceExpireSeen(ctx, name, seen)
+}
+
+// cpuClock measures the processor time the process used between two calls.
+type cpuClock struct {
+	mu  sync.Mutex
+	cpu time.Duration
+	at  time.Time
+}
+
+// since returns the processor time used since the previous call, and the wall
+// time over which it was used (both zero at the first call, or when the platform
+// cannot tell).
+func (c *cpuClock) since() (cpu, over time.Duration) {
+	now, used := time.Now(), processCPU()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && used > 0 {
+		cpu, over = used-c.cpu, now.Sub(c.at)
+	}
+	c.cpu, c.at = used, now
+	return cpu, over
 }

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redlock/redlock/internal/events"
+	"github.com/redlock/redlock/quorum"
+)
+
+// listingLoop keeps the console's full listing in the background, so that no
+// poll waits for 100,000 locks to be read: it steps a quorum.Scanner batch by
+// batch (pausing between batches, see listingPace), publishes the merged listing
+// at the end of every pass (and once per interval during the first one, so that
+// a large listing fills in as it is read), and starts a new pass no sooner than
+// an interval after the last one began. With diffs set it also publishes, as events, the differences
+// between consecutive complete passes. Its mutex guards only the published
+// fields: it is never held across I/O.
+type listingLoop struct {
+	interval    time.Duration
+	stepTimeout time.Duration
+	diffs       bool
+
+	mu        sync.Mutex
+	published chan struct{} // closed at the first publication
+	lst       *quorum.Listing
+	err       error
+	progress  quorum.ScanProgress
+	events    []events.Event
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// listingPace spreads a pass over time: after each batch the loop pauses for
+// listingPace-1 times as long as the batch took, so the listing uses about one
+// core in listingPace however large the key space is (at 100,000 locks on five
+// masters a pass then takes several seconds; the rows on screen stay fresh).
+const listingPace = 4
+
+// maxPending bounds the events kept between two polls; older ones are dropped.
+const maxPending = 1000
+
+// startListing starts the loop over s until stop.
+func startListing(s *quorum.Scanner, interval, stepTimeout time.Duration, diffs bool) *listingLoop {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &listingLoop{interval: interval, stepTimeout: stepTimeout, diffs: diffs, published: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	go l.run(ctx, s)
+	return l
+}
+
+// stop ends the loop and waits for it.
+func (l *listingLoop) stop() {
+	l.cancel()
+	<-l.done
+}
+
+func (l *listingLoop) run(ctx context.Context, s *quorum.Scanner) {
+	defer close(l.done)
+	var (
+		passes    int
+		prevPass  *quorum.Listing
+		passStart = time.Now()
+		lastPub   time.Time
+	)
+	for ctx.Err() == nil {
+		sctx, cancel := context.WithTimeout(ctx, l.stepTimeout)
+		t0 := time.Now()
+		stepErr := s.Step(sctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		p := s.Progress()
+		passDone := p.Complete && p.Passes > passes
+		// Merging is the costly part at scale: after the first pass, a listing is
+		// merged only at the end of a pass (or when masters fail); in between only
+		// the progress moves.
+		if passDone || stepErr != nil || !p.Complete && time.Since(lastPub) >= l.interval {
+			lst, err := s.Listing()
+			var evs []events.Event
+			if passDone {
+				if l.diffs && prevPass != nil {
+					evs = events.Diff(prevPass, lst, lst.ObservedAt)
+				}
+				prevPass, passes = lst, p.Passes
+			}
+			l.publish(lst, err, p, evs)
+			lastPub = time.Now()
+		} else {
+			l.setProgress(p)
+		}
+		wait := (listingPace - 1) * time.Since(t0) // the batch and its merge, then a pause
+		switch {
+		case passDone:
+			wait = max(wait, time.Until(passStart.Add(l.interval)))
+			passStart = time.Now().Add(wait)
+		case stepErr != nil:
+			wait = l.interval // fewer than a quorum answer: try again next interval
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// publish makes a listing the one polls take.
+func (l *listingLoop) publish(lst *quorum.Listing, err error, p quorum.ScanProgress, evs []events.Event) {
+	l.publishEvents(evs)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := l.lst == nil
+	l.lst, l.err, l.progress = lst, err, p
+	if first {
+		close(l.published)
+	}
+}
+
+// setProgress updates the progress of the listing polls take.
+func (l *listingLoop) setProgress(p quorum.ScanProgress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.progress = p
+}
+
+// publishEvents queues events for the next take, keeping the newest maxPending.
+func (l *listingLoop) publishEvents(evs []events.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, evs...)
+	if over := len(l.events) - maxPending; over > 0 {
+		l.events = append([]events.Event(nil), l.events[over:]...)
+	}
+}
+
+// listingView is what a poll takes from the loop.
+type listingView struct {
+	lst      *quorum.Listing // shared: never changed
+	err      error
+	progress quorum.ScanProgress
+	events   []events.Event // published since the previous take
+}
+
+// take returns the latest listing, waiting for the first one until ctx ends, and
+// the events published since the previous take.
+func (l *listingLoop) take(ctx context.Context) listingView {
+	select {
+	case <-l.published:
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v := listingView{lst: l.lst, err: l.err, progress: l.progress, events: l.events}
+	l.events = nil
+	if v.lst == nil {
+		v.err = ctx.Err()
+	}
+	return v
+}

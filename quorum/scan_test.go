@@ -1,0 +1,188 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scanAll steps s until every master that answers has finished a pass, and
+// returns how many steps it took.
+func scanAll(t *testing.T, s *Scanner) int {
+	t.Helper()
+	for steps := 1; steps < 1000; steps++ {
+		_ = s.Step(context.Background())
+		if s.Progress().Complete {
+			return steps
+		}
+	}
+	t.Fatal("the scan never completed a pass")
+	return 0
+}
+
+// names returns the lock names of a listing with their states and votes.
+func summary(lst *Listing) map[string]string {
+	out := map[string]string{}
+	for _, li := range lst.Locks {
+		out[li.Name] = fmt.Sprintf("%s %d/%d fence=%d", li.State, li.Votes, li.Total, li.Fence)
+	}
+	return out
+}
+
+// TestScannerMatchesInspect: after a complete pass the incremental listing says
+// what a one-shot Inspect says, batch by batch over more keys than one SCAN reads.
+func TestScannerMatchesInspect(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	for i, s := range c.Servers {
+		pipe := s.Client().Pipeline()
+		for j := range 2600 {
+			if j%3 == i%3 && j%10 == 0 { // some names on fewer than a quorum
+				continue
+			}
+			pipe.Set(ctx, fmt.Sprintf("lock:bulk/%04d", j), "v", time.Minute)
+		}
+		_, err := pipe.Exec(ctx)
+		require.NoError(t, err)
+	}
+	lk, err := m.TryAcquire(ctx, "fenced", 10*time.Second, WithFencing())
+	require.NoError(t, err)
+	defer func() { _ = lk.Release(ctx) }()
+
+	s := m.NewScanner("")
+	assert.Equal(t, ScanProgress{}, s.Progress(), "nothing read yet")
+	require.NoError(t, s.Step(ctx))
+	p := s.Progress()
+	assert.False(t, p.Complete, "2600 keys take more than one batch")
+	assert.Greater(t, p.Fraction, 0.0)
+	assert.Less(t, p.Fraction, 1.0)
+	steps := scanAll(t, s)
+	assert.GreaterOrEqual(t, steps, 2)
+	got, err := s.Listing()
+	require.NoError(t, err)
+	want, err := m.Inspect(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, summary(want), summary(got))
+	assert.Equal(t, keyCounts(want), keyCounts(got))
+	assert.Equal(t, 1, s.Progress().Passes)
+}
+
+// TestScannerForgetsWhatAPassNoLongerSees: a lock released during a pass shows
+// until the next pass completes, then is gone; a lock taken since appears.
+func TestScannerForgetsWhatAPassNoLongerSees(t *testing.T) {
+	ctx := context.Background()
+	_, m := testCluster(t, 3)
+	old, err := m.TryAcquire(ctx, "old", 30*time.Second)
+	require.NoError(t, err)
+	s := m.NewScanner("")
+	scanAll(t, s)
+	require.NoError(t, old.Release(ctx))
+	nu, err := m.TryAcquire(ctx, "new", 30*time.Second)
+	require.NoError(t, err)
+	defer func() { _ = nu.Release(ctx) }()
+
+	lst, err := s.Listing()
+	require.NoError(t, err)
+	assert.Contains(t, summary(lst), "old", "remembered until the next pass")
+	require.NoError(t, s.Step(ctx)) // one batch is the whole pass here
+	lst, err = s.Listing()
+	require.NoError(t, err)
+	assert.NotContains(t, summary(lst), "old")
+	assert.Equal(t, "held 3/3 fence=0", summary(lst)["new"])
+}
+
+// TestScannerAgesRememberedTTLs: a remembered key whose TTL has run out since it
+// was read is not listed, without any further read.
+func TestScannerAgesRememberedTTLs(t *testing.T) {
+	ctx := context.Background()
+	_, m := testCluster(t, 3)
+	_, err := m.TryAcquire(ctx, "short", 2*time.Second)
+	require.NoError(t, err)
+	long, err := m.TryAcquire(ctx, "long", 60*time.Second)
+	require.NoError(t, err)
+	defer func() { _ = long.Release(ctx) }()
+	s := m.NewScanner("")
+	var mu sync.Mutex
+	now := time.Now()
+	s.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	scanAll(t, s)
+	lst, err := s.Listing()
+	require.NoError(t, err)
+	require.Contains(t, summary(lst), "short")
+	short := lst.Lock("short")
+	assert.Greater(t, short.Validity, time.Second)
+
+	mu.Lock()
+	now = now.Add(5 * time.Second)
+	mu.Unlock()
+	lst, err = s.Listing()
+	require.NoError(t, err)
+	assert.NotContains(t, summary(lst), "short", "its TTL ran out since it was read")
+	li := lst.Lock("long")
+	require.NotNil(t, li)
+	assert.Less(t, li.Validity, 56*time.Second, "the remembered TTL is aged")
+}
+
+// TestScannerWithMastersDown: a failing master shows as not answering and its
+// votes are not counted; below a quorum the listing comes with ErrUnavailable.
+func TestScannerWithMastersDown(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	lk, err := m.TryAcquire(ctx, "job", 30*time.Second)
+	require.NoError(t, err)
+	defer func() { _ = lk.Release(ctx) }()
+	s := m.NewScanner("")
+	scanAll(t, s)
+
+	c.Servers[2].Kill()
+	require.NoError(t, s.Step(ctx), "a quorum still answers")
+	lst, err := s.Listing()
+	require.NoError(t, err)
+	assert.False(t, lst.Masters[2].Answered)
+	assert.Contains(t, lst.Masters[2].Error, "master c")
+	assert.Equal(t, "held 2/3 fence=0", summary(lst)["job"])
+
+	c.Servers[1].Kill()
+	err = s.Step(ctx)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrUnavailable))
+	lst, err = s.Listing()
+	require.True(t, errors.Is(err, ErrUnavailable))
+	assert.Equal(t, 1, lst.Answered())
+	assert.Equal(t, StatePartial, lst.Lock("job").State)
+}
+
+// TestDescribeReadsExactNames: Describe reads only the names asked for, glob
+// characters included, with their fence counters; absent names are absent.
+func TestDescribeReadsExactNames(t *testing.T) {
+	ctx := context.Background()
+	_, m := testCluster(t, 3)
+	var held []*Lock
+	for _, name := range []string{"a*", "ab", "[x]", "x"} {
+		lk, err := m.TryAcquire(ctx, name, 30*time.Second, WithFencing())
+		require.NoError(t, err)
+		held = append(held, lk)
+	}
+	defer func() {
+		for _, lk := range held {
+			_ = lk.Release(ctx)
+		}
+	}()
+	lst, err := m.Describe(ctx, []string{"a*", "[x]", "gone"})
+	require.NoError(t, err)
+	got := summary(lst)
+	assert.Len(t, got, 2)
+	assert.Equal(t, "held 3/3 fence=1", got["a*"])
+	assert.Equal(t, "held 3/3 fence=1", got["[x]"])
+
+	lst, err = m.Describe(ctx, nil)
+	require.NoError(t, err)
+	assert.Empty(t, lst.Locks)
+	assert.Equal(t, 3, lst.Answered())
+}

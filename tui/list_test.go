@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/events"
+	"github.com/redlock/redlock/quorum"
+)
+
+// TestPollAsksForTheRowsOnScreen: every poll names the locks the table shows, so a
+// source with an incremental listing refreshes exactly those.
+func TestPollAsksForTheRowsOnScreen(t *testing.T) {
+	m, src, _, _ := fixture(t, 120, 30, false)
+	manyLocks(src, 500)
+	started(t, m)
+	tickPoll(t, m)
+	src.mu.Lock()
+	first := src.visible
+	src.mu.Unlock()
+	require.NotEmpty(t, first)
+	assert.Equal(t, "job/000", first[0])
+	assert.Less(t, len(first), 30, "only the rows on screen")
+
+	drive(t, m, keys("G"))
+	tickPoll(t, m)
+	src.mu.Lock()
+	last := src.visible
+	src.mu.Unlock()
+	require.NotEmpty(t, last)
+	assert.Equal(t, "job/499", last[len(last)-1])
+	assert.Contains(t, m.View(), "job/499")
+}
+
+// TestScanProgressAndCPUInTheTitle: an incremental listing that has not finished a
+// pass says so, and the poll's CPU share is shown.
+func TestScanProgressAndCPUInTheTitle(t *testing.T) {
+	m, src, _, _ := fixture(t, 160, 30, false)
+	src.edit(func(s *Snapshot) {
+		s.Scan = &quorum.ScanProgress{Fraction: 0.42}
+		s.CPU, s.Over = 120*time.Millisecond, time.Second
+	})
+	started(t, m)
+	view := m.View()
+	assert.Contains(t, view, "scanning 42%")
+	assert.Contains(t, view, "cpu 12%")
+
+	src.edit(func(s *Snapshot) { s.Scan = &quorum.ScanProgress{Passes: 1, Complete: true, Fraction: 0.1} })
+	tickPoll(t, m)
+	assert.NotContains(t, m.View(), "scanning")
+}
+
+// TestHistoryFromTheSourcesEvents: events the source reports (keyspace
+// notifications) go to the history as they are, including locks held for less
+// than an interval, and the console does not add its own differences.
+func TestHistoryFromTheSourcesEvents(t *testing.T) {
+	m, src, _, clk := fixture(t, 140, 50, false)
+	started(t, m)
+	src.edit(func(s *Snapshot) {
+		s.Locks = s.Locks[1:] // would be a "released" difference
+		s.EventSource = EventsKeyspace
+		s.Events = []events.Event{
+			{At: t0, Kind: events.Acquired, Name: "blink", Owner: &quorum.Owner{Label: "cron", Host: "h1"}},
+			{At: t0, Kind: events.Released, Name: "blink", Owner: &quorum.Owner{Label: "cron", Host: "h1"}},
+		}
+	})
+	clk.Add(2 * time.Second)
+	tickPoll(t, m)
+	drive(t, m, keys("H"))
+	view := m.View()
+	assert.Regexp(t, `acquired\s+blink\s+cron@h1`, view)
+	assert.Regexp(t, `released\s+blink`, view)
+	assert.NotContains(t, view, "billing/42", "no difference of its own when the source reports events")
+}
+
+// TestPreparedRowsFollowTheKeyInForce: a poll answer prepared for one sort, which
+// arrives after the operator chose another, is shown in the order chosen.
+func TestPreparedRowsFollowTheKeyInForce(t *testing.T) {
+	m, src, _, _ := fixture(t, 120, 30, false)
+	manyLocks(src, 20)
+	started(t, m)
+	cmd := m.startPoll() // prepared sorted by name
+	drive(t, m, keys("V"))
+	drive(t, m, keys("V")) // validity, descending
+	msg := cmd().(snapshotMsg)
+	m.applySnapshot(msg)
+	rows := m.visibleLocks()
+	require.Len(t, rows, 20)
+	assert.Equal(t, "job/019", rows[0].Name, "the longest validity first")
+}
+
+// TestApplyingAHugeAnswerIsCheap guards what BenchmarkApplySnapshot100k measures:
+// the work of a 100,000-lock answer is done in the poll's command, so applying it
+// on the UI goroutine copies no rows.
+func TestApplyingAHugeAnswerIsCheap(t *testing.T) {
+	m, src, _, _ := fixture(t, 120, 30, false)
+	manyLocks(src, 100000)
+	started(t, m)
+	msg := m.startPoll()().(snapshotMsg)
+	require.NotNil(t, msg.prep)
+	m.applySnapshot(msg)
+	assert.True(t, m.visible.valid && m.visible.gen == m.snapGen, "the rows came prepared")
+	assert.Equal(t, fmt.Sprintf("%p", msg.prep.rows), fmt.Sprintf("%p", m.visibleLocks()))
+}
