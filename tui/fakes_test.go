@@ -33,8 +33,8 @@ func (c *fakeClock) Add(d time.Duration) {
 
 // fakeSource answers polls with a snapshot the test edits.
 type fakeSource struct {
-	mu    sync.Mutex
-	clock *fakeClock
+	mu      sync.Mutex
+	clock   *fakeClock
 	snap    Snapshot
 	polls   int
 	visible []string // the names on screen at the last poll
