@@ -68,13 +68,21 @@ func BenchmarkApplySnapshot100k(b *testing.B) {
 }
 
 // BenchmarkPrepare100k is the work a poll's command does off the UI goroutine for
-// an answer of 100,000 locks.
+// an answer of 100,000 locks: with the source's own events (the cluster source),
+// and with the console comparing snapshots itself.
 func BenchmarkPrepare100k(b *testing.B) {
-	m, src := scaled(b)
-	base := prepBase{locks: m.snap.Locks, spans: m.span, key: m.listKey()}
-	snap := src.Poll(nil, nil)
-	b.ResetTimer()
-	for b.Loop() {
-		_ = base.prepare(snap)
+	for _, tc := range []struct {
+		name, from string
+	}{{"source-events", EventsKeyspace}, {"diff", ""}} {
+		b.Run(tc.name, func(b *testing.B) {
+			m, src := scaled(b)
+			base := prepBase{locks: m.snap.Locks, spans: m.span, key: m.listKey()}
+			snap := src.Poll(nil, nil)
+			snap.EventSource = tc.from
+			b.ResetTimer()
+			for b.Loop() {
+				_ = base.prepare(snap)
+			}
+		})
 	}
 }
