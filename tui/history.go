@@ -45,14 +45,16 @@ func (m *Model) record(p *prepared) {
 // historyView renders the most recent events, newest first, in w x h.
 func (m *Model) historyView(w, h int) string {
 	st := m.st
-	from := m.snap.EventSource
-	if from == "" {
-		from = "differences between polls"
+	var from string
+	switch m.snap.EventSource {
+	case "":
+		from = "poll differences: a lock held for less than an interval can be missed"
+	case EventsListing:
+		from = "listing differences: a lock held for less than a pass can be missed"
+	default:
+		from = escape.Line(m.snap.EventSource, 40)
 	}
-	if from != EventsKeyspace {
-		from += "; a lock held for less than that is missed"
-	}
-	lines := []string{st.Title.Render("History") + st.Muted.Render(fmt.Sprintf("  %d recent lock events, from %s (H closes)", len(m.history), from))}
+	lines := []string{st.Title.Render("History") + st.Muted.Render(fmt.Sprintf("  %d recent lock events · H closes · from %s", len(m.history), from))}
 	if len(m.history) == 0 {
 		lines = append(lines, "  "+st.Muted.Render("no lock event since the console started"))
 	}
