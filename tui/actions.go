@@ -81,18 +81,17 @@ func (m *Model) releaseCmd(hl heldLock) tea.Cmd {
 }
 
 func (m *Model) forceExpireCmd(name string, seen map[string]quorum.Seen) tea.Cmd {
-	lk, src, timeout := m.lk, m.src, m.opts.ActionTimeout
+	lk, timeout := m.lk, m.opts.ActionTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		rep, err := lk.ForceExpire(ctx, name, seen)
 		msg := expiredMsg{name: name, rep: rep, err: err}
 		if rep != nil && slices.ContainsFunc(rep.Nodes, func(n quorum.NodeResult) bool { return n.Outcome == quorum.OutcomeForeign }) {
-			// It changed hands since it was shown: read who holds it now.
-			for _, li := range src.Poll(ctx, []string{name}).Locks {
-				if li.Name == name {
-					msg.now = &li
-				}
+			// It changed hands since it was shown: read who holds it now (not through
+			// the source, whose polls hand out events once).
+			if li, err := lk.Lookup(ctx, name); err == nil {
+				msg.now = li
 			}
 		}
 		return msg

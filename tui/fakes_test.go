@@ -58,6 +58,7 @@ func (s *fakeSource) edit(f func(*Snapshot)) { s.mu.Lock(); f(&s.snap); s.mu.Unl
 type fakeLocker struct {
 	mu         sync.Mutex
 	clock      *fakeClock
+	src        *fakeSource // what Lookup reads
 	acquireErr error
 	acquires   []string
 	ttls       []time.Duration
@@ -111,6 +112,17 @@ func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string
 		return &r, &quorum.RoundError{Report: r, Kind: quorum.ErrUnavailable}
 	}
 	return &r, nil
+}
+
+func (l *fakeLocker) Lookup(_ context.Context, name string) (*quorum.LockInfo, error) {
+	l.src.mu.Lock()
+	defer l.src.mu.Unlock()
+	for _, li := range l.src.snap.Locks {
+		if li.Name == name {
+			return &li, nil
+		}
+	}
+	return nil, nil
 }
 
 func (l *fakeLocker) calls() (acq []string, exp [][2]string) {
@@ -211,7 +223,7 @@ func fixture(t *testing.T, w, h int, readOnly bool) (*Model, *fakeSource, *fakeL
 	t.Helper()
 	clk := &fakeClock{t: t0}
 	src := &fakeSource{clock: clk, snap: Snapshot{Nodes: healthyNodes(), Locks: sampleLocks()}}
-	lk := &fakeLocker{clock: clk}
+	lk := &fakeLocker{clock: clk, src: src}
 	var locker Locker = lk
 	if readOnly {
 		locker = nil

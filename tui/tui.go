@@ -70,6 +70,10 @@ type Locker interface {
 	// (quorum.Manager.ForceExpireSeen): a lock that changed hands since is kept and
 	// reported as OutcomeForeign.
 	ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error)
+	// Lookup reads one lock on every master now (quorum.Manager.Describe); nil when
+	// no master holds it. A force-expire that found the lock in other hands uses it
+	// to say who holds it now.
+	Lookup(ctx context.Context, name string) (*quorum.LockInfo, error)
 }
 
 // Held is a lock this console holds. *quorum.Lock implements it.

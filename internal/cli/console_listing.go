@@ -148,11 +148,9 @@ type listingView struct {
 	lst      *quorum.Listing // shared: never changed
 	err      error
 	progress quorum.ScanProgress
-	events   []events.Event // published since the previous take
 }
 
-// take returns the latest listing, waiting for the first one until ctx ends, and
-// the events published since the previous take.
+// take returns the latest listing, waiting for the first one until ctx ends.
 func (l *listingLoop) take(ctx context.Context) listingView {
 	select {
 	case <-l.published:
@@ -160,10 +158,20 @@ func (l *listingLoop) take(ctx context.Context) listingView {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	v := listingView{lst: l.lst, err: l.err, progress: l.progress, events: l.events}
-	l.events = nil
+	v := listingView{lst: l.lst, err: l.err, progress: l.progress}
 	if v.lst == nil {
 		v.err = ctx.Err()
 	}
 	return v
+}
+
+// drain returns the events published since the previous drain. A poll drains
+// last, once its answer is ready, so that only a poll abandoned in the instant
+// between drain and delivery loses them.
+func (l *listingLoop) drain() []events.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	evs := l.events
+	l.events = nil
+	return evs
 }

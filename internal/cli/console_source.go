@@ -114,7 +114,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 	}
 	v := s.listing.take(ctx)
 	wg.Wait()
-	snap := tui.Snapshot{At: time.Now(), Nodes: nodes, Scan: &v.progress, Events: v.events, EventSource: s.eventSource}
+	snap := tui.Snapshot{At: time.Now(), Nodes: nodes, Scan: &v.progress, EventSource: s.eventSource}
 	snap.CPU, snap.Over = s.cpu.since()
 	if v.lst != nil {
 		snap.Locks = v.lst.Locks
@@ -138,6 +138,9 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		for i := range snap.Nodes {
 			unknownForEmbedded(&snap.Nodes[i])
 		}
+	}
+	if ctx.Err() == nil { // an answer that will be dropped leaves the events queued
+		snap.Events = s.listing.drain()
 	}
 	return snap
 }
@@ -207,6 +210,15 @@ func (l managerLocker) TryAcquire(ctx context.Context, name string, ttl time.Dur
 		return nil, err
 	}
 	return lk, nil
+}
+
+// Lookup reads one lock on every master now.
+func (l managerLocker) Lookup(ctx context.Context, name string) (*quorum.LockInfo, error) {
+	lst, err := l.m.Describe(ctx, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	return lst.Lock(name), nil
 }
 
 // ForceExpire deletes exactly what was seen on each master.
