@@ -126,7 +126,7 @@ type runner struct {
 
 func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 	cont := make(chan os.Signal, 1)
-	signal.Notify(cont, syscall.SIGCONT)
+	notifyContinued(cont)
 	defer signal.Stop(cont)
 	changed := r.l.UntilChanged()
 	done := r.l.Done()
@@ -179,7 +179,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			for len(cont) > 0 {
 				<-cont
 			}
-			_ = syscall.Kill(0, syscall.SIGTSTP)
+			stopOwnGroup()
 			// The stop takes effect asynchronously: wait until continued.
 			select {
 			case <-cont:
@@ -189,7 +189,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			if guard.InForeground(tty) {
 				guard.GiveTerminal(tty, r.g.Pid())
 			}
-			_ = r.g.Signal(syscall.SIGCONT)
+			_ = r.g.Signal(sigCont)
 		case ex := <-r.g.Done():
 			return r.exit(ex)
 		}

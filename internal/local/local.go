@@ -258,8 +258,9 @@ func runServer(ctx context.Context, bin, dir, name, addr string) (*Master, error
 	cmd := exec.Command(bin,
 		"--port", port, "--bind", host, "--save", "", "--appendonly", "no", "--dir", dir,
 		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning", "--logfile", logFile)
-	// The masters die with this process, even on SIGKILL (on Linux).
-	cmd.SysProcAttr = DieWithParent(&syscall.SysProcAttr{Setpgid: true})
+	// The masters die with this process, even on SIGKILL (on Linux), and a Ctrl-C
+	// at the terminal reaches this process only, which stops them in order.
+	cmd.SysProcAttr = ownGroup()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", bin, err)
 	}

@@ -9,3 +9,8 @@ func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
 	attr.Pdeathsig = syscall.SIGKILL
 	return attr
 }
+
+// ownGroup starts a process in its own process group, killed when this process dies.
+func ownGroup() *syscall.SysProcAttr {
+	return DieWithParent(&syscall.SysProcAttr{Setpgid: true})
+}

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build unix && !linux
 
 package local
 
@@ -8,3 +8,6 @@ import "syscall"
 // signal, and a process started with attr outlives this process when it is
 // SIGKILLed.
 func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr { return attr }
+
+// ownGroup starts a process in its own process group.
+func ownGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

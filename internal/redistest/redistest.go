@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package redistest starts real redis-server processes on free loopback ports for
 // tests, and injects process faults into them: SIGKILL, restart (same port, with or
 // without data), SIGSTOP and SIGCONT. Every server is stopped in t.Cleanup, also
