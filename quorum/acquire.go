@@ -298,7 +298,7 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 		})
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
-		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until}
+		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start}
 		m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
 		return l, nil
 	}
@@ -354,6 +354,7 @@ func (m *Manager) roundError(rep *Report) *RoundError {
 func (m *Manager) score(rep *Report, start time.Time, ttl time.Duration) (until time.Time, ok bool) {
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
+	rep.start = start
 	if m.cfg.mut.validityFromReply {
 		start = now
 	}

@@ -105,6 +105,8 @@ type Report struct {
 	Quorum   int           `json:"quorum"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Validity time.Duration `json:"validity_ns"`
+	// start is the clock's reading before the round's first command was sent.
+	start time.Time
 }
 
 func (r *Report) count(o Outcome) int {

@@ -54,8 +54,11 @@ type Lock struct {
 
 	// mu guards the fields below. It is never held across I/O: the expiry timer and
 	// Until must not wait for a round in flight.
-	mu       sync.Mutex
-	until    time.Time
+	mu    sync.Mutex
+	until time.Time
+	// untilFrom is the start of the round that set until (the clock's reading
+	// before its first command was sent); the tests' bound check reads it.
+	untilFrom time.Time
 	ttl      time.Duration
 	released bool
 	ended    bool          // released or lost: reported to the Observer once
@@ -273,11 +276,12 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	if bound := start.Add(ttl - l.m.cfg.drift(ttl)); bound.Before(l.until) {
+		l.untilFrom = start
 		l.setUntil(bound, start)
 	}
 	l.mu.Unlock()
 
-	until, _, err := l.m.extend(ctx, l.key, l.value, ttl)
+	until, rep, err := l.m.extend(ctx, l.key, l.value, ttl)
 
 	var ev *Event
 	l.mu.Lock()
@@ -298,6 +302,7 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 		ev = l.lose(err)
 	default:
 		l.ttl = ttl
+		l.untilFrom = rep.start
 		l.setUntil(until, now)
 	}
 	l.mu.Unlock()

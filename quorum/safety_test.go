@@ -128,6 +128,14 @@ func typed(err error) bool {
 		errors.Is(err, ErrInvalidTTL) || errors.Is(err, ErrInvalidName) || errors.Is(err, ErrReleased) || errors.Is(err, ErrLost)
 }
 
+// roundOf returns the lock's deadline and the start of the round that set it, as
+// the library read its clock before sending the round's first command.
+func roundOf(l *Lock) (from, until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.untilFrom, l.until
+}
+
 // held is a lock a client holds, with its record in the history.
 type held struct {
 	c *client
@@ -145,7 +153,8 @@ func (c *client) try(ctx context.Context, name string, ttl time.Duration, opts .
 		c.s.rec.Failure(c.name, "acquire", err, typed(err))
 		return nil, err
 	}
-	c.s.rec.Bound(c.name, start, l.Until(), ttl, c.budget(ttl))
+	from, until := roundOf(l)
+	c.s.rec.Bound(c.name, start, from, until, ttl, c.budget(ttl))
 	h := &held{c: c, l: l, h: c.s.rec.Acquired(c.name, name, ret, c.real(l.Until()))}
 	// The holder stops when it sees Done: record that moment, as a user's code
 	// would see it, and the deadline it had then.
@@ -175,7 +184,8 @@ func (h *held) extend(ctx context.Context, ttl time.Duration) error {
 		h.c.s.rec.Failure(h.c.name, "extend", err, typed(err))
 		return err
 	}
-	h.c.s.rec.Bound(h.c.name, start, h.l.Until(), ttl, h.c.budget(ttl))
+	from, until := roundOf(h.l)
+	h.c.s.rec.Bound(h.c.name, start, from, until, ttl, h.c.budget(ttl))
 	h.h.Extended(ret, h.c.real(h.l.Until()))
 	return nil
 }

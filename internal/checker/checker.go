@@ -27,7 +27,7 @@ import (
 )
 
 // BoundSlack is how much later than start + ttl - drift a deadline may be: the
-// library and the test read the clock at slightly different instants.
+// library's drift budget and the test's are computed separately.
 const BoundSlack = time.Millisecond
 
 // DoneSlack is how much later than the lock's deadline its holder may see Done
@@ -173,12 +173,21 @@ func (r *Recorder) Violate(kind, format string, args ...any) {
 	r.violations = append(r.violations, Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
 }
 
-// Bound checks that a deadline is no later than start + ttl - drift (plus
-// BoundSlack), all in the client's own clock.
-func (r *Recorder) Bound(owner string, start, until time.Time, ttl, drift time.Duration) {
-	limit := start.Add(ttl - drift + BoundSlack)
+// Bound checks a deadline against the round that set it, all in the client's own
+// clock: the round (whose start from is the library's reading before its first
+// command was sent) must have started after the call did (called), and the
+// deadline must be no later than from + ttl - drift (plus BoundSlack). Checking
+// against the round's own start, rather than against called, keeps the check exact
+// however long the caller was descheduled between its clock reading and the
+// library's; the mutant that measures validity from the last reply still fails it.
+func (r *Recorder) Bound(owner string, called, from, until time.Time, ttl, drift time.Duration) {
+	if from.Before(called) {
+		r.Violate(KindBound, "%s: the round that set the deadline started %v before the call", owner, called.Sub(from))
+		return
+	}
+	limit := from.Add(ttl - drift + BoundSlack)
 	if until.After(limit) {
-		r.Violate(KindBound, "%s: validity ends %v after start + ttl - drift (ttl %v, drift %v)", owner, until.Sub(limit)+BoundSlack, ttl, drift)
+		r.Violate(KindBound, "%s: validity ends %v after the round's start + ttl - drift (ttl %v, drift %v)", owner, until.Sub(limit)+BoundSlack, ttl, drift)
 	}
 }
 

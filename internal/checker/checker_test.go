@@ -114,11 +114,19 @@ func TestChecks(t *testing.T) {
 		do   func(r *Recorder)
 		kind string
 	}{
-		{"bound ok", func(r *Recorder) { r.Bound("A", now, now.Add(988*time.Millisecond), time.Second, 12*time.Millisecond) }, ""},
-		{"bound slack", func(r *Recorder) {
-			r.Bound("A", now, now.Add(988*time.Millisecond+BoundSlack), time.Second, 12*time.Millisecond)
+		{"bound ok", func(r *Recorder) {
+			r.Bound("A", now, now, now.Add(988*time.Millisecond), time.Second, 12*time.Millisecond)
 		}, ""},
-		{"bound broken", func(r *Recorder) { r.Bound("A", now, now.Add(time.Second), time.Second, 12*time.Millisecond) }, KindBound},
+		{"bound from a round that started later", func(r *Recorder) {
+			r.Bound("A", now, now.Add(30*time.Millisecond), now.Add(1018*time.Millisecond), time.Second, 12*time.Millisecond)
+		}, ""},
+		{"bound from a round that started before the call", func(r *Recorder) {
+			r.Bound("A", now, now.Add(-time.Millisecond), now.Add(987*time.Millisecond), time.Second, 12*time.Millisecond)
+		}, KindBound},
+		{"bound slack", func(r *Recorder) {
+			r.Bound("A", now, now, now.Add(988*time.Millisecond+BoundSlack), time.Second, 12*time.Millisecond)
+		}, ""},
+		{"bound broken", func(r *Recorder) { r.Bound("A", now, now, now.Add(time.Second), time.Second, 12*time.Millisecond) }, KindBound},
 		{"typed failure", func(r *Recorder) { r.Failure("A", "acquire", errors.New("x"), true) }, ""},
 		{"untyped failure", func(r *Recorder) { r.Failure("A", "acquire", errors.New("x"), false) }, KindUntyped},
 		{"ttl ok", func(r *Recorder) { r.Keys("a", map[string]time.Duration{"lock:x": time.Second}, false) }, ""},
