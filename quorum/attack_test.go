@@ -1,0 +1,142 @@
+package quorum
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Regression tests for the bugs the attack-safety session reproduced.
+
+// lateConn delays one write that contains match by delay, as a TCP segment that was
+// lost and retransmitted after the retransmission timeout is: the client's Write
+// returns at once, the bytes reach the master later, and closing the socket does not
+// take back what the kernel already accepted (it is still delivered, then the FIN).
+type lateConn struct {
+	net.Conn
+	armed *atomic.Pointer[[]byte] // the pattern of the one write to delay; nil when disarmed
+	delay time.Duration
+
+	mu      sync.Mutex
+	pending chan struct{} // closed when the delayed write went out
+}
+
+func (c *lateConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	pending := c.pending
+	c.mu.Unlock()
+	if pending != nil {
+		<-pending // TCP keeps the order on one connection
+	}
+	if p := c.armed.Load(); p != nil && bytes.Contains(b, *p) && c.armed.CompareAndSwap(p, nil) {
+		buf := append([]byte(nil), b...)
+		done := make(chan struct{})
+		c.mu.Lock()
+		c.pending = done
+		c.mu.Unlock()
+		go func() {
+			defer close(done)
+			time.Sleep(c.delay)
+			// The kernel accepted these bytes long ago: no deadline applies.
+			_ = c.Conn.SetWriteDeadline(time.Time{})
+			_, _ = c.Conn.Write(buf)
+		}()
+		return len(b), nil
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *lateConn) Close() error {
+	c.mu.Lock()
+	pending := c.pending
+	c.mu.Unlock()
+	if pending == nil {
+		return c.Conn.Close()
+	}
+	go func() { <-pending; _ = c.Conn.Close() }()
+	return nil
+}
+
+// Attack 1: Acquire reused one lock value for all its rounds. A failed round's
+// clean-up release (compare-and-delete of that value) that reaches a master late —
+// a retransmitted TCP segment — deletes the key a later, successful round of the
+// same Acquire set there. The lock then stands on fewer than a quorum while its
+// holder believes it valid, and a rival takes it: two holders.
+func TestAttackLateCleanupReleaseDeletesALaterRoundsKey(t *testing.T) {
+	t.Parallel()
+	c, _ := testCluster(t, 3)
+	ctx := context.Background()
+	const name = "attack/late-cleanup"
+	const ttl = 3 * time.Second
+
+	// A reaches a and b; c is unreachable for A (a quorum of 3 is 2). A's first
+	// write of the release script to a is delivered 600ms late.
+	var armed atomic.Pointer[[]byte]
+	pat := []byte(releaseScript.Hash())
+	armed.Store(&pat)
+	var d net.Dialer
+	nodes := make([]Node, len(c.Servers))
+	for i, s := range c.Servers {
+		nodes[i] = Node{Name: s.Name, Addr: s.Addr()}
+		switch s.Name {
+		case "a":
+			nodes[i].Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				cn, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &lateConn{Conn: cn, armed: &armed, delay: 600 * time.Millisecond}, nil
+			}
+		case "c":
+			nodes[i].Dialer = func(context.Context, string, string) (net.Conn, error) {
+				return nil, errors.New("unreachable from A")
+			}
+		}
+	}
+	a, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(100*time.Millisecond), WithRetry(100, 30*time.Millisecond, 10*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	b := managerFor(t, c)
+
+	// B holds the lock; A waits for it. A's failed rounds each release their
+	// value; the first such release to a is the late one.
+	lb, err := b.TryAcquire(ctx, name, ttl)
+	require.NoError(t, err)
+	type res struct {
+		l   *Lock
+		err error
+	}
+	got := make(chan res, 1)
+	go func() {
+		l, err := a.Acquire(ctx, name, ttl)
+		got <- res{l, err}
+	}()
+	time.Sleep(150 * time.Millisecond) // A's first rounds failed (B holds it)
+	require.Nil(t, armed.Load(), "A's clean-up release to a was sent")
+	require.NoError(t, lb.Release(ctx))
+	r := <-got
+	require.NoError(t, r.err, "A acquires once B released")
+	la := r.l
+	t.Cleanup(func() { _ = la.Release(context.Background()) })
+
+	// While A's lock is valid, nobody else may take it.
+	for time.Now().Before(la.Until().Add(-100 * time.Millisecond)) {
+		if lr, err := b.TryAcquire(ctx, name, ttl); err == nil {
+			_ = lr.Release(ctx)
+			select {
+			case <-la.Done():
+			default:
+				t.Fatalf("two holders: a rival acquired %s while A's lock was valid for %v more (keys now %v)",
+					name, time.Until(la.Until()), keysOn(t, c, a.Key(name)))
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
