@@ -89,9 +89,9 @@ func TestExploreStress(t *testing.T) {
 	})
 	var holds atomic.Int64
 	type strict struct {
-		owner      string
-		from, to   time.Time
-		doneLate   time.Duration
+		owner    string
+		from, to time.Time
+		doneLate time.Duration
 	}
 	var smu sync.Mutex
 	var stricts []strict
