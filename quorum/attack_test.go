@@ -140,3 +140,24 @@ func TestAttackLateCleanupReleaseDeletesALaterRoundsKey(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Attack 2 (liveness, not mutual exclusion): the keep-alive computed its next
+// extension once per extension, from the Until of that moment. An Extend to a
+// shorter TTL (which lowers Until at once) left the keep-alive asleep until the
+// old schedule, far past the new Until: the lock was lost with a keep-alive on,
+// though every master answered.
+func TestAttackKeepAliveFollowsAShorterExtend(t *testing.T) {
+	t.Parallel()
+	_, m := testCluster(t, 3, WithNodeTimeout(50*time.Millisecond))
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "attack/ka-shorter", 4*time.Second, WithKeepAlive(KeepAlive{Fraction: 0.5}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	time.Sleep(50 * time.Millisecond) // the keep-alive has scheduled its first extension (at ~2s)
+	require.NoError(t, l.Extend(ctx, 400*time.Millisecond))
+	select {
+	case <-l.Done():
+		t.Fatalf("the keep-alive let the lock expire %v after a shorter Extend: %v", 400*time.Millisecond, l.Err())
+	case <-time.After(1500 * time.Millisecond):
+	}
+}
