@@ -161,3 +161,91 @@ func TestAttackKeepAliveFollowsAShorterExtend(t *testing.T) {
 	case <-time.After(1500 * time.Millisecond):
 	}
 }
+
+// partConn fails every write while *cut is set: a partition of one client from one
+// master (commands are not delivered, the round times out or fails there).
+type partConn struct {
+	net.Conn
+	cut *atomic.Bool
+}
+
+func (c *partConn) Write(b []byte) (int, error) {
+	if c.cut.Load() {
+		return 0, errors.New("partitioned")
+	}
+	return c.Conn.Write(b)
+}
+
+// Attack 3: an extension to a shorter TTL whose script reaches one master late
+// (a retransmitted segment) is applied there after a later, longer extension
+// succeeded on a bare quorum that includes that master: the key there is cut back
+// to the short TTL while the holder's Until follows the long one. Once it expires,
+// the lock stands on fewer than a quorum and a rival takes it: two holders.
+func TestAttackLateShorterExtendUndoesALaterExtension(t *testing.T) {
+	t.Parallel()
+	c, _ := testCluster(t, 5)
+	ctx := context.Background()
+	const name = "attack/late-shorter-extend"
+
+	var armed atomic.Pointer[[]byte]
+	var cut atomic.Bool
+	var d net.Dialer
+	nodes := make([]Node, len(c.Servers))
+	for i, s := range c.Servers {
+		nodes[i] = Node{Name: s.Name, Addr: s.Addr()}
+		switch s.Name {
+		case "a":
+			nodes[i].Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				cn, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &lateConn{Conn: cn, armed: &armed, delay: 500 * time.Millisecond}, nil
+			}
+		case "d", "e":
+			nodes[i].Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if cut.Load() {
+					return nil, errors.New("partitioned")
+				}
+				cn, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &partConn{Conn: cn, cut: &cut}, nil
+			}
+		}
+	}
+	a, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(30*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	b := managerFor(t, c)
+
+	l, err := a.TryAcquire(ctx, name, 3*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+
+	require.NoError(t, l.Extend(ctx, 3*time.Second)) // every master knows the script now
+
+	// E1: shorten to 300ms; a's copy of the script arrives 500ms late.
+	pat := []byte(extendScript.Hash())
+	armed.Store(&pat)
+	require.NoError(t, l.Extend(ctx, 300*time.Millisecond), "4 of 5 masters extended")
+	require.Nil(t, armed.Load())
+	// E2: A loses d and e; the extension to 3s succeeds on a, b, c.
+	cut.Store(true)
+	require.NoError(t, l.Extend(ctx, 3*time.Second), "a, b and c extended")
+	t.Logf("A's lock valid for %v", time.Until(l.Until()))
+
+	for time.Now().Before(l.Until().Add(-100 * time.Millisecond)) {
+		if lr, err := b.TryAcquire(ctx, name, time.Second); err == nil {
+			_ = lr.Release(ctx)
+			select {
+			case <-l.Done():
+			default:
+				t.Fatalf("two holders: a rival acquired %s while A's lock was valid for %v more (keys now %v)",
+					name, time.Until(l.Until()), keysOn(t, c, a.Key(name)))
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
