@@ -249,3 +249,26 @@ func TestAttackLateShorterExtendUndoesALaterExtension(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Attack 4 (availability): after SCRIPT FLUSH (or a restart), the first extension
+// gets NOSCRIPT and falls back to EVAL on the same connection. When one master
+// hangs, the round's deadline passes while its reply is awaited; the masters read
+// after it then answer NOSCRIPT within the grace, but the EVAL write fails (the
+// deadline has passed), so the extension fails on every master although four of
+// five answered. A keep-alive loses its lock that way.
+func TestAttackNoScriptFallbackAfterAHungMaster(t *testing.T) {
+	t.Parallel()
+	c, m := testCluster(t, 5, WithNodeTimeout(50*time.Millisecond))
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "attack/noscript-hung", 5*time.Second)
+	require.NoError(t, err)
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+	}
+	hung := c.Servers[0] // read first: every other master's reply is read after it
+	hung.Stop()
+	t.Cleanup(hung.Cont)
+	require.NoError(t, l.Extend(ctx, 5*time.Second), "four of five masters answer")
+	hung.Cont()
+	_ = l.Release(ctx)
+}
