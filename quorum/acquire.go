@@ -65,6 +65,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	owner.Label = lc.owner
 	owner.At = time.Now()
 	owner.TTL = ttl
+	// Every round writes a value of its own: the clean-up of a failed round
+	// (compare-and-delete of its value) may reach a master late, after a later
+	// round of this call set its key there, and must not delete that key.
 	value, err := newValue(owner)
 	if err != nil {
 		return nil, err
@@ -99,6 +102,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 		if rounds > 0 {
+			if value, err = newValue(owner); err != nil {
+				return nil, m.giveUp(ctx, key, fw, err)
+			}
 			start = m.cfg.clock.Now()
 		}
 		roundStart := time.Now()

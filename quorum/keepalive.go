@@ -67,11 +67,23 @@ func (l *Lock) keepAlive(ctx context.Context, k KeepAlive) {
 	extensions := 0
 	l.mu.Lock()
 	at := l.m.nextExtension(l.until, l.ttl, frac)
+	base := l.until // the deadline at was scheduled for
 	if !holdEnd.IsZero() && l.until.After(holdEnd) {
 		at = clk.Now() // the TTL outlasts MaxHold: shorten it at once
 	}
 	l.mu.Unlock()
 	for {
+		// An Extend to a shorter TTL lowers Until: follow it, or the lock expires
+		// before the next extension is even tried.
+		l.mu.Lock()
+		if l.until.Before(base) {
+			if a := l.m.nextExtension(l.until, l.ttl, frac); a.Before(at) {
+				at = a
+			}
+			base = l.until
+		}
+		changed := l.changed
+		l.mu.Unlock()
 		t := time.NewTimer(at.Sub(clk.Now()))
 		select {
 		case <-l.kaStop:
@@ -80,6 +92,9 @@ func (l *Lock) keepAlive(ctx context.Context, k KeepAlive) {
 		case <-l.ctx.Done():
 			t.Stop()
 			return
+		case <-changed:
+			t.Stop()
+			continue
 		case <-t.C:
 		}
 		if k.MaxExtensions > 0 && extensions >= k.MaxExtensions {
@@ -110,7 +125,7 @@ func (l *Lock) keepAlive(ctx context.Context, k KeepAlive) {
 			return
 		case err == nil:
 			extensions++
-			at = l.m.nextExtension(until, ttl, frac)
+			at, base = l.m.nextExtension(until, ttl, frac), until
 		case errors.Is(err, ErrLost), errors.Is(err, ErrReleased), errors.Is(err, errStopped):
 			return
 		default:

@@ -120,7 +120,7 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 			// round's start whenever they arrive, so a late one is safe.)
 			_ = wc.c.SetReadDeadline(now.Add(wireGrace))
 		}
-		out, holder, err := m.wireReply(wc, cmd, key, value, str, num)
+		out, holder, err := m.wireReply(wc, deadline, cmd, key, value, str, num)
 		m.wireResult(rep, set, i, t0, out, holder, err)
 	}
 	set.wg.Wait()
@@ -143,7 +143,7 @@ func (m *Manager) dialRound(ctx context.Context, set *connSet, rep *Report, i in
 		m.wireResult(rep, set, i, t0, OutcomeError, "", err)
 		return
 	}
-	out, holder, err := m.wireReply(wc, cmd, key, value, str, num)
+	out, holder, err := m.wireReply(wc, deadline, cmd, key, value, str, num)
 	m.wireResult(rep, set, i, t0, out, holder, err)
 }
 
@@ -188,7 +188,7 @@ func (m *Manager) wireResult(rep *Report, set *connSet, i int, t0 time.Time, out
 // found the key held, holder is the value there. A script the master does not know
 // (NOSCRIPT: restart, SCRIPT FLUSH) is sent again with EVAL on the same connection,
 // within the same deadline.
-func (m *Manager) wireReply(wc *wireConn, cmd wireCmd, key, value, str string, num int64) (out Outcome, holder string, err error) {
+func (m *Manager) wireReply(wc *wireConn, deadline time.Time, cmd wireCmd, key, value, str string, num int64) (out Outcome, holder string, err error) {
 	typ, line, err := wc.readLine()
 	if err != nil {
 		return OutcomeError, "", err
@@ -200,6 +200,12 @@ func (m *Manager) wireReply(wc *wireConn, cmd wireCmd, key, value, str string, n
 	if typ == '-' {
 		if cmd != wireSet && hasPrefix(line, "NOSCRIPT") {
 			buf := appendEval(nil, cmd, key, value, str, num)
+			if now := time.Now(); !now.Before(deadline) {
+				// NOSCRIPT came in time but was read after an earlier master's reply
+				// used up the deadline: the fallback gets the same grace as a reply
+				// already received (votes count from the round's start, so it is safe).
+				_ = wc.c.SetDeadline(now.Add(wireGrace))
+			}
 			if _, err := wc.c.Write(buf); err != nil {
 				return OutcomeError, "", err
 			}
