@@ -25,7 +25,9 @@ type KeepAlive struct {
 	// MaxHold caps the total time the lock is held from acquisition; 0 means no cap.
 	// The last extension asks only for what is left (at once when the TTL itself
 	// outlasts MaxHold), so Until ends up no later than acquisition start + MaxHold
-	// once that extension succeeded.
+	// once that extension succeeded. The keys on the masters are not shortened by
+	// it (extensions never shorten a key): until Release deletes them, another
+	// client may have to wait up to one TTL past MaxHold.
 	MaxHold time.Duration
 }
 

@@ -236,7 +236,9 @@ func (l *Lock) Err() error { return context.Cause(l.ctx) }
 // without I/O. On success Until moves to the round's start plus ttl minus drift; an
 // extension that completes after Until does not count (the lock was lost at Until
 // and Done has fired). A shorter ttl than what is left lowers Until before the
-// round is sent, since the masters shorten the keys as soon as they run it. When a
+// round is sent; the masters never shorten a key (a late copy of this round must
+// not cut back a later, longer extension), so the keys may outlive Until by up to
+// the TTL they had. When a
 // majority no longer holds the lock the error matches ErrLost and the lock's context
 // is cancelled. Extensions of one Lock run one at a time.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {

@@ -61,7 +61,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		script   *redis.Script
 	}{
 		"release":      {releaseLua, "4d5bd17fc6ef3fc35706adc3a4d45699039c3060", releaseScript},
-		"extend":       {extendLua, "0dd252b55c4a77504f1eed2d6a63c292fd45e521", extendScript},
+		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "53e1b788ac9f68fd0779833eb8591a9c2f021d86", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
 		"fair_acquire": {fairAcquireLua, "6433d9cd936fea63c74d5c9890e1ca3401aff01a", fairAcquireScript},

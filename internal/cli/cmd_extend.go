@@ -17,7 +17,9 @@ var extendCmd = &Command{
 
 Resets the TTL of the lock NAME on every master where it still holds TOKEN (the
 line printed by 'redlock acquire'). It never recreates a key that expired, so an
-extend after the lock was lost fails. The new validity goes to stderr, or with
+extend after the lock was lost fails, and never shortens a key: a TTL shorter than
+what is left only lowers the reported validity (use force-expire or release to
+end a lock early). The new validity goes to stderr, or with
 -json to stdout as one JSON document (name, key, extended, valid_until,
 validity_ms, votes).
 
