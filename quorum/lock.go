@@ -59,15 +59,15 @@ type Lock struct {
 	// untilFrom is the start of the round that set until (the clock's reading
 	// before its first command was sent); the tests' bound check reads it.
 	untilFrom time.Time
-	ttl      time.Duration
-	released bool
-	ended    bool          // released or lost: reported to the Observer once
-	lostWhy  error         // the cause expire() gives, when set (a keep-alive cap)
-	changed  chan struct{} // closed and replaced when until changes
-	expiry   *time.Timer
-	kaStop   chan struct{}
-	kaDone   chan struct{}
-	kaCancel context.CancelFunc
+	ttl       time.Duration
+	released  bool
+	ended     bool          // released or lost: reported to the Observer once
+	lostWhy   error         // the cause expire() gives, when set (a keep-alive cap)
+	changed   chan struct{} // closed and replaced when until changes
+	expiry    *time.Timer
+	kaStop    chan struct{}
+	kaDone    chan struct{}
+	kaCancel  context.CancelFunc
 }
 
 // checkTTL validates a TTL before any I/O: whole milliseconds (the masters count in
