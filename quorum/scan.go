@@ -163,22 +163,29 @@ func (s *Scanner) step(ctx context.Context, i int, st *scanNode) error {
 // Progress says how far the passes have got.
 func (s *Scanner) Progress() ScanProgress {
 	p := ScanProgress{Passes: -1, Complete: true}
+	for _, st := range s.nodes {
+		if st.err == nil && (p.Passes < 0 || st.passes < p.Passes) {
+			p.Passes = st.passes
+		}
+	}
+	if p.Passes < 0 {
+		return ScanProgress{}
+	}
 	read, want := 0, 0
 	for _, st := range s.nodes {
-		if st.err != nil {
+		switch {
+		case st.err != nil:
 			continue
-		}
-		if p.Passes < 0 || st.passes < p.Passes {
-			p.Passes = st.passes
+		case st.passes > p.Passes: // done with this pass, waiting for the others
+			read += st.size
+			want += st.size
+		default:
+			read += len(st.cur)
+			want += max(st.size, len(st.cur))
 		}
 		if st.passes == 0 {
 			p.Complete = false
 		}
-		read += len(st.cur)
-		want += max(st.size, len(st.cur))
-	}
-	if p.Passes < 0 {
-		return ScanProgress{}
 	}
 	if want > 0 {
 		p.Fraction = float64(read) / float64(want)

@@ -186,3 +186,30 @@ func TestDescribeReadsExactNames(t *testing.T) {
 	assert.Empty(t, lst.Locks)
 	assert.Equal(t, 3, lst.Answered())
 }
+
+// TestScannerProgressNeverGoesBack: a master that finished its pass counts as read
+// while the others go on, so the fraction only grows during a pass.
+func TestScannerProgressNeverGoesBack(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	for i, s := range c.Servers {
+		pipe := s.Client().Pipeline()
+		for j := range []int{1500, 1500, 4000}[i] {
+			pipe.Set(ctx, fmt.Sprintf("lock:p/%05d", j), "v", time.Minute)
+		}
+		_, err := pipe.Exec(ctx)
+		require.NoError(t, err)
+	}
+	s := m.NewScanner("")
+	last := 0.0
+	for steps := 0; !s.Progress().Complete; steps++ {
+		require.Less(t, steps, 100)
+		require.NoError(t, s.Step(ctx))
+		p := s.Progress()
+		if !p.Complete {
+			assert.GreaterOrEqual(t, p.Fraction, last, "step %d", steps)
+			last = p.Fraction
+		}
+	}
+	assert.Greater(t, last, 0.5)
+}

@@ -106,3 +106,21 @@ func TestApplyingAHugeAnswerIsCheap(t *testing.T) {
 	assert.True(t, m.visible.valid && m.visible.gen == m.snapGen, "the rows came prepared")
 	assert.Equal(t, fmt.Sprintf("%p", msg.prep.rows), fmt.Sprintf("%p", m.visibleLocks()))
 }
+
+// TestSelectionStaysInPlaceWhenItsLockGoes: when the selected lock is gone from a
+// poll, the row that takes its place is selected (the table does not jump to the
+// top, nor back when a stale listing shows the lock again).
+func TestSelectionStaysInPlaceWhenItsLockGoes(t *testing.T) {
+	m, src, _, _ := fixture(t, 120, 30, false)
+	manyLocks(src, 200)
+	started(t, m)
+	drive(t, m, keys("G"))
+	drive(t, m, keys("k"))
+	require.Equal(t, "job/198", m.lockSel)
+	src.edit(func(s *Snapshot) { s.Locks = append(s.Locks[:198:198], s.Locks[199]) })
+	tickPoll(t, m)
+	assert.Equal(t, "job/199", m.lockSel, "the next row took the selected one's place")
+	src.edit(func(s *Snapshot) { s.Locks = s.Locks[:150] })
+	tickPoll(t, m)
+	assert.Equal(t, "job/149", m.lockSel, "the last row when the list got shorter")
+}

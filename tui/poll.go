@@ -2,11 +2,13 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/quorum"
 )
 
 // tickMsg is the app-level frame tick: it redraws countdowns and schedules polls.
@@ -75,6 +77,12 @@ func (m *Model) applySnapshot(msg snapshotMsg) {
 		return
 	}
 	m.inflight = false
+	// The selected row's place: if its lock is gone from the new answer, the row
+	// that takes its place is selected, so the table does not jump to the top.
+	place := -1
+	if m.polled && m.lockSel != "" {
+		place = slices.IndexFunc(m.visibleLocks(), func(li quorum.LockInfo) bool { return li.Name == m.lockSel })
+	}
 	p := msg.prep
 	if p == nil { // built by hand (tests)
 		p = prepBase{locks: m.snap.Locks, spans: m.span, first: !m.polled, key: m.listKey()}.prepare(msg.snap)
@@ -86,6 +94,9 @@ func (m *Model) applySnapshot(msg snapshotMsg) {
 	m.record(p)
 	if p.key == m.listKey() {
 		m.visible = visibleCache{gen: m.snapGen, key: p.key, locks: p.rows, valid: true}
+	}
+	if rows := m.visibleLocks(); place >= 0 && len(rows) > 0 && !slices.ContainsFunc(rows, func(li quorum.LockInfo) bool { return li.Name == m.lockSel }) {
+		m.lockSel = rows[clamp(place, 0, len(rows)-1)].Name
 	}
 	if err := m.snap.Err; err != nil {
 		m.pollErr = escape.Text(err.Error())

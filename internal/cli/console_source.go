@@ -33,6 +33,13 @@ type clusterSource struct {
 	listing     *listingLoop
 	eventSource string
 	cpu         cpuClock
+
+	// gone holds the names a fresh read found gone, with the listing's complete
+	// passes at that moment: the listing may still show them until a pass that
+	// began after they went has completed (two passes later). mu guards it and is
+	// never held across I/O.
+	mu   sync.Mutex
+	gone map[string]int
 }
 
 // sourceSettings configure newClusterSource.
@@ -57,7 +64,7 @@ func newClusterSource(c *topology.Cluster, set sourceSettings, opts ...quorum.Op
 		_ = prober.Close()
 		return nil, nil, nil, err
 	}
-	s := &clusterSource{prober: prober, mgr: mgr, embedded: set.embedded, redact: set.redact, eventSource: tui.EventsListing}
+	s := &clusterSource{prober: prober, mgr: mgr, embedded: set.embedded, redact: set.redact, eventSource: tui.EventsListing, gone: map[string]int{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var clients []*redis.Client
 	if !set.embedded {
@@ -121,16 +128,19 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		snap.Answered, snap.Total = v.lst.Answered(), v.lst.Total
 	}
 	err := v.err
+	var rows []quorum.LockInfo
 	switch {
 	case fresh != nil && freshErr == nil:
-		snap.Locks = overlay(snap.Locks, fresh.Locks, visible)
+		rows = fresh.Locks
 		if snap.Total == 0 {
 			snap.Answered, snap.Total = fresh.Answered(), fresh.Total
 		}
 		snap.Answered = min(snap.Answered, fresh.Answered())
 	case err == nil && freshErr != nil:
 		err = freshErr
+		visible = nil // nothing was read afresh
 	}
+	snap.Locks = overlay(snap.Locks, rows, visible, s.forget(visible, rows, v.progress.Passes))
 	if err != nil {
 		snap.Err = fmt.Errorf("locks: %s", redactWith(s.redact, err.Error()))
 	}
@@ -145,39 +155,75 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 	return snap
 }
 
+// forget records which visible names the fresh rows show gone (and which came
+// back), drops the records the listing has caught up with, and returns the names
+// the listing may still show although they are gone.
+func (s *clusterSource) forget(visible []string, fresh []quorum.LockInfo, passes int) map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range visible {
+		if slices.ContainsFunc(fresh, func(li quorum.LockInfo) bool { return li.Name == n }) {
+			delete(s.gone, n)
+		} else {
+			s.gone[n] = passes
+		}
+	}
+	out := make(map[string]bool, len(s.gone))
+	for n, p := range s.gone {
+		if passes >= p+2 {
+			delete(s.gone, n)
+			continue
+		}
+		out[n] = true
+	}
+	return out
+}
+
 // overlay returns all (sorted by name) with the visible names replaced by their
-// fresh rows: a visible name without a fresh row is gone, a fresh row of a name
-// the listing has not reached yet is added. all is not changed (it is shared with
-// earlier snapshots); the copy is one block move, whatever the listing's size.
-func overlay(all, fresh []quorum.LockInfo, visible []string) []quorum.LockInfo {
+// fresh rows, the names in gone left out (a visible name without a fresh row is
+// in gone), and the fresh rows of names the listing has not reached yet added.
+// all is not changed (it is shared with earlier snapshots); the copy is one block
+// move, whatever the listing's size.
+func overlay(all, fresh []quorum.LockInfo, visible []string, gone map[string]bool) []quorum.LockInfo {
+	if len(visible) == 0 && len(gone) == 0 {
+		return all
+	}
 	byName := make(map[string]*quorum.LockInfo, len(fresh))
 	for i := range fresh {
 		byName[fresh[i].Name] = &fresh[i]
 	}
 	out := slices.Clone(all)
-	gone, added := map[int]bool{}, false
+	find := func(name string) (int, bool) {
+		return slices.BinarySearchFunc(out, name, func(li quorum.LockInfo, n string) int { return strings.Compare(li.Name, n) })
+	}
+	drop := map[int]bool{}
+	var add []quorum.LockInfo
 	for _, name := range visible {
-		i, found := slices.BinarySearchFunc(out, name, func(li quorum.LockInfo, n string) int { return strings.Compare(li.Name, n) })
+		i, found := find(name)
 		f, ok := byName[name]
 		switch {
 		case found && ok:
 			out[i] = *f
-		case found:
-			gone[i] = true
 		case ok:
-			out, added = append(out, *f), true
+			add = append(add, *f)
 		}
 	}
-	if len(gone) > 0 {
+	for name := range gone {
+		if i, found := find(name); found {
+			drop[i] = true
+		}
+	}
+	if len(drop) > 0 {
 		kept := out[:0]
 		for i := range out {
-			if !gone[i] {
+			if !drop[i] {
 				kept = append(kept, out[i])
 			}
 		}
 		out = kept
 	}
-	if added {
+	if len(add) > 0 {
+		out = append(out, add...)
 		slices.SortStableFunc(out, func(a, b quorum.LockInfo) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return out

@@ -93,6 +93,8 @@ func TestConsoleListingIsIncrementalAndRowsOnScreenAreFresh(t *testing.T) {
 	assert.Contains(t, names, "bulk/0000x", "a lock on screen shows at once")
 	assert.NotContains(t, names, "bulk/0001", "a lock on screen that is gone leaves at once")
 	assert.Contains(t, names, "bulk/0000")
+	snap = src.Poll(ctx, []string{"bulk/2999"}) // scrolled away
+	assert.NotContains(t, lockNames(snap), "bulk/0001", "a lock seen gone stays gone when it leaves the screen")
 
 	// The next complete pass reports the differences as events.
 	var seen []events.Event
