@@ -121,14 +121,17 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		snap.Answered, snap.Total = v.lst.Answered(), v.lst.Total
 	}
 	err := v.err
-	switch {
-	case fresh != nil && freshErr == nil:
+	if fresh != nil {
+		// Also when fewer than a quorum answered now: the listing may predate the
+		// failure, and the rows on screen must not show keys on masters that did
+		// not answer (Describe's rows carry their errors) nor hide the banner.
 		snap.Locks = overlay(snap.Locks, fresh.Locks, visible)
 		if snap.Total == 0 {
 			snap.Answered, snap.Total = fresh.Answered(), fresh.Total
 		}
 		snap.Answered = min(snap.Answered, fresh.Answered())
-	case err == nil && freshErr != nil:
+	}
+	if err == nil && freshErr != nil {
 		err = freshErr
 	}
 	if err != nil {
