@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -42,4 +46,52 @@ func TestAttackPollQuorumLostShowsStaleHeldRows(t *testing.T) {
 			assert.False(t, mv.Present, "%s shown present on dead master %s", li.Name, mv.Master)
 		}
 	}
+}
+
+// TestAttackHostileKeysProbe: keys of every type, without TTL, with control
+// characters, invalid UTF-8, glob characters, reserved suffixes and a very long
+// name, listed by the background loop and read afresh on screen.
+func TestAttackHostileKeysProbe(t *testing.T) {
+	rc, c := consoleCluster(t, 3)
+	ctx := context.Background()
+	long := "long/" + strings.Repeat("x", 70000)
+	hostile := []string{"esc\x1b[2J\x1b]0;pwn\a", "nl\nforged row", "bad\xff\xfeutf8", "glob*?[a-z]\\x", "name:fence", "name:queue", "name", long, "noTTL", "hash", "list", "zset", "bidi\u202eevil"}
+	for _, s := range rc.Servers {
+		cl := s.Client()
+		for _, n := range hostile {
+			switch n {
+			case "hash":
+				require.NoError(t, cl.HSet(ctx, "lock:"+n, "f", "1").Err())
+			case "list":
+				require.NoError(t, cl.RPush(ctx, "lock:"+n, "a").Err())
+			case "zset":
+				require.NoError(t, cl.ZAdd(ctx, "lock:"+n, redis.Z{Score: 1, Member: "a"}).Err())
+			case "noTTL":
+				require.NoError(t, cl.Set(ctx, "lock:"+n, "v", 0).Err())
+			case "name:queue":
+				require.NoError(t, cl.ZAdd(ctx, "lock:"+n, redis.Z{Score: 1, Member: "a"}).Err())
+			default:
+				require.NoError(t, cl.Set(ctx, "lock:"+n, "v", time.Minute).Err())
+			}
+		}
+	}
+	before := runtime.NumGoroutine()
+	src, _, cleanup, err := newClusterSource(c, sourceSettings{interval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	snap := pollUntil(t, src, hostile, func(s tui.Snapshot) bool { return s.Scan != nil && s.Scan.Complete })
+	require.NoError(t, snap.Err)
+	got := lockNames(snap)
+	want := slices.DeleteFunc(slices.Clone(hostile), func(n string) bool { return strings.HasSuffix(n, ":fence") || strings.HasSuffix(n, ":queue") })
+	slices.Sort(want)
+	assert.Equal(t, want, got)
+	for _, li := range snap.Locks {
+		t.Logf("%.40q %s %d/%d", li.Name, li.State, li.Votes, li.Total)
+	}
+	// The glob name is read exactly: Describe of "glob*?[a-z]\\x" does not list "name".
+	for range 5 {
+		snap = src.Poll(ctx, []string{"glob*?[a-z]\\x", "nomatch*"})
+	}
+	assert.Equal(t, want, lockNames(snap))
+	cleanup()
+	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= before }, 3*time.Second, 50*time.Millisecond, "goroutines after cleanup: %d, before: %d", runtime.NumGoroutine(), before)
 }
