@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -48,10 +49,10 @@ func TestAttackPollQuorumLostShowsStaleHeldRows(t *testing.T) {
 	}
 }
 
-// TestAttackHostileKeysProbe: keys of every type, without TTL, with control
+// TestHostileKeysInConsoleListing: keys of every type, without TTL, with control
 // characters, invalid UTF-8, glob characters, reserved suffixes and a very long
 // name, listed by the background loop and read afresh on screen.
-func TestAttackHostileKeysProbe(t *testing.T) {
+func TestHostileKeysInConsoleListing(t *testing.T) {
 	rc, c := consoleCluster(t, 3)
 	ctx := context.Background()
 	long := "long/" + strings.Repeat("x", 70000)
@@ -93,5 +94,41 @@ func TestAttackHostileKeysProbe(t *testing.T) {
 	}
 	assert.Equal(t, want, lockNames(snap))
 	cleanup()
-	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= before }, 3*time.Second, 50*time.Millisecond, "goroutines after cleanup: %d, before: %d", runtime.NumGoroutine(), before)
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines after cleanup: %d, before: %d\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestAttackReleasedRowShiftsOntoScreen: the screen shows the first 10 rows; a lock
+// on screen and the lock just below the screen are both released. At the next
+// poll the row on screen is gone (read afresh), so the row below moves up onto
+// the screen: it was not read afresh, and the released lock shows on screen.
+func TestAttackReleasedRowShiftsOntoScreen(t *testing.T) {
+	rc, c := consoleCluster(t, 3)
+	ctx := context.Background()
+	var names []string
+	for i := range 30 {
+		names = append(names, fmt.Sprintf("row/%02d", i))
+	}
+	for _, s := range rc.Servers {
+		for _, n := range names {
+			require.NoError(t, s.Client().Set(ctx, "lock:"+n, "v", time.Minute).Err())
+		}
+	}
+	src, _, cleanup, err := newClusterSource(c, sourceSettings{interval: 10 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(cleanup)
+	pollUntil(t, src, names[:10], func(s tui.Snapshot) bool { return s.Scan != nil && s.Scan.Complete })
+	for _, s := range rc.Servers {
+		require.NoError(t, s.Client().Del(ctx, "lock:row/03", "lock:row/10").Err())
+	}
+	snap := src.Poll(ctx, names[:10])
+	screen := lockNames(snap)[:10]
+	assert.NotContains(t, screen, "row/03")
+	assert.NotContains(t, screen, "row/10", "a released lock moved onto the screen without being read: %v", screen)
 }
