@@ -229,7 +229,8 @@ func (m *Manager) scanNode(ctx context.Context, n *node, pattern string) (map[st
 // one, of the few keys GET refuses: a Redisson hash, a queue) and calls put with
 // each key that exists, by name (the key without the prefix).
 func (m *Manager) describeKeys(ctx context.Context, n *node, keys []string, put func(name string, rk rawKey)) error {
-	keys = slices.DeleteFunc(keys, func(k string) bool { return strings.HasSuffix(k, ":queue") })
+	// A copy: Describe shares keys between its masters' goroutines.
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return strings.HasSuffix(k, ":queue") })
 	if len(keys) == 0 {
 		return nil
 	}

@@ -104,7 +104,14 @@ func (s *Scanner) Step(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
+			failed := st.err != nil
 			st.err = s.step(ctx, i, st)
+			// A master back from an outage joins the others' pass rather than
+			// making them wait while it redoes, alone, every pass they made without
+			// it (a master that never finished a pass still finishes its first).
+			if failed && st.err == nil && st.passes > 0 && st.passes < least {
+				st.passes = least
+			}
 			st.latency = time.Since(t0)
 			if st.err != nil {
 				st.failedAt = s.now()

@@ -26,10 +26,7 @@ type historyEntry struct {
 // record adds a prepared answer's lock events to the history, and the masters'
 // latencies to their sparklines.
 func (m *Model) record(p *prepared) {
-	m.history = append(m.history, p.events...)
-	if over := len(m.history) - historyMax; over > 0 {
-		m.history = append([]historyEntry(nil), m.history[over:]...)
-	}
+	m.history = appendHistory(m.history, p.events)
 	for _, n := range p.snap.Nodes {
 		if !n.Reachable {
 			continue
@@ -40,6 +37,15 @@ func (m *Model) record(p *prepared) {
 		}
 		m.latHist[n.Master] = h
 	}
+}
+
+// appendHistory adds events to the history, keeping the newest historyMax.
+func appendHistory(h, evs []historyEntry) []historyEntry {
+	h = append(h, evs...)
+	if over := len(h) - historyMax; over > 0 {
+		h = append([]historyEntry(nil), h[over:]...)
+	}
+	return h
 }
 
 // historyView renders the most recent events, newest first, in w x h.

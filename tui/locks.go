@@ -55,13 +55,17 @@ func (p *locksPanel) window(sel, n int) (first, end int) {
 	return first, min(first+rowsH, n)
 }
 
-// onScreen returns the names of the locks the table shows now.
+// onScreen returns the names of the locks the table shows now, and of a page of
+// rows on either side: when rows on screen go, those that move onto the screen in
+// their place were read by the same poll.
 func (m *Model) onScreen() []string {
 	if m.table.h <= 0 {
 		return nil
 	}
 	locks := m.visibleLocks()
 	first, end := m.table.window(m.selIndex(locks), len(locks))
+	page := end - first
+	first, end = max(first-page, 0), min(end+page, len(locks))
 	names := make([]string, 0, end-first)
 	for i := first; i < end; i++ {
 		names = append(names, locks[i].Name)

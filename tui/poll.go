@@ -74,6 +74,11 @@ func (m *Model) duePoll() bool {
 func (m *Model) applySnapshot(msg snapshotMsg) {
 	if msg.id != m.pollID {
 		m.dropped++
+		// The source reported these events once (drained at its poll): keep them.
+		// Differences the console computes itself are recomputed by the next answer.
+		if p := msg.prep; p != nil && p.snap.EventSource != "" {
+			m.history = appendHistory(m.history, p.events)
+		}
 		return
 	}
 	m.inflight = false

@@ -55,7 +55,8 @@ const (
 // Source observes the cluster. Poll must return within a bounded time (the node
 // timeout): the console calls it from a tea.Cmd, once per refresh interval; a call that
 // outlives its context is abandoned and the next one may start before it returns.
-// visible are the names of the locks on screen: a source whose full
+// visible are the names of the locks on screen and of a page of rows on either
+// side (rows that move onto the screen when others go): a source whose full
 // listing is incremental reads them afresh at every poll.
 type Source interface {
 	Poll(ctx context.Context, visible []string) Snapshot

@@ -129,18 +129,35 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 	}
 	err := v.err
 	var rows []quorum.LockInfo
-	switch {
-	case fresh != nil && freshErr == nil:
+	if fresh != nil {
+		// Also when fewer than a quorum answered now: the listing may predate the
+		// failure, and the rows on screen must not show keys on masters that did
+		// not answer (Describe's rows carry their errors) nor hide the banner.
 		rows = fresh.Locks
 		if snap.Total == 0 {
 			snap.Answered, snap.Total = fresh.Answered(), fresh.Total
 		}
 		snap.Answered = min(snap.Answered, fresh.Answered())
-	case err == nil && freshErr != nil:
-		err = freshErr
+	} else {
 		visible = nil // nothing was read afresh
 	}
-	snap.Locks = overlay(snap.Locks, rows, visible, s.forget(visible, rows, v.progress.Passes))
+	if err == nil && freshErr != nil {
+		err = freshErr
+	}
+	// Only a quorum's answer says a lock is gone for good (until the listing
+	// catches up); a row on screen without a fresh row leaves this poll's answer
+	// either way.
+	remembered := visible
+	if freshErr != nil {
+		remembered = nil
+	}
+	gone := s.forget(remembered, rows, v.progress.Passes)
+	for _, n := range visible {
+		if !slices.ContainsFunc(rows, func(li quorum.LockInfo) bool { return li.Name == n }) {
+			gone[n] = true
+		}
+	}
+	snap.Locks = overlay(snap.Locks, rows, visible, gone)
 	if err != nil {
 		snap.Err = fmt.Errorf("locks: %s", redactWith(s.redact, err.Error()))
 	}
