@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// Regression tests found by attacking the CLI as a careless or hostile user.
+
+// runCLIIn is runCLI with stdin.
+func runCLIIn(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+	code = Main(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+// attackMasters starts two real masters and names a third, closed, loopback port:
+// a master that does not answer.
+func attackMasters(t *testing.T) (masters, down string) {
+	t.Helper()
+	c := redistest.Start(t, 2, redistest.Options{})
+	down = "127.0.0.1:" + strconv.Itoa(redistest.FreePort(t))
+	return strings.Join(append(c.Addrs(), down), ","), down
+}
+
+// force-expire reported a master that did not answer when the lock was read as
+// "missing (nothing to delete)" and exited 0: a script that breaks a stuck lock
+// with `force-expire NAME -yes` believed it gone while that master still held it
+// (the README: exit 1 when some master did not answer).
+func TestAttackForceExpireUnreachableMasterIsNotMissing(t *testing.T) {
+	masters, down := attackMasters(t)
+	env := map[string]string{"REDLOCK_MASTERS": masters, "REDLOCK_TIMEOUT": "2s"}
+	code, _, stderr := runCLI(t, env, "acquire", "stuck", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, stderr)
+
+	code, stdout, stderr := runCLI(t, env, "force-expire", "stuck", "-yes")
+	assert.Equal(t, ExitError, code, "a master did not answer: %s%s", stdout, stderr)
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, down) {
+			assert.NotContains(t, line, "missing", "the master that did not answer is not 'missing'")
+			assert.Contains(t, line, "error")
+		}
+	}
+
+	// Every master down: nothing was deleted anywhere, and it must not say "done".
+	env["REDLOCK_MASTERS"] = down + ",127.0.0.1:" + strconv.Itoa(redistest.FreePort(t)) + ",127.0.0.1:" + strconv.Itoa(redistest.FreePort(t))
+	code, stdout, stderr = runCLI(t, env, "force-expire", "stuck", "-yes", "-json")
+	assert.Equal(t, ExitError, code, "no master answered: %s%s", stdout, stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	assert.NotEmpty(t, doc["error"], "the JSON document says what failed")
+}
+
+// force-expire printed "no master answered (0 of 0): nothing can be listed" under
+// the lock it had just shown, read from every master.
+func TestAttackForceExpireShowHasNoSpuriousNoAnswerLine(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	env := map[string]string{"REDLOCK_MASTERS": strings.Join(c.Addrs(), ",")}
+	code, _, stderr := runCLI(t, env, "acquire", "shown", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, stderr)
+	code, stdout, stderr := runCLI(t, env, "force-expire", "shown", "-yes")
+	require.Equal(t, ExitOK, code, stdout+stderr)
+	assert.Contains(t, stderr, "holder:")
+	assert.NotContains(t, stderr, "no master answered", "every master answered")
+}
