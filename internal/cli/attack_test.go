@@ -74,3 +74,14 @@ func TestAttackForceExpireShowHasNoSpuriousNoAnswerLine(t *testing.T) {
 	assert.Contains(t, stderr, "holder:")
 	assert.NotContains(t, stderr, "no master answered", "every master answered")
 }
+
+// run accepted a -conflict-exit-code equal to one of its own codes: with
+// -conflict-exit-code 4 "not acquired" and "lost while the command ran" were the
+// same exit status, which is what the flag exists to prevent.
+func TestAttackConflictExitCodeCannotBeOneOfRunsOwnCodes(t *testing.T) {
+	for _, n := range []int{ExitError, ExitUsage, ExitLost, ExitCapped, 126, 127} {
+		code, _, stderr := runCLI(t, nil, "run", "x", "-masters", "127.0.0.1:1", "-conflict-exit-code", strconv.Itoa(n), "--", "true")
+		assert.Equal(t, ExitUsage, code, "-conflict-exit-code %d: %s", n, stderr)
+		assert.Contains(t, stderr, "-conflict-exit-code", "-conflict-exit-code %d", n)
+	}
+}
