@@ -85,3 +85,32 @@ func TestAttackConflictExitCodeCannotBeOneOfRunsOwnCodes(t *testing.T) {
 		assert.Contains(t, stderr, "-conflict-exit-code", "-conflict-exit-code %d", n)
 	}
 }
+
+// An address written with credentials but without the redis:// scheme
+// ("user:pw@host:port", as in a URL with the scheme forgotten) put the password
+// in every message: the error and its snippet, and, for "pw@host:port", which
+// passed as host:port, every command's output (nodes, locks, -json, plan).
+func TestAttackCredentialsInAddressWithoutSchemeAreSecret(t *testing.T) {
+	const pw = "s3cr3tpw"
+	file := writeFile(t, t.TempDir(), "redlock.hcl", `cluster "x" {
+  master "a" { address = "user:`+pw+`@127.0.0.1:7001" }
+  master "b" { address = "127.0.0.1:7002" }
+  master "c" { address = "127.0.0.1:7003" }
+}
+`)
+	noTraffic := "127.0.0.1:7002,127.0.0.1:7003"
+	tests := [][]string{
+		{"validate", "-config", file},
+		{"validate", "-json", "-config", file},
+		{"validate", "-masters", "user:" + pw + "@127.0.0.1:7001," + noTraffic},
+		{"validate", "-masters", ":" + pw + "@127.0.0.1:7001," + noTraffic},
+		{"validate", "-json", "-masters", pw + "@127.0.0.1:7001," + noTraffic},
+		{"validate", "-masters", pw + "@127.0.0.1:7001," + noTraffic},
+	}
+	for _, args := range tests {
+		code, stdout, stderr := runCLI(t, nil, args...)
+		assert.NotEqual(t, ExitOK, code, "%v: credentials without a URL are refused: %s%s", args, stdout, stderr)
+		assert.NotContains(t, stdout+stderr, pw, "%v", args)
+		assert.NotContains(t, stdout+stderr, "cr3t", "%v", args)
+	}
+}
