@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -113,4 +115,22 @@ func TestAttackCredentialsInAddressWithoutSchemeAreSecret(t *testing.T) {
 		assert.NotContains(t, stdout+stderr, pw, "%v", args)
 		assert.NotContains(t, stdout+stderr, "cr3t", "%v", args)
 	}
+}
+
+// fmt on a symlink (redlock.hcl -> ../shared/redlock.hcl, a common layout)
+// replaced the link with a formatted copy: the link was gone and the shared file
+// it pointed to stayed unformatted.
+func TestAttackFmtWritesThroughASymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := writeFile(t, dir, "real.hcl", "cluster \"x\" {\nmaster \"a\" {address=\"127.0.0.1:1\"}\n}\n")
+	link := filepath.Join(dir, "link.hcl")
+	require.NoError(t, os.Symlink("real.hcl", link))
+	code, stdout, stderr := runCLI(t, nil, "fmt", link)
+	require.Equal(t, ExitOK, code, stdout+stderr)
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeSymlink, "the link is still a link")
+	b, err := os.ReadFile(real)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `address = "127.0.0.1:1"`, "the file the link points to was formatted")
 }
