@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"fmt"
+	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 
@@ -18,6 +19,19 @@ func (d *decoder) address(a *hclv2.Attribute, m *topology.Master) {
 		return
 	}
 	if !topology.IsURL(v) {
+		if strings.Contains(v, "@") {
+			// user:password@host:port with the scheme forgotten: the part before
+			// the "@" is credentials, and a host never has one. The whole address
+			// is a secret, as an unparsable URL's is.
+			d.cfg.addSecret(v)
+			rng := a.Expr.Range()
+			if f := d.cfg.files[rng.Filename]; f != nil {
+				d.cfg.addSecret(string(rng.SliceBytes(f.Bytes)))
+			}
+			d.errorAt(a.Expr.Range(), "Invalid address",
+				fmt.Sprintf("master %q: an address with \"@\" carries credentials: write it as a URL, redis://user:password@host:port.", m.Name))
+			return
+		}
 		if d.refsSensitive(a) {
 			d.errorAt(a.Expr.Range(), "Sensitive value not allowed here",
 				"address is shown in output; a sensitive value may be used in address only inside a redis:// URL, as its password.")

@@ -174,11 +174,17 @@ func fmtOne(env *Env, name string, check, diff bool) (changed, ok bool) {
 	if check {
 		return true, true
 	}
+	// Through a symlink: the file it points to is rewritten, the link stays.
+	target, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock fmt: %v\n", err)
+		return true, false
+	}
 	mode := os.FileMode(0o644)
-	if st, err := os.Stat(name); err == nil {
+	if st, err := os.Stat(target); err == nil {
 		mode = st.Mode().Perm()
 	}
-	if err := writeFileAtomic(name, out, mode); err != nil {
+	if err := writeFileAtomic(target, out, mode); err != nil {
 		fmt.Fprintf(env.Stderr, "redlock fmt: %v\n", err)
 		return true, false
 	}

@@ -77,7 +77,7 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer s.close()
-	seen, code, ok := s.showForceExpire(ctx, env, name, cf)
+	seen, unread, code, ok := s.showForceExpire(ctx, env, name, cf)
 	if !ok {
 		return code
 	}
@@ -91,6 +91,9 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 		rep, err = s.m.ForceExpire(cctx, name, token)
 	} else {
 		rep, err = s.m.ForceExpireSeen(cctx, name, seen)
+		if e := markUnread(rep, unread); e != nil && err == nil {
+			err = e
+		}
 	}
 	code = s.finishDelete(env, cmd, name, rep, err, *asJSON, forceWords)
 	if code == ExitOK && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
@@ -101,9 +104,28 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 	return code
 }
 
+// markUnread reports the masters that did not answer when the lock was read as
+// errors: nothing was shown of them, so nothing was deleted there, and they may
+// still hold the lock (they are not "missing"). It returns the round's error when
+// there was such a master.
+func markUnread(rep *quorum.Report, unread map[string]string) error {
+	if rep == nil || len(unread) == 0 {
+		return nil
+	}
+	for i := range rep.Nodes {
+		n := &rep.Nodes[i]
+		if why, ok := unread[n.Node]; ok && n.Outcome == quorum.OutcomeMissing {
+			n.Outcome = quorum.OutcomeError
+			n.Err = fmt.Errorf("not read, so nothing deleted there: %s", why)
+		}
+	}
+	return &quorum.RoundError{Report: *rep, Kind: quorum.ErrUnavailable}
+}
+
 // showForceExpire reads the lock on every master, shows it on stderr, and returns
-// what was seen per master: what force-expire may delete.
-func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, cf common) (map[string]quorum.Seen, int, bool) {
+// what was seen per master (what force-expire may delete) and the masters that did
+// not answer, with why.
+func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, cf common) (map[string]quorum.Seen, map[string]string, int, bool) {
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	lst, err := s.m.Inspect(cctx, quorum.EscapeGlob(name))
 	cancel()
@@ -111,13 +133,13 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 	switch {
 	case lst == nil:
 		fmt.Fprintf(env.Stderr, "redlock force-expire: could not read %s: %s\n", escape.Text(s.m.Key(name)), escape.Text(s.redact(err.Error())))
-		return nil, ExitError, false
+		return nil, nil, ExitError, false
 	case lst.Lock(name) == nil:
 		fmt.Fprintf(env.Stderr, "%s is not held on any master that answered (%d of %d)\n", escape.Text(s.m.Key(name)), lst.Answered(), lst.Total)
 	default:
 		li := lst.Lock(name)
 		fmt.Fprintf(env.Stderr, "%s is %s (%d/%d masters), validity %s, holder: %s\n", escape.Text(li.Key), li.State, li.Votes, li.Total, validityText(li), holder(li))
-		one := &quorum.Listing{Match: lst.Match, Locks: []quorum.LockInfo{*li}}
+		one := &quorum.Listing{Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Masters: lst.Masters, Locks: []quorum.LockInfo{*li}}
 		s.printLocks(env.Stderr, one)
 		for _, mv := range li.Masters {
 			if mv.Present {
@@ -126,9 +148,15 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", escape.Text(s.redact(err.Error())))
+		fmt.Fprintf(env.Stderr, "warning: %s\n", escapeLines(s.redact(err.Error())))
 	}
-	return seen, ExitOK, true
+	unread := map[string]string{}
+	for _, a := range lst.Masters {
+		if !a.Answered {
+			unread[a.Master] = a.Error
+		}
+	}
+	return seen, unread, ExitOK, true
 }
 
 // confirm asks for "yes" on stdin.

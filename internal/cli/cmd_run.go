@@ -57,7 +57,8 @@ Flags:
                10ms; shorter than ttl/2, when the keep-alive extends the lock)
   -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)
   -conflict-exit-code N
-               exit N instead of 3 when the lock is not acquired (as flock -E)
+               exit N instead of 3 when the lock is not acquired (as flock -E);
+               not one of run's own codes below
   -owner S     owner label written into the lock value
   -metrics-addr ADDR
                serve this process's lock metrics (Prometheus) at http://ADDR/metrics
@@ -111,6 +112,8 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		return usageErrorf(env, cmd, "-margin must be positive, got %v", *margin)
 	case *conflict < 1 || *conflict > 255:
 		return usageErrorf(env, cmd, "-conflict-exit-code must be in 1..255, got %d", *conflict)
+	case *conflict != ExitNotHeld && runOwnCode(*conflict):
+		return usageErrorf(env, cmd, "-conflict-exit-code %d is one of run's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", *conflict)
 	}
 	if code, ok := checkTTLFlag(env, cmd, flags, *ttl); !ok {
 		return code
@@ -127,6 +130,9 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	dl, err := runDeadlines(lockTTL, *margin, *grace, flagGiven(flags, "margin"))
 	if err != nil {
 		return usageErrorf(env, cmd, "%v", err)
+	}
+	if *maxHold > 0 && *maxHold-time.Millisecond-s.m.DriftBudget(*maxHold) <= dl.margin {
+		return usageErrorf(env, cmd, "-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", *maxHold, dl.margin)
 	}
 	if dl.clipped && flagGiven(flags, "grace") {
 		fmt.Fprintf(env.Stderr, "redlock run: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
@@ -188,4 +194,15 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		dl.hard = holdEnd(l.Acquired(), *maxHold, s.m.DriftBudget(*maxHold))
 	}
 	return superviseRun(env, l, argv, dl, *maxHold, sigs)
+}
+
+// runOwnCode reports whether code is one that run exits with for its own reasons
+// (error, usage, lost, capped, cannot start, not found): a -conflict-exit-code
+// equal to one would make two outcomes indistinguishable.
+func runOwnCode(code int) bool {
+	switch code {
+	case ExitError, ExitUsage, ExitLost, ExitCapped, 126, 127:
+		return true
+	}
+	return false
 }

@@ -173,6 +173,9 @@ func mastersSource(list string) []byte {
 			continue
 		}
 		name, hostPort := a, a
+		if !topology.IsURL(a) && strings.Contains(a, "@") {
+			name, hostPort = "master", "" // credentials without redis://: refused, and secret
+		}
 		if topology.IsURL(a) {
 			if m, err := topology.ParseMasterURL(a); err == nil {
 				name, hostPort = m.Address, m.Address

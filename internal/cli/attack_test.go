@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// Regression tests found by attacking the CLI as a careless or hostile user.
+
+// runCLIIn is runCLI with stdin.
+func runCLIIn(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+	code = Main(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+// attackMasters starts two real masters and names a third, closed, loopback port:
+// a master that does not answer.
+func attackMasters(t *testing.T) (masters, down string) {
+	t.Helper()
+	c := redistest.Start(t, 2, redistest.Options{})
+	down = "127.0.0.1:" + strconv.Itoa(redistest.FreePort(t))
+	return strings.Join(append(c.Addrs(), down), ","), down
+}
+
+// force-expire reported a master that did not answer when the lock was read as
+// "missing (nothing to delete)" and exited 0: a script that breaks a stuck lock
+// with `force-expire NAME -yes` believed it gone while that master still held it
+// (the README: exit 1 when some master did not answer).
+func TestAttackForceExpireUnreachableMasterIsNotMissing(t *testing.T) {
+	masters, down := attackMasters(t)
+	env := map[string]string{"REDLOCK_MASTERS": masters, "REDLOCK_TIMEOUT": "2s"}
+	code, _, stderr := runCLI(t, env, "acquire", "stuck", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, stderr)
+
+	code, stdout, stderr := runCLI(t, env, "force-expire", "stuck", "-yes")
+	assert.Equal(t, ExitError, code, "a master did not answer: %s%s", stdout, stderr)
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, down) {
+			assert.NotContains(t, line, "missing", "the master that did not answer is not 'missing'")
+			assert.Contains(t, line, "error")
+		}
+	}
+
+	// Every master down: nothing was deleted anywhere, and it must not say "done".
+	env["REDLOCK_MASTERS"] = down + ",127.0.0.1:" + strconv.Itoa(redistest.FreePort(t)) + ",127.0.0.1:" + strconv.Itoa(redistest.FreePort(t))
+	code, stdout, stderr = runCLI(t, env, "force-expire", "stuck", "-yes", "-json")
+	assert.Equal(t, ExitError, code, "no master answered: %s%s", stdout, stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	assert.NotEmpty(t, doc["error"], "the JSON document says what failed")
+}
+
+// force-expire printed "no master answered (0 of 0): nothing can be listed" under
+// the lock it had just shown, read from every master.
+func TestAttackForceExpireShowHasNoSpuriousNoAnswerLine(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	env := map[string]string{"REDLOCK_MASTERS": strings.Join(c.Addrs(), ",")}
+	code, _, stderr := runCLI(t, env, "acquire", "shown", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, stderr)
+	code, stdout, stderr := runCLI(t, env, "force-expire", "shown", "-yes")
+	require.Equal(t, ExitOK, code, stdout+stderr)
+	assert.Contains(t, stderr, "holder:")
+	assert.NotContains(t, stderr, "no master answered", "every master answered")
+}
+
+// run accepted a -conflict-exit-code equal to one of its own codes: with
+// -conflict-exit-code 4 "not acquired" and "lost while the command ran" were the
+// same exit status, which is what the flag exists to prevent.
+func TestAttackConflictExitCodeCannotBeOneOfRunsOwnCodes(t *testing.T) {
+	for _, n := range []int{ExitError, ExitUsage, ExitLost, ExitCapped, 126, 127} {
+		code, _, stderr := runCLI(t, nil, "run", "x", "-masters", "127.0.0.1:1", "-conflict-exit-code", strconv.Itoa(n), "--", "true")
+		assert.Equal(t, ExitUsage, code, "-conflict-exit-code %d: %s", n, stderr)
+		assert.Contains(t, stderr, "-conflict-exit-code", "-conflict-exit-code %d", n)
+	}
+}
+
+// An address written with credentials but without the redis:// scheme
+// ("user:pw@host:port", as in a URL with the scheme forgotten) put the password
+// in every message: the error and its snippet, and, for "pw@host:port", which
+// passed as host:port, every command's output (nodes, locks, -json, plan).
+func TestAttackCredentialsInAddressWithoutSchemeAreSecret(t *testing.T) {
+	const pw = "s3cr3tpw"
+	file := writeFile(t, t.TempDir(), "redlock.hcl", `cluster "x" {
+  master "a" { address = "user:`+pw+`@127.0.0.1:7001" }
+  master "b" { address = "127.0.0.1:7002" }
+  master "c" { address = "127.0.0.1:7003" }
+}
+`)
+	noTraffic := "127.0.0.1:7002,127.0.0.1:7003"
+	tests := [][]string{
+		{"validate", "-config", file},
+		{"validate", "-json", "-config", file},
+		{"validate", "-masters", "user:" + pw + "@127.0.0.1:7001," + noTraffic},
+		{"validate", "-masters", ":" + pw + "@127.0.0.1:7001," + noTraffic},
+		{"validate", "-json", "-masters", pw + "@127.0.0.1:7001," + noTraffic},
+		{"validate", "-masters", pw + "@127.0.0.1:7001," + noTraffic},
+	}
+	for _, args := range tests {
+		code, stdout, stderr := runCLI(t, nil, args...)
+		assert.NotEqual(t, ExitOK, code, "%v: credentials without a URL are refused: %s%s", args, stdout, stderr)
+		assert.NotContains(t, stdout+stderr, pw, "%v", args)
+		assert.NotContains(t, stdout+stderr, "cr3t", "%v", args)
+	}
+}
+
+// fmt on a symlink (redlock.hcl -> ../shared/redlock.hcl, a common layout)
+// replaced the link with a formatted copy: the link was gone and the shared file
+// it pointed to stayed unformatted.
+func TestAttackFmtWritesThroughASymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := writeFile(t, dir, "real.hcl", "cluster \"x\" {\nmaster \"a\" {address=\"127.0.0.1:1\"}\n}\n")
+	link := filepath.Join(dir, "link.hcl")
+	require.NoError(t, os.Symlink("real.hcl", link))
+	code, stdout, stderr := runCLI(t, nil, "fmt", link)
+	require.Equal(t, ExitOK, code, stdout+stderr)
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeSymlink, "the link is still a link")
+	b, err := os.ReadFile(real)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `address = "127.0.0.1:1"`, "the file the link points to was formatted")
+}
