@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,4 +136,64 @@ func TestAttackFmtWritesThroughASymlink(t *testing.T) {
 	b, err := os.ReadFile(real)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `address = "127.0.0.1:1"`, "the file the link points to was formatted")
+}
+
+// runCLIBlockedStdin runs args with a stdin that never gives a line (a terminal
+// where nobody types) and cancels the context after a moment, as main does on
+// SIGINT/SIGTERM. It returns the exit code, or fails when the command hung.
+func runCLIBlockedStdin(t *testing.T, env map[string]string, args ...string) (int, string) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { _ = pw.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	e := &Env{Stdin: pr, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, e, args) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		return code, out.String() + errb.String()
+	case <-time.After(3 * time.Second):
+		t.Fatalf("%v: Ctrl-C (the context cancelled) did not end the command while it read stdin: %s", args, errb.String())
+		return 0, ""
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the command's goroutine and the test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Ctrl-C (and SIGTERM) at force-expire's "Type yes" prompt, or while `-token -`
+// waited for a token on a terminal, did nothing: main turns the signal into a
+// cancelled context, and the read of stdin never looked at it. The command hung
+// until a line or EOF came.
+func TestAttackCtrlCEndsAStdinRead(t *testing.T) {
+	code, out := runCLIBlockedStdin(t, nil, "release", "x", "-masters", "127.0.0.1:1", "-token", "-")
+	assert.Equal(t, ExitError, code, out)
+
+	c := redistest.Start(t, 3, redistest.Options{})
+	env := map[string]string{"REDLOCK_MASTERS": strings.Join(c.Addrs(), ",")}
+	code, out, _ = runCLI(t, env, "acquire", "prompted", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, out)
+	code, out = runCLIBlockedStdin(t, env, "force-expire", "prompted")
+	assert.Equal(t, ExitError, code, out)
+	for _, s := range c.Servers {
+		assert.NotEmpty(t, s.Keys(context.Background()), "interrupted at the prompt: nothing deleted")
+	}
 }
