@@ -63,8 +63,11 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return code
 	}
-	token, err := tf.value(env)
+	token, err := tf.value(ctx, env)
 	switch {
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing deleted\n", cmd.Name)
+		return ExitError
 	case errors.Is(err, errNoToken):
 		token = ""
 	case err != nil:
@@ -81,7 +84,7 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return code
 	}
-	if !*yes && !confirm(env, s.m.Key(name)) {
+	if !*yes && !confirm(ctx, env, s.m.Key(name)) {
 		return ExitError
 	}
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
@@ -160,9 +163,9 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 }
 
 // confirm asks for "yes" on stdin.
-func confirm(env *Env, key string) bool {
+func confirm(ctx context.Context, env *Env, key string) bool {
 	fmt.Fprintf(env.Stderr, "Delete what is shown of %s? This breaks the holder's mutual exclusion. Type yes to confirm: ", escape.Text(key))
-	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	line, _ := interruptible(ctx, func() (string, error) { return bufio.NewReader(env.Stdin).ReadString('\n') })
 	if !strings.HasSuffix(line, "\n") {
 		fmt.Fprintln(env.Stderr)
 	}
