@@ -197,3 +197,21 @@ func TestAttackCtrlCEndsAStdinRead(t *testing.T) {
 		assert.NotEmpty(t, s.Keys(context.Background()), "interrupted at the prompt: nothing deleted")
 	}
 }
+
+// force-expire -json printed nothing on stdout when the answer at the prompt was
+// not "yes": the README says a command that fails under -json still prints one
+// document with "error".
+func TestAttackForceExpireJSONAbortedPrintsADocument(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	env := map[string]string{"REDLOCK_MASTERS": strings.Join(c.Addrs(), ",")}
+	code, out, _ := runCLI(t, env, "acquire", "kept", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, out)
+	code, stdout, stderr := runCLIIn(t, env, "no\n", "force-expire", "kept", "-json")
+	assert.Equal(t, ExitError, code, stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), "stdout: %q", stdout)
+	assert.Equal(t, "1.0", doc["format_version"])
+	assert.Equal(t, "kept", doc["name"])
+	assert.Equal(t, float64(0), doc["deleted"])
+	assert.NotEmpty(t, doc["error"])
+}
