@@ -80,11 +80,18 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer s.close()
+	failJSON := func(why string) {
+		if *asJSON {
+			_ = writeDoc(env.Stdout, releaseJSON{Name: name, Key: s.m.Key(name), Error: why})
+		}
+	}
 	seen, unread, code, ok := s.showForceExpire(ctx, env, name, cf)
 	if !ok {
+		failJSON("could not read the lock: nothing deleted")
 		return code
 	}
 	if !*yes && !confirm(ctx, env, s.m.Key(name)) {
+		failJSON("aborted at the prompt: nothing deleted")
 		return ExitError
 	}
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
