@@ -215,3 +215,20 @@ func TestAttackForceExpireJSONAbortedPrintsADocument(t *testing.T) {
 	assert.Equal(t, float64(0), doc["deleted"])
 	assert.NotEmpty(t, doc["error"])
 }
+
+// validate printed the source snippet under a diagnostic raw: a topology file
+// from a repository (another user's commit) with an escape sequence in a comment
+// on the faulty line cleared the screen, set the clipboard (OSC 52) or reversed
+// the text (U+202E) of whoever ran validate.
+func TestAttackDiagnosticSnippetIsEscaped(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "redlock.hcl", "cluster \"x\" {\n  ttl = \"bad\" # \x1b]52;c;SGk=\x07 \x1b[2J \u202e \u0085\n"+
+		"  master \"a\" { address = \"127.0.0.1:7001\" }\n  master \"b\" { address = \"127.0.0.1:7002\" }\n  master \"c\" { address = \"127.0.0.1:7003\" }\n}\n")
+	code, stdout, stderr := runCLI(t, nil, "validate", "-config", file)
+	assert.Equal(t, ExitInvalid, code)
+	all := stdout + stderr
+	assert.Contains(t, all, `ttl = "bad"`, "the snippet is still shown")
+	assert.NotContains(t, all, "\x1b", "no raw ESC")
+	assert.NotContains(t, all, "\x07", "no raw BEL")
+	assert.NotContains(t, all, "\u202e", "no raw bidi override")
+	assert.NotContains(t, all, "\u0085", "no raw C1 control")
+}
