@@ -232,3 +232,19 @@ func TestAttackDiagnosticSnippetIsEscaped(t *testing.T) {
 	assert.NotContains(t, all, "\u202e", "no raw bidi override")
 	assert.NotContains(t, all, "\u0085", "no raw C1 control")
 }
+
+// With REDLOCK_MASTERS exported (as the README suggests for one-off debugging),
+// `-config FILE` on the command line was a usage error, "-masters and -config are
+// exclusive", although no -masters was given: a flag on the command line wins
+// over the environment variable that stands for another.
+func TestAttackConfigFlagWinsOverMastersEnv(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "redlock.hcl", goodTopology)
+	env := map[string]string{"REDLOCK_MASTERS": "127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103"}
+	code, stdout, stderr := runCLI(t, env, "validate", "-config", file)
+	assert.Equal(t, ExitOK, code, stdout+stderr)
+	assert.Contains(t, stdout+stderr, file+" is valid")
+	// Both on the command line: still exclusive.
+	code, _, stderr = runCLI(t, nil, "validate", "-config", file, "-masters", "127.0.0.1:7101")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "exclusive")
+}
