@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcled"
@@ -17,7 +19,7 @@ import (
 // or sensitive value reaches w.
 func (c *Config) WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, color bool) error {
 	var buf bytes.Buffer
-	tw := hclv2.NewDiagnosticTextWriter(&buf, c.files, 0, color)
+	tw := hclv2.NewDiagnosticTextWriter(&buf, terminalSafe(c.files), 0, color)
 	for _, diag := range diags {
 		// The writer prints the values of variables named in an expression; never let it.
 		d := *diag
@@ -30,6 +32,35 @@ func (c *Config) WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, color bo
 		return fmt.Errorf("write diagnostics: %w", err)
 	}
 	return nil
+}
+
+// terminalSafe returns copies of files whose sources show no control or
+// invisible format character in a snippet: a file written by another user (a
+// commit) must not clear the screen, set the clipboard (OSC 52) or reverse the
+// text of whoever validates it. Each such character becomes as many '?' as it
+// has bytes, so the diagnostics' byte offsets still hold.
+func terminalSafe(files map[string]*hclv2.File) map[string]*hclv2.File {
+	out := make(map[string]*hclv2.File, len(files))
+	for name, f := range files {
+		if f == nil {
+			out[name] = f
+			continue
+		}
+		b := bytes.Clone(f.Bytes)
+		for i := 0; i < len(b); {
+			r, size := utf8.DecodeRune(b[i:])
+			if r != '\n' && r != '\t' && r != '\r' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError) {
+				for j := i; j < i+size; j++ {
+					b[j] = '?'
+				}
+			}
+			i += size
+		}
+		cp := *f
+		cp.Bytes = b
+		out[name] = &cp
+	}
+	return out
 }
 
 // Report is the machine-readable result of a validation, shaped like the output of

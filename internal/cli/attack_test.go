@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,4 +136,126 @@ func TestAttackFmtWritesThroughASymlink(t *testing.T) {
 	b, err := os.ReadFile(real)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `address = "127.0.0.1:1"`, "the file the link points to was formatted")
+}
+
+// runCLIBlockedStdin runs args with a stdin that never gives a line (a terminal
+// where nobody types) and cancels the context after a moment, as main does on
+// SIGINT/SIGTERM. It returns the exit code, or fails when the command hung.
+func runCLIBlockedStdin(t *testing.T, env map[string]string, args ...string) (int, string) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { _ = pw.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	e := &Env{Stdin: pr, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, e, args) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		return code, out.String() + errb.String()
+	case <-time.After(3 * time.Second):
+		t.Fatalf("%v: Ctrl-C (the context cancelled) did not end the command while it read stdin: %s", args, errb.String())
+		return 0, ""
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the command's goroutine and the test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Ctrl-C (and SIGTERM) at force-expire's "Type yes" prompt, or while `-token -`
+// waited for a token on a terminal, did nothing: main turns the signal into a
+// cancelled context, and the read of stdin never looked at it. The command hung
+// until a line or EOF came.
+func TestAttackCtrlCEndsAStdinRead(t *testing.T) {
+	code, out := runCLIBlockedStdin(t, nil, "release", "x", "-masters", "127.0.0.1:1", "-token", "-")
+	assert.Equal(t, ExitError, code, out)
+
+	c := redistest.Start(t, 3, redistest.Options{})
+	env := map[string]string{"REDLOCK_MASTERS": strings.Join(c.Addrs(), ",")}
+	code, out, _ = runCLI(t, env, "acquire", "prompted", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, out)
+	code, out = runCLIBlockedStdin(t, env, "force-expire", "prompted")
+	assert.Equal(t, ExitError, code, out)
+	for _, s := range c.Servers {
+		assert.NotEmpty(t, s.Keys(context.Background()), "interrupted at the prompt: nothing deleted")
+	}
+}
+
+// force-expire -json printed nothing on stdout when the answer at the prompt was
+// not "yes": the README says a command that fails under -json still prints one
+// document with "error".
+func TestAttackForceExpireJSONAbortedPrintsADocument(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	env := map[string]string{"REDLOCK_MASTERS": strings.Join(c.Addrs(), ",")}
+	code, out, _ := runCLI(t, env, "acquire", "kept", "-ttl", "30s")
+	require.Equal(t, ExitOK, code, out)
+	code, stdout, stderr := runCLIIn(t, env, "no\n", "force-expire", "kept", "-json")
+	assert.Equal(t, ExitError, code, stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), "stdout: %q", stdout)
+	assert.Equal(t, "1.0", doc["format_version"])
+	assert.Equal(t, "kept", doc["name"])
+	assert.Equal(t, float64(0), doc["deleted"])
+	assert.NotEmpty(t, doc["error"])
+}
+
+// validate printed the source snippet under a diagnostic raw: a topology file
+// from a repository (another user's commit) with an escape sequence in a comment
+// on the faulty line cleared the screen, set the clipboard (OSC 52) or reversed
+// the text (U+202E) of whoever ran validate.
+func TestAttackDiagnosticSnippetIsEscaped(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "redlock.hcl", "cluster \"x\" {\n  ttl = \"bad\" # \x1b]52;c;SGk=\x07 \x1b[2J \u202e \u0085\n"+
+		"  master \"a\" { address = \"127.0.0.1:7001\" }\n  master \"b\" { address = \"127.0.0.1:7002\" }\n  master \"c\" { address = \"127.0.0.1:7003\" }\n}\n")
+	code, stdout, stderr := runCLI(t, nil, "validate", "-config", file)
+	assert.Equal(t, ExitInvalid, code)
+	all := stdout + stderr
+	assert.Contains(t, all, `ttl = "bad"`, "the snippet is still shown")
+	assert.NotContains(t, all, "\x1b", "no raw ESC")
+	assert.NotContains(t, all, "\x07", "no raw BEL")
+	assert.NotContains(t, all, "\u202e", "no raw bidi override")
+	assert.NotContains(t, all, "\u0085", "no raw C1 control")
+}
+
+// With REDLOCK_MASTERS exported (as the README suggests for one-off debugging),
+// `-config FILE` on the command line was a usage error, "-masters and -config are
+// exclusive", although no -masters was given: a flag on the command line wins
+// over the environment variable that stands for another.
+func TestAttackConfigFlagWinsOverMastersEnv(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "redlock.hcl", goodTopology)
+	env := map[string]string{"REDLOCK_MASTERS": "127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103"}
+	code, stdout, stderr := runCLI(t, env, "validate", "-config", file)
+	assert.Equal(t, ExitOK, code, stdout+stderr)
+	assert.Contains(t, stdout+stderr, file+" is valid")
+	// Both on the command line: still exclusive.
+	code, _, stderr = runCLI(t, nil, "validate", "-config", file, "-masters", "127.0.0.1:7101")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "exclusive")
+}
+
+// "one lock NAME expected, got 2 arguments (...)" printed the arguments raw: a
+// name taken from another user's lock (xargs over `locks -json`) put its escape
+// sequences on the terminal, where every other path escapes them.
+func TestAttackExtraArgumentsAreEscaped(t *testing.T) {
+	code, _, stderr := runCLI(t, nil, "release", "a", "\x1b]52;c;SGk=\x07\x1b[2J", "-token", "t", "-masters", "127.0.0.1:1")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "one lock NAME expected")
+	assert.NotContains(t, stderr, "\x1b")
+	assert.NotContains(t, stderr, "\x07")
 }

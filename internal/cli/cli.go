@@ -216,3 +216,29 @@ func interspersed(fs *flag.FlagSet, args []string) (pos, rest []string, err erro
 		args = args[1:]
 	}
 }
+
+// errInterrupted: Ctrl-C (SIGINT or SIGTERM) came while the command waited for
+// input.
+var errInterrupted = errors.New("interrupted")
+
+// interruptible runs read (a read of stdin, a token file, a FIFO) and returns its
+// result, or errInterrupted as soon as ctx ends: main turns Ctrl-C into a
+// cancelled context, and a read of a terminal where nobody types never looks at
+// it. The read goes on in the background and its result is dropped.
+func interruptible(ctx context.Context, read func() (string, error)) (string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		line, err := read()
+		done <- result{line, err}
+	}()
+	select {
+	case r := <-done:
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", errInterrupted
+	}
+}

@@ -71,7 +71,7 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 		var line string
 		err := io.EOF
 		if env.Stdin != nil {
-			line, err = bufio.NewReader(env.Stdin).ReadString('\n')
+			line, err = interruptible(ctx, func() (string, error) { return bufio.NewReader(env.Stdin).ReadString('\n') })
 		}
 		if strings.TrimSpace(line) != "yes" {
 			say("\n")

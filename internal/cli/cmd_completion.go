@@ -194,6 +194,7 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string) []s
 	fs := newFlagSet(completeCmd)
 	cf.register(fs, env)
 	_, _, _ = interspersed(fs, words)
+	_ = cf.check() // -config in the words wins over REDLOCK_MASTERS
 	if cf.masters == "" {
 		if _, err := os.Stat(cf.config); err != nil {
 			return nil

@@ -66,7 +66,11 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return code
 	}
-	token, err := tf.value(env)
+	token, err := tf.value(ctx, env)
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing done\n", cmd.Name)
+		return ExitError
+	}
 	if err != nil {
 		return usageErrorf(env, cmd, "%v", err)
 	}

@@ -63,8 +63,11 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return code
 	}
-	token, err := tf.value(env)
+	token, err := tf.value(ctx, env)
 	switch {
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing deleted\n", cmd.Name)
+		return ExitError
 	case errors.Is(err, errNoToken):
 		token = ""
 	case err != nil:
@@ -77,11 +80,18 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer s.close()
+	failJSON := func(why string) {
+		if *asJSON {
+			_ = writeDoc(env.Stdout, releaseJSON{Name: name, Key: s.m.Key(name), Error: why})
+		}
+	}
 	seen, unread, code, ok := s.showForceExpire(ctx, env, name, cf)
 	if !ok {
+		failJSON("could not read the lock: nothing deleted")
 		return code
 	}
-	if !*yes && !confirm(env, s.m.Key(name)) {
+	if !*yes && !confirm(ctx, env, s.m.Key(name)) {
+		failJSON("aborted at the prompt: nothing deleted")
 		return ExitError
 	}
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
@@ -160,9 +170,9 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 }
 
 // confirm asks for "yes" on stdin.
-func confirm(env *Env, key string) bool {
+func confirm(ctx context.Context, env *Env, key string) bool {
 	fmt.Fprintf(env.Stderr, "Delete what is shown of %s? This breaks the holder's mutual exclusion. Type yes to confirm: ", escape.Text(key))
-	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	line, _ := interruptible(ctx, func() (string, error) { return bufio.NewReader(env.Stdin).ReadString('\n') })
 	if !strings.HasSuffix(line, "\n") {
 		fmt.Fprintln(env.Stderr)
 	}

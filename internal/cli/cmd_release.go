@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -62,7 +63,11 @@ func runRelease(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return code
 	}
-	token, err := tf.value(env)
+	token, err := tf.value(ctx, env)
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing done\n", cmd.Name)
+		return ExitError
+	}
 	if err != nil {
 		return usageErrorf(env, cmd, "%v", err)
 	}

@@ -99,13 +99,19 @@ func (c *common) register(fs *flag.FlagSet, env *Env) {
 }
 
 // check validates the parsed common flags; it returns a usage error message naming
-// the flag, or "".
+// the flag, or "". It drops a REDLOCK_MASTERS from the environment when -config is
+// on the command line (a flag wins over the environment).
 func (c *common) check() string {
 	if c.timeout == -1 && !flagGiven(c.fs, "timeout") {
 		return envTimeout + " is not a duration (e.g. 30s)"
 	}
 	if c.masters != "" && flagGiven(c.fs, "config") {
-		return "-masters and -config are exclusive: give one"
+		if !flagGiven(c.fs, "masters") {
+			// REDLOCK_MASTERS from the environment: -config on the command line wins.
+			c.masters = ""
+		} else {
+			return "-masters and -config are exclusive: give one"
+		}
 	}
 	if c.timeout <= 0 {
 		return fmt.Sprintf("-timeout must be positive, got %v", c.timeout)

@@ -130,7 +130,7 @@ func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (nam
 	case len(pos) == 0:
 		return "", nil, usageErrorf(env, cmd, "missing lock NAME"), false
 	case len(pos) > 1:
-		return "", nil, usageErrorf(env, cmd, "one lock NAME expected, got %d arguments (%s)", len(pos), strings.Join(pos, " ")), false
+		return "", nil, usageErrorf(env, cmd, "one lock NAME expected, got %d arguments (%s)", len(pos), escape.Text(strings.Join(pos, " "))), false
 	}
 	if err := quorum.ValidateName(pos[0]); err != nil {
 		return "", nil, usageErrorf(env, cmd, "lock NAME %s: %v", escape.Text(pos[0]), err), false

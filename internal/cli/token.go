@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,12 +34,17 @@ var errNoToken = errors.New("missing token: give -token T, -token - (stdin), -to
 // value returns the token: from -token-file, from stdin for "-token -", from
 // -token, else from REDLOCK_TOKEN. A token read from a file or stdin is its first
 // line, trimmed. The error names the flag.
-func (t *tokenFlags) value(env *Env) (string, error) {
+func (t *tokenFlags) value(ctx context.Context, env *Env) (string, error) {
 	if t.file != "" && t.token != "" {
 		return "", errors.New("-token and -token-file are exclusive")
 	}
 	read := func(r io.Reader, from string) (string, error) {
-		line, err := bufio.NewReader(io.LimitReader(r, 64<<10)).ReadString('\n')
+		line, err := interruptible(ctx, func() (string, error) {
+			return bufio.NewReader(io.LimitReader(r, 64<<10)).ReadString('\n')
+		})
+		if errors.Is(err, errInterrupted) {
+			return "", err
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return "", fmt.Errorf("%s: %w", from, err)
 		}
@@ -50,7 +56,15 @@ func (t *tokenFlags) value(env *Env) (string, error) {
 	}
 	switch {
 	case t.file != "":
-		f, err := os.Open(t.file)
+		var f *os.File
+		_, err := interruptible(ctx, func() (string, error) { // a FIFO blocks in open
+			var err error
+			f, err = os.Open(t.file)
+			return "", err
+		})
+		if errors.Is(err, errInterrupted) {
+			return "", err
+		}
 		if err != nil {
 			return "", fmt.Errorf("-token-file: %w", err)
 		}
