@@ -259,3 +259,9 @@ func TestAttackExtraArgumentsAreEscaped(t *testing.T) {
 	assert.NotContains(t, stderr, "\x1b")
 	assert.NotContains(t, stderr, "\x07")
 }
+
+// `fmt -` reading a terminal did not end on Ctrl-C either (as the prompts).
+func TestAttackCtrlCEndsFmtStdin(t *testing.T) {
+	code, out := runCLIBlockedStdin(t, nil, "fmt", "-")
+	assert.NotEqual(t, ExitOK, code, out)
+}

@@ -43,11 +43,11 @@ Exit codes:
   2  a file cannot be read, parsed or written, or bad command line
   3  with -check: at least one file is not formatted`,
 	}
-	cmd.Run = func(ctx context.Context, env *Env, args []string) int { return runFmt(env, cmd, args) }
+	cmd.Run = func(ctx context.Context, env *Env, args []string) int { return runFmt(ctx, env, cmd, args) }
 	register(cmd)
 }
 
-func runFmt(env *Env, cmd *Command, args []string) int {
+func runFmt(ctx context.Context, env *Env, cmd *Command, args []string) int {
 	fs := newFlagSet(cmd)
 	def := DefaultConfigPath
 	if p := env.Getenv("REDLOCK_CONFIG"); p != "" {
@@ -77,7 +77,7 @@ func runFmt(env *Env, cmd *Command, args []string) int {
 			continue
 		}
 		for _, name := range files {
-			changed, ok := fmtOne(env, name, *check, *diff)
+			changed, ok := fmtOne(ctx, env, name, *check, *diff)
 			failed = failed || !ok
 			unformatted = unformatted || changed
 		}
@@ -130,7 +130,7 @@ func fmtTargets(arg string, recursive bool) ([]string, error) {
 
 // fmtOne formats one file. changed reports that it was not in canonical layout;
 // ok is false after an error, which it prints.
-func fmtOne(env *Env, name string, check, diff bool) (changed, ok bool) {
+func fmtOne(ctx context.Context, env *Env, name string, check, diff bool) (changed, ok bool) {
 	var src []byte
 	var err error
 	display := name
@@ -140,7 +140,12 @@ func fmtOne(env *Env, name string, check, diff bool) (changed, ok bool) {
 			fmt.Fprintln(env.Stderr, "redlock fmt: no standard input")
 			return false, false
 		}
-		src, err = io.ReadAll(env.Stdin)
+		var text string
+		text, err = interruptible(ctx, func() (string, error) {
+			b, err := io.ReadAll(env.Stdin)
+			return string(b), err
+		})
+		src = []byte(text)
 	} else {
 		src, err = os.ReadFile(name)
 	}
