@@ -46,6 +46,9 @@ type expiredMsg struct {
 	rep  *quorum.Report
 	err  error
 	now  *quorum.LockInfo // the lock as read after a force-expire found it changed
+	// unread are the masters the row could not read: nothing was deleted there and
+	// they may still hold the lock (they are not "missing").
+	unread map[string]string
 }
 
 // quitMsg ends the program once the locks this console held were released.
@@ -80,13 +83,13 @@ func (m *Model) releaseCmd(hl heldLock) tea.Cmd {
 	}
 }
 
-func (m *Model) forceExpireCmd(name string, seen map[string]quorum.Seen) tea.Cmd {
+func (m *Model) forceExpireCmd(name string, seen map[string]quorum.Seen, unread map[string]string) tea.Cmd {
 	lk, timeout := m.lk, m.opts.ActionTimeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		rep, err := lk.ForceExpire(ctx, name, seen)
-		msg := expiredMsg{name: name, rep: rep, err: err}
+		msg := expiredMsg{name: name, rep: rep, err: err, unread: unread}
 		if rep != nil && slices.ContainsFunc(rep.Nodes, func(n quorum.NodeResult) bool { return n.Outcome == quorum.OutcomeForeign }) {
 			// It changed hands since it was shown: read who holds it now (not through
 			// the source, whose polls hand out events once).

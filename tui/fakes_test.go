@@ -103,6 +103,11 @@ func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string
 		r.Votes = 0
 		return &r, nil
 	}
+	for i := range r.Nodes { // nothing seen there: nothing to delete
+		if _, ok := seen[r.Nodes[i].Node]; !ok {
+			r.Nodes[i].Outcome = quorum.OutcomeMissing
+		}
+	}
 	if l.expireDown != "" {
 		for i := range r.Nodes {
 			if r.Nodes[i].Node == l.expireDown {

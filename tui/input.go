@@ -107,9 +107,12 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.setStatus(statusWarn, "no lock selected")
 			return nil
 		}
-		m.confirm = confirmation{name: li.Name, holder: m.holder(li), seen: map[string]quorum.Seen{}}
+		m.confirm = confirmation{name: li.Name, holder: m.holder(li), seen: map[string]quorum.Seen{}, unread: map[string]string{}}
 		for _, mv := range li.Masters {
-			if mv.Present {
+			switch {
+			case mv.Err != nil:
+				m.confirm.unread[mv.Master] = mv.Err.Error()
+			case mv.Present:
 				m.confirm.seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
 			}
 		}
@@ -134,6 +137,10 @@ func (m *Model) onExpired(msg expiredMsg) {
 			changed++
 		case quorum.OutcomeError:
 			failed = append(failed, fmt.Sprintf("master %s: %s", escape.Text(n.Node), escape.Text(n.Err.Error())))
+		case quorum.OutcomeMissing:
+			if why, ok := msg.unread[n.Node]; ok {
+				failed = append(failed, fmt.Sprintf("master %s: not read, so nothing deleted there (%s)", escape.Text(n.Node), escape.Line(why, 80)))
+			}
 		}
 	}
 	if changed > 0 {
@@ -202,7 +209,7 @@ func (m *Model) onConfirmKey(msg tea.KeyMsg) tea.Cmd {
 		m.layout()
 		c := m.confirm
 		m.setStatus(statusInfo, "force-expiring "+escape.Line(c.name, 60)+"…")
-		return m.forceExpireCmd(c.name, c.seen)
+		return m.forceExpireCmd(c.name, c.seen, c.unread)
 	case key.Matches(msg, m.keys.Deny):
 		m.mode = modeNormal
 		m.layout()

@@ -59,6 +59,7 @@ type confirmation struct {
 	name   string
 	holder string
 	seen   map[string]quorum.Seen // what the row showed, per master: all that may be deleted
+	unread map[string]string      // the masters the row could not read, with why: nothing is deleted there
 }
 
 // Model is the console's root model: it routes messages and lays out the panels.

@@ -166,6 +166,22 @@ func TestForceExpireWithAMasterDownNamesIt(t *testing.T) {
 	assert.Contains(t, m.View(), "force-expired billing/42: deleted on 4/5 masters; master c: boom")
 }
 
+// A master the row could not read is not "missing": nothing was deleted there and it
+// may still hold the lock, which the status line says.
+func TestForceExpireSaysWhatWasNotRead(t *testing.T) {
+	m, src, _, _ := fixture(t, 200, 30, false)
+	src.edit(func(s *Snapshot) {
+		s.Locks[0].Masters = append([]quorum.MasterView(nil), s.Locks[0].Masters...)
+		s.Locks[0].Masters[2] = quorum.MasterView{Master: "c", Err: errBoom}
+	})
+	started(t, m)
+	drive(t, m, keys("x"))
+	drive(t, m, keys("y"))
+	view := m.View()
+	assert.Contains(t, view, "force-expired billing/42: deleted on 4/5 masters; master c: not read, so nothing deleted there (boom)")
+	assert.Equal(t, statusWarn, m.status.kind)
+}
+
 // A contested lock (several values) is force-expired value by value: each master
 // only where it still holds what the row showed there.
 func TestForceExpireContestedDeletesOnlyWhatWasShown(t *testing.T) {
