@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -264,4 +265,11 @@ func TestAttackExtraArgumentsAreEscaped(t *testing.T) {
 func TestAttackCtrlCEndsFmtStdin(t *testing.T) {
 	code, out := runCLIBlockedStdin(t, nil, "fmt", "-")
 	assert.NotEqual(t, ExitOK, code, out)
+}
+
+// The largest -wait and -timeout add up to more than a time.Duration holds: the
+// sum saturates instead of wrapping to a deadline in the past.
+func TestAttackHugeWaitDoesNotOverflow(t *testing.T) {
+	assert.Equal(t, time.Duration(math.MaxInt64), addSat(2562047*time.Hour, 2562047*time.Hour))
+	assert.Equal(t, 3*time.Second, addSat(time.Second, 2*time.Second))
 }

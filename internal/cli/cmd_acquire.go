@@ -83,7 +83,7 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 	if code != ExitOK {
 		return code
 	}
-	actx, cancel := context.WithTimeout(ctx, *wait+cf.timeout)
+	actx, cancel := context.WithTimeout(ctx, addSat(*wait, cf.timeout))
 	defer cancel()
 	l, err := waitAcquire(actx, s.m, name, lockTTL, *wait, s.policyOptions(name, *owner)...)
 	if err != nil {

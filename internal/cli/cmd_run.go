@@ -160,7 +160,7 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	policy := s.cluster.PolicyFor(name)
 	opts := append(s.policyOptions(name, *owner), quorum.WithLossWatch(),
 		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: *maxHold}))
-	tctx, tcancel := context.WithTimeout(actx, *wait+cf.timeout)
+	tctx, tcancel := context.WithTimeout(actx, addSat(*wait, cf.timeout))
 	l, err := waitAcquire(tctx, s.m, name, lockTTL, *wait, opts...)
 	tcancel()
 	if err != nil {

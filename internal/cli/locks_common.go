@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -101,6 +102,15 @@ func (s *lockSession) ttlFor(env *Env, cmd *Command, name string, ttl time.Durat
 }
 
 // flagGiven reports whether the flag name was set on the command line.
+// addSat adds two non-negative durations, saturating instead of overflowing (a
+// -wait of 2562047h plus a -timeout would wrap to a deadline in the past).
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 func flagGiven(fs *flag.FlagSet, name string) bool {
 	given := false
 	fs.Visit(func(f *flag.Flag) {
