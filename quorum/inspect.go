@@ -163,6 +163,13 @@ func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
 		match = "*"
 	}
 	pattern := EscapeGlob(m.cfg.prefix) + match
+	return m.listEach(match, "inspect", func(n *node) (map[string]rawKey, error) { return m.scanNode(ctx, n, pattern) })
+}
+
+// listEach reads every master in parallel with read, records each one's answer
+// (op names it in errors) and merges what they reported into a Listing; the error
+// matches ErrUnavailable when fewer than a quorum answered.
+func (m *Manager) listEach(match, op string, read func(n *node) (map[string]rawKey, error)) (*Listing, error) {
 	lst := &Listing{Match: match, Quorum: m.quorum, Total: len(m.nodes), Masters: make([]MasterAnswer, len(m.nodes))}
 	perNode := make([]map[string]rawKey, len(m.nodes))
 	var wg sync.WaitGroup
@@ -171,10 +178,10 @@ func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
-			keys, err := m.scanNode(ctx, n, pattern)
+			keys, err := read(n)
 			ans := MasterAnswer{Master: n.name, Answered: err == nil, Latency: time.Since(t0)}
 			if err != nil {
-				ans.Err = &NodeError{Node: n.name, Op: "inspect", Err: n.explain(err)}
+				ans.Err = &NodeError{Node: n.name, Op: op, Err: n.explain(err)}
 				ans.Error = ans.Err.Error()
 			} else {
 				perNode[i] = keys
@@ -185,7 +192,7 @@ func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
 	wg.Wait()
 	lst.ObservedAt = time.Now()
 	lst.Locks = m.merge(perNode, lst)
-	return lst, m.unanswered("inspect", lst)
+	return lst, m.unanswered(op, lst)
 }
 
 // unanswered returns nil when a quorum of masters answered the listing, else an

@@ -257,35 +257,15 @@ func (s *Scanner) Listing() (*Listing, error) {
 // rows of a long listing. Names that no master holds are absent from the result.
 // It writes nothing.
 func (m *Manager) Describe(ctx context.Context, names []string) (*Listing, error) {
-	lst := &Listing{Match: "", Quorum: m.quorum, Total: len(m.nodes), Masters: make([]MasterAnswer, len(m.nodes))}
 	keys := make([]string, 0, 2*len(names))
 	for _, name := range names {
-		keys = append(keys, m.Key(name), m.Key(name)+":fence")
+		keys = append(keys, m.Key(name), m.Key(name)+fenceSuffix)
 	}
-	perNode := make([]map[string]rawKey, len(m.nodes))
-	var wg sync.WaitGroup
-	wg.Add(len(m.nodes))
-	for i, n := range m.nodes {
-		go func() {
-			defer wg.Done()
-			t0 := time.Now()
-			out := map[string]rawKey{}
-			err := error(nil)
-			if len(keys) > 0 {
-				err = m.describeKeys(ctx, n, keys, func(name string, rk rawKey) { out[name] = rk })
-			}
-			ans := MasterAnswer{Master: n.name, Answered: err == nil, Latency: time.Since(t0)}
-			if err != nil {
-				ans.Err = &NodeError{Node: n.name, Op: "describe", Err: n.explain(err)}
-				ans.Error = ans.Err.Error()
-			} else {
-				perNode[i] = out
-			}
-			lst.Masters[i] = ans
-		}()
-	}
-	wg.Wait()
-	lst.ObservedAt = time.Now()
-	lst.Locks = m.merge(perNode, lst)
-	return lst, m.unanswered("describe", lst)
+	return m.listEach("", "describe", func(n *node) (map[string]rawKey, error) {
+		out := map[string]rawKey{}
+		if len(keys) == 0 {
+			return out, nil
+		}
+		return out, m.describeKeys(ctx, n, keys, func(name string, rk rawKey) { out[name] = rk })
+	})
 }
