@@ -46,7 +46,10 @@ type Manager struct {
 	quorum int
 	owner  Owner
 
-	wire wirePool // the hot commands' raw connections (wire.go)
+	pipes  []*pipe    // the hot commands' connections, one per master (wire.go)
+	rounds wireRounds // rounds of the fast path, reused
+	life   context.Context
+	stop   context.CancelFunc // ends life: Close
 
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
@@ -103,12 +106,15 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 		return nil, fmt.Errorf("quorum.New: %w", err)
 	}
 	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner)}
-	m.wire.free = make(chan *connSet, wireMaxSets())
+	m.life, m.stop = context.WithCancel(context.Background())
+	m.rounds.free = make(chan *wireRound, 256)
 	if cfg.mut.halfQuorum {
 		m.quorum = len(nodes) / 2
 	}
 	for _, n := range nodes {
-		m.nodes = append(m.nodes, m.newNode(n))
+		nd := m.newNode(n)
+		m.nodes = append(m.nodes, nd)
+		m.pipes = append(m.pipes, newPipe(m, nd))
 	}
 	return m, nil
 }
@@ -231,7 +237,10 @@ func infoField(info, field string) string {
 // Close closes the connections to every master. Locks still held are not released.
 func (m *Manager) Close() error {
 	m.closeWake()
-	m.wire.close()
+	m.stop()
+	for _, p := range m.pipes {
+		p.close()
+	}
 	var errs []error
 	for _, n := range m.nodes {
 		if err := n.client.Close(); err != nil {

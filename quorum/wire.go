@@ -4,20 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync/atomic"
 	"time"
 )
 
 // The wire fast path runs the hot commands (acquire's SET NX PX, release's and
-// extend's scripts) as one hand-multiplexed round: one write to every master's
-// socket, then the replies read in declared order, on raw RESP2 connections of the
-// Manager's own. Everything else goes through go-redis.
+// extend's scripts) on raw RESP2 connections of the Manager's own, auto-pipelined:
+// each master has one pipe (wire_pipe.go), a connection shared by every round in
+// flight, with a queue of commands waiting to be written and a reader that matches
+// replies to commands in the order they were written (a master answers a
+// connection's commands in order). A round queues its command on every master's
+// pipe at once and waits, until its deadline, for the replies. The commands of
+// concurrent rounds leave in one write per master; a master that is slow or dead
+// delays only its own pipe. Everything else goes through go-redis.
 //
-// Connections come in sets (one connection per master); a round takes a whole set
-// and gives it back, so concurrent rounds never share a connection. A connection
-// that failed or timed out is closed and dropped: a late reply must never be read
-// by the next round. A missing connection is dialled within the round's deadline,
-// with the same handshake as go-redis's (AUTH, SELECT, TLS, and INFO server for the
-// restart quarantine), in parallel with the round on the other masters.
+// Why a late reply can never be taken for another command's: a round that gives up
+// (deadline, cancellation) marks its commands abandoned. One not yet written is
+// never written; one already written keeps its place, and its reply, when it comes,
+// is read and thrown away. A master that leaves the oldest command on a connection
+// unanswered for a whole node timeout is taken as hung: the connection is closed
+// and every command on it fails, so nothing is ever read from it again. A new
+// connection is dialled for the next command, with the same handshake as
+// go-redis's (AUTH, SELECT, TLS, and INFO for the restart quarantine) before
+// anything is written on it.
+//
+// Validity counts from the caller's clock reading before the command is queued,
+// so time spent waiting in a queue only shortens it.
 
 // wireCmd is one hot command.
 type wireCmd uint8
@@ -28,15 +41,16 @@ const (
 	wireExtend                 // EVALSHA extend.lua 1 key value ms
 )
 
-// wireGrace is how long a reply already received is given to be read once the
-// round's deadline has passed.
+// wireGrace is how long a round waits past its deadline for replies that came in
+// time but were not yet read (votes count from the round's start, so a late one is
+// safe).
 const wireGrace = 2 * time.Millisecond
-
-// wireFresh is how recently a connection must have answered to skip the idle check.
-const wireFresh = 10 * time.Millisecond
 
 // errProtocol is a reply the fast path did not expect; the connection is dropped.
 var errProtocol = errors.New("unexpected reply")
+
+// errNoReply is the result of a command the master did not answer in time.
+var errNoReply = fmt.Errorf("no reply within the node timeout: %w", os.ErrDeadlineExceeded)
 
 // replyError is an error reply of a master ("WRONGTYPE ...", "NOPERM ...").
 type replyError string
@@ -51,204 +65,192 @@ func withGoRedisHot() Option { return func(c *config) { c.goRedisHot = true } }
 // stays for the defaultClientOptions mutant, which is about go-redis's options.
 func (m *Manager) fast() bool { return !m.cfg.goRedisHot && !m.cfg.mut.defaultClientOptions }
 
-// wireRound runs one hot command on every master as one multiplexed round and
+// States of a wireReq. Each change is a compare-and-swap, so the round and the
+// pipe never both decide a command's fate.
+const (
+	reqQueued    uint32 = iota // in a pipe's queue, not written
+	reqWritten                 // written; its reply is awaited
+	reqDone                    // the pipe set its result (a reply, or a failure)
+	reqAbandoned               // the round gave up: never written, or its reply is discarded
+)
+
+// wireReq is one round's command on one master.
+type wireReq struct {
+	rnd   *wireRound
+	state atomic.Uint32
+	eval  bool      // write the script with EVAL (after NOSCRIPT); pipe only
+	sent  time.Time // when it was written; under the pipe's lock
+	// The result, set by the pipe before it tells the round.
+	out    Outcome
+	holder string
+	err    error
+	lat    time.Duration
+}
+
+// wireRound is one round in flight. A round none of whose commands was abandoned is
+// reused; one with an abandoned command may still be referenced by a pipe and is
+// left to the garbage collector.
+type wireRound struct {
+	reqs            []wireReq
+	cmd             wireCmd
+	key, value, str string
+	num             int64
+	buf, bufGt      []byte // the command, encoded once for every master
+	t0, deadline    time.Time
+	remaining       atomic.Int32  // commands without a result yet
+	done            chan struct{} // receives once, when remaining reaches 0
+	timer           *time.Timer
+}
+
+// finish records r's result and tells the round when it was the last. The caller
+// has just moved r to reqDone.
+func (rd *wireRound) finish(r *wireReq, out Outcome, holder string, err error) {
+	r.out, r.holder, r.err, r.lat = out, holder, err, time.Since(rd.t0)
+	if rd.remaining.Add(-1) == 0 {
+		rd.done <- struct{}{}
+	}
+}
+
+// appendTo appends the round's command as a master takes it: with GET when it
+// takes SET NX GET, with EVAL when it did not know the script.
+func (rd *wireRound) appendTo(b []byte, eval, setGet bool) []byte {
+	switch {
+	case eval:
+		return appendEval(b, rd.cmd, rd.key, rd.value, rd.str, rd.num)
+	case rd.cmd == wireSet && setGet:
+		return append(b, rd.bufGt...)
+	}
+	return append(b, rd.buf...)
+}
+
+// wireRounds keeps finished rounds for reuse. A buffered channel rather than a
+// sync.Pool: a pool may drop what it is given (it does so on purpose under the race
+// detector), and a round is a handful of allocations.
+type wireRounds struct{ free chan *wireRound }
+
+func (p *wireRounds) get(n int) *wireRound {
+	select {
+	case rd := <-p.free:
+		return rd
+	default:
+	}
+	rd := &wireRound{reqs: make([]wireReq, n), done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+	rd.timer.Stop()
+	for i := range rd.reqs {
+		rd.reqs[i].rnd = rd
+	}
+	return rd
+}
+
+func (p *wireRounds) put(rd *wireRound) {
+	select {
+	case p.free <- rd:
+	default:
+	}
+}
+
+// wireRound runs one hot command on every master as one pipelined round and
 // returns the results in declared order. value is the lock value; str is the
 // release's wake-up channel and num the TTL in ms of SET and extend. Each master's
 // command, dialling included, ends within the node timeout (or ctx's deadline when
-// sooner); a cancellation of ctx during the round takes effect at its end.
+// sooner); a cancellation of ctx ends the round at once, counting the masters that
+// had not answered as failed (their commands may still take effect).
 func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, value, str string, num int64) *Report {
 	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
-	fail := func(err error) *Report {
+	if err := ctx.Err(); err != nil {
 		for i, n := range m.nodes {
 			rep.Nodes[i] = NodeResult{Node: n.name, Outcome: OutcomeError, Err: n.explain(err)}
 		}
 		return rep
 	}
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
 	t0 := time.Now()
 	deadline := t0.Add(m.cfg.nodeTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	ctxDeadline, hasDeadline := ctx.Deadline()
+	if hasDeadline && ctxDeadline.Before(deadline) {
+		deadline = ctxDeadline
 	}
-	set, err := m.wire.take(ctx, len(m.nodes))
-	if err != nil {
-		return fail(err)
-	}
-	defer m.wire.put(set)
-	set.buf = appendWireCmd(set.buf[:0], cmd, key, value, str, num)
+	rd := m.rounds.get(len(m.nodes))
+	rd.cmd, rd.key, rd.value, rd.str, rd.num = cmd, key, value, str, num
+	rd.t0, rd.deadline = t0, deadline
+	rd.buf = appendWireCmd(rd.buf[:0], cmd, key, value, str, num)
 	if cmd == wireSet {
-		set.bufGt = appendSetGet(set.bufGt[:0], key, value, num)
+		rd.bufGt = appendSetGet(rd.bufGt[:0], key, value, num)
+	}
+	rd.remaining.Store(int32(len(rd.reqs)))
+	for i := range rd.reqs {
+		r := &rd.reqs[i]
+		r.eval, r.out, r.holder, r.err, r.lat = false, OutcomeError, "", nil, 0
+		r.state.Store(reqQueued)
+	}
+	for i := range rd.reqs {
+		m.pipes[i].submit(&rd.reqs[i])
 	}
 
-	var dialed []int // nodes dialled this round: they run on their own goroutine
-	// One write to every connected socket.
-	for i, wc := range set.conns {
-		// A connection the master closed while idle is dialled again, not failed. The
-		// check costs a system call per master: a connection used within the last
-		// wireFresh skips it (were it closed meanwhile, this round loses its vote, as
-		// when a master fails during a round).
-		if wc != nil && (wc.c.SetDeadline(deadline) != nil || wc.rd.Buffered() > 0 ||
-			t0.Sub(wc.used) >= wireFresh && wc.check() != nil) {
-			_ = wc.c.Close()
-			set.conns[i], wc = nil, nil
+	cause := errNoReply
+	rd.timer.Reset(time.Until(deadline) + wireGrace)
+	cancelled := ctx.Done()
+	finished, over := false, false
+	for !finished && !over {
+		select {
+		case <-rd.done:
+			finished = true
+		case <-rd.timer.C:
+			over = true
+		case <-cancelled:
+			// A deadline of ctx is the round's own, with its grace: only a
+			// cancellation ends the round early.
+			cancelled = nil
+			if errors.Is(ctx.Err(), context.Canceled) {
+				cause, over = context.Cause(ctx), true
+			}
 		}
-		if wc == nil {
-			dialed = append(dialed, i)
+	}
+	rd.timer.Stop()
+	if e := ctx.Err(); e != nil && !finished && cause == errNoReply && hasDeadline && !ctxDeadline.After(deadline) {
+		cause = e // the caller's deadline, not the node timeout, ended the round
+	}
+	abandoned := 0
+	if !finished {
+		abandoned = rd.abandon()
+		if abandoned == 0 || rd.remaining.Add(-int32(abandoned)) != 0 {
+			<-rd.done // a command moved to done just now: its result is imminent
+		}
+	}
+	for i, n := range m.nodes {
+		r := &rd.reqs[i]
+		if r.state.Load() == reqAbandoned {
+			rep.Nodes[i] = NodeResult{Node: n.name, Outcome: OutcomeError, Err: n.explain(cause), Latency: time.Since(t0)}
 			continue
 		}
-		if _, err := wc.c.Write(set.cmdFor(wc, cmd)); err != nil {
-			m.wireResult(rep, set, i, t0, OutcomeError, "", err)
+		nr := NodeResult{Node: n.name, Outcome: r.out, Latency: r.lat, holder: r.holder}
+		if r.err != nil {
+			nr.Outcome, nr.Err = OutcomeError, n.explain(r.err)
 		}
+		rep.Nodes[i] = nr
 	}
-	// Masters without a connection dial in parallel with the reads below.
-	for _, i := range dialed {
-		set.wg.Add(1)
-		go m.dialRound(ctx, set, rep, i, t0, deadline, cmd, key, value, str, num)
+	if abandoned == 0 {
+		m.rounds.put(rd)
 	}
-	// Then the replies, in declared order.
-	for i := range set.conns {
-		if containsInt(dialed, i) || rep.Nodes[i].Node != "" {
-			continue // dialled on its own goroutine, or its write failed
-		}
-		wc := set.conns[i]
-		if now := time.Now(); !now.Before(deadline) {
-			// The deadline passed while an earlier master's reply was awaited. A reply
-			// that came in time waits in this socket, but a read past the deadline
-			// fails without looking: give it a moment's grace. (Votes count from the
-			// round's start whenever they arrive, so a late one is safe.)
-			_ = wc.c.SetReadDeadline(now.Add(wireGrace))
-		}
-		out, holder, err := m.wireReply(wc, deadline, cmd, key, value, str, num)
-		m.wireResult(rep, set, i, t0, out, holder, err)
-	}
-	set.wg.Wait()
 	rep.Votes = rep.count(OutcomeOK)
 	m.observeRound(rep)
 	return rep
 }
 
-// dialRound dials node i, then runs the round's command on it.
-func (m *Manager) dialRound(ctx context.Context, set *connSet, rep *Report, i int, t0, deadline time.Time, cmd wireCmd, key, value, str string, num int64) {
-	defer set.wg.Done()
-	n := m.nodes[i]
-	wc, err := m.dialWire(ctx, n, deadline)
-	if err != nil {
-		rep.Nodes[i] = NodeResult{Node: n.name, Outcome: OutcomeError, Err: n.explain(err), Latency: time.Since(t0)}
-		return
-	}
-	set.conns[i] = wc
-	if _, err := wc.c.Write(set.cmdFor(wc, cmd)); err != nil {
-		m.wireResult(rep, set, i, t0, OutcomeError, "", err)
-		return
-	}
-	out, holder, err := m.wireReply(wc, deadline, cmd, key, value, str, num)
-	m.wireResult(rep, set, i, t0, out, holder, err)
-}
-
-// cmdFor returns the round's command as wc's master takes it.
-func (s *connSet) cmdFor(wc *wireConn, cmd wireCmd) []byte {
-	if cmd == wireSet && wc.setGet {
-		return s.bufGt
-	}
-	return s.buf
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// wireResult records node i's result; an error other than an error reply drops
-// the node's connection.
-func (m *Manager) wireResult(rep *Report, set *connSet, i int, t0 time.Time, out Outcome, holder string, err error) {
-	n := m.nodes[i]
-	if err != nil {
-		var re replyError
-		if !errors.As(err, &re) {
-			if wc := set.conns[i]; wc != nil {
-				_ = wc.c.Close()
-				set.conns[i] = nil
+// abandon gives up every command without a result and returns how many.
+func (rd *wireRound) abandon() int {
+	n := 0
+	for i := range rd.reqs {
+		st := &rd.reqs[i].state
+		for {
+			s := st.Load()
+			if s == reqDone {
+				break
 			}
-		}
-		out, err = OutcomeError, n.explain(err)
-	}
-	if err == nil {
-		set.conns[i].used = t0
-	}
-	rep.Nodes[i] = NodeResult{Node: n.name, Outcome: out, Err: err, Latency: time.Since(t0), holder: holder}
-}
-
-// wireReply reads the reply of cmd and maps it to an outcome; for a SET NX GET that
-// found the key held, holder is the value there. A script the master does not know
-// (NOSCRIPT: restart, SCRIPT FLUSH) is sent again with EVAL on the same connection,
-// within the same deadline.
-func (m *Manager) wireReply(wc *wireConn, deadline time.Time, cmd wireCmd, key, value, str string, num int64) (out Outcome, holder string, err error) {
-	typ, line, err := wc.readLine()
-	if err != nil {
-		return OutcomeError, "", err
-	}
-	if typ == '-' && cmd == wireSet && wc.setGet && hasPrefix(line, "WRONGTYPE") {
-		// GET cannot read a key of another type; like plain SET NX, it was not set.
-		return OutcomeForeign, "", nil
-	}
-	if typ == '-' {
-		if cmd != wireSet && hasPrefix(line, "NOSCRIPT") {
-			buf := appendEval(nil, cmd, key, value, str, num)
-			if now := time.Now(); !now.Before(deadline) {
-				// NOSCRIPT came in time but was read after an earlier master's reply
-				// used up the deadline: the fallback gets the same grace as a reply
-				// already received (votes count from the round's start, so it is safe).
-				_ = wc.c.SetDeadline(now.Add(wireGrace))
-			}
-			if _, err := wc.c.Write(buf); err != nil {
-				return OutcomeError, "", err
-			}
-			if typ, line, err = wc.readLine(); err != nil {
-				return OutcomeError, "", err
-			}
-			if typ == '-' {
-				return OutcomeError, "", replyError(line)
-			}
-		} else {
-			return OutcomeError, "", replyError(line)
-		}
-	}
-	switch {
-	case cmd == wireSet && wc.setGet:
-		// SET NX GET answers nil when it set the key, the old value when it did not.
-		if typ == '$' {
-			n, ok := parseInt(line)
-			switch {
-			case ok && n == -1:
-				return OutcomeOK, "", nil
-			case ok && n >= 0 && n <= maxValueLen:
-				v, err := wc.readBulkBody(n)
-				if err != nil {
-					return OutcomeError, "", err
-				}
-				return OutcomeForeign, v, nil
-			}
-		}
-	case cmd == wireSet:
-		switch {
-		case typ == '+' && string(line) == "OK":
-			return OutcomeOK, "", nil
-		case typ == '$' && string(line) == "-1":
-			return OutcomeForeign, "", nil
-		}
-	default:
-		if typ == ':' {
-			r, ok := parseInt(line)
-			if ok {
-				return outcomeOf(r), "", nil
+			if st.CompareAndSwap(s, reqAbandoned) {
+				n++
+				break
 			}
 		}
 	}
-	return OutcomeError, "", fmt.Errorf("%w %q", errProtocol, typ)
+	return n
 }

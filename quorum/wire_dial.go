@@ -12,6 +12,15 @@ import (
 	"time"
 )
 
+// wireConn is one raw connection to one master.
+type wireConn struct {
+	c  net.Conn
+	rd *bufio.Reader // read by the connection's reader goroutine only
+	// setGet: the master takes SET NX GET (Redis >= 7), which tells whose value
+	// holds the key when the SET fails. Learned from INFO server at the handshake.
+	setGet bool
+}
+
 // dialWire connects to n within deadline (the node's Dialer when set, else TCP;
 // then TLS when configured) and runs the handshake: AUTH, SELECT, and INFO server
 // fed to the restart quarantine before any vote on this connection counts.
@@ -51,7 +60,6 @@ func (m *Manager) dialWire(ctx context.Context, n *node, deadline time.Time) (*w
 		c = tc
 	}
 	wc := &wireConn{c: c, rd: bufio.NewReaderSize(c, 4096)}
-	wc.probe.init(c)
 	if err := m.handshake(wc, n); err != nil {
 		_ = c.Close()
 		return nil, err

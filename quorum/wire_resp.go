@@ -40,6 +40,49 @@ func parseInt(b []byte) (int64, bool) {
 	return n, true
 }
 
+// decodeReply maps the reply of cmd, whose first line is typ and line, to an
+// outcome, reading the rest of the reply when there is one. For a SET NX GET that
+// found the key held, holder is the value there. An error reply is a replyError
+// (the connection stays in step); any other error means it is out of step.
+func decodeReply(wc *wireConn, cmd wireCmd, typ byte, line []byte) (out Outcome, holder string, err error) {
+	switch {
+	case typ == '-' && cmd == wireSet && wc.setGet && hasPrefix(line, "WRONGTYPE"):
+		// GET cannot read a key of another type; like plain SET NX, it was not set.
+		return OutcomeForeign, "", nil
+	case typ == '-':
+		return OutcomeError, "", replyError(line)
+	case cmd == wireSet && wc.setGet:
+		// SET NX GET answers nil when it set the key, the old value when it did not.
+		if typ == '$' {
+			n, ok := parseInt(line)
+			switch {
+			case ok && n == -1:
+				return OutcomeOK, "", nil
+			case ok && n >= 0 && n <= maxValueLen:
+				v, err := wc.readBulkBody(n)
+				if err != nil {
+					return OutcomeError, "", err
+				}
+				return OutcomeForeign, v, nil
+			}
+		}
+	case cmd == wireSet:
+		switch {
+		case typ == '+' && string(line) == "OK":
+			return OutcomeOK, "", nil
+		case typ == '$' && string(line) == "-1":
+			return OutcomeForeign, "", nil
+		}
+	default:
+		if typ == ':' {
+			if r, ok := parseInt(line); ok {
+				return outcomeOf(r), "", nil
+			}
+		}
+	}
+	return OutcomeError, "", fmt.Errorf("%w %q", errProtocol, typ)
+}
+
 // readLine reads one reply line and returns its type byte and its body (valid
 // until the next read).
 func (wc *wireConn) readLine() (byte, []byte, error) {

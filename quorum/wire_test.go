@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -292,8 +293,22 @@ func TestWireHonoursDialer(t *testing.T) {
 	assert.EqualValues(t, 3*2+2, dials.Load())
 }
 
-func TestWireConcurrentRoundsUseDistinctSets(t *testing.T) {
-	c, m := testCluster(t, 3)
+// Concurrent rounds share one connection per master: their commands are
+// pipelined, and each reads its own replies.
+func TestWireConcurrentRoundsShareOneConnectionPerMaster(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	var dials atomic.Int32
+	nodes := make([]Node, 3)
+	for i, s := range c.Servers {
+		nodes[i] = Node{Name: s.Name, Addr: s.Addr(), Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}}
+	}
+	m, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	var ok atomic.Int32
@@ -307,6 +322,8 @@ func TestWireConcurrentRoundsUseDistinctSets(t *testing.T) {
 				if !assert.NoError(t, err, "round %d", i) {
 					return
 				}
+				rep := l.Votes()
+				assert.Equal(t, 3, rep.Votes)
 				if assert.NoError(t, l.Release(ctx)) {
 					ok.Add(1)
 				}
@@ -315,12 +332,7 @@ func TestWireConcurrentRoundsUseDistinctSets(t *testing.T) {
 	}
 	wg.Wait()
 	assert.EqualValues(t, 16*20, ok.Load())
-	m.wire.mu.Lock()
-	made := m.wire.made
-	m.wire.mu.Unlock()
-	assert.LessOrEqual(t, made, cap(m.wire.free))
-	assert.LessOrEqual(t, made, 16)
-	assert.Equal(t, made, len(m.wire.free), "every set given back")
+	assert.EqualValues(t, 3, dials.Load(), "one connection per master")
 	for _, s := range c.Servers {
 		assert.Empty(t, s.Keys(ctx))
 	}
@@ -333,7 +345,11 @@ func TestWireCloseDropsConnections(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
 	require.NoError(t, m.Close())
-	assert.Empty(t, m.wire.free)
+	for _, p := range m.pipes {
+		p.mu.Lock()
+		assert.Nil(t, p.conn)
+		p.mu.Unlock()
+	}
 	_, err = m.TryAcquire(ctx, "close", time.Minute)
 	require.ErrorIs(t, err, ErrUnavailable)
 	assert.Contains(t, err.Error(), "manager closed")
@@ -352,4 +368,56 @@ func TestWireRoundAllocations(t *testing.T) {
 		m.wireRound(ctx, opRelease, "lock:allocs", wireRelease, "rl1.v", "", 0)
 	})
 	assert.LessOrEqual(t, allocs, 4.0, "two rounds, two allocations each")
+}
+
+// A command whose round gave up before the master answered keeps its place on
+// the connection: its late reply is read and thrown away, and the next round on
+// the same connection reads its own reply, not that one.
+func TestWireAbandonedReplyIsDrainedNotMisread(t *testing.T) {
+	c, m := testCluster(t, 3, WithNodeTimeout(2*time.Second))
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "warm", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	dropped := m.pipes[2].dropped.Load()
+
+	// c holds a foreign value for "second", so an in-step reply to our SET there
+	// is "foreign"; a reply out of step would be the OK of the abandoned SET.
+	require.NoError(t, c.Servers[2].Client().Set(ctx, "lock:second", "rl1.other", time.Minute).Err())
+	c.Servers[2].Stop()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	rep1 := m.wireRound(short, opAcquire, "lock:first", wireSet, "rl1.first", "", 60000)
+	cancel()
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeError}, outcomes(rep1))
+	assert.ErrorIs(t, rep1.Nodes[2].Err, context.DeadlineExceeded)
+
+	done := make(chan *Report)
+	go func() { done <- m.wireRound(ctx, opAcquire, "lock:second", wireSet, "rl1.second", "", 60000) }()
+	time.Sleep(100 * time.Millisecond) // the second SET is written behind the first
+	c.Servers[2].Cont()
+	rep2 := <-done
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeForeign}, outcomes(rep2))
+	assert.Equal(t, "rl1.other", rep2.Nodes[2].holder)
+	assert.EqualValues(t, 1, m.pipes[2].drained.Load(), "the abandoned SET's reply was read and discarded")
+	assert.Equal(t, dropped, m.pipes[2].dropped.Load(), "the connection stayed in step")
+	assert.Equal(t, "rl1.first", keysOn(t, c, "lock:first")["c"], "the abandoned SET took effect late")
+}
+
+// A master that leaves a command unanswered for a whole node timeout is hung: the
+// connection is dropped, the commands on it fail, and the next round dials again.
+func TestWireHungMasterDropsTheConnection(t *testing.T) {
+	c, m := testCluster(t, 3, WithNodeTimeout(100*time.Millisecond))
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "warm", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	c.Servers[2].Stop()
+	rep := m.wireRound(ctx, opAcquire, "lock:hung", wireSet, "rl1.hung", "", 60000)
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeError}, outcomes(rep))
+	assert.ErrorIs(t, rep.Nodes[2].Err, os.ErrDeadlineExceeded)
+	require.Eventually(t, func() bool { return m.pipes[2].dropped.Load() == 1 }, time.Second, 5*time.Millisecond)
+	c.Servers[2].Cont()
+	require.NoError(t, c.Servers[2].Client().Set(ctx, "lock:next", "rl1.other", time.Minute).Err())
+	rep = m.wireRound(ctx, opAcquire, "lock:next", wireSet, "rl1.next", "", 60000)
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeForeign}, outcomes(rep))
 }

@@ -12,20 +12,20 @@ import (
 
 var errUnexpectedRead = errors.New("unexpected data on an idle connection")
 
-// probe reads a plain TCP socket without blocking, to tell whether the master
-// closed an idle connection. It is set up once per connection so that a check
-// allocates nothing.
-type probe struct {
+// peeker looks at a TCP socket without reading from it, to tell whether the master
+// closed an idle connection before a command is written on it. It peeks (MSG_PEEK)
+// outside the connection's read lock, which its reader goroutine holds while it
+// waits, so nothing is taken from under the reader.
+type peeker struct {
 	raw    syscall.RawConn
-	fn     func(fd uintptr) bool
+	fn     func(fd uintptr)
 	result error
 }
 
-func (p *probe) init(c net.Conn) {
+func (p *peeker) init(c net.Conn) {
 	if tc, ok := c.(*tls.Conn); ok {
-		// The socket under TLS: once a reply was read no TLS record is pending (the
-		// server's session tickets precede its first reply), so a close shows as EOF;
-		// anything else drops the connection, which costs a dial, never a wrong read.
+		// Under TLS a close shows as data (the close_notify alert) or EOF: either
+		// way the connection is dialled again, which costs a dial, never a wrong read.
 		c = tc.NetConn()
 	}
 	sc, ok := c.(syscall.Conn)
@@ -37,34 +37,34 @@ func (p *probe) init(c net.Conn) {
 		return
 	}
 	p.raw = raw
-	p.fn = p.read
+	p.fn = p.peek
 }
 
-func (p *probe) read(fd uintptr) bool {
+func (p *peeker) peek(fd uintptr) {
 	var b [1]byte
-	n, err := syscall.Read(int(fd), b[:])
+	n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	switch {
 	case n == 0 && err == nil:
 		p.result = io.EOF
 	case n > 0:
 		p.result = errUnexpectedRead
-	case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+	case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
 		p.result = nil
 	default:
 		p.result = err
 	}
-	return true
 }
 
 // check tells whether an idle connection is still usable: the master has not
-// closed it (idle timeout, restart, reset) nor sent anything unasked.
+// closed it (idle timeout, restart, reset) nor sent anything unasked. It must only
+// be called by the holder of the pipe's writer role (the result is kept in p).
 // Connections it cannot see through (a custom Dialer's) pass.
-func (wc *wireConn) check() error {
-	if wc.raw == nil {
+func (p *peeker) check() error {
+	if p.raw == nil {
 		return nil
 	}
-	if err := wc.raw.Read(wc.fn); err != nil {
+	if err := p.raw.Control(p.fn); err != nil {
 		return err
 	}
-	return wc.result
+	return p.result
 }
