@@ -14,6 +14,10 @@ type mutants struct {
 	noReleaseOnFail      bool // a failed round leaves its partial keys behind
 	defaultClientOptions bool // go-redis defaults: retries, no context timeouts
 	unvalidatedExtendTTL bool // extend sends any TTL, including 0 and negative
+	// skipAbandoned drops an abandoned command from its connection's queue and
+	// reads its late reply as the next command's, as a pipeline that forgets
+	// abandoned commands would.
+	skipAbandoned bool
 	// lateCancel delays the cancellation of a lock whose validity ended, as a mutex
 	// held across an extension's I/O once did.
 	lateCancel time.Duration

@@ -26,6 +26,7 @@ func TestMutantsAreCaught(t *testing.T) {
 		{"unvalidated extend ttl", mutants{unvalidatedExtendTTL: true}, scenEdgeCases},
 		{"lost signalled late", mutants{lateCancel: 60 * time.Millisecond}, scenRivalPolls},
 		{"lost signalled late with keep-alive", mutants{lateCancel: 60 * time.Millisecond}, scenKeepAliveInFlightAtExpiry},
+		{"pipeline reads an abandoned reply as the next", mutants{skipAbandoned: true}, func(s *scen) { scenPipelineStress(5*time.Second, false)(s) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,7 +58,7 @@ type pipeConn struct {
 	headSent time.Time // the write time the read deadline was set from
 	lastSent time.Time // the last write; the writer's role only
 	dead     bool
-	peeker             // the idle check (wire_unix.go); the writer's role only
+	peeker   // the idle check (wire_unix.go); the writer's role only
 }
 
 func newPipe(m *Manager, n *node) *pipe {
@@ -284,6 +284,9 @@ func (p *pipe) read(pc *pipeConn) {
 		}
 		p.mu.Lock()
 		r := pc.inflight.pop()
+		if p.m.cfg.mut.skipAbandoned && r != nil && r.state.Load() == reqAbandoned && pc.inflight.len() > 0 {
+			r = pc.inflight.pop()
+		}
 		if h := pc.inflight.peek(); h == nil {
 			pc.headSent = time.Time{}
 			_ = pc.wc.c.SetReadDeadline(time.Time{})
