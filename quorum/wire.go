@@ -92,6 +92,7 @@ type wireReq struct {
 // left to the garbage collector.
 type wireRound struct {
 	reqs            []wireReq
+	own             []*pipeConn // where the round holds the reader's role
 	cmd             wireCmd
 	key, value, str string
 	num             int64
@@ -134,7 +135,7 @@ func (p *wireRounds) get(n int) *wireRound {
 		return rd
 	default:
 	}
-	rd := &wireRound{reqs: make([]wireReq, n), done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+	rd := &wireRound{reqs: make([]wireReq, n), own: make([]*pipeConn, n), done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
 	rd.timer.Stop()
 	for i := range rd.reqs {
 		rd.reqs[i].rnd = rd
@@ -182,8 +183,15 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 		r.eval, r.out, r.holder, r.err, r.lat = false, OutcomeError, "", nil, 0
 		r.state.Store(reqQueued)
 	}
+	own := 0
 	for i := range rd.reqs {
-		m.pipes[i].submit(&rd.reqs[i])
+		rd.own[i] = m.pipes[i].submit(&rd.reqs[i])
+		if rd.own[i] != nil {
+			own++
+		}
+	}
+	if own > 0 {
+		m.readOwn(ctx, rd, deadline)
 	}
 
 	cause := errNoReply
@@ -234,6 +242,44 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	rep.Votes = rep.count(OutcomeOK)
 	m.observeRound(rep)
 	return rep
+}
+
+// readOwn reads the replies of the masters where the round wrote its command on an
+// idle connection and holds the reader's role, one after the other. A master
+// whose reply is not there by the deadline is left to a reader goroutine; once the
+// deadline passed, a reply already received is still given wireGrace. A
+// cancellation of ctx ends the reads at once.
+func (m *Manager) readOwn(ctx context.Context, rd *wireRound, deadline time.Time) {
+	if ctx.Done() != nil {
+		conns := make([]*pipeConn, 0, len(rd.own))
+		for _, pc := range rd.own {
+			if pc != nil {
+				conns = append(conns, pc)
+			}
+		}
+		stop := context.AfterFunc(ctx, func() {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				for _, pc := range conns {
+					_ = pc.wc.c.SetReadDeadline(time.Now())
+				}
+			}
+		})
+		defer stop()
+	}
+	for i, pc := range rd.own {
+		if pc == nil {
+			continue
+		}
+		rd.own[i] = nil
+		d := deadline
+		if now := time.Now(); !now.Before(d) || errors.Is(ctx.Err(), context.Canceled) {
+			d = now.Add(wireGrace)
+			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+				d = now
+			}
+		}
+		m.pipes[i].readOwn(pc, &rd.reqs[i], d)
+	}
 }
 
 // abandon gives up every command without a result and returns how many.

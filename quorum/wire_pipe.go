@@ -55,7 +55,9 @@ type pipe struct {
 type pipeConn struct {
 	wc       *wireConn
 	inflight reqRing
-	headSent time.Time // the write time the read deadline was set from
+	// reading: someone holds the reader's role (a reader goroutine, or a round
+	// reading its own reply); true exactly while commands are in flight.
+	reading  bool
 	lastSent time.Time // the last write; the writer's role only
 	dead     bool
 	peeker   // the idle check (wire_unix.go); the writer's role only
@@ -65,31 +67,37 @@ func newPipe(m *Manager, n *node) *pipe {
 	return &pipe{m: m, n: n, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
-// submit queues r. The caller writes it at once when the pipe is idle and
-// connected; otherwise whoever holds the writer's role will.
-func (p *pipe) submit(r *wireReq) {
+// submit queues r. When the pipe is idle and connected the caller writes r at
+// once and gets the connection back: it then holds the reader's role for it and
+// must call readOwn. Otherwise whoever holds the writer's role writes r, and a
+// reader goroutine reads its reply.
+func (p *pipe) submit(r *wireReq) *pipeConn {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		p.fail(r, errClosed)
-		return
+		return nil
 	}
 	p.queue = append(p.queue, r)
 	if p.writing {
 		p.mu.Unlock()
-		return
+		return nil
 	}
 	p.writing = true
+	var own *pipeConn
 	if pc := p.conn; pc != nil && pc.inflight.len() == 0 && len(p.queue) == 1 {
 		// Idle: nothing in flight that a stalled write could be waiting behind.
-		p.writeBatch(pc)
+		if p.writeBatch(pc, r) {
+			own = pc
+		}
 		if len(p.queue) == 0 {
 			p.writing = false
 			p.mu.Unlock()
-			return
+			return own
 		}
 	}
 	p.handOff()
+	return own
 }
 
 // handOff gives the writer's role to the writer goroutine. Called with mu held
@@ -131,7 +139,7 @@ func (p *pipe) writer() {
 			case p.conn == nil:
 				p.connect()
 			default:
-				p.writeBatch(p.conn)
+				p.writeBatch(p.conn, nil)
 			}
 		}
 		p.writing = false
@@ -162,9 +170,7 @@ func (p *pipe) connect() {
 	}
 	pc := &pipeConn{wc: wc, lastSent: time.Now()}
 	pc.peeker.init(wc.c)
-	p.conn = pc
-	p.wg.Add(1)
-	go p.read(pc)
+	p.conn = pc // read from once commands are in flight (writeBatch)
 }
 
 // failQueued fails every queued command with err. Called with mu held.
@@ -186,28 +192,30 @@ func (p *pipe) fail(r *wireReq, err error) {
 
 // writeBatch writes every queued command to pc in one write. Called with mu held
 // and the writer's role; it releases mu during the write (and the idle check) and
-// holds it again on return; when pc turned out dead, the queue is left as it was. A command abandoned before it is written is dropped; one whose deadline
-// passed fails unsent.
-func (p *pipe) writeBatch(pc *pipeConn) {
+// holds it again on return; when pc turned out dead, the queue is left as it was.
+// A command abandoned before it is written is dropped; one whose deadline passed
+// fails unsent. When the batch was self alone and nobody reads pc, the caller
+// gets the reader's role (true); otherwise a reader goroutine is started when
+// none runs.
+func (p *pipe) writeBatch(pc *pipeConn, self *wireReq) (readOwn bool) {
 	if pc.inflight.len() == 0 && time.Since(pc.lastSent) >= wireFresh {
 		// A connection idle for a while may have been closed by the master (a
-		// restart, its idle timeout, a reset) before the reader noticed: look
-		// first, so that the batch goes out on a new connection rather than fail.
+		// restart, its idle timeout, a reset): nobody reads an idle connection, so
+		// look first, and send the batch on a new connection rather than fail it.
 		p.mu.Unlock()
 		err := pc.check()
 		if err != nil {
 			p.kill(pc, fmt.Errorf("closed while idle: %w", err))
 		}
 		p.mu.Lock()
-		if pc.dead {
-			return // the queue is left for the next connection
-		}
+	}
+	if pc.dead || p.closed {
+		return false // the queue is left to the writer's loop
 	}
 	batch := p.queue
 	p.queue = p.spare[:0]
 	buf := p.wbuf[:0]
 	now := time.Now()
-	wasIdle := pc.inflight.len() == 0
 	for _, r := range batch {
 		if !now.Before(r.rnd.deadline) {
 			p.fail(r, errNotSent)
@@ -225,23 +233,26 @@ func (p *pipe) writeBatch(pc *pipeConn) {
 	// after this point.
 	clear(batch)
 	p.spare = batch[:0]
-	if len(buf) == 0 {
-		p.wbuf = buf
-		return
-	}
-	timeout := p.m.cfg.nodeTimeout
-	if wasIdle {
-		pc.headSent = now
-		_ = pc.wc.c.SetReadDeadline(now.Add(timeout))
+	if len(buf) > 0 && !pc.reading {
+		pc.reading = true
+		if self != nil && pc.inflight.len() == 1 && pc.inflight.peek() == self {
+			readOwn = true
+		} else {
+			p.startReader(pc)
+		}
 	}
 	p.mu.Unlock()
-	_ = pc.wc.c.SetWriteDeadline(now.Add(timeout))
-	_, err := pc.wc.c.Write(buf)
-	p.wbuf = buf
-	if err != nil {
-		p.kill(pc, err)
+	if len(buf) > 0 {
+		// No write deadline: a write blocks only when the master stops reading,
+		// and then its replies stop too; the reader drops the connection after a
+		// node timeout, which ends the write.
+		if _, err := pc.wc.c.Write(buf); err != nil {
+			p.kill(pc, err)
+		}
 	}
+	p.wbuf = buf
 	p.mu.Lock()
+	return readOwn
 }
 
 // kill closes pc and fails every command in flight on it with err. The next
@@ -265,76 +276,6 @@ func (p *pipe) kill(pc *pipeConn, err error) {
 			r.rnd.finish(r, OutcomeError, "", err)
 		}
 	}
-}
-
-// read is a connection's reader goroutine: it reads each reply and gives it to the
-// oldest command in flight. Any failure kills the connection; a read deadline
-// (the oldest command's write time plus the node timeout) passing means the master
-// is hung.
-func (p *pipe) read(pc *pipeConn) {
-	defer p.wg.Done()
-	for {
-		typ, line, err := pc.wc.readLine()
-		if err != nil {
-			if isTimeout(err) {
-				err = errNoReply
-			}
-			p.kill(pc, err)
-			return
-		}
-		p.mu.Lock()
-		r := pc.inflight.pop()
-		if p.m.cfg.mut.skipAbandoned && r != nil && r.state.Load() == reqAbandoned && pc.inflight.len() > 0 {
-			r = pc.inflight.pop()
-		}
-		if h := pc.inflight.peek(); h == nil {
-			pc.headSent = time.Time{}
-			_ = pc.wc.c.SetReadDeadline(time.Time{})
-		} else if !h.sent.Equal(pc.headSent) {
-			pc.headSent = h.sent
-			_ = pc.wc.c.SetReadDeadline(h.sent.Add(p.m.cfg.nodeTimeout))
-		}
-		p.mu.Unlock()
-		if r == nil {
-			p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
-			return
-		}
-		if err := p.deliver(pc, r, typ, line); err != nil {
-			p.kill(pc, err)
-			return
-		}
-	}
-}
-
-// deliver decodes r's reply and gives it to r's round, unless the round abandoned
-// r. A NOSCRIPT reply queues r again, to be written with EVAL. An error means the
-// connection is out of step and must be dropped (r has failed with it).
-func (p *pipe) deliver(pc *pipeConn, r *wireReq, typ byte, line []byte) error {
-	rd := r.rnd // never reused while r is written or abandoned
-	if typ == '-' && rd.cmd != wireSet && !r.eval && hasPrefix(line, "NOSCRIPT") {
-		if r.state.CompareAndSwap(reqWritten, reqQueued) {
-			r.eval = true
-			p.resubmit(r)
-		} else {
-			p.drained.Add(1)
-		}
-		return nil
-	}
-	out, holder, err := decodeReply(pc.wc, rd.cmd, typ, line)
-	_, isReply := err.(replyError) // decodeReply returns it unwrapped
-	fatal := err != nil && !isReply
-	if r.state.CompareAndSwap(reqWritten, reqDone) {
-		if fatal {
-			err = fmt.Errorf("%w (connection dropped)", err)
-		}
-		rd.finish(r, out, holder, err)
-	} else {
-		p.drained.Add(1) // abandoned: the reply is read and thrown away
-	}
-	if fatal {
-		return err
-	}
-	return nil
 }
 
 // resubmit queues r again (its EVAL after NOSCRIPT) from the reader goroutine,
@@ -376,57 +317,4 @@ func (p *pipe) close() {
 	p.mu.Lock()
 	p.failQueued(errClosed) // what the writer goroutine left when it stopped
 	p.mu.Unlock()
-}
-
-func isTimeout(err error) bool {
-	var te interface{ Timeout() bool }
-	return errors.As(err, &te) && te.Timeout()
-}
-
-// reqRing is a FIFO of commands.
-type reqRing struct {
-	buf  []*wireReq
-	head int
-	n    int
-}
-
-func (q *reqRing) len() int { return q.n }
-
-func (q *reqRing) push(r *wireReq) {
-	if q.n == len(q.buf) {
-		grown := make([]*wireReq, max(8, 2*len(q.buf)))
-		for i := range q.n {
-			grown[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
-		q.buf, q.head = grown, 0
-	}
-	q.buf[(q.head+q.n)%len(q.buf)] = r
-	q.n++
-}
-
-func (q *reqRing) peek() *wireReq {
-	if q.n == 0 {
-		return nil
-	}
-	return q.buf[q.head]
-}
-
-func (q *reqRing) pop() *wireReq {
-	if q.n == 0 {
-		return nil
-	}
-	r := q.buf[q.head]
-	q.buf[q.head] = nil
-	q.head = (q.head + 1) % len(q.buf)
-	q.n--
-	return r
-}
-
-// drain empties the ring and returns its commands, oldest first.
-func (q *reqRing) drain() []*wireReq {
-	out := make([]*wireReq, 0, q.n)
-	for q.n > 0 {
-		out = append(out, q.pop())
-	}
-	return out
 }

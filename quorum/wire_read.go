@@ -1,0 +1,237 @@
+package quorum
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The reader's role of a pipe's connection: whoever holds it reads the replies
+// and gives each to the oldest command in flight. It is held exactly while
+// commands are in flight: by a round that wrote its command alone on an idle
+// connection and reads its own reply (no hand-off between goroutines at low load),
+// or by a reader goroutine, which keeps it while commands are in flight and ends
+// when none is left.
+
+// startReader starts a reader goroutine for pc. Called with mu held, pc.reading
+// set for it.
+func (p *pipe) startReader(pc *pipeConn) {
+	if p.closed {
+		return // Close kills pc, which fails what is in flight
+	}
+	p.wg.Add(1)
+	go p.read(pc)
+}
+
+// read is a reader goroutine. A read that times out is not fatal by itself: the
+// deadline may be stale (set by a round reading its own reply, or for an earlier
+// command). Only when the oldest command in flight has waited a whole node timeout
+// is the master hung and the connection dropped.
+func (p *pipe) read(pc *pipeConn) {
+	defer p.wg.Done()
+	timeout := p.m.cfg.nodeTimeout
+	p.mu.Lock()
+	if h := pc.inflight.peek(); h != nil {
+		_ = pc.wc.c.SetReadDeadline(h.sent.Add(timeout))
+	}
+	p.mu.Unlock()
+	for {
+		typ, line, err := pc.wc.readLineSafe()
+		if err != nil {
+			if !isTimeout(err) {
+				p.kill(pc, err)
+				return
+			}
+			p.mu.Lock()
+			h := pc.inflight.peek()
+			due := time.Time{}
+			if h != nil {
+				due = h.sent.Add(timeout)
+			}
+			hung := h != nil && !time.Now().Before(due)
+			if !hung {
+				_ = pc.wc.c.SetReadDeadline(due)
+			}
+			p.mu.Unlock()
+			if hung {
+				p.kill(pc, errNoReply)
+				return
+			}
+			continue
+		}
+		r, more := p.popReply(pc)
+		if r == nil {
+			p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
+			return
+		}
+		if err := p.deliver(pc, r, typ, line); err != nil {
+			p.kill(pc, err)
+			return
+		}
+		if !more {
+			return // the role ended with the last command in flight
+		}
+	}
+}
+
+// popReply takes the command a reply just read belongs to: the oldest in flight.
+// more reports whether commands are still in flight; when none is, the reader's
+// role ends here.
+func (p *pipe) popReply(pc *pipeConn) (r *wireReq, more bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r = pc.inflight.pop()
+	if p.m.cfg.mut.skipAbandoned && r != nil && r.state.Load() == reqAbandoned && pc.inflight.len() > 0 {
+		r = pc.inflight.pop()
+	}
+	more = pc.inflight.len() > 0
+	if !more {
+		pc.reading = false
+	}
+	return r, more
+}
+
+// readOwn is a round reading its own reply on pc, where it wrote r alone and got
+// the reader's role (submit). It reads until deadline; when the reply is not there
+// by then, or others' commands are in flight behind r, it hands the role to a
+// reader goroutine. r's result reaches the round the usual way (finish).
+func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time) {
+	if err := pc.wc.c.SetReadDeadline(deadline); err != nil {
+		p.kill(pc, err)
+		return
+	}
+	typ, line, err := pc.wc.readLineSafe()
+	if err != nil {
+		if !isTimeout(err) {
+			p.kill(pc, err)
+			return
+		}
+		p.mu.Lock()
+		if !pc.dead {
+			p.startReader(pc) // r stays in flight: the round abandons it
+		}
+		p.mu.Unlock()
+		return
+	}
+	got, more := p.popReply(pc)
+	if got == nil {
+		p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
+		return
+	}
+	if err := p.deliver(pc, got, typ, line); err != nil {
+		p.kill(pc, err)
+		return
+	}
+	if more {
+		p.mu.Lock()
+		if !pc.dead {
+			p.startReader(pc)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// deliver decodes r's reply and gives it to r's round, unless the round abandoned
+// r. A NOSCRIPT reply queues r again, to be written with EVAL. An error means the
+// connection is out of step and must be dropped (r has failed with it).
+func (p *pipe) deliver(pc *pipeConn, r *wireReq, typ byte, line []byte) error {
+	rd := r.rnd // never reused while r is written or abandoned
+	if typ == '-' && rd.cmd != wireSet && !r.eval && hasPrefix(line, "NOSCRIPT") {
+		if r.state.CompareAndSwap(reqWritten, reqQueued) {
+			r.eval = true
+			p.resubmit(r)
+		} else {
+			p.drained.Add(1)
+		}
+		return nil
+	}
+	out, holder, err := decodeReply(pc.wc, rd.cmd, typ, line)
+	_, isReply := err.(replyError) // decodeReply returns it unwrapped
+	fatal := err != nil && !isReply
+	if r.state.CompareAndSwap(reqWritten, reqDone) {
+		if fatal {
+			err = fmt.Errorf("%w (connection dropped)", err)
+		}
+		rd.finish(r, out, holder, err)
+	} else {
+		p.drained.Add(1) // abandoned: the reply is read and thrown away
+	}
+	if fatal {
+		return err
+	}
+	return nil
+}
+
+// readLineSafe reads one reply line like readLine, but a read that fails (a
+// deadline) consumes nothing: what arrived stays buffered, so the connection stays
+// in step and another reader can go on from there.
+func (wc *wireConn) readLineSafe() (byte, []byte, error) {
+	for {
+		if n := wc.rd.Buffered(); n > 0 {
+			buf, _ := wc.rd.Peek(n)
+			if bytes.IndexByte(buf, '\n') >= 0 {
+				return wc.readLine()
+			}
+			if n == wc.rd.Size() {
+				return 0, nil, fmt.Errorf("%w: line too long", errProtocol)
+			}
+		}
+		if _, err := wc.rd.Peek(wc.rd.Buffered() + 1); err != nil {
+			return 0, nil, err
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+// reqRing is a FIFO of commands.
+type reqRing struct {
+	buf  []*wireReq
+	head int
+	n    int
+}
+
+func (q *reqRing) len() int { return q.n }
+
+func (q *reqRing) push(r *wireReq) {
+	if q.n == len(q.buf) {
+		grown := make([]*wireReq, max(8, 2*len(q.buf)))
+		for i := range q.n {
+			grown[i] = q.buf[(q.head+i)%len(q.buf)]
+		}
+		q.buf, q.head = grown, 0
+	}
+	q.buf[(q.head+q.n)%len(q.buf)] = r
+	q.n++
+}
+
+func (q *reqRing) peek() *wireReq {
+	if q.n == 0 {
+		return nil
+	}
+	return q.buf[q.head]
+}
+
+func (q *reqRing) pop() *wireReq {
+	if q.n == 0 {
+		return nil
+	}
+	r := q.buf[q.head]
+	q.buf[q.head] = nil
+	q.head = (q.head + 1) % len(q.buf)
+	q.n--
+	return r
+}
+
+// drain empties the ring and returns its commands, oldest first.
+func (q *reqRing) drain() []*wireReq {
+	out := make([]*wireReq, 0, q.n)
+	for q.n > 0 {
+		out = append(out, q.pop())
+	}
+	return out
+}
