@@ -37,9 +37,12 @@ type Node struct {
 }
 
 // Manager takes locks on a fixed set of independent Redis masters with the Redlock
-// algorithm. It is safe for concurrent use. Its guarantees hold under Redlock's
-// assumptions: masters fail independently, keep their data across restarts (or the
-// restart quarantine is on), and clocks drift less than the drift budget.
+// algorithm. It is safe for concurrent use, and meant to be shared: the acquire,
+// extend and release commands of every goroutine go out pipelined on one
+// connection per master, so many locks taken at once cost few system calls. Its
+// guarantees hold under Redlock's assumptions: masters fail independently, keep
+// their data across restarts (or the restart quarantine is on), and clocks drift
+// less than the drift budget.
 type Manager struct {
 	cfg    config
 	nodes  []*node

@@ -122,7 +122,8 @@ type Option func(*config)
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithNodeTimeout sets the deadline of one command on one master, dialling included
-// (default 50ms). Keep it small against the TTL.
+// (default 50ms); a master that leaves a command unanswered this long has its
+// connection dropped. Keep it small against the TTL.
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
 // WithDrift sets the clock drift budget: validity = ttl - elapsed - (ttl*factor + extra).

@@ -46,6 +46,10 @@ const (
 // safe).
 const wireGrace = 2 * time.Millisecond
 
+// wirePatience is how long a round reading its own replies waits for one master
+// before it leaves that master to a reader goroutine and reads the next.
+const wirePatience = 2 * time.Millisecond
+
 // errProtocol is a reply the fast path did not expect; the connection is dropped.
 var errProtocol = errors.New("unexpected reply")
 
@@ -245,10 +249,11 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 }
 
 // readOwn reads the replies of the masters where the round wrote its command on an
-// idle connection and holds the reader's role, one after the other. A master
-// whose reply is not there by the deadline is left to a reader goroutine; once the
-// deadline passed, a reply already received is still given wireGrace. A
-// cancellation of ctx ends the reads at once.
+// idle connection and holds the reader's role, one after the other, waiting at
+// most wirePatience for each: a master slower than that is left to a reader
+// goroutine (its reply reaches the round all the same), so that one slow or hung
+// master does not hold up reading the others. A cancellation of ctx ends the reads
+// at once.
 func (m *Manager) readOwn(ctx context.Context, rd *wireRound, deadline time.Time) {
 	if ctx.Done() != nil {
 		conns := make([]*pipeConn, 0, len(rd.own))
@@ -271,12 +276,13 @@ func (m *Manager) readOwn(ctx context.Context, rd *wireRound, deadline time.Time
 			continue
 		}
 		rd.own[i] = nil
-		d := deadline
-		if now := time.Now(); !now.Before(d) || errors.Is(ctx.Err(), context.Canceled) {
-			d = now.Add(wireGrace)
-			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-				d = now
-			}
+		now := time.Now()
+		d := now.Add(wirePatience)
+		if deadline.Before(d) {
+			d = deadline
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			d = now // only what is already buffered
 		}
 		m.pipes[i].readOwn(pc, &rd.reqs[i], d)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -37,7 +38,7 @@ func (p *pipe) read(pc *pipeConn) {
 	}
 	p.mu.Unlock()
 	for {
-		typ, line, err := pc.wc.readLineSafe()
+		rp, err := pc.wc.readReply()
 		if err != nil {
 			if !isTimeout(err) {
 				p.kill(pc, err)
@@ -65,7 +66,7 @@ func (p *pipe) read(pc *pipeConn) {
 			p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
 			return
 		}
-		if err := p.deliver(pc, r, typ, line); err != nil {
+		if err := p.deliver(pc, r, rp); err != nil {
 			p.kill(pc, err)
 			return
 		}
@@ -101,7 +102,7 @@ func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time) {
 		p.kill(pc, err)
 		return
 	}
-	typ, line, err := pc.wc.readLineSafe()
+	rp, err := pc.wc.readReply()
 	if err != nil {
 		if !isTimeout(err) {
 			p.kill(pc, err)
@@ -119,7 +120,7 @@ func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time) {
 		p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
 		return
 	}
-	if err := p.deliver(pc, got, typ, line); err != nil {
+	if err := p.deliver(pc, got, rp); err != nil {
 		p.kill(pc, err)
 		return
 	}
@@ -134,10 +135,11 @@ func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time) {
 
 // deliver decodes r's reply and gives it to r's round, unless the round abandoned
 // r. A NOSCRIPT reply queues r again, to be written with EVAL. An error means the
-// connection is out of step and must be dropped (r has failed with it).
-func (p *pipe) deliver(pc *pipeConn, r *wireReq, typ byte, line []byte) error {
+// connection is out of step and must be dropped (r has failed with it). The reply
+// was read whole before the reader's role passed on: deliver reads nothing.
+func (p *pipe) deliver(pc *pipeConn, r *wireReq, rp reply) error {
 	rd := r.rnd // never reused while r is written or abandoned
-	if typ == '-' && rd.cmd != wireSet && !r.eval && hasPrefix(line, "NOSCRIPT") {
+	if rp.typ == '-' && rd.cmd != wireSet && !r.eval && strings.HasPrefix(rp.err, "NOSCRIPT") {
 		if r.state.CompareAndSwap(reqWritten, reqQueued) {
 			r.eval = true
 			p.resubmit(r)
@@ -146,7 +148,7 @@ func (p *pipe) deliver(pc *pipeConn, r *wireReq, typ byte, line []byte) error {
 		}
 		return nil
 	}
-	out, holder, err := decodeReply(pc.wc, rd.cmd, typ, line)
+	out, holder, err := decodeReply(pc.wc.setGet, rd.cmd, rp)
 	_, isReply := err.(replyError) // decodeReply returns it unwrapped
 	fatal := err != nil && !isReply
 	if r.state.CompareAndSwap(reqWritten, reqDone) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // RESP encoding and decoding of the wire fast path, without allocating where the
@@ -40,47 +41,80 @@ func parseInt(b []byte) (int64, bool) {
 	return n, true
 }
 
-// decodeReply maps the reply of cmd, whose first line is typ and line, to an
-// outcome, reading the rest of the reply when there is one. For a SET NX GET that
-// found the key held, holder is the value there. An error reply is a replyError
-// (the connection stays in step); any other error means it is out of step.
-func decodeReply(wc *wireConn, cmd wireCmd, typ byte, line []byte) (out Outcome, holder string, err error) {
+// reply is one reply of a hot command, read whole and copied out of the
+// connection's buffer, so that it can be decoded after the reader's role passed on.
+type reply struct {
+	typ  byte
+	ok   bool   // +OK
+	err  string // an error reply
+	num  int64  // an integer reply, or a bulk string's length (-1: nil)
+	body string // a bulk string's contents
+}
+
+// readReply reads one whole reply: a simple string, an error, an integer, or a
+// bulk string of at most maxValueLen bytes (lock values are far shorter). Anything
+// else leaves the connection out of step: an error. A deadline that passes before
+// the first line is complete consumes nothing (readLineSafe).
+func (wc *wireConn) readReply() (reply, error) {
+	typ, line, err := wc.readLineSafe()
+	if err != nil {
+		return reply{}, err
+	}
+	rp := reply{typ: typ}
+	switch typ {
+	case '+':
+		rp.ok = string(line) == "OK"
+	case '-':
+		rp.err = string(line)
+	case ':', '$':
+		n, ok := parseInt(line)
+		switch {
+		case !ok || typ == '$' && (n < -1 || n > maxValueLen):
+			return reply{}, fmt.Errorf("%w: %q length", errProtocol, typ)
+		case typ == '$' && n >= 0:
+			if rp.body, err = wc.readBulkBody(n); err != nil {
+				return reply{}, err
+			}
+		}
+		rp.num = n
+	default:
+		return reply{}, fmt.Errorf("%w %q", errProtocol, typ)
+	}
+	return rp, nil
+}
+
+// decodeReply maps the reply of cmd to an outcome. setGet tells whether the
+// command was SET NX GET; for one that found the key held, holder is the value
+// there. An error reply is a replyError (the connection stays in step); any other
+// error is a reply of the wrong type, and means it is out of step.
+func decodeReply(setGet bool, cmd wireCmd, rp reply) (out Outcome, holder string, err error) {
 	switch {
-	case typ == '-' && cmd == wireSet && wc.setGet && hasPrefix(line, "WRONGTYPE"):
+	case rp.typ == '-' && cmd == wireSet && setGet && strings.HasPrefix(rp.err, "WRONGTYPE"):
 		// GET cannot read a key of another type; like plain SET NX, it was not set.
 		return OutcomeForeign, "", nil
-	case typ == '-':
-		return OutcomeError, "", replyError(line)
-	case cmd == wireSet && wc.setGet:
+	case rp.typ == '-':
+		return OutcomeError, "", replyError(rp.err)
+	case cmd == wireSet && setGet:
 		// SET NX GET answers nil when it set the key, the old value when it did not.
-		if typ == '$' {
-			n, ok := parseInt(line)
-			switch {
-			case ok && n == -1:
+		if rp.typ == '$' {
+			if rp.num == -1 {
 				return OutcomeOK, "", nil
-			case ok && n >= 0 && n <= maxValueLen:
-				v, err := wc.readBulkBody(n)
-				if err != nil {
-					return OutcomeError, "", err
-				}
-				return OutcomeForeign, v, nil
 			}
+			return OutcomeForeign, rp.body, nil
 		}
 	case cmd == wireSet:
 		switch {
-		case typ == '+' && string(line) == "OK":
+		case rp.typ == '+' && rp.ok:
 			return OutcomeOK, "", nil
-		case typ == '$' && string(line) == "-1":
+		case rp.typ == '$' && rp.num == -1:
 			return OutcomeForeign, "", nil
 		}
 	default:
-		if typ == ':' {
-			if r, ok := parseInt(line); ok {
-				return outcomeOf(r), "", nil
-			}
+		if rp.typ == ':' {
+			return outcomeOf(rp.num), "", nil
 		}
 	}
-	return OutcomeError, "", fmt.Errorf("%w %q", errProtocol, typ)
+	return OutcomeError, "", fmt.Errorf("%w %q", errProtocol, rp.typ)
 }
 
 // readLine reads one reply line and returns its type byte and its body (valid
