@@ -148,11 +148,12 @@ func (p *pipe) writer() {
 }
 
 // connect dials the master. Called with mu held; it releases mu while dialling.
-// On failure every queued command fails with the dial's error: a dead master
-// costs one dial per batch, not one per command.
+// On failure the commands queued before the dial started fail with its error: a
+// dead master costs one dial per batch, not one per command.
 func (p *pipe) connect() {
 	p.mu.Unlock()
-	wc, err := p.m.dialWire(p.m.life, p.n, time.Now().Add(p.m.cfg.nodeTimeout))
+	start := time.Now()
+	wc, err := p.m.dialWire(p.m.life, p.n, start.Add(p.m.cfg.nodeTimeout))
 	if err == nil {
 		err = wc.c.SetDeadline(time.Time{})
 	}
@@ -165,12 +166,29 @@ func (p *pipe) connect() {
 		_ = wc.c.Close()
 	}
 	if err != nil {
-		p.failQueued(err)
+		// Commands of rounds that started after this dial get a dial of their own:
+		// the master may be back by now.
+		p.failQueuedBefore(start, err)
 		return
 	}
 	pc := &pipeConn{wc: wc, lastSent: time.Now()}
 	pc.peeker.init(wc.c)
 	p.conn = pc // read from once commands are in flight (writeBatch)
+}
+
+// failQueuedBefore fails the queued commands of rounds that started before t with
+// err and keeps the others. Called with mu held.
+func (p *pipe) failQueuedBefore(t time.Time, err error) {
+	kept := p.queue[:0]
+	for _, r := range p.queue {
+		if r.rnd.t0.Before(t) {
+			p.fail(r, err)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	clear(p.queue[len(kept):])
+	p.queue = kept
 }
 
 // failQueued fails every queued command with err. Called with mu held.
