@@ -2,7 +2,12 @@
 
 package quorum
 
-import "net"
+import (
+	"errors"
+	"net"
+)
+
+var errUnexpectedRead = errors.New("unexpected data on an idle connection")
 
 // peeker cannot look at the socket on this platform: a connection the master
 // closed while idle fails one command and is then dialled again.

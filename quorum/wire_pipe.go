@@ -60,7 +60,8 @@ type pipeConn struct {
 	reading  bool
 	lastSent time.Time // the last write; the writer's role only
 	dead     bool
-	peeker   // the idle check (wire_unix.go); the writer's role only
+	peeker          // the idle check (wire_unix.go); the writer's role only
+	rpeek    peeker // the reader's look at a socket before it calls a master hung
 }
 
 func newPipe(m *Manager, n *node) *pipe {
@@ -173,6 +174,7 @@ func (p *pipe) connect() {
 	}
 	pc := &pipeConn{wc: wc, lastSent: time.Now()}
 	pc.peeker.init(wc.c)
+	pc.rpeek.init(wc.c)
 	p.conn = pc // read from once commands are in flight (writeBatch)
 }
 

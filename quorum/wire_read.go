@@ -51,6 +51,11 @@ func (p *pipe) read(pc *pipeConn) {
 				due = h.sent.Add(timeout)
 			}
 			hung := h != nil && !time.Now().Before(due)
+			if hung && pc.rpeek.check() == errUnexpectedRead {
+				// The reply is in the socket: this reader was not scheduled in time
+				// (a busy machine), the master answered. Read it.
+				hung, due = false, time.Now().Add(wireGrace)
+			}
 			if !hung {
 				_ = pc.wc.c.SetReadDeadline(due)
 			}
