@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -158,3 +159,114 @@ func attackReaderRole(t *testing.T, holder string) {
 	assert.Zero(t, p.dropped.Load(), "the connection stayed in step")
 }
 
+// slowBodyConn is a custom Dialer's connection to a real master that, once armed,
+// delivers the next reply's first line at once and the rest of it `delay` later,
+// as a network does when the rest of a reply is in a segment that was lost and
+// sent again. Reads honour the read deadline, like a net.Conn's.
+type slowBodyConn struct {
+	net.Conn
+	delay time.Duration
+
+	mu       sync.Mutex
+	armed    bool
+	stash    []byte
+	at       time.Time // when the stash may be read
+	deadline time.Time
+}
+
+func (s *slowBodyConn) arm() {
+	s.mu.Lock()
+	s.armed = true
+	s.mu.Unlock()
+}
+
+func (s *slowBodyConn) SetReadDeadline(t time.Time) error {
+	s.mu.Lock()
+	s.deadline = t
+	s.mu.Unlock()
+	return s.Conn.SetReadDeadline(t)
+}
+
+func (s *slowBodyConn) SetDeadline(t time.Time) error {
+	s.mu.Lock()
+	s.deadline = t
+	s.mu.Unlock()
+	return s.Conn.SetDeadline(t)
+}
+
+func (s *slowBodyConn) Read(p []byte) (int, error) {
+	for {
+		s.mu.Lock()
+		if len(s.stash) == 0 {
+			break
+		}
+		now, at, dl := time.Now(), s.at, s.deadline
+		if !now.Before(at) {
+			n := copy(p, s.stash)
+			s.stash = s.stash[n:]
+			s.mu.Unlock()
+			return n, nil
+		}
+		s.mu.Unlock()
+		wait := at.Sub(now)
+		if !dl.IsZero() {
+			if !now.Before(dl) {
+				return 0, os.ErrDeadlineExceeded
+			}
+			wait = min(wait, dl.Sub(now))
+		}
+		time.Sleep(wait)
+	}
+	s.mu.Unlock()
+	n, err := s.Conn.Read(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.armed && n > 0 {
+		if i := bytes.Index(p[:n], []byte("\r\n")); i >= 0 && i+2 < n {
+			s.stash = append(s.stash, p[i+2:n]...)
+			s.at = time.Now().Add(s.delay)
+			n = i + 2
+			s.armed = false
+		}
+	}
+	return n, err
+}
+
+// A SET NX GET reply whose first line ("$<len>") is in but whose value is late
+// past the reader's deadline (a round waits wirePatience for its own reply; a
+// cancellation sets the deadline to now): the read fails on the deadline after
+// the first line was consumed. It must not be taken for "nothing read yet": the
+// next read would start in the middle of the reply and take the holder's value
+// for a reply. With the value "$-1" the round counts a vote on a key another
+// owner holds; with an ordinary value the connection is dropped for a protocol
+// error it did not have.
+func TestAttackPipeBodyLateAfterDeadlineKeepsStep(t *testing.T) {
+	for _, holder := range []string{"rl1.holder", "$-1"} {
+		t.Run(holder, func(t *testing.T) {
+			sv := redistest.StartOne(t, "a", redistest.Options{})
+			var sc *slowBodyConn
+			node := Node{Name: "a", Addr: sv.Addr(), Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				var d net.Dialer
+				c, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				sc = &slowBodyConn{Conn: c, delay: 20 * time.Millisecond}
+				return sc, nil
+			}}
+			m, err := New([]Node{node}, WithRestartQuarantine(0), WithNodeTimeout(time.Second))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = m.Close() })
+			ctx := context.Background()
+			require.Equal(t, 1, m.wireRound(ctx, opAcquire, "lock:warm", wireSet, "rl1.warm", "", 60000).Votes)
+			require.NoError(t, sv.Client().Set(ctx, "lock:held", holder, time.Minute).Err())
+			sc.arm()
+			rep := m.wireRound(ctx, opAcquire, "lock:held", wireSet, "rl1.mine", "", 60000)
+			assert.Zero(t, rep.Votes, "a vote counted on a key held by %q", holder)
+			assert.Equal(t, []Outcome{OutcomeForeign}, outcomes(rep), "%v", rep.Nodes[0].Err)
+			assert.Equal(t, holder, rep.Nodes[0].holder)
+			assert.Equal(t, holder, sv.Client().Get(ctx, "lock:held").Val())
+			assert.Zero(t, m.pipes[0].dropped.Load(), "the connection stayed in step")
+		})
+	}
+}
