@@ -54,7 +54,7 @@ type reply struct {
 // readReply reads one whole reply: a simple string, an error, an integer, or a
 // bulk string of at most maxValueLen bytes (lock values are far shorter). Anything
 // else leaves the connection out of step: an error. A deadline that passes before
-// the first line is complete consumes nothing (readLineSafe).
+// the whole reply is there consumes nothing (readLineSafe).
 func (wc *wireConn) readReply() (reply, error) {
 	typ, line, err := wc.readLineSafe()
 	if err != nil {
