@@ -52,6 +52,12 @@ func (m *Manager) dialWire(ctx context.Context, n *node, deadline time.Time) (*w
 		_ = c.Close()
 		return nil, err
 	}
+	// The handshake's reads end with ctx too (Close), not only with the deadline:
+	// a master that accepts and never answers (paused) would hold Close a node
+	// timeout.
+	raw := c
+	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Now()) })
+	defer stop()
 	if n.tls != nil {
 		tc := tls.Client(c, n.tls)
 		if err := tc.HandshakeContext(dctx); err != nil {
