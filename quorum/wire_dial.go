@@ -12,6 +12,11 @@ import (
 	"time"
 )
 
+// wireReadBuf is the size of a connection's read buffer: it holds a whole reply
+// of the fast path ("$4096\r\n", maxValueLen bytes, "\r\n"), which is read only
+// once it is all there (readLineSafe).
+const wireReadBuf = 8192
+
 // wireConn is one raw connection to one master.
 type wireConn struct {
 	c  net.Conn
@@ -47,6 +52,12 @@ func (m *Manager) dialWire(ctx context.Context, n *node, deadline time.Time) (*w
 		_ = c.Close()
 		return nil, err
 	}
+	// The handshake's reads end with ctx too (Close), not only with the deadline:
+	// a master that accepts and never answers (paused) would hold Close a node
+	// timeout.
+	raw := c
+	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Now()) })
+	defer stop()
 	if n.tls != nil {
 		tc := tls.Client(c, n.tls)
 		if err := tc.HandshakeContext(dctx); err != nil {
@@ -59,7 +70,7 @@ func (m *Manager) dialWire(ctx context.Context, n *node, deadline time.Time) (*w
 		}
 		c = tc
 	}
-	wc := &wireConn{c: c, rd: bufio.NewReaderSize(c, 4096)}
+	wc := &wireConn{c: c, rd: bufio.NewReaderSize(c, wireReadBuf)}
 	if err := m.handshake(wc, n); err != nil {
 		_ = c.Close()
 		return nil, err

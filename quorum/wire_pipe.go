@@ -1,8 +1,10 @@
 package quorum
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +62,7 @@ type pipeConn struct {
 	reading  bool
 	lastSent time.Time // the last write; the writer's role only
 	dead     bool
+	direct   bool   // a TCP or Unix socket (under TLS or not): an idle write never blocks
 	peeker          // the idle check (wire_unix.go); the writer's role only
 	rpeek    peeker // the reader's look at a socket before it calls a master hung
 }
@@ -86,8 +89,11 @@ func (p *pipe) submit(r *wireReq) *pipeConn {
 	}
 	p.writing = true
 	var own *pipeConn
-	if pc := p.conn; pc != nil && pc.inflight.len() == 0 && len(p.queue) == 1 {
+	if pc := p.conn; pc != nil && pc.direct && pc.inflight.len() == 0 && len(p.queue) == 1 {
 		// Idle: nothing in flight that a stalled write could be waiting behind.
+		// Only on a socket: a custom Dialer's connection may block a write until
+		// its peer reads (net.Pipe, a flow-controlled tunnel), and the round would
+		// be stuck in it, with no reader to find the peer hung.
 		if p.writeBatch(pc, r) {
 			own = pc
 		}
@@ -159,20 +165,21 @@ func (p *pipe) connect() {
 		err = wc.c.SetDeadline(time.Time{})
 	}
 	p.mu.Lock()
-	switch {
-	case err == nil && p.closed:
-		_ = wc.c.Close()
-		err = errClosed
-	case err != nil && wc != nil:
-		_ = wc.c.Close()
-	}
-	if err != nil {
+	if err != nil || p.closed {
+		if wc != nil {
+			_ = wc.c.Close()
+		}
+		if p.closed {
+			err = errClosed // the dial may have failed because Close ended it
+			p.failQueued(err)
+			return
+		}
 		// Commands of rounds that started after this dial get a dial of their own:
 		// the master may be back by now.
 		p.failQueuedBefore(start, err)
 		return
 	}
-	pc := &pipeConn{wc: wc, lastSent: time.Now()}
+	pc := &pipeConn{wc: wc, lastSent: time.Now(), direct: directConn(wc.c)}
 	pc.peeker.init(wc.c)
 	pc.rpeek.init(wc.c)
 	p.conn = pc // read from once commands are in flight (writeBatch)
@@ -337,4 +344,17 @@ func (p *pipe) close() {
 	p.mu.Lock()
 	p.failQueued(errClosed) // what the writer goroutine left when it stopped
 	p.mu.Unlock()
+}
+
+// directConn reports whether c is a socket (under TLS or not), where a write of a
+// few commands on an idle connection never blocks: the kernel buffers it.
+func directConn(c net.Conn) bool {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	switch c.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		return true
+	}
+	return false
 }

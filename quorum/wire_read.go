@@ -170,17 +170,27 @@ func (p *pipe) deliver(pc *pipeConn, r *wireReq, rp reply) error {
 	return nil
 }
 
-// readLineSafe reads one reply line like readLine, but a read that fails (a
-// deadline) consumes nothing: what arrived stays buffered, so the connection stays
-// in step and another reader can go on from there.
+// readLineSafe reads one reply line like readLine, but only once the whole reply
+// is buffered: its first line and, for a bulk string, its contents. A read that
+// fails (a deadline) consumes nothing: what arrived stays buffered, so the
+// connection stays in step and another reader can go on from there. (Consuming
+// the first line and then failing on the contents would leave the next read in
+// the middle of the reply, taking the contents for a reply.)
 func (wc *wireConn) readLineSafe() (byte, []byte, error) {
 	for {
 		if n := wc.rd.Buffered(); n > 0 {
 			buf, _ := wc.rd.Peek(n)
-			if bytes.IndexByte(buf, '\n') >= 0 {
-				return wc.readLine()
-			}
-			if n == wc.rd.Size() {
+			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+				need := i + 1
+				if buf[0] == '$' && i >= 2 && buf[i-1] == '\r' {
+					if l, ok := parseInt(buf[1 : i-1]); ok && l >= 0 && l <= maxValueLen {
+						need += int(l) + 2
+					}
+				}
+				if n >= need {
+					return wc.readLine()
+				}
+			} else if n == wc.rd.Size() {
 				return 0, nil, fmt.Errorf("%w: line too long", errProtocol)
 			}
 		}

@@ -52,9 +52,10 @@ type reply struct {
 }
 
 // readReply reads one whole reply: a simple string, an error, an integer, or a
-// bulk string of at most maxValueLen bytes (lock values are far shorter). Anything
-// else leaves the connection out of step: an error. A deadline that passes before
-// the first line is complete consumes nothing (readLineSafe).
+// bulk string (whose contents are kept up to maxValueLen bytes; lock values are
+// far shorter). Anything else leaves the connection out of step: an error. A
+// deadline that passes before the whole reply is there consumes nothing
+// (readLineSafe).
 func (wc *wireConn) readReply() (reply, error) {
 	typ, line, err := wc.readLineSafe()
 	if err != nil {
@@ -69,8 +70,17 @@ func (wc *wireConn) readReply() (reply, error) {
 	case ':', '$':
 		n, ok := parseInt(line)
 		switch {
-		case !ok || typ == '$' && (n < -1 || n > maxValueLen):
+		case !ok || typ == '$' && n < -1:
 			return reply{}, fmt.Errorf("%w: %q length", errProtocol, typ)
+		case typ == '$' && n > maxValueLen:
+			// Not a lock value, and too long to keep: read past it (SET NX GET
+			// on a key holding any long string is Foreign, holder unknown).
+			// Unlike the rest of a reply, it is read as it comes: a deadline
+			// in its middle leaves the connection out of step, so the error
+			// is not a timeout and the connection is dropped.
+			if _, err := wc.rd.Discard(int(n) + 2); err != nil {
+				return reply{}, fmt.Errorf("%w: a long bulk string cut short: %v", errProtocol, err)
+			}
 		case typ == '$' && n >= 0:
 			if rp.body, err = wc.readBulkBody(n); err != nil {
 				return reply{}, err
