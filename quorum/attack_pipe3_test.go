@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/faults"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -248,4 +249,39 @@ func TestAttackPipeThousandTinyDeadlines(t *testing.T) {
 	t.Logf("%d votes, %d foreign, %d late replies drained", votes.Load(), foreign.Load(), drained)
 	assert.Zero(t, bad.Load())
 	assert.Positive(t, votes.Load())
+}
+
+// A release cancelled while its EVALSHA was answered NOSCRIPT and its EVAL is
+// on the way: the round returns at once, the EVAL's late reply is drained, and
+// the next round on the connection reads its own reply.
+func TestAttackPipeCancelDuringNoscriptResubmit(t *testing.T) {
+	s := newScen(t, mutants{}, 3)
+	cl := s.client("A", WithNodeTimeout(time.Second))
+	m := cl.m
+	ctx := context.Background()
+	require.Equal(t, 3, m.wireRound(ctx, opAcquire, "lock:ns", wireSet, "rl1.ns", "", 60000).Votes)
+	for _, sv := range s.c.Servers {
+		require.NoError(t, sv.Client().ScriptFlush(ctx).Err())
+		require.NoError(t, sv.Client().Set(ctx, "lock:theirs", "rl1.theirs", time.Minute).Err())
+	}
+	cl.net(func(p *faults.Proxy) { p.SetLatency(0, 20*time.Millisecond) })
+	cctx, cancel := context.WithCancel(ctx)
+	var cancelled time.Time
+	time.AfterFunc(30*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+	rep := m.wireRound(cctx, opRelease, "lock:ns", wireRelease, "rl1.ns", "", 0)
+	returned := time.Now()
+	assert.Less(t, returned.Sub(cancelled), 5*time.Millisecond)
+	for _, nr := range rep.Nodes {
+		assert.ErrorIs(t, nr.Err, context.Canceled)
+	}
+	rep = m.wireRound(ctx, opAcquire, "lock:theirs", wireSet, "rl1.next", "", 60000)
+	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep))
+	var drained, dropped int64
+	for _, p := range m.pipes {
+		drained += p.drained.Load()
+		dropped += p.dropped.Load()
+	}
+	assert.EqualValues(t, 3, drained, "the EVALs' late replies")
+	assert.Zero(t, dropped)
+	assert.Empty(t, keysOn(t, s.c, "lock:ns"), "the EVALs took effect")
 }
