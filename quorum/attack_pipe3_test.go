@@ -2,14 +2,21 @@ package quorum
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
 )
 
 // A key holding a value longer than maxValueLen (not a lock of this package, but
@@ -55,4 +62,226 @@ func TestAttackPipeLongForeignValueKeepsConnection(t *testing.T) {
 	assert.Zero(t, errs.Load(), "other rounds' commands failed with the long reply's connection")
 	assert.Zero(t, m.pipes[0].dropped.Load(), "connections dropped")
 	assert.Equal(t, big, c.Servers[0].Client().Get(ctx, "lock:big").Val())
+}
+
+// Error replies in the middle of a pipeline (WRONGTYPE from SET NX GET and from
+// the scripts, NOSCRIPT after SCRIPT FLUSH, OOM under maxmemory) keep the
+// connection in step: every round, among hundreds in flight on one connection
+// per master, gets the outcome its own key calls for.
+func TestAttackPipeErrorRepliesMidPipeline(t *testing.T) {
+	c, m := testCluster(t, 3, WithNodeTimeout(2*time.Second))
+	ctx := context.Background()
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().HSet(ctx, "lock:hash", "f", "v").Err())
+		require.NoError(t, s.Client().Set(ctx, "lock:theirs", "rl1.theirs", time.Hour).Err())
+	}
+	stop := make(chan struct{})
+	var nemesis sync.WaitGroup
+	nemesis.Add(1)
+	go func() {
+		defer nemesis.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(3 * time.Millisecond):
+			}
+			for _, s := range c.Servers {
+				_ = s.Client().ScriptFlush(ctx).Err()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	check := func(what string, rep *Report, want Outcome) {
+		for _, nr := range rep.Nodes {
+			if nr.Outcome != want {
+				if bad.Add(1) <= 5 {
+					t.Errorf("%s on %s: %v (%v), want %v", what, nr.Node, nr.Outcome, nr.Err, want)
+				}
+			}
+		}
+	}
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := "lock:g" + string(rune('A'+g))
+			val := "rl1.g" + string(rune('A'+g))
+			for i := range 60 {
+				switch i % 4 {
+				case 0:
+					check("SET on a hash", m.wireRound(ctx, opAcquire, "lock:hash", wireSet, val, "", 60000), OutcomeForeign)
+				case 1:
+					check("release on a hash", m.wireRound(ctx, opRelease, "lock:hash", wireRelease, val, "", 0), OutcomeError)
+				case 2:
+					check("SET on a held key", m.wireRound(ctx, opAcquire, "lock:theirs", wireSet, val, "", 60000), OutcomeForeign)
+				}
+				check("SET", m.wireRound(ctx, opAcquire, key, wireSet, val, "", 60000), OutcomeOK)
+				check("extend", m.wireRound(ctx, opExtend, key, wireExtend, val, "", 60000), OutcomeOK)
+				check("release", m.wireRound(ctx, opRelease, key, wireRelease, val, "", 0), OutcomeOK)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	nemesis.Wait()
+	assert.Zero(t, bad.Load(), "wrong outcomes")
+	for i, p := range m.pipes {
+		assert.Zero(t, p.dropped.Load(), "connections to %s dropped", c.Servers[i].Name)
+	}
+
+	// OOM: a master over maxmemory refuses SET and the scripts with an error
+	// reply; the next command on the connection reads its own reply.
+	sv := c.Servers[0].Client()
+	require.NoError(t, sv.ConfigSet(ctx, "maxmemory", "1").Err())
+	rep := m.wireRound(ctx, opAcquire, "lock:oom", wireSet, "rl1.oom", "", 60000)
+	assert.Equal(t, []Outcome{OutcomeError, OutcomeOK, OutcomeOK}, outcomes(rep))
+	assert.Contains(t, rep.Nodes[0].Err.Error(), "OOM")
+	require.NoError(t, sv.ConfigSet(ctx, "maxmemory", "0").Err())
+	rep = m.wireRound(ctx, opAcquire, "lock:theirs", wireSet, "rl1.x", "", 60000)
+	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep))
+}
+
+// A master restarted (empty) while hundreds of commands are in flight on its
+// connection: with the restart quarantine on, no vote of the new process counts
+// before its quarantine ends, whichever connection (old, dying; new, dialled by
+// the writer goroutine while rounds queue behind it) carried it.
+func TestAttackPipeRestartInFlightIsQuarantined(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	const window = 2 * time.Second
+	time.Sleep(window + 1100*time.Millisecond) // the masters are older than the window
+	m := managerFor(t, c, WithRestartQuarantine(window), WithNodeTimeout(500*time.Millisecond))
+	ctx := context.Background()
+	require.Equal(t, 3, m.wireRound(ctx, opAcquire, "lock:warm", wireSet, "rl1.warm", "", 60000).Votes)
+	require.Empty(t, m.Quarantine())
+
+	var restarted atomic.Int64 // UnixNano when b was killed
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	end := time.Now().Add(1500 * time.Millisecond)
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := "rq" + string(rune('A'+g))
+			for time.Now().Before(end) {
+				s := time.Now()
+				l, err := m.TryAcquire(ctx, name, time.Minute)
+				if err != nil {
+					continue
+				}
+				rep := l.Votes()
+				if r := restarted.Load(); r != 0 && s.UnixNano() > r && rep.Nodes[1].Outcome == OutcomeOK {
+					if bad.Add(1) <= 3 {
+						t.Errorf("b's vote counted %v after its restart (quarantine %v)", time.Duration(s.UnixNano()-r), window)
+					}
+				}
+				_ = l.Release(ctx)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	restarted.Store(time.Now().UnixNano())
+	c.Servers[1].Restart(false)
+	wg.Wait()
+	assert.Contains(t, m.Quarantine(), "b")
+	assert.Zero(t, bad.Load())
+}
+
+// A thousand goroutines, each on a key of its own, with call deadlines of
+// 100µs-2ms: rounds give up on written commands all the time, and late replies
+// are drained between live ones. Every goroutine's key is written by it alone, so
+// a misread shows: a vote where the key does not hold the round's value, or a
+// holder that is not one of the goroutine's own values.
+func TestAttackPipeThousandTinyDeadlines(t *testing.T) {
+	c, m := testCluster(t, 3, WithNodeTimeout(50*time.Millisecond))
+	ctx := context.Background()
+	admins := make([]*redis.Client, len(c.Servers))
+	for i, s := range c.Servers {
+		admins[i] = redis.NewClient(&redis.Options{Addr: s.Addr(), PoolSize: 64})
+		t.Cleanup(func() { _ = admins[i].Close() })
+	}
+	var wg sync.WaitGroup
+	var bad, votes, foreign atomic.Int32
+	end := time.Now().Add(1500 * time.Millisecond)
+	for g := range 1000 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			key := fmt.Sprintf("lock:t%d", g)
+			prefix := fmt.Sprintf("rl1.t%d.", g)
+			for i := 0; time.Now().Before(end); i++ {
+				value := prefix + strconv.Itoa(i)
+				cctx, cancel := context.WithTimeout(ctx, time.Duration(100+rng.IntN(1900))*time.Microsecond)
+				rep := m.wireRound(cctx, opAcquire, key, wireSet, value, "", 60000)
+				cancel()
+				for j, nr := range rep.Nodes {
+					switch nr.Outcome {
+					case OutcomeOK:
+						votes.Add(1)
+						if v, err := admins[j].Get(ctx, key).Result(); err == nil && v != value {
+							if bad.Add(1) <= 5 {
+								t.Errorf("%s: vote on %s, but the key holds %q", value, nr.Node, v)
+							}
+						}
+					case OutcomeForeign:
+						foreign.Add(1)
+						if !strings.HasPrefix(nr.holder, prefix) {
+							if bad.Add(1) <= 5 {
+								t.Errorf("%s: holder on %s is %q, not one of ours", value, nr.Node, nr.holder)
+							}
+						}
+					}
+				}
+				for _, a := range admins {
+					_ = a.Del(ctx, key).Err()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var drained int64
+	for _, p := range m.pipes {
+		drained += p.drained.Load()
+	}
+	t.Logf("%d votes, %d foreign, %d late replies drained", votes.Load(), foreign.Load(), drained)
+	assert.Zero(t, bad.Load())
+	assert.Positive(t, votes.Load())
+}
+
+// A release cancelled while its EVALSHA was answered NOSCRIPT and its EVAL is
+// on the way: the round returns at once, the EVAL's late reply is drained, and
+// the next round on the connection reads its own reply.
+func TestAttackPipeCancelDuringNoscriptResubmit(t *testing.T) {
+	s := newScen(t, mutants{}, 3)
+	cl := s.client("A", WithNodeTimeout(time.Second))
+	m := cl.m
+	ctx := context.Background()
+	require.Equal(t, 3, m.wireRound(ctx, opAcquire, "lock:ns", wireSet, "rl1.ns", "", 60000).Votes)
+	for _, sv := range s.c.Servers {
+		require.NoError(t, sv.Client().ScriptFlush(ctx).Err())
+		require.NoError(t, sv.Client().Set(ctx, "lock:theirs", "rl1.theirs", time.Minute).Err())
+	}
+	cl.net(func(p *faults.Proxy) { p.SetLatency(0, 20*time.Millisecond) })
+	cctx, cancel := context.WithCancel(ctx)
+	var cancelled time.Time
+	time.AfterFunc(30*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+	rep := m.wireRound(cctx, opRelease, "lock:ns", wireRelease, "rl1.ns", "", 0)
+	returned := time.Now()
+	assert.Less(t, returned.Sub(cancelled), 5*time.Millisecond)
+	for _, nr := range rep.Nodes {
+		assert.ErrorIs(t, nr.Err, context.Canceled)
+	}
+	rep = m.wireRound(ctx, opAcquire, "lock:theirs", wireSet, "rl1.next", "", 60000)
+	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep))
+	var drained, dropped int64
+	for _, p := range m.pipes {
+		drained += p.drained.Load()
+		dropped += p.dropped.Load()
+	}
+	assert.EqualValues(t, 3, drained, "the EVALs' late replies")
+	assert.Zero(t, dropped)
+	assert.Empty(t, keysOn(t, s.c, "lock:ns"), "the EVALs took effect")
 }
