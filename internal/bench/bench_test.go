@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -51,7 +50,7 @@ func (l *latencies) report(b *testing.B) (p50 time.Duration) {
 	return p50
 }
 
-func quorumCycler(b *testing.B, addrs []string, opts ...quorum.Option) cycler {
+func quorumCycler(b testing.TB, addrs []string, opts ...quorum.Option) cycler {
 	nodes := make([]quorum.Node, len(addrs))
 	for i, a := range addrs {
 		nodes[i] = quorum.Node{Name: string(rune('a' + i)), Addr: a}
@@ -70,7 +69,7 @@ func quorumCycler(b *testing.B, addrs []string, opts ...quorum.Option) cycler {
 	}
 }
 
-func redsyncPools(b *testing.B, addrs []string) *redsync.Redsync {
+func redsyncPools(b testing.TB, addrs []string) *redsync.Redsync {
 	var pools []redsyncredis.Pool
 	for _, a := range addrs {
 		c := redis.NewClient(&redis.Options{Addr: a})
@@ -80,7 +79,7 @@ func redsyncPools(b *testing.B, addrs []string) *redsync.Redsync {
 	return redsync.New(pools...)
 }
 
-func redsyncCycler(b *testing.B, addrs []string) cycler {
+func redsyncCycler(b testing.TB, addrs []string) cycler {
 	rs := redsyncPools(b, addrs)
 	return func(ctx context.Context, key string) error {
 		mu := rs.NewMutex(key, redsync.WithExpiry(benchTTL), redsync.WithTries(1))
@@ -150,59 +149,5 @@ func BenchmarkUncontended(b *testing.B) {
 	if rate["redsync"] > 0 && p50["floor"] > 0 {
 		b.Logf("quorum/redsync cycles/s = %.2f (goal >= 1.5); quorum/floor p50 = %.2f (goal <= 1.5)",
 			rate["quorum"]/rate["redsync"], float64(p50["quorum"])/float64(p50["floor"]))
-	}
-}
-
-// BenchmarkDistinctKeys: 8 goroutines, each cycling its own key.
-func BenchmarkDistinctKeys(b *testing.B) {
-	c := redistest.Start(b, 5, redistest.Options{})
-	addrs := c.Addrs()
-	runners := []struct {
-		name string
-		cyc  cycler
-	}{
-		{"quorum", quorumCycler(b, addrs)},
-		{"redsync", redsyncCycler(b, addrs)},
-	}
-	rate := map[string]float64{}
-	for _, r := range runners {
-		b.Run(r.name, func(b *testing.B) {
-			ctx := context.Background()
-			var lat latencies
-			b.ReportAllocs()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			var next sync.Mutex
-			n := 0
-			for g := 0; g < 8; g++ {
-				key := "bench:distinct:" + strconv.Itoa(g)
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						next.Lock()
-						if n >= b.N {
-							next.Unlock()
-							return
-						}
-						n++
-						next.Unlock()
-						t0 := time.Now()
-						if err := r.cyc(ctx, key); err != nil {
-							b.Error(err)
-							return
-						}
-						lat.add(time.Since(t0))
-					}
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			lat.report(b)
-			rate[r.name] = float64(b.N) / b.Elapsed().Seconds()
-		})
-	}
-	if rate["redsync"] > 0 {
-		b.Logf("8 goroutines, distinct keys: quorum/redsync cycles/s = %.2f", rate["quorum"]/rate["redsync"])
 	}
 }

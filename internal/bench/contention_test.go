@@ -24,11 +24,12 @@ import (
 
 // Environment of a worker process (this test binary, re-executed).
 const (
-	envWorker = "REDLOCK_BENCH_WORKER" // "quorum-plain", "quorum-fair" or "redsync"
-	envAddrs  = "REDLOCK_BENCH_ADDRS"
-	envOps    = "REDLOCK_BENCH_OPS"
-	envStart  = "REDLOCK_BENCH_START"
-	envID     = "REDLOCK_BENCH_ID"
+	envWorker  = "REDLOCK_BENCH_WORKER" // "quorum-plain", "quorum-fair" or "redsync"
+	envAddrs   = "REDLOCK_BENCH_ADDRS"
+	envOps     = "REDLOCK_BENCH_OPS"
+	envClients = "REDLOCK_BENCH_CLIENTS" // process counts of BenchmarkContention, "1,3,5"
+	envStart   = "REDLOCK_BENCH_START"
+	envID      = "REDLOCK_BENCH_ID"
 )
 
 // benchNodeTimeout is roomier than the default 50ms: the benchmark machines are
@@ -41,6 +42,30 @@ func contentionOps() int {
 		return n
 	}
 	return 50
+}
+
+// contentionClients are the process counts of BenchmarkContention, one
+// sub-benchmark each (REDLOCK_BENCH_CLIENTS, comma-separated, default "1,3,5":
+// the rows of the thesis's tables 1 and 2).
+func contentionClients() ([]int, error) {
+	v := os.Getenv(envClients)
+	if v == "" {
+		return []int{1, 3, 5}, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s=%q: want process counts like 1,3,5", envClients, v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// workerTimeout bounds one worker process: generous, it only stops a hung run.
+func workerTimeout(ops, clients int) time.Duration {
+	return 5*time.Minute + time.Duration(ops*clients)*20*time.Millisecond
 }
 
 // acquirerFor returns the lock client of a worker: this project in plain or fair
@@ -104,7 +129,8 @@ func TestContentionWorker(t *testing.T) {
 	require.NoError(t, err)
 	startNS, err := strconv.ParseInt(os.Getenv(envStart), 10, 64)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	clients, _ := strconv.Atoi(os.Getenv(envClients))
+	ctx, cancel := context.WithTimeout(context.Background(), workerTimeout(contentionOps(), max(clients, 1)))
 	defer cancel()
 	// Warm the connections before the common start.
 	if rel, err := acquire(ctx); err == nil {
@@ -126,7 +152,7 @@ func runContention(tb testing.TB, kind string, addrs []string, clients int) Summ
 		c := exec.Command(os.Args[0], "-test.run=^TestContentionWorker$")
 		c.Env = append(os.Environ(), envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
 			envStart+"="+strconv.FormatInt(start.UnixNano(), 10), envID+"=p"+strconv.Itoa(i+1),
-			envOps+"="+strconv.Itoa(contentionOps()))
+			envOps+"="+strconv.Itoa(contentionOps()), envClients+"="+strconv.Itoa(clients))
 		cmds[i] = c
 	}
 	results, err := RunProcesses(context.Background(), cmds, os.Stderr)
@@ -134,38 +160,97 @@ func runContention(tb testing.TB, kind string, addrs []string, clients int) Summ
 	return Summarize(kind, contentionOps(), results)
 }
 
-// BenchmarkContention: 5 processes take one lock REDLOCK_BENCH_OPS times each, for
-// this project in plain mode (wake-ups), in fair mode (FIFO queue) and redsync with
-// its defaults. Run it once:
+// thesisRow is one row of tables 1 and 2 of the fair-lock thesis (seeds, document
+// 003): N processes each took one shared lock 5000 times; mean and maximum wait of
+// the old algorithm (random back-off, like redsync) and the new one (FIFO queue).
+// The printed max columns appear swapped (the text says the old algorithm's max
+// reaches minutes and the new one's stays under a second).
+type thesisRow struct {
+	procs            int
+	meanOld, meanNew time.Duration
+	maxOld, maxNew   time.Duration
+}
+
+var thesisRows = []thesisRow{
+	{1, 25 * time.Millisecond, 15 * time.Millisecond, 146 * time.Millisecond, 39 * time.Millisecond},
+	{3, 53 * time.Millisecond, 56 * time.Millisecond, 537 * time.Millisecond, 155817 * time.Millisecond},
+	{5, 107 * time.Millisecond, 106 * time.Millisecond, 605 * time.Millisecond, 502441 * time.Millisecond},
+}
+
+// BenchmarkContention: N processes (REDLOCK_BENCH_CLIENTS, default 1, 3 and 5,
+// one sub-benchmark each) take one lock REDLOCK_BENCH_OPS times each (default 50),
+// holding it for no time, for this project in plain mode (wake-ups), in fair mode
+// (FIFO queue) and redsync with its defaults. Run it once; the thesis's experiment
+// (5000 acquisitions per process) is
 //
-//	go test ./internal/bench/ -run '^$' -bench Contention -benchtime 1x
+//	REDLOCK_BENCH_OPS=5000 go test ./internal/bench/ -run '^$' -bench Contention -benchtime 1x -timeout 60m -v
 func BenchmarkContention(b *testing.B) {
+	procs, err := contentionClients()
+	if err != nil {
+		b.Fatal(err)
+	}
 	c := redistest.Start(b, 5, redistest.Options{})
-	sums := map[string]Summary{}
-	for _, kind := range []string{"quorum-plain", "quorum-fair", "redsync"} {
-		b.Run(kind, func(b *testing.B) {
-			var s Summary
-			for i := 0; i < b.N; i++ {
-				s = runContention(b, kind, c.Addrs(), 5)
+	kinds := []string{"quorum-plain", "quorum-fair", "redsync"}
+	sums := map[string]Summary{} // by "procs/kind"
+	for _, n := range procs {
+		b.Run("procs="+strconv.Itoa(n), func(b *testing.B) {
+			for _, kind := range kinds {
+				b.Run(kind, func(b *testing.B) {
+					var s Summary
+					for i := 0; i < b.N; i++ {
+						s = runContention(b, kind, c.Addrs(), n)
+					}
+					b.ReportMetric(s.PerSecond, "acq/s")
+					b.ReportMetric(ms(s.MeanWait), "mean-ms")
+					b.ReportMetric(ms(s.P99Wait), "p99-ms")
+					b.ReportMetric(ms(s.MaxWait), "max-ms")
+					b.ReportMetric(100*s.MinOthersAtFinish, "others-done-%")
+					var sb strings.Builder
+					_ = s.WriteText(&sb)
+					b.Log("\n" + sb.String())
+					sums[strconv.Itoa(n)+"/"+kind] = s
+				})
 			}
-			b.ReportMetric(s.PerSecond, "acq/s")
-			b.ReportMetric(ms(s.MeanWait), "mean-ms")
-			b.ReportMetric(ms(s.P99Wait), "p99-ms")
-			b.ReportMetric(ms(s.MaxWait), "max-ms")
-			b.ReportMetric(100*s.MinOthersAtFinish, "others-done-%")
-			var sb strings.Builder
-			_ = s.WriteText(&sb)
-			b.Log("\n" + sb.String())
-			sums[kind] = s
+			plain, fair, rs := sums[strconv.Itoa(n)+"/quorum-plain"], sums[strconv.Itoa(n)+"/quorum-fair"], sums[strconv.Itoa(n)+"/redsync"]
+			if n > 1 && rs.Total > 0 && fair.MeanWait > 0 && rs.MaxWait > 0 && rs.PerSecond > 0 {
+				b.Logf("%d processes: fair max/mean = %.2f (goal <= 3); fair max / redsync max = %.3f (goal <= 0.2); "+
+					"fair: others done when the first finished = %.0f%% (goal >= 80%%); plain/redsync acquisitions/s = %.2f (goal >= 1)",
+					n, float64(fair.MaxWait)/float64(fair.MeanWait), float64(fair.MaxWait)/float64(rs.MaxWait),
+					100*fair.MinOthersAtFinish, plain.PerSecond/rs.PerSecond)
+			}
 		})
 	}
-	plain, fair, rs := sums["quorum-plain"], sums["quorum-fair"], sums["redsync"]
-	if rs.Total > 0 && fair.MeanWait > 0 {
-		b.Logf("fair max/mean = %.2f (goal <= 3); fair max / redsync max = %.3f (goal <= 0.2); "+
-			"fair: others done when the first finished = %.0f%% (goal >= 80%%); plain/redsync acquisitions/s = %.2f (goal >= 1)",
-			float64(fair.MaxWait)/float64(fair.MeanWait), float64(fair.MaxWait)/float64(rs.MaxWait),
-			100*fair.MinOthersAtFinish, plain.PerSecond/rs.PerSecond)
+	b.Log("\n" + thesisTable(procs, contentionOps(), sums))
+}
+
+// thesisTable sets the measured mean and max waits beside the thesis's.
+func thesisTable(procs []int, ops int, sums map[string]Summary) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d acquisitions per process (the thesis: 5000). mean / max wait:\n", ops)
+	fmt.Fprintf(&sb, "%5s  %-24s %-24s %-22s %-22s %-22s\n", "procs", "thesis old (back-off)", "thesis new (queue)", "quorum plain", "quorum fair", "redsync")
+	for _, n := range procs {
+		row := fmt.Sprintf("%5d  ", n)
+		thesis := "-"
+		for _, t := range thesisRows {
+			if t.procs == n {
+				thesis = fmt.Sprintf("%-24s %-24s", fmt.Sprintf("%v / %v", t.meanOld, t.maxOld), fmt.Sprintf("%v / %v", t.meanNew, t.maxNew))
+			}
+		}
+		if thesis == "-" {
+			thesis = fmt.Sprintf("%-24s %-24s", "-", "-")
+		}
+		row += thesis
+		for _, kind := range []string{"quorum-plain", "quorum-fair", "redsync"} {
+			s, ok := sums[strconv.Itoa(n)+"/"+kind]
+			cell := "-"
+			if ok && s.Total > 0 {
+				cell = fmt.Sprintf("%v / %v", round(s.MeanWait), round(s.MaxWait))
+			}
+			row += fmt.Sprintf(" %-22s", cell)
+		}
+		sb.WriteString(row + "\n")
 	}
+	return sb.String()
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
