@@ -51,6 +51,7 @@ type Manager struct {
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
 	wakeClosed bool
+	wakeTag    string // names the Manager's own wake-up channels (wake.go)
 }
 
 // node is one master and its restart-quarantine state.
@@ -102,7 +103,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("quorum.New: %w", err)
 	}
-	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner)}
+	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner), wakeTag: newWakeTag()}
 	m.wire.free = make(chan *connSet, wireMaxSets())
 	if cfg.mut.halfQuorum {
 		m.quorum = len(nodes) / 2
