@@ -23,7 +23,9 @@ func (m *Manager) TryAcquire(ctx context.Context, name string, ttl time.Duration
 // using this package wakes the waiter at once (pub/sub, one subscription per Manager),
 // and a round that follows a wake-up does not use an attempt: a lock that keeps
 // changing hands is waited for until ctx ends. With WithFair, waiters take the lock
-// in the order they asked for it. A cancelled ctx gives an error
+// in the order they asked for it, and a release wakes only the head of the queue
+// (the others keep sleeping: their retry delay is their heartbeat). A cancelled ctx
+// gives an error
 // matching both ErrNotAcquired and ctx.Err(); nothing is left set on any master.
 func (m *Manager) Acquire(ctx context.Context, name string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
 	return m.acquire(ctx, name, ttl, m.cfg.attempts, opts)
@@ -94,7 +96,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	}()
 	if attempts > 1 {
 		if h := m.runningHub(); h != nil {
-			w, unreg = h.registerIfSubscribed(key)
+			w, unreg = h.registerIfSubscribed(key, fw.wakeID())
 		}
 	}
 	for tries := 0; ; rounds++ {
@@ -136,7 +138,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		}
 		if w == nil {
 			if h := m.hub(); h != nil {
-				w, unreg = h.register(key)
+				w, unreg = h.register(key, fw.wakeID())
 				// A release between the failed round and the subscription would go
 				// unnoticed: once subscribed, try again at once.
 				if woken, err = m.subscribed(ctx, w); err != nil {

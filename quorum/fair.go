@@ -24,6 +24,13 @@ import (
 // heartbeat TTL: the queue never stays stuck behind it. A waiter leaves the queue on
 // success (in the same script), on cancellation and on giving up.
 //
+// A release wakes only the head of the queue (wake_target.go), which is the only
+// waiter that can take the lock. The queue then moves on within a round trip while
+// its head is alive; when the head gives up, its leaving wakes the next one; when it
+// died or stopped, the others take over at their next retry after its heartbeat
+// expired: at most its heartbeat TTL after its last round, plus one retry delay and
+// a round.
+//
 // Fairness holds among clients that all take the name in fair mode: a plain
 // (non-fair) acquirer ignores the queue.
 
@@ -33,9 +40,13 @@ var fairAcquireLua string
 //go:embed scripts/fair_unwind.lua
 var fairUnwindLua string
 
+//go:embed scripts/fair_leave.lua
+var fairLeaveLua string
+
 var (
 	fairAcquireScript = redis.NewScript(fairAcquireLua)
 	fairUnwindScript  = redis.NewScript(fairUnwindLua)
+	fairLeaveScript   = redis.NewScript(fairLeaveLua)
 )
 
 // Replies of fair_acquire.lua besides replyOurs (1): the key is held (0), or
@@ -57,19 +68,19 @@ func WithFair() LockOption { return func(c *lockConfig) { c.fair = true } }
 
 // fairWaiter is one acquisition's place in the queue.
 type fairWaiter struct {
-	id    string
+	id    string // "<random>.<the Manager's wake tag>" (wake_target.go)
 	score string
 	hbMS  string
 	mode  string // "wait" or "try"
 }
 
 func (m *Manager) newFairWaiter(try bool) (*fairWaiter, error) {
-	var b [12]byte
+	var b [9]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
 	w := &fairWaiter{
-		id:    base64.RawURLEncoding.EncodeToString(b[:]),
+		id:    base64.RawURLEncoding.EncodeToString(b[:]) + "." + m.wakeTag,
 		score: strconv.FormatInt(time.Now().UnixMilli(), 10),
 		hbMS:  strconv.FormatInt(m.heartbeatTTL().Milliseconds(), 10),
 		mode:  "wait",
@@ -78,6 +89,16 @@ func (m *Manager) newFairWaiter(try bool) (*fairWaiter, error) {
 		w.mode = "try"
 	}
 	return w, nil
+}
+
+// wakeID is the id under which the waiter listens for wake-ups: a release of the
+// name then wakes it only when it is the head of the queue (wake.go). A "try" waiter
+// is never queued, and no fair waiter at all (nil) wakes on every release: "".
+func (w *fairWaiter) wakeID() string {
+	if w == nil || w.mode != "wait" {
+		return ""
+	}
+	return w.id
 }
 
 // heartbeatTTL is how long a waiter stays queued without a round: four times the
@@ -103,14 +124,18 @@ func (w *fairWaiter) setter(key, value string, ttl time.Duration) func(ctx conte
 	}
 }
 
-// leave removes the waiter from the queue on every master.
+// leave removes the waiter from the queue on every master. Where it was the head
+// and the lock is free, it wakes the new head (fair_leave.lua): a waiter that gives
+// up right after a release named it does not leave the queue idle for a retry delay.
 func (m *Manager) leave(ctx context.Context, key string, w *fairWaiter) {
 	if w == nil || w.mode != "wait" {
 		return
 	}
 	qkey := key + queueSuffix
+	keys := []string{key, qkey}
+	channel := wakeChannel(key)
 	m.fanout(ctx, "leave", qkey, func(ctx context.Context, n *node) (Outcome, error) {
-		return OutcomeOK, n.client.ZRem(ctx, qkey, "q:"+w.id, "h:"+w.id).Err()
+		return OutcomeOK, fairLeaveScript.Run(ctx, n.client, keys, w.id, channel).Err()
 	})
 }
 
@@ -150,8 +175,9 @@ func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter) 
 		return
 	}
 	keys := []string{key, key + queueSuffix}
+	channel := wakeChannel(key)
 	m.fanout(ctx, opRelease, key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS).Int64()
+		r, err := fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS, channel).Int64()
 		if err != nil {
 			return OutcomeError, err
 		}

@@ -103,7 +103,7 @@ func (l *Lock) start0(lc lockConfig) {
 	}
 	if lc.watch {
 		if h := l.m.hub(); h != nil {
-			w, unregister := h.register(l.key)
+			w, unregister := h.register(l.key, "")
 			go l.watchLoss(w, unregister)
 		}
 	}

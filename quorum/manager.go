@@ -57,6 +57,7 @@ type Manager struct {
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
 	wakeClosed bool
+	wakeTag    string // names the Manager's own wake-up channels (wake.go)
 }
 
 // node is one master and its restart-quarantine state.
@@ -108,7 +109,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("quorum.New: %w", err)
 	}
-	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner)}
+	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner), wakeTag: newWakeTag()}
 	m.life, m.stop = context.WithCancel(context.Background())
 	m.rounds.free = make(chan *wireRound, 256)
 	if cfg.mut.halfQuorum {

@@ -60,12 +60,13 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   *redis.Script
 	}{
-		"release":      {releaseLua, "4d5bd17fc6ef3fc35706adc3a4d45699039c3060", releaseScript},
+		"release":      {releaseLua, "e8a096659bd273b28e225f4a5faeb5064b4f6072", releaseScript},
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "53e1b788ac9f68fd0779833eb8591a9c2f021d86", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
 		"fair_acquire": {fairAcquireLua, "6433d9cd936fea63c74d5c9890e1ca3401aff01a", fairAcquireScript},
-		"fair_unwind":  {fairUnwindLua, "9762e6723bfa79e2f6f3374b6f3da4819563ffc3", fairUnwindScript},
+		"fair_unwind":  {fairUnwindLua, "a82f666da990a2f9e54a62194eec6dc46c276b8d", fairUnwindScript},
+		"fair_leave":   {fairLeaveLua, "7025b752b58ed7d0220824b9e496f24fca2e4cd9", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
 	}
 	for name, p := range pins {

@@ -383,13 +383,13 @@ func TestBug10WakeHubForgetsAMasterThatDropped(t *testing.T) {
 	h := m.hub()
 	var unregs []func()
 	for i := range 300 {
-		_, unreg := h.register(m.Key("review/10/" + strconv.Itoa(i)))
+		_, unreg := h.register(m.Key("review/10/"+strconv.Itoa(i)), "")
 		unregs = append(unregs, unreg)
 	}
 	require.Eventually(t, func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		return len(h.confirmed) == 300
+		return len(h.confirmed) == 2*300 // "<key>:wake" and "<key>:wake:any" for each
 	}, 10*time.Second, 10*time.Millisecond)
 	c.Servers[0].Kill()
 	for _, u := range unregs {

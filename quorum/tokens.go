@@ -11,7 +11,8 @@ import (
 // with a lock by name rather than through a *Lock.
 
 // release runs compare-and-delete of value on every master and wakes the name's
-// waiters where it deleted the key.
+// waiters where it deleted the key: only the head of its fair queue when there is
+// one, and every waiter that is not queued (release.lua).
 func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
 	return m.releaseVia(ctx, op, key, value, wakeChannel(key))
 }
@@ -27,6 +28,20 @@ func (m *Manager) releaseVia(ctx context.Context, op, key, value, channel string
 		if m.cfg.mut.plainDelRelease {
 			return OutcomeOK, n.client.Del(ctx, key).Err()
 		}
+		r, err := releaseScript.Run(ctx, n.client, []string{key, key + queueSuffix}, value, channel).Int64()
+		if err != nil {
+			return OutcomeError, err
+		}
+		return outcomeOf(r), nil
+	})
+}
+
+// releaseWakingAll is release, except that it wakes every waiter of the name (the
+// queue key is not given to release.lua): an administrator's force-expire is not a
+// handoff, and a holder's loss watch and every waiter hear of it.
+func (m *Manager) releaseWakingAll(ctx context.Context, op, key, value string) *Report {
+	channel := wakeChannel(key)
+	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
 		r, err := releaseScript.Run(ctx, n.client, []string{key}, value, channel).Int64()
 		if err != nil {
 			return OutcomeError, err
@@ -67,7 +82,7 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 	}
 	key := m.Key(name)
 	if token != "" {
-		rep := m.release(ctx, opForceExpire, key, token)
+		rep := m.releaseWakingAll(ctx, opForceExpire, key, token)
 		return rep, partialError(rep)
 	}
 	channel := wakeChannel(key)

@@ -14,7 +14,8 @@ import (
 // closed by Close, is shared by every waiter of the Manager; the channels it listens
 // to follow the names being waited for. A wake-up is a hint: the retry delay stays
 // the fallback, so a lost message (a master down, a subscription not yet in place)
-// costs one delay, never correctness.
+// costs one delay, never correctness. A release of a fair lock wakes only the head of
+// its queue (wake_target.go).
 
 // wakeLinger is how long a channel stays subscribed after its last waiter left, so
 // that a client taking the same lock again and again does not resubscribe each time.
@@ -25,6 +26,7 @@ func wakeChannel(key string) string { return key + ":wake" }
 
 // waiter is one blocked acquisition waiting for a wake-up of its channel.
 type waiter struct {
+	id    string        // the fair waiter's id; "" wakes on every message
 	ch    chan struct{} // capacity 1: a pending wake-up
 	ready chan struct{} // closed once a master confirmed the subscription
 	mu    sync.Mutex
@@ -114,31 +116,40 @@ func (m *Manager) closeWake() {
 	}
 }
 
-// register adds a waiter for key's wake-ups. The returned function removes it.
-// w.ready is closed once some master has confirmed the subscription: a release after
-// that moment wakes w.
-func (h *wakeHub) register(key string) (*waiter, func()) {
-	ch := wakeChannel(key)
-	w := &waiter{ch: make(chan struct{}, 1), ready: make(chan struct{})}
+// register adds a waiter for key's wake-ups; id is a fair waiter's id (it then
+// sleeps through the wake-ups that name other waiters), "" for any other. The
+// returned function removes it. w.ready is closed once some master has confirmed the
+// subscription: a release after that moment wakes w.
+func (h *wakeHub) register(key, id string) (*waiter, func()) {
+	chs := []string{wakeChannel(key), anyWakeChannel(key)}
+	if id != "" {
+		chs[1] = ownWakeChannel(key, h.m.wakeTag)
+	}
+	w := &waiter{id: id, ch: make(chan struct{}, 1), ready: make(chan struct{})}
 	h.mu.Lock()
-	if len(h.confirmed[ch]) > 0 {
+	if len(h.confirmed[chs[0]]) > 0 {
 		close(w.ready)
 	}
-	set := h.waiters[ch]
-	if set == nil {
-		set = map[*waiter]struct{}{}
-		h.waiters[ch] = set
+	for _, ch := range chs {
+		set := h.waiters[ch]
+		if set == nil {
+			set = map[*waiter]struct{}{}
+			h.waiters[ch] = set
+		}
+		set[w] = struct{}{}
+		delete(h.idle, ch)
 	}
-	set[w] = struct{}{}
-	delete(h.idle, ch)
 	h.mu.Unlock()
 	h.kickAll()
 	return w, func() {
 		h.mu.Lock()
-		delete(set, w)
-		if len(set) == 0 && h.waiters[ch] != nil && len(h.waiters[ch]) == 0 {
-			delete(h.waiters, ch)
-			h.idle[ch] = time.Now()
+		for _, ch := range chs {
+			set := h.waiters[ch]
+			delete(set, w)
+			if set != nil && len(set) == 0 {
+				delete(h.waiters, ch)
+				h.idle[ch] = time.Now()
+			}
 		}
 		h.mu.Unlock()
 	}
@@ -147,14 +158,14 @@ func (h *wakeHub) register(key string) (*waiter, func()) {
 // registerIfSubscribed registers a waiter for key only when key's channel is
 // already subscribed (a name this Manager waited for recently), so that a blocking
 // acquisition of a contended name listens from before its first round; nil otherwise.
-func (h *wakeHub) registerIfSubscribed(key string) (*waiter, func()) {
+func (h *wakeHub) registerIfSubscribed(key, id string) (*waiter, func()) {
 	h.mu.Lock()
 	ok := len(h.confirmed[wakeChannel(key)]) > 0
 	h.mu.Unlock()
 	if !ok {
 		return nil, nil
 	}
-	return h.register(key)
+	return h.register(key, id)
 }
 
 // runningHub returns the wake hub if a waiter already started it, else nil.
@@ -266,19 +277,23 @@ func (h *wakeHub) receive(s *nodeSub) {
 		backoff = h.m.cfg.nodeTimeout
 		switch msg := msg.(type) {
 		case *redis.Message:
-			h.notify(msg.Channel, time.Now())
+			h.notify(msg.Channel, msg.Payload, time.Now())
 		case *redis.Subscription:
 			h.confirm(s, msg)
 		}
 	}
 }
 
-// notify wakes every waiter of ch.
-func (h *wakeHub) notify(ch string, at time.Time) {
+// notify wakes the waiters of ch that payload concerns: every one, or, when it
+// names fair waiters, those and the waiters that are not fair ones.
+func (h *wakeHub) notify(ch, payload string, at time.Time) {
+	names, targeted := wakeNames(payload)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.waiters[ch] {
-		w.wake(at)
+		if !targeted || w.id == "" || named(names, w.id) {
+			w.wake(at)
+		}
 	}
 }
 

@@ -194,7 +194,7 @@ func appendWireCmd(b []byte, cmd wireCmd, key, value, str string, num int64) []b
 		b = appendBulk(b, "PX")
 		return appendBulkInt(b, num)
 	case wireRelease:
-		b = appendArray(b, 6)
+		b = appendArray(b, 7)
 		b = appendBulk(b, "EVALSHA")
 		b = appendBulk(b, releaseScript.Hash())
 	default:
@@ -219,23 +219,32 @@ func appendSetGet(b []byte, key, value string, num int64) []byte {
 
 // appendEval appends cmd's script with EVAL (after NOSCRIPT).
 func appendEval(b []byte, cmd wireCmd, key, value, str string, num int64) []byte {
-	b = appendArray(b, 6)
-	b = appendBulk(b, "EVAL")
 	if cmd == wireRelease {
+		b = appendArray(b, 7)
+		b = appendBulk(b, "EVAL")
 		b = appendBulk(b, releaseLua)
 	} else {
+		b = appendArray(b, 6)
+		b = appendBulk(b, "EVAL")
 		b = appendBulk(b, extendLua)
 	}
 	return appendScriptArgs(b, cmd, key, value, str, num)
 }
 
+// appendScriptArgs appends the keys and arguments of cmd's script. The release
+// names the lock's queue key too (derived from key, without allocating), so that
+// it can wake only the head of a fair queue (release.lua).
 func appendScriptArgs(b []byte, cmd wireCmd, key, value, str string, num int64) []byte {
+	if cmd == wireRelease {
+		b = appendBulk(b, "2")
+		b = appendBulk(b, key)
+		b = appendBulk2(b, key, queueSuffix)
+		b = appendBulk(b, value)
+		return appendBulk(b, str)
+	}
 	b = appendBulk(b, "1")
 	b = appendBulk(b, key)
 	b = appendBulk(b, value)
-	if cmd == wireRelease {
-		return appendBulk(b, str)
-	}
 	return appendBulkInt(b, num)
 }
 
@@ -250,6 +259,16 @@ func appendBulk(b []byte, s string) []byte {
 	b = strconv.AppendInt(b, int64(len(s)), 10)
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
+	return append(b, '\r', '\n')
+}
+
+// appendBulk2 appends s+t as one bulk string.
+func appendBulk2(b []byte, s, t string) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)+len(t)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	b = append(b, t...)
 	return append(b, '\r', '\n')
 }
 

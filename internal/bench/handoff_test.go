@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// envHandoffWorker starts a worker process of BenchmarkHandoff ("quorum-plain" or
+// "quorum-fair"); the other settings are BenchmarkContention's.
+const envHandoffWorker = "REDLOCK_HANDOFF_WORKER"
+
+// handoffOps is the number of acquisitions per process of BenchmarkHandoff, unless
+// REDLOCK_BENCH_OPS says otherwise: 5 x 100 gives about 500 handoffs per mode.
+const handoffOps = 100
+
+// BenchmarkHandoff measures the handoff (the time from a release to the next
+// acquisition by anyone) with 5 processes taking one name, in plain and in fair
+// mode, side by side on the same five masters, with the wait (its mean, its maximum
+// and their ratio) to show that fair mode stays fair. Run it once per measurement:
+//
+//	go test ./internal/bench/ -run '^$' -bench Handoff -benchtime 1x
+//
+// Unlike BenchmarkContention's, the workers also warm their wake-up subscriptions
+// before the common start, so that the first acquisitions measure the steady state
+// rather than the start of a Manager's pub/sub connections.
+func BenchmarkHandoff(b *testing.B) {
+	ops := handoffOps
+	if n, err := strconv.Atoi(os.Getenv(envOps)); err == nil && n > 0 {
+		ops = n
+	}
+	c := redistest.Start(b, 5, redistest.Options{})
+	for _, kind := range []string{"quorum-plain", "quorum-fair"} {
+		b.Run(strings.TrimPrefix(kind, "quorum-"), func(b *testing.B) {
+			var s Summary
+			for i := 0; i < b.N; i++ {
+				s = runHandoff(b, kind, c.Addrs(), 5, ops)
+			}
+			b.ReportMetric(ms(s.HandoffP50), "handoff-p50-ms")
+			b.ReportMetric(ms(s.HandoffMean), "handoff-mean-ms")
+			b.ReportMetric(ms(s.HandoffP99), "handoff-p99-ms")
+			b.ReportMetric(ms(s.MeanWait), "wait-mean-ms")
+			b.ReportMetric(ms(s.MaxWait), "wait-max-ms")
+			if s.MeanWait > 0 {
+				b.ReportMetric(float64(s.MaxWait)/float64(s.MeanWait), "max/mean")
+			}
+			b.ReportMetric(s.PerSecond, "acq/s")
+		})
+	}
+}
+
+// runHandoff runs the contention experiment with clients worker processes of kind,
+// each taking the lock ops times.
+func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) Summary {
+	tb.Helper()
+	start := StartAt(clients)
+	cmds := make([]*exec.Cmd, clients)
+	for i := range cmds {
+		c := exec.Command(os.Args[0], "-test.run=^TestHandoffWorker$")
+		c.Env = append(os.Environ(), envHandoffWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
+			envStart+"="+strconv.FormatInt(start.UnixNano(), 10), envID+"=p"+strconv.Itoa(i+1),
+			envOps+"="+strconv.Itoa(ops))
+		cmds[i] = c
+	}
+	results, err := RunProcesses(context.Background(), cmds, os.Stderr)
+	require.NoError(tb, err)
+	return Summarize(kind, ops, results)
+}
+
+// TestHandoffWorker is one process of BenchmarkHandoff; it does nothing unless
+// started by it. Like TestContentionWorker, it prints a WorkerResult and exits.
+func TestHandoffWorker(t *testing.T) {
+	kind := os.Getenv(envHandoffWorker)
+	if kind == "" {
+		return
+	}
+	acquire, closeFn, err := acquirerFor(kind, strings.Split(os.Getenv(envAddrs), ","))
+	require.NoError(t, err)
+	startNS, err := strconv.ParseInt(os.Getenv(envStart), 10, 64)
+	require.NoError(t, err)
+	ops, err := strconv.Atoi(os.Getenv(envOps))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	warmWake(ctx, acquire)
+	require.NoError(t, SleepUntil(ctx, time.Unix(0, startNS)))
+	res := Work(ctx, os.Getenv(envID), acquire, ops, 0)
+	closeFn()
+	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
+	os.Exit(0)
+}
+
+// warmWake takes the lock once and, while holding it, makes a second acquisition
+// wait for it, which starts the Manager's wake-up subscriptions of the name (they
+// linger for half a minute after the last waiter).
+func warmWake(ctx context.Context, acquire Acquirer) {
+	rel, err := acquire(ctx)
+	if err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if rel2, err := acquire(ctx); err == nil {
+			rel2()
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	rel()
+	<-done
+}
