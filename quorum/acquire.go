@@ -289,6 +289,8 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	ms := ttl.Milliseconds()
 	var rep *Report
 	switch {
+	case fw != nil && m.fast():
+		rep = m.wireFairRound(ctx, key, value, ms, fw)
 	case fw != nil:
 		rep = m.fanout(ctx, opAcquire, key, fw.setter(key, value, ttl))
 	case m.fast():

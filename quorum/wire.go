@@ -39,6 +39,7 @@ const (
 	wireSet     wireCmd = iota // SET key value NX PX ms, or SET key value NX GET PX ms
 	wireRelease                // EVALSHA release.lua 1 key value channel
 	wireExtend                 // EVALSHA extend.lua 1 key value ms
+	wireFair                   // EVALSHA fair_acquire.lua 2 key queue value ms id score hb mode
 )
 
 // wireGrace is how long a round waits past its deadline for replies that came in
@@ -100,7 +101,8 @@ type wireRound struct {
 	cmd             wireCmd
 	key, value, str string
 	num             int64
-	buf, bufGt      []byte // the command, encoded once for every master
+	fw              *fairWaiter // wireFair's waiter
+	buf, bufGt      []byte      // the command, encoded once for every master
 	t0, deadline    time.Time
 	remaining       atomic.Int32  // commands without a result yet
 	done            chan struct{} // receives once, when remaining reaches 0
@@ -120,6 +122,8 @@ func (rd *wireRound) finish(r *wireReq, out Outcome, holder string, err error) {
 // takes SET NX GET, with EVAL when it did not know the script.
 func (rd *wireRound) appendTo(b []byte, eval, setGet bool) []byte {
 	switch {
+	case eval && rd.cmd == wireFair:
+		return appendFair(b, true, rd.key, rd.value, rd.num, rd.fw)
 	case eval:
 		return appendEval(b, rd.cmd, rd.key, rd.value, rd.str, rd.num)
 	case rd.cmd == wireSet && setGet:
@@ -161,6 +165,15 @@ func (p *wireRounds) put(rd *wireRound) {
 // sooner); a cancellation of ctx ends the round at once, counting the masters that
 // had not answered as failed (their commands may still take effect).
 func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, value, str string, num int64) *Report {
+	return m.wireRoundFor(ctx, op, key, cmd, value, str, num, nil)
+}
+
+// wireFairRound runs fair_acquire.lua for w on every master as one round.
+func (m *Manager) wireFairRound(ctx context.Context, key, value string, ms int64, w *fairWaiter) *Report {
+	return m.wireRoundFor(ctx, opAcquire, key, wireFair, value, "", ms, w)
+}
+
+func (m *Manager) wireRoundFor(ctx context.Context, op, key string, cmd wireCmd, value, str string, num int64, fw *fairWaiter) *Report {
 	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
 	if err := ctx.Err(); err != nil {
 		for i, n := range m.nodes {
@@ -177,7 +190,12 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	rd := m.rounds.get(len(m.nodes))
 	rd.cmd, rd.key, rd.value, rd.str, rd.num = cmd, key, value, str, num
 	rd.t0, rd.deadline = t0, deadline
-	rd.buf = appendWireCmd(rd.buf[:0], cmd, key, value, str, num)
+	rd.fw = fw
+	if cmd == wireFair {
+		rd.buf = appendFair(rd.buf[:0], false, key, value, num, fw)
+	} else {
+		rd.buf = appendWireCmd(rd.buf[:0], cmd, key, value, str, num)
+	}
 	if cmd == wireSet {
 		rd.bufGt = appendSetGet(rd.bufGt[:0], key, value, num)
 	}

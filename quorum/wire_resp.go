@@ -119,6 +119,14 @@ func decodeReply(setGet bool, cmd wireCmd, rp reply) (out Outcome, holder string
 		case rp.typ == '$' && rp.num == -1:
 			return OutcomeForeign, "", nil
 		}
+	case cmd == wireFair:
+		// 1: acquired; 0: the key is held; -2: another waiter is ahead.
+		if rp.typ == ':' {
+			if rp.num == replyOurs {
+				return OutcomeOK, "", nil
+			}
+			return OutcomeForeign, "", nil
+		}
 	default:
 		if rp.typ == ':' {
 			return outcomeOf(rp.num), "", nil
@@ -203,6 +211,28 @@ func appendWireCmd(b []byte, cmd wireCmd, key, value, str string, num int64) []b
 		b = appendBulk(b, extendScript.Hash())
 	}
 	return appendScriptArgs(b, cmd, key, value, str, num)
+}
+
+// appendFair appends fair_acquire.lua's call for waiter w (EVAL with the script's
+// body after NOSCRIPT, else EVALSHA).
+func appendFair(b []byte, eval bool, key, value string, ms int64, w *fairWaiter) []byte {
+	b = appendArray(b, 11)
+	if eval {
+		b = appendBulk(b, "EVAL")
+		b = appendBulk(b, fairAcquireLua)
+	} else {
+		b = appendBulk(b, "EVALSHA")
+		b = appendBulk(b, fairAcquireScript.Hash())
+	}
+	b = appendBulk(b, "2")
+	b = appendBulk(b, key)
+	b = appendBulk2(b, key, queueSuffix)
+	b = appendBulk(b, value)
+	b = appendBulkInt(b, ms)
+	b = appendBulk(b, w.id)
+	b = appendBulk(b, w.score)
+	b = appendBulk(b, w.hbMS)
+	return appendBulk(b, w.mode)
 }
 
 // appendSetGet appends SET key value NX GET PX ms.

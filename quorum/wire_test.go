@@ -421,3 +421,35 @@ func TestWireHungMasterDropsTheConnection(t *testing.T) {
 	rep = m.wireRound(ctx, opAcquire, "lock:next", wireSet, "rl1.next", "", 60000)
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeForeign}, outcomes(rep))
 }
+
+// The fair queue's round takes the fast path too: granted on a free lock, refused
+// (Foreign) when the key is held or another waiter is ahead, and sent again with
+// EVAL after SCRIPT FLUSH.
+func TestWireFairRound(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	const key = "lock:wire-fair"
+	first, err := m.newFairWaiter(false)
+	require.NoError(t, err)
+	second, err := m.newFairWaiter(false)
+	require.NoError(t, err)
+	second.score = first.score + "1" // later in the queue
+
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+	}
+	rep := m.wireFairRound(ctx, key, "rl1.second", 60000, second)
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}, outcomes(rep), "alone in the queue: granted (EVAL after NOSCRIPT)")
+	rep = m.wireFairRound(ctx, key, "rl1.first", 60000, first)
+	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep), "the key is held")
+	m.release(ctx, opRelease, key, "rl1.second")
+
+	third, err := m.newFairWaiter(false)
+	require.NoError(t, err)
+	third.score = second.score + "1"
+	rep = m.wireFairRound(ctx, key, "rl1.third", 60000, third)
+	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep), "first is ahead in the queue")
+	rep = m.wireFairRound(ctx, key, "rl1.first", 60000, first)
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}, outcomes(rep), "the head is granted")
+	assert.Equal(t, "rl1.first", keysOn(t, c, key)["a"])
+}
