@@ -47,8 +47,8 @@ const (
 // safe).
 const wireGrace = 2 * time.Millisecond
 
-// wirePatience is how long a round reading its own replies waits for one master
-// before it leaves that master to a reader goroutine and reads the next.
+// wirePatience is the least a round reading its own replies waits for one master
+// before it reads the next (readOwn).
 const wirePatience = 2 * time.Millisecond
 
 // errProtocol is a reply the fast path did not expect; the connection is dropped.
@@ -267,11 +267,9 @@ func (m *Manager) wireRoundFor(ctx context.Context, op, key string, cmd wireCmd,
 }
 
 // readOwn reads the replies of the masters where the round wrote its command on an
-// idle connection and holds the reader's role, one after the other, waiting at
-// most wirePatience for each: a master slower than that is left to a reader
-// goroutine (its reply reaches the round all the same), so that one slow or hung
-// master does not hold up reading the others. A cancellation of ctx ends the reads
-// at once.
+// idle connection and holds the reader's role. A master slower than its patience
+// is left to a reader goroutine (its reply reaches the round all the same). A
+// cancellation of ctx ends the reads at once.
 func (m *Manager) readOwn(ctx context.Context, rd *wireRound, deadline time.Time) {
 	if ctx.Done() != nil {
 		conns := make([]*pipeConn, 0, len(rd.own))
@@ -289,20 +287,31 @@ func (m *Manager) readOwn(ctx context.Context, rd *wireRound, deadline time.Time
 		})
 		defer stop()
 	}
-	for i, pc := range rd.own {
-		if pc == nil {
-			continue
+	// Up to half the time left for each master, in two passes: a busy machine's
+	// slow scheduling is not taken for a slow master (a hand-off costs a
+	// goroutine's wake-up), and a hung master still leaves time to read the others
+	// and to send a NOSCRIPT's EVAL before the deadline. While the round waits on
+	// one master, a command another round writes behind its own on another master
+	// takes that connection's reader's role over (writeBatch), so the round never
+	// holds up other rounds. What is left after the second pass goes to reader
+	// goroutines.
+	for pass := range 2 {
+		for i, pc := range rd.own {
+			if pc == nil {
+				continue
+			}
+			now := time.Now()
+			d := now.Add(max(wirePatience, deadline.Sub(now)/2))
+			if deadline.Before(d) {
+				d = deadline
+			}
+			if errors.Is(ctx.Err(), context.Canceled) {
+				d = now // only what is already buffered
+			}
+			if m.pipes[i].readOwn(pc, &rd.reqs[i], d, pass == 1) {
+				rd.own[i] = nil
+			}
 		}
-		rd.own[i] = nil
-		now := time.Now()
-		d := now.Add(wirePatience)
-		if deadline.Before(d) {
-			d = deadline
-		}
-		if errors.Is(ctx.Err(), context.Canceled) {
-			d = now // only what is already buffered
-		}
-		m.pipes[i].readOwn(pc, &rd.reqs[i], d)
 	}
 }
 

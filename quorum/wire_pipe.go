@@ -59,7 +59,12 @@ type pipeConn struct {
 	inflight reqRing
 	// reading: someone holds the reader's role (a reader goroutine, or a round
 	// reading its own reply); true exactly while commands are in flight.
-	reading  bool
+	reading bool
+	// reserved: a round holds the reader's role but is not reading yet (it reads
+	// its masters one after the other). A command written behind its own takes the
+	// role over for a reader goroutine, so that the round, waiting on another
+	// master, never holds up other rounds' replies.
+	reserved bool
 	lastSent time.Time // the last write; the writer's role only
 	dead     bool
 	direct   bool   // a TCP or Unix socket (under TLS or not): an idle write never blocks
@@ -260,13 +265,17 @@ func (p *pipe) writeBatch(pc *pipeConn, self *wireReq) (readOwn bool) {
 	// after this point.
 	clear(batch)
 	p.spare = batch[:0]
-	if len(buf) > 0 && !pc.reading {
+	switch {
+	case len(buf) > 0 && !pc.reading:
 		pc.reading = true
 		if self != nil && pc.inflight.len() == 1 && pc.inflight.peek() == self {
-			readOwn = true
+			readOwn, pc.reserved = true, true
 		} else {
 			p.startReader(pc)
 		}
+	case len(buf) > 0 && pc.reserved:
+		pc.reserved = false // taken over: the round will find it so (readOwn)
+		p.startReader(pc)
 	}
 	p.mu.Unlock()
 	if len(buf) > 0 {

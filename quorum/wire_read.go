@@ -99,35 +99,51 @@ func (p *pipe) popReply(pc *pipeConn) (r *wireReq, more bool) {
 }
 
 // readOwn is a round reading its own reply on pc, where it wrote r alone and got
-// the reader's role (submit). It reads until deadline; when the reply is not there
-// by then, or others' commands are in flight behind r, it hands the role to a
-// reader goroutine. r's result reaches the round the usual way (finish).
-func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time) {
+// the reader's role (submit), unless a command written since took the role over.
+// It reads until deadline. When the reply is not there by then it returns false,
+// keeping the role, unless last or commands wait behind r: then it hands the role
+// to a reader goroutine (r stays in flight; the round abandons it if it never
+// comes). When others' commands are in flight behind r, the role passes to a
+// reader goroutine once r's reply is read. r's result reaches the round the usual
+// way (finish).
+func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time, last bool) (done bool) {
+	p.mu.Lock()
+	mine := pc.reserved
+	pc.reserved = false
+	p.mu.Unlock()
+	if !mine {
+		return true // taken over by a reader goroutine, which delivers r's reply
+	}
 	if err := pc.wc.c.SetReadDeadline(deadline); err != nil {
 		p.kill(pc, err)
-		return
+		return true
 	}
 	rp, err := pc.wc.readReply()
 	if err != nil {
 		if !isTimeout(err) {
 			p.kill(pc, err)
-			return
+			return true
 		}
 		p.mu.Lock()
+		if !last && !pc.dead && pc.inflight.len() == 1 {
+			pc.reserved = true // try again later; nobody waits behind r
+			p.mu.Unlock()
+			return false
+		}
 		if !pc.dead {
 			p.startReader(pc) // r stays in flight: the round abandons it
 		}
 		p.mu.Unlock()
-		return
+		return true
 	}
 	got, more := p.popReply(pc)
 	if got == nil {
 		p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
-		return
+		return true
 	}
 	if err := p.deliver(pc, got, rp); err != nil {
 		p.kill(pc, err)
-		return
+		return true
 	}
 	if more {
 		p.mu.Lock()
@@ -136,6 +152,7 @@ func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time) {
 		}
 		p.mu.Unlock()
 	}
+	return true
 }
 
 // deliver decodes r's reply and gives it to r's round, unless the round abandoned
