@@ -37,11 +37,15 @@ import (
 //go:embed scripts/fair_acquire.lua
 var fairAcquireLua string
 
-//go:embed scripts/fair_unwind.lua
-var fairUnwindLua string
+var (
+	//go:embed scripts/fair_unwind.lua
+	fairUnwindSrc string
+	fairUnwindLua = withWakeHead(fairUnwindSrc)
 
-//go:embed scripts/fair_leave.lua
-var fairLeaveLua string
+	//go:embed scripts/fair_leave.lua
+	fairLeaveSrc string
+	fairLeaveLua = withWakeHead(fairLeaveSrc)
+)
 
 var (
 	fairAcquireScript = redis.NewScript(fairAcquireLua)
