@@ -14,7 +14,6 @@ import (
 // 256 bytes; anything much longer is not a lock and is not read.
 const maxValueLen = 4096
 
-func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
 
 // parseInt parses a RESP integer without allocating.
 func parseInt(b []byte) (int64, bool) {
