@@ -14,7 +14,6 @@ import (
 // 256 bytes; anything much longer is not a lock and is not read.
 const maxValueLen = 4096
 
-
 // parseInt parses a RESP integer without allocating.
 func parseInt(b []byte) (int64, bool) {
 	if len(b) == 0 {
