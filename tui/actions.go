@@ -19,6 +19,32 @@ type heldLock struct {
 	ttl time.Duration
 }
 
+// holdings are the locks this console holds, and the actions on them: every
+// action runs in a tea.Cmd under the action timeout and answers with a message.
+type holdings struct {
+	lk       Locker
+	timeout  time.Duration
+	held     map[string]heldLock
+	quitting bool // releasing everything before the program ends
+}
+
+func newHoldings(lk Locker, timeout time.Duration) holdings {
+	return holdings{lk: lk, timeout: timeout, held: map[string]heldLock{}}
+}
+
+// names returns the names of the locks this console holds, sorted.
+func (h *holdings) names() []string {
+	names := make([]string, 0, len(h.held))
+	for n := range h.held {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// mine reports whether this console holds the lock name.
+func (h *holdings) mine(name string) bool { _, ok := h.held[name]; return ok }
+
 // acquiredMsg is the result of the acquire prompt.
 type acquiredMsg struct {
 	name string
@@ -54,63 +80,60 @@ type expiredMsg struct {
 // quitMsg ends the program once the locks this console held were released.
 type quitMsg struct{ errs []string }
 
-func (m *Model) acquireCmd(name string, ttl time.Duration) tea.Cmd {
-	lk, timeout := m.lk, m.opts.ActionTimeout
+// run calls f under the action timeout in a command.
+func (h *holdings) run(f func(ctx context.Context) tea.Msg) tea.Cmd {
+	timeout := h.timeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		h, err := lk.TryAcquire(ctx, name, ttl)
-		return acquiredMsg{name: name, ttl: ttl, held: h, err: err}
+		return f(ctx)
 	}
 }
 
-func (m *Model) extendCmd(hl heldLock) tea.Cmd {
-	timeout := m.opts.ActionTimeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+func (h *holdings) acquireCmd(name string, ttl time.Duration) tea.Cmd {
+	lk := h.lk
+	return h.run(func(ctx context.Context) tea.Msg {
+		held, err := lk.TryAcquire(ctx, name, ttl)
+		return acquiredMsg{name: name, ttl: ttl, held: held, err: err}
+	})
+}
+
+func (h *holdings) extendCmd(hl heldLock) tea.Cmd {
+	return h.run(func(ctx context.Context) tea.Msg {
 		err := hl.h.Extend(ctx, hl.ttl)
 		return extendedMsg{name: hl.h.Name(), until: hl.h.Until(), err: err}
-	}
+	})
 }
 
-func (m *Model) releaseCmd(hl heldLock) tea.Cmd {
-	timeout := m.opts.ActionTimeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+func (h *holdings) releaseCmd(hl heldLock) tea.Cmd {
+	return h.run(func(ctx context.Context) tea.Msg {
 		return releasedMsg{name: hl.h.Name(), err: hl.h.Release(ctx)}
-	}
+	})
 }
 
-func (m *Model) forceExpireCmd(name string, seen map[string]quorum.Seen, unread map[string]string) tea.Cmd {
-	lk, timeout := m.lk, m.opts.ActionTimeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		rep, err := lk.ForceExpire(ctx, name, seen)
-		msg := expiredMsg{name: name, rep: rep, err: err, unread: unread}
+func (h *holdings) forceExpireCmd(c confirmation) tea.Cmd {
+	lk := h.lk
+	return h.run(func(ctx context.Context) tea.Msg {
+		rep, err := lk.ForceExpire(ctx, c.name, c.seen)
+		msg := expiredMsg{name: c.name, rep: rep, err: err, unread: c.unread}
 		if rep != nil && slices.ContainsFunc(rep.Nodes, func(n quorum.NodeResult) bool { return n.Outcome == quorum.OutcomeForeign }) {
 			// It changed hands since it was shown: read who holds it now (not through
 			// the source, whose polls hand out events once).
-			if li, err := lk.Lookup(ctx, name); err == nil {
+			if li, err := lk.Lookup(ctx, c.name); err == nil {
 				msg.now = li
 			}
 		}
 		return msg
-	}
+	})
 }
 
 // releaseAllCmd releases every lock this console holds, in parallel, then quits.
-func (m *Model) releaseAllCmd() tea.Cmd {
-	held := make([]heldLock, 0, len(m.held))
-	for _, hl := range m.held {
+func (h *holdings) releaseAllCmd() tea.Cmd {
+	held := make([]heldLock, 0, len(h.held))
+	for _, hl := range h.held {
 		held = append(held, hl)
 	}
-	timeout := m.opts.ActionTimeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+	return h.run(func(ctx context.Context) tea.Msg {
 		errc := make(chan string, len(held))
 		for _, hl := range held {
 			go func() {
@@ -129,10 +152,11 @@ func (m *Model) releaseAllCmd() tea.Cmd {
 		}
 		sort.Strings(errs)
 		return quitMsg{errs: errs}
-	}
+	})
 }
 
 // votes summarises a round: "5/5 votes (quorum 3)" plus the masters that failed.
+// Master names and errors are the caller's to escape (status lines escape them).
 func votes(rep quorum.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d/%d votes (quorum %d)", rep.Votes, len(rep.Nodes), rep.Quorum)
@@ -150,14 +174,4 @@ func votes(rep quorum.Report) string {
 		b.WriteString("; " + strings.Join(bad, "; "))
 	}
 	return b.String()
-}
-
-// heldNames returns the names of the locks this console holds, sorted.
-func (m *Model) heldNames() []string {
-	names := make([]string, 0, len(m.held))
-	for n := range m.held {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

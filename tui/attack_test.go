@@ -35,7 +35,7 @@ func (s *drainingSource) Poll(ctx context.Context, visible []string) Snapshot {
 func TestAttackEventsLostWhenPollSuperseded(t *testing.T) {
 	m, fsrc, _, _ := fixture(t, 140, 50, false)
 	src := &drainingSource{base: fsrc}
-	m.src = src
+	m.poll.src = src
 	started(t, m)
 
 	src.mu.Lock()
@@ -50,7 +50,7 @@ func TestAttackEventsLostWhenPollSuperseded(t *testing.T) {
 	m.Update(msg2)
 
 	var names []string
-	for _, e := range m.history {
+	for _, e := range m.poll.history {
 		names = append(names, e.kind+" "+e.name)
 	}
 	assert.Contains(t, names, events.Acquired+" blink", "events of a dropped answer are lost")

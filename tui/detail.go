@@ -3,36 +3,79 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
 )
 
-// detailPane shows the selected lock on every master: value (redacted) and PTTL.
-type detailPane struct{ w, h int }
+// pane is what the bottom pane shows.
+type pane int
+
+const (
+	paneLock    pane = iota // the selected lock's detail
+	paneNode                // the selected node's detail (enter on a node)
+	paneHistory             // recent lock events (H)
+)
+
+// detailPane is the bottom pane: the selected lock on every master, a master's
+// detail, or the history. On a tall terminal the lock's detail is always there;
+// on a short one every pane opens on demand (enter, H) and esc closes it.
+type detailPane struct {
+	w, h int
+	show pane
+	open bool // asked for: the layout makes room for it
+}
+
+// detailVM is what the pane's view reads: the selected lock and master, and the
+// poller's history.
+type detailVM struct {
+	now     time.Time
+	polled  bool
+	lock    *quorum.LockInfo
+	holder  string // of lock, escaped
+	node    *topology.NodeHealth
+	latency []float64 // the node's recent latencies
+	history []historyEntry
+	source  string // Snapshot.EventSource
+}
 
 // SetSize sets the pane's width and height; a height of zero hides it.
 func (p *detailPane) SetSize(w, h int) { p.w, p.h = w, h }
 
-// View renders the pane; empty when hidden or when no lock is selected.
-func (p *detailPane) View(m *Model) string {
+// toggle shows v, or when v is shown, closes it (back to the lock's detail).
+func (p *detailPane) toggle(v pane) {
+	if p.show == v && (p.open || v != paneLock) {
+		p.show, p.open = paneLock, false
+		return
+	}
+	p.show, p.open = v, true
+}
+
+// close goes back to the lock's detail, shown only where it fits.
+func (p *detailPane) close() { p.show, p.open = paneLock, false }
+
+// View renders the pane; empty when hidden or when there is nothing to show.
+func (p *detailPane) View(ctx *programContext, vm detailVM) string {
 	if p.h <= 0 {
 		return ""
 	}
-	switch m.view {
-	case viewNode:
-		return m.nodeDetailView(p.w, p.h)
-	case viewHistory:
-		return m.historyView(p.w, p.h)
+	switch p.show {
+	case paneNode:
+		return nodeDetailView(ctx.st, vm, p.w, p.h)
+	case paneHistory:
+		return historyView(ctx.st, vm, p.w, p.h)
 	}
-	st := m.st
-	li := m.selected()
+	st := ctx.st
+	li := vm.lock
 	if li == nil {
 		return ""
 	}
-	word, sty := lockState(st, li.State)
+	word, sty := lockState(st, stateAt(li, vm.now))
 	lines := []string{st.Title.Render("Lock "+escape.Text(li.Name)) + "  " + sty.Render(word) + st.Muted.Render(fmt.Sprintf("  %d/%d votes, quorum %d", li.Votes, li.Total, li.Quorum))}
-	info := []string{"key " + escape.Text(li.Key), "owner " + m.holder(li)}
+	info := []string{"key " + escape.Text(li.Key), "owner " + vm.holder}
 	if li.Owner != nil && !li.Owner.At.IsZero() {
 		info = append(info, "since "+li.Owner.At.Format("15:04:05"))
 	}
@@ -46,7 +89,7 @@ func (p *detailPane) View(m *Model) string {
 	}
 	valW := clamp(p.w-8-12-6, 10, 70)
 	lines = append(lines, st.Muted.Render("  "+fit("MASTER", 8)+" "+fit("VALUE", valW)+" PTTL"))
-	elapsed := m.now.Sub(li.ObservedAt)
+	elapsed := vm.now.Sub(li.ObservedAt)
 	for _, mv := range li.Masters {
 		var val, ttl string
 		switch {
@@ -68,22 +111,22 @@ func (p *detailPane) View(m *Model) string {
 			case mv.PTTL-elapsed <= 0:
 				ttl = st.Bad.Render("expired")
 			default:
-				ttl = fmt.Sprintf("%dms", (mv.PTTL - elapsed).Milliseconds())
+				ttl = human.Duration(mv.PTTL - elapsed)
 			}
 		}
 		lines = append(lines, "  "+fit(escape.Text(mv.Master), 8)+" "+fit(val, valW)+" "+ttl)
 	}
-	if recent := m.recentOf(li.Name, 3); len(recent) > 0 {
+	if recent := recentOf(vm.history, li.Name, 3); len(recent) > 0 {
 		lines = append(lines, "  "+st.Muted.Render("recent: ")+strings.Join(recent, st.Muted.Render(" · ")))
 	}
 	return strings.Join(clip(lines, p.w, p.h), "\n")
 }
 
 // recentOf returns up to n of the lock's recent events, newest first.
-func (m *Model) recentOf(name string, n int) []string {
+func recentOf(history []historyEntry, name string, n int) []string {
 	var out []string
-	for i := len(m.history) - 1; i >= 0 && len(out) < n; i-- {
-		if e := m.history[i]; e.name == name {
+	for i := len(history) - 1; i >= 0 && len(out) < n; i-- {
+		if e := history[i]; e.name == name {
 			out = append(out, e.at.Format("15:04:05")+" "+e.kind+" "+e.who)
 		}
 	}

@@ -237,7 +237,7 @@ func fixture(t *testing.T, w, h int, readOnly bool) (*Model, *fakeSource, *fakeL
 		Cluster: "payments", Masters: masters, MaxTTL: 5 * time.Minute, ReadOnly: readOnly,
 		Note: "quarantine off", Now: clk.Now,
 	})
-	m.manualTick = true
+	m.ctx.frame = func(time.Duration) tea.Cmd { return nil } // the test drives the ticks
 	m.SetSize(w, h)
 	return m, src, lk, clk
 }
@@ -302,5 +302,19 @@ var errBoom = errors.New("boom")
 func started(t *testing.T, m *Model) {
 	t.Helper()
 	require.False(t, runCmd(t, m, m.Init()))
-	require.True(t, m.polled)
+	require.True(t, m.poll.polled)
+}
+
+// requireModal requires the modal on top to be a T.
+func requireModal[T modal](t *testing.T, m *Model) T {
+	t.Helper()
+	md, ok := m.top().(T)
+	require.True(t, ok, "the modal on top is %T", m.top())
+	return md
+}
+
+// applyNow applies snap as the answer to a new poll, prepared as a poll's command would.
+func applyNow(m *Model, snap Snapshot) {
+	m.poll.id++
+	m.onSnapshot(snapshotMsg{id: m.poll.id, prep: m.poll.base(m.table.key()).prepare(snap)})
 }

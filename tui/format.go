@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/redlock/redlock/internal/human"
 )
 
 // fit cuts s (which may hold ANSI styles) to w cells and pads it to exactly w.
@@ -48,30 +50,8 @@ func clip(lines []string, w, h int) []string {
 	return out
 }
 
-// short formats a duration compactly: 950ms, 12.3s, 4m05s, 2h03m, 3d04h.
-func short(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
-	}
-	var s string
-	switch {
-	case d < time.Second:
-		s = fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		s = fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Hour:
-		s = fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 48*time.Hour:
-		s = fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		s = fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
-}
+// humanLeft is the time left until t at now, as people read it.
+func humanLeft(t, now time.Time) string { return human.Duration(t.Sub(now)) }
 
 // latency formats a round-trip time with sub-millisecond precision.
 func latency(d time.Duration) string {

@@ -67,7 +67,7 @@ func FuzzViews(f *testing.F) {
 		check("after force-expire")
 		drive(t, m, tab)
 		check("nodes")
-		m.now = t0.Add(time.Second)
+		m.ctx.now = t0.Add(time.Second)
 		check("later")
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
+	"github.com/redlock/redlock/internal/human"
 )
 
 // historyMax is how many lock events the history pane keeps.
@@ -23,22 +24,6 @@ type historyEntry struct {
 	who  string
 }
 
-// record adds a prepared answer's lock events to the history, and the masters'
-// latencies to their sparklines.
-func (m *Model) record(p *prepared) {
-	m.history = appendHistory(m.history, p.events)
-	for _, n := range p.snap.Nodes {
-		if !n.Reachable {
-			continue
-		}
-		h := append(m.latHist[n.Master], float64(n.Latency.Microseconds())/1000)
-		if len(h) > latencyMax {
-			h = h[len(h)-latencyMax:]
-		}
-		m.latHist[n.Master] = h
-	}
-}
-
 // appendHistory adds events to the history, keeping the newest historyMax.
 func appendHistory(h, evs []historyEntry) []historyEntry {
 	h = append(h, evs...)
@@ -49,23 +34,22 @@ func appendHistory(h, evs []historyEntry) []historyEntry {
 }
 
 // historyView renders the most recent events, newest first, in w x h.
-func (m *Model) historyView(w, h int) string {
-	st := m.st
+func historyView(st Styles, vm detailVM, w, h int) string {
 	var from string
-	switch m.snap.EventSource {
+	switch vm.source {
 	case "":
 		from = "poll differences: a lock held for less than an interval can be missed"
 	case EventsListing:
 		from = "listing differences: a lock held for less than a pass can be missed"
 	default:
-		from = escape.Line(m.snap.EventSource, 40)
+		from = escape.Line(vm.source, 40)
 	}
-	lines := []string{st.Title.Render("History") + st.Muted.Render(fmt.Sprintf("  %d recent lock events · H closes · from %s", len(m.history), from))}
-	if len(m.history) == 0 {
+	lines := []string{st.Title.Render("History") + st.Muted.Render(fmt.Sprintf("  %d recent lock events · H closes · from %s", len(vm.history), from))}
+	if len(vm.history) == 0 {
 		lines = append(lines, "  "+st.Muted.Render("no lock event since the console started"))
 	}
-	for i := len(m.history) - 1; i >= 0 && len(lines) < h; i-- {
-		e := m.history[i]
+	for i := len(vm.history) - 1; i >= 0 && len(lines) < h; i-- {
+		e := vm.history[i]
 		sty := st.Muted
 		switch e.kind {
 		case events.Acquired:
@@ -101,23 +85,21 @@ func spark(values []float64) string {
 
 // nodeDetailView renders the selected master: every finding with its detail,
 // facts, configuration read, and a latency sparkline.
-func (m *Model) nodeDetailView(w, h int) string {
-	st := m.st
-	rows := m.nodeRows()
-	if len(rows) == 0 {
+func nodeDetailView(st Styles, vm detailVM, w, h int) string {
+	if vm.node == nil {
 		return ""
 	}
-	n := rows[clamp(m.nodeCur, 0, len(rows)-1)]
-	word, sty := nodeState(st, &n, m.now, m.polled)
+	n := *vm.node
+	word, sty := nodeState(st, &n, vm.now, vm.polled)
 	lines := []string{st.Title.Render("Master "+escape.Text(n.Master)) + "  " + sty.Render(word) + st.Muted.Render("  "+escape.Text(n.Address)+" (enter closes)")}
 	facts := []string{"server " + escape.Text(n.ServerName()) + " " + orUnknown(escape.Text(n.Version)), "role " + orUnknown(escape.Text(n.Role)),
-		"uptime " + n.Uptime.String(), "run_id " + orUnknown(escape.Cut(escape.Text(n.RunID), 12))}
+		"uptime " + human.Duration(n.Uptime), "run_id " + orUnknown(escape.Cut(escape.Text(n.RunID), 12))}
 	lines = append(lines, "  "+strings.Join(facts, st.Muted.Render(" · ")))
 	clock := fmt.Sprintf("clock offset %s ±%s", latency(n.ClockOffset), latency(n.ClockUncertainty))
-	if !n.QuarantineUntil.IsZero() && m.now.Before(n.QuarantineUntil) {
+	if !n.QuarantineUntil.IsZero() && vm.now.Before(n.QuarantineUntil) {
 		clock += st.Warn.Render(" · quarantined until " + n.QuarantineUntil.Format("15:04:05"))
 	}
-	lines = append(lines, "  "+clock+st.Muted.Render(" · latency ")+spark(m.latHist[n.Master])+" "+latency(n.Latency))
+	lines = append(lines, "  "+clock+st.Muted.Render(" · latency ")+spark(vm.latency)+" "+latency(n.Latency))
 	for _, f := range n.Findings {
 		fs := st.Muted
 		switch f.Severity.String() {

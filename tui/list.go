@@ -1,7 +1,9 @@
 package tui
 
 import (
-	"path"
+	"cmp"
+	"errors"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -14,17 +16,25 @@ import (
 // filter and set of held locks, and for a new snapshot off the UI goroutine (see
 // prepare).
 
+// sortKey is the column the locks are sorted by.
+type sortKey int
+
+const (
+	sortName sortKey = iota
+	sortState
+	sortValidity
+	sortOwner
+	sortVotes
+)
+
+var sortNames = map[sortKey]string{sortName: "name", sortState: "state", sortValidity: "validity", sortOwner: "owner", sortVotes: "votes"}
+
 // listKey is what the rows depend on besides the snapshot.
 type listKey struct {
 	sortBy sortKey
 	desc   bool
 	filter string
 	held   string // the names this console holds, sorted and joined by NUL
-}
-
-// listKey returns the key in force now.
-func (m *Model) listKey() listKey {
-	return listKey{sortBy: m.sortBy, desc: m.sortDesc, filter: strings.TrimSpace(m.filter.Value()), held: strings.Join(m.heldNames(), "\x00")}
 }
 
 // heldSet returns the names of key.held as a set.
@@ -36,28 +46,6 @@ func (k listKey) heldSet() map[string]bool {
 		}
 	}
 	return out
-}
-
-// visibleCache keeps the rows of one snapshot generation and key: a frame is drawn
-// every tick, the listing changes once per poll.
-type visibleCache struct {
-	gen   int
-	key   listKey
-	locks []quorum.LockInfo
-	valid bool
-}
-
-// visibleLocks returns the locks that pass the filter, in the chosen order. The
-// filter matches every column (name, state, owner, library): a glob when it has
-// glob characters, else a case-insensitive substring.
-func (m *Model) visibleLocks() []quorum.LockInfo {
-	c := &m.visible
-	k := m.listKey()
-	if c.valid && c.gen == m.snapGen && c.key == k {
-		return c.locks
-	}
-	*c = visibleCache{gen: m.snapGen, key: k, locks: filterSort(m.snap.Locks, k), valid: true}
-	return c.locks
 }
 
 // filterSort computes the rows of locks (sorted by name) for k. It reads nothing
@@ -74,23 +62,12 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 		return o
 	}
 	out := locks
-	if f := k.filter; f != "" {
-		glob := strings.ContainsAny(f, "*?[")
-		lf := strings.ToLower(f)
+	if match := newMatcher(k.filter); match != nil {
 		out = nil
 		for i := range locks {
 			li := &locks[i]
-			for _, col := range []string{li.Name, string(li.State), ownerOf(li), li.Library} {
-				var ok bool
-				if glob {
-					ok, _ = path.Match(f, col)
-				} else {
-					ok = strings.Contains(strings.ToLower(col), lf)
-				}
-				if ok {
-					out = append(out, *li)
-					break
-				}
+			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) {
+				out = append(out, *li)
 			}
 		}
 	}
@@ -105,11 +82,11 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 		case sortValidity:
 			return a.Validity < b.Validity
 		case sortOwner:
-			return ownerOf(a) < ownerOf(b)
+			return naturalCompare(ownerOf(a), ownerOf(b)) < 0
 		case sortVotes:
 			return a.Votes < b.Votes
 		}
-		return a.Name < b.Name
+		return naturalCompare(a.Name, b.Name) < 0
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if k.desc {
@@ -119,3 +96,116 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 	})
 	return out
 }
+
+// newMatcher returns the filter's rule for one column, nil for an empty filter.
+// The rule (the help screen and the README say it): a filter is matched against
+// the name, state, owner and library columns, ignoring case, anywhere in the
+// column (as k9s and less do). Plain text matches as a substring; a filter with
+// any of * ? [ is a glob: * any run of characters (/ included), ? one character,
+// [a-z] a class, [!a-z] its complement, \ escapes the next character. A malformed
+// glob (an unclosed [) falls back to the substring rule.
+func newMatcher(filter string) func(string) bool {
+	f := strings.TrimSpace(filter)
+	if f == "" {
+		return nil
+	}
+	if strings.ContainsAny(f, "*?[") {
+		if re, err := globRegexp(f); err == nil {
+			return re.MatchString
+		}
+	}
+	lf := strings.ToLower(f)
+	return func(col string) bool { return strings.Contains(strings.ToLower(col), lf) }
+}
+
+// globRegexp compiles an unanchored, case-insensitive regexp for glob.
+func globRegexp(glob string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("(?is)")
+	rs := []rune(glob)
+	for i := 0; i < len(rs); i++ {
+		switch r := rs[i]; r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		case '\\':
+			if i+1 < len(rs) {
+				i++
+				b.WriteString(regexp.QuoteMeta(string(rs[i])))
+			} else {
+				b.WriteString(`\\`)
+			}
+		case '[':
+			end := slices.Index(rs[i+1:], ']')
+			if end == 0 { // "[]...]": a ] first is a member
+				if e := slices.Index(rs[i+2:], ']'); e >= 0 {
+					end = e + 1
+				} else {
+					end = -1
+				}
+			}
+			if end < 0 {
+				return nil, errUnclosedClass
+			}
+			class := rs[i+1 : i+1+end]
+			i += 1 + end
+			b.WriteByte('[')
+			if len(class) > 0 && (class[0] == '!' || class[0] == '^') {
+				b.WriteByte('^')
+				class = class[1:]
+			}
+			for _, c := range class {
+				if c == '\\' || c == '[' || c == ']' || c == '^' {
+					b.WriteByte('\\')
+				}
+				b.WriteRune(c)
+			}
+			b.WriteByte(']')
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return regexp.Compile(b.String())
+}
+
+var errUnclosedClass = errors.New("unclosed [ in glob")
+
+// naturalCompare orders strings as people read them: runs of digits compare by
+// their value (item-2 before item-10), everything else byte by byte. Strings
+// equal that way (item-01, item-1) fall back to byte order, so the order is total.
+func naturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			da := strings.TrimLeft(a[si:i], "0")
+			db := strings.TrimLeft(b[sj:j], "0")
+			if len(da) != len(db) {
+				return cmp.Compare(len(da), len(db))
+			}
+			if c := strings.Compare(da, db); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return cmp.Compare(int(ca), int(cb))
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -24,7 +24,7 @@ func TestPollAsksForTheRowsOnScreen(t *testing.T) {
 	src.mu.Unlock()
 	require.NotEmpty(t, first)
 	assert.Equal(t, "job/000", first[0])
-	assert.Less(t, len(first), 30, "only the rows on screen")
+	assert.LessOrEqual(t, len(first), 2*m.table.rowsH(), "only the rows on screen and a page below")
 
 	drive(t, m, keys("G"))
 	tickPoll(t, m)
@@ -87,8 +87,8 @@ func TestPreparedRowsFollowTheKeyInForce(t *testing.T) {
 	drive(t, m, keys("V"))
 	drive(t, m, keys("V")) // validity, descending
 	msg := cmd().(snapshotMsg)
-	m.applySnapshot(msg)
-	rows := m.visibleLocks()
+	m.onSnapshot(msg)
+	rows := m.table.rows()
 	require.Len(t, rows, 20)
 	assert.Equal(t, "job/019", rows[0].Name, "the longest validity first")
 }
@@ -102,9 +102,9 @@ func TestApplyingAHugeAnswerIsCheap(t *testing.T) {
 	started(t, m)
 	msg := m.startPoll()().(snapshotMsg)
 	require.NotNil(t, msg.prep)
-	m.applySnapshot(msg)
-	assert.True(t, m.visible.valid && m.visible.gen == m.snapGen, "the rows came prepared")
-	assert.Equal(t, fmt.Sprintf("%p", msg.prep.rows), fmt.Sprintf("%p", m.visibleLocks()))
+	m.onSnapshot(msg)
+	assert.True(t, m.table.cache.valid && m.table.cache.gen == m.poll.gen, "the rows came prepared")
+	assert.Equal(t, fmt.Sprintf("%p", msg.prep.rows), fmt.Sprintf("%p", m.table.rows()))
 }
 
 // TestSelectionStaysInPlaceWhenItsLockGoes: when the selected lock is gone from a
@@ -116,11 +116,11 @@ func TestSelectionStaysInPlaceWhenItsLockGoes(t *testing.T) {
 	started(t, m)
 	drive(t, m, keys("G"))
 	drive(t, m, keys("k"))
-	require.Equal(t, "job/198", m.lockSel)
+	require.Equal(t, "job/198", m.table.sel)
 	src.edit(func(s *Snapshot) { s.Locks = append(s.Locks[:198:198], s.Locks[199]) })
 	tickPoll(t, m)
-	assert.Equal(t, "job/199", m.lockSel, "the next row took the selected one's place")
+	assert.Equal(t, "job/199", m.table.sel, "the next row took the selected one's place")
 	src.edit(func(s *Snapshot) { s.Locks = s.Locks[:150] })
 	tickPoll(t, m)
-	assert.Equal(t, "job/149", m.lockSel, "the last row when the list got shorter")
+	assert.Equal(t, "job/149", m.table.sel, "the last row when the list got shorter")
 }

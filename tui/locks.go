@@ -8,14 +8,22 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
-// locksPanel is the table of live locks with their validity countdowns.
-type locksPanel struct{ w, h int }
-
-// SetSize sets the table's width and height (title and column heads included).
-func (p *locksPanel) SetSize(w, h int) { p.w, p.h = w, h }
+// tableVM is what the table's view reads besides the table itself: a narrow view
+// of the root model, built for each frame.
+type tableVM struct {
+	now      time.Time
+	polled   bool
+	total    int // locks in the snapshot, before the filter
+	heldHere int
+	mine     func(name string) bool
+	spans    map[string]span
+	snap     *Snapshot // for the title: scan progress, CPU, masters answered
+	quorum   int
+}
 
 func lockState(st Styles, s quorum.LockState) (string, lipgloss.Style) {
 	switch s {
@@ -31,10 +39,20 @@ func lockState(st Styles, s quorum.LockState) (string, lipgloss.Style) {
 	return "? " + string(s), st.Muted
 }
 
-// columns returns the widths of the name, owner and bar columns for width w.
-func (p *locksPanel) columns() (name, owner, barW int) {
-	// cursor 2, state 12, votes 6, remaining 11, separators 5
-	free := p.w - 2 - 12 - 6 - 11 - 5
+// stateAt is a lock's state at now: as observed, except that a held lock whose
+// validity has run out since is orphaned (the documented state of "validity
+// gone"), so that the state and the validity column never disagree.
+func stateAt(li *quorum.LockInfo, now time.Time) quorum.LockState {
+	if li.State == quorum.StateHeld && li.Validity != quorum.NoExpiry && remaining(li, now) <= 0 {
+		return quorum.StateOrphaned
+	}
+	return li.State
+}
+
+// columns returns the widths of the name, owner and bar columns.
+func (t *locksTable) columns() (name, owner, barW int) {
+	// cursor 2, state 12, votes 6, remaining 9, separators 5
+	free := t.w - 2 - 12 - 6 - 9 - 5
 	barW = clamp(free/5, 4, 30)
 	free -= barW
 	name = clamp(free/2, 6, 40)
@@ -45,121 +63,105 @@ func (p *locksPanel) columns() (name, owner, barW int) {
 // remaining is the validity left of a lock at now, from the deadline observed at the last poll.
 func remaining(li *quorum.LockInfo, now time.Time) time.Duration { return li.Deadline().Sub(now) }
 
-// window returns the rows [first, end) the table shows of n rows when row sel is
-// selected: the selection is always on screen.
-func (p *locksPanel) window(sel, n int) (first, end int) {
-	rowsH := max(p.h-2, 1)
-	if sel >= rowsH {
-		first = sel - rowsH + 1
-	}
-	return first, min(first+rowsH, n)
-}
-
-// onScreen returns the names of the locks the table shows now, and of a page of
-// rows on either side: when rows on screen go, those that move onto the screen in
-// their place were read by the same poll.
-func (m *Model) onScreen() []string {
-	if m.table.h <= 0 {
-		return nil
-	}
-	locks := m.visibleLocks()
-	first, end := m.table.window(m.selIndex(locks), len(locks))
-	page := end - first
-	first, end = max(first-page, 0), min(end+page, len(locks))
-	names := make([]string, 0, end-first)
-	for i := first; i < end; i++ {
-		names = append(names, locks[i].Name)
-	}
-	return names
-}
-
 // View renders the table; empty when it has no room.
-func (p *locksPanel) View(m *Model) string {
-	if p.h <= 0 {
+func (t *locksTable) View(ctx *programContext, vm tableVM) string {
+	if t.h <= 0 {
 		return ""
 	}
-	st := m.st
-	locks := m.visibleLocks()
+	st := ctx.st
+	rows := t.rows()
 	title := "Locks"
-	if m.focus == focusLocks {
+	if t.focused {
 		title = "▸ Locks"
 	}
-	count := fmt.Sprintf("  %d", len(locks))
-	if f := m.filter.Value(); f != "" {
-		count += fmt.Sprintf(" of %d matching %q", len(m.snap.Locks), f)
+	count := fmt.Sprintf("  %d", len(rows))
+	if f := t.filter; f != "" {
+		count += fmt.Sprintf(" of %d matching %q", vm.total, escape.Line(f, 30))
 	}
-	if n := len(m.held); n > 0 {
-		count += fmt.Sprintf(" · %d held here", n)
+	if vm.heldHere > 0 {
+		count += fmt.Sprintf(" · %d held here", vm.heldHere)
 	}
-	count += " · " + m.sortLabel()
-	if sc := m.snap.Scan; sc != nil && !sc.Complete {
+	count += " · " + t.sortLabel()
+	if sc := vm.snap.Scan; sc != nil && !sc.Complete {
 		count += " · " + st.Warn.Render(fmt.Sprintf("scanning %d%%", int(clampF(sc.Fraction)*100)))
 	}
-	if s := m.snap; s.CPU > 0 && s.Over > 0 {
+	if s := vm.snap; s.CPU > 0 && s.Over > 0 {
 		count += fmt.Sprintf(" · cpu %.0f%%", 100*float64(s.CPU)/float64(s.Over))
 	}
-	if s := m.snap; s.Total > 0 && s.Answered < m.opts.Quorum {
+	if s := vm.snap; s.Total > 0 && s.Answered < vm.quorum {
 		count += "  " + st.Bad.Render(fmt.Sprintf("⚠ listing incomplete: %d of %d masters answered", s.Answered, s.Total))
 	}
-	nameW, ownerW, barW := p.columns()
-	head := "  " + strings.Join([]string{fit("NAME", nameW), fit("STATE", 12), fit("VOTES", 6), fit("OWNER", ownerW), fit("VALIDITY", barW+12)}, " ")
+	nameW, ownerW, barW := t.columns()
+	head := "  " + strings.Join([]string{fit("NAME", nameW), fit("STATE", 12), fit("VOTES", 6), fit("OWNER", ownerW), fit("VALIDITY", barW+10)}, " ")
 	lines := []string{st.Title.Render(title) + st.Muted.Render(count), st.Muted.Render(head)}
-	if len(locks) == 0 {
+	if len(rows) == 0 {
 		msg := "no locks"
-		if !m.polled {
+		if !vm.polled {
 			msg = "waiting for the first poll…"
-		} else if m.filter.Value() != "" {
+		} else if t.filter != "" {
 			msg = "no lock matches the filter"
 		}
 		lines = append(lines, "  "+st.Muted.Render(msg))
-		return strings.Join(clip(lines, p.w, p.h), "\n")
+		return strings.Join(clip(lines, t.w, t.h), "\n")
 	}
-	sel := m.selIndex(locks)
-	first, end := p.window(sel, len(locks))
-	rowsH := max(p.h-2, 1)
+	sel := t.selIndex(rows)
+	first, end := t.window(sel, len(rows))
 	for i := first; i < end; i++ {
-		li := &locks[i]
-		isSel := i == sel
-		word, sty := lockState(st, li.State)
-		owner := m.holder(li)
-		if _, mine := m.held[li.Name]; !mine && li.Library != "" && li.Library != "redlock" && li.Owner == nil {
-			owner = escape.Line(li.Library, 30)
-		}
-		left := remaining(li, m.now)
-		frac := 0.0
-		if sp := m.span[li.Name].max; sp > 0 {
-			frac = float64(left) / float64(sp)
-		}
-		rem := fmt.Sprintf("%dms", max(left.Milliseconds(), 0))
-		remSty := lipgloss.NewStyle()
-		switch {
-		case li.State != quorum.StateHeld:
-			// No quorum validity: show how long the longest key lives on.
-			rem, remSty = "—", st.Muted
-			if ttl := maxPTTL(li) - m.now.Sub(li.ObservedAt); ttl > 0 {
-				rem = fmt.Sprintf("ttl %dms", ttl.Milliseconds())
-			}
-		case left <= 0:
-			rem = "expired"
-			remSty = st.Bad
-		}
-		cells := []string{
-			fit(escape.Text(li.Name), nameW),
-			cell(sty, fit(word, 12), isSel && m.focus == focusLocks),
-			fit(fmt.Sprintf("%d/%d", li.Votes, li.Total), 6),
-			fit(owner, ownerW),
-		}
-		barStr := bar(st, frac, barW)
-		if isSel && m.focus == focusLocks {
-			barStr = strings.Repeat("█", int(clampF(frac)*float64(barW)+0.5)) + strings.Repeat("░", barW-int(clampF(frac)*float64(barW)+0.5))
-		}
-		cells = append(cells, barStr+" "+cell(remSty, fmt.Sprintf("%11s", rem), isSel && m.focus == focusLocks))
-		lines = append(lines, cursorRow(st, strings.Join(cells, " "), p.w, isSel, m.focus == focusLocks))
+		lines = append(lines, t.row(st, vm, &rows[i], i == sel, nameW, ownerW, barW))
 	}
-	if len(locks) > rowsH {
-		lines[0] += st.Muted.Render(fmt.Sprintf("  (%d-%d)", first+1, min(first+rowsH, len(locks))))
+	if len(rows) > t.rowsH() {
+		lines[0] += st.Muted.Render(fmt.Sprintf("  (%d-%d)", first+1, min(first+t.rowsH(), len(rows))))
 	}
-	return strings.Join(clip(lines, p.w, p.h), "\n")
+	return strings.Join(clip(lines, t.w, t.h), "\n")
+}
+
+// row renders one lock.
+func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool, nameW, ownerW, barW int) string {
+	hi := isSel && t.focused // the selection style covers the row's own styles
+	state := stateAt(li, vm.now)
+	word, sty := lockState(st, state)
+	mine := vm.mine(li.Name)
+	owner := holderOf(li, mine)
+	if !mine && known(li.Library) && li.Library != "redlock" && li.Owner == nil {
+		owner = escape.Line(li.Library, 30)
+	}
+	left := remaining(li, vm.now)
+	frac := 0.0
+	if sp := vm.spans[li.Name].max; sp > 0 {
+		frac = float64(left) / float64(sp)
+	}
+	rem, remSty := validityAt(st, li, state, vm.now)
+	cells := []string{
+		fit(escape.Text(li.Name), nameW),
+		cell(sty, fit(word, 12), hi),
+		fit(fmt.Sprintf("%d/%d", li.Votes, li.Total), 6),
+		fit(owner, ownerW),
+	}
+	barStr := bar(st, frac, barW)
+	if hi {
+		full := int(clampF(frac)*float64(barW) + 0.5)
+		barStr = strings.Repeat("█", full) + strings.Repeat("░", barW-full)
+	}
+	cells = append(cells, barStr+" "+cell(remSty, fmt.Sprintf("%9s", rem), hi))
+	return cursorRow(st, strings.Join(cells, " "), t.w, isSel, t.focused)
+}
+
+// validityAt is the validity column of a lock in state (stateAt) at now: the
+// validity left of a held lock; "expired" for one whose validity ran out since it
+// was read; for the others, how long their longest key lives on.
+func validityAt(st Styles, li *quorum.LockInfo, state quorum.LockState, now time.Time) (string, lipgloss.Style) {
+	switch {
+	case state == quorum.StateHeld && li.Validity == quorum.NoExpiry:
+		return "no ttl", st.Warn
+	case state == quorum.StateHeld:
+		return human.Duration(max(remaining(li, now), 0)), st.Plain
+	case li.State == quorum.StateHeld:
+		return "expired", st.Bad
+	}
+	if ttl := maxPTTL(li) - now.Sub(li.ObservedAt); ttl > 0 {
+		return "ttl " + human.Duration(ttl), st.Muted
+	}
+	return "—", st.Muted
 }
 
 func clampF(f float64) float64 { return min(max(f, 0), 1) }

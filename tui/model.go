@@ -2,11 +2,9 @@ package tui
 
 import (
 	"fmt"
-	"time"
+	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/textinput"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -14,106 +12,21 @@ import (
 	"github.com/redlock/redlock/topology"
 )
 
-type focus int
-
-const (
-	focusLocks focus = iota
-	focusNodes
-)
-
-type mode int
-
-const (
-	modeNormal mode = iota
-	modeFilter
-	modeAcquire
-	modeConfirm
-	modeHelp
-	modeQuitting
-)
-
-type statusKind int
-
-const (
-	statusInfo statusKind = iota
-	statusOK
-	statusWarn
-	statusErr
-)
-
-// status is the status line: the result of the last action or poll error.
-type status struct {
-	kind     statusKind
-	text     string
-	fromPoll bool
-}
-
-// span is the countdown reference of one lock: the longest validity seen for its value.
-type span struct {
-	value string
-	max   time.Duration
-}
-
-// confirmation is a pending force-expire.
-type confirmation struct {
-	name   string
-	holder string
-	seen   map[string]quorum.Seen // what the row showed, per master: all that may be deleted
-	unread map[string]string      // the masters the row could not read, with why: nothing is deleted there
-}
-
-// Model is the console's root model: it routes messages and lays out the panels.
-// Create it with New; run it with tea.NewProgram(m, tea.WithAltScreen()).
+// Model is the console's root model. It holds only the composition: the shared
+// program context, the poller, the panels (header, nodes, locks table, detail
+// pane), the stack of modals, the status line and the locks this console holds;
+// it routes messages to them and lays them out. Create it with New; run it with
+// tea.NewProgram(m, tea.WithAltScreen()).
 type Model struct {
-	opts  Options
-	src   Source
-	lk    Locker
-	keys  keyMap
-	st    Styles
-	help  help.Model
-	now   time.Time
-	width int
-
-	height int
-
-	snap     Snapshot
-	polled   bool
-	pollID   int
-	pollAt   time.Time
-	nextPoll time.Time
-	inflight bool
-	dropped  int // stale poll answers dropped (tests read it)
-	pollErr  string
-
-	held map[string]heldLock
-	span map[string]span
-
-	focus   focus
-	mode    mode
-	nodeCur int
-	lockSel string // the selected lock's name, kept across polls
-	locks   []quorum.LockInfo
-
-	filter  textinput.Model
-	prompt  acquirePrompt
-	confirm confirmation
-	status  status
-
+	ctx    *programContext
+	poll   poller
 	header headerBar
 	nodes  nodesPanel
-	table  locksPanel
+	table  locksTable
 	detail detailPane
-
-	manualTick bool // tests drive ticks themselves
-
-	nav      navKeys
-	visible  visibleCache
-	snapGen  int // incremented by every applied snapshot
-	sortBy   sortKey
-	sortDesc bool
-	view     view
-	history  []historyEntry       // recent lock events, newest last
-	latHist  map[string][]float64 // each master's recent PING latencies, ms
+	modals []modal // the top one takes the keys
+	status statusLine
+	hold   holdings
 }
 
 // New returns the console over src (observation) and lk (actions; nil with
@@ -123,27 +36,12 @@ func New(src Source, lk Locker, opts Options) *Model {
 	if lk == nil {
 		opts.ReadOnly = true
 	}
-	f := textinput.New()
-	f.Prompt = "/ "
-	f.Placeholder = "name or glob"
-	f.CharLimit = 200
-	f.Cursor.SetMode(cursor.CursorStatic)
 	m := &Model{
-		opts:    opts,
-		src:     src,
-		lk:      lk,
-		keys:    newKeyMap(opts.ReadOnly),
-		st:      DefaultStyles(),
-		help:    help.New(),
-		now:     opts.Now(),
-		held:    map[string]heldLock{},
-		span:    map[string]span{},
-		filter:  f,
-		prompt:  newAcquirePrompt(opts.DefaultTTL),
-		nav:     newNavKeys(),
-		latHist: map[string][]float64{},
+		ctx:   newProgramContext(opts),
+		poll:  newPoller(src, opts.Interval),
+		table: locksTable{focused: true},
+		hold:  newHoldings(lk, opts.ActionTimeout),
 	}
-	m.filter.Placeholder = "name, owner, state or library; glob or text"
 	m.SetSize(80, 24)
 	return m
 }
@@ -154,134 +52,432 @@ func (m *Model) Init() tea.Cmd { return tea.Batch(m.tickCmd(), m.startPoll()) }
 // Holding returns the locks this console still holds (after quitting: those
 // whose release failed or was not attempted). Callers release them on exit.
 func (m *Model) Holding() []Held {
-	out := make([]Held, 0, len(m.held))
-	for _, n := range m.heldNames() {
-		out = append(out, m.held[n].h)
+	out := make([]Held, 0, len(m.hold.held))
+	for _, n := range m.hold.names() {
+		out = append(out, m.hold.held[n].h)
 	}
 	return out
 }
 
 // SetSize lays the panels out for a w x h terminal. Any size works, down to 0x0.
 func (m *Model) SetSize(w, h int) {
-	m.width, m.height = max(w, 0), max(h, 0)
-	m.help.Width = m.width
-	m.header.SetSize(m.width, 1)
-	m.prompt.SetSize(m.width)
-	m.filter.Width = max(m.width-30, 5)
+	m.ctx.width, m.ctx.height = max(w, 0), max(h, 0)
+	m.ctx.help.Width = m.ctx.width
+	m.header.SetSize(m.ctx.width, 1)
+	for _, md := range m.modals {
+		md.SetSize(m.ctx.width, max(m.ctx.height-3, 0))
+	}
 	m.layout()
 }
 
-// layout divides the body between the nodes panel, the locks table and the detail
-// pane: the table keeps at least three lines, then the nodes, then the detail.
+// tableRows is how many lock rows the layout gives the table before any other
+// pane (as many as there are locks, up to 12: what an 80x24 terminal shows).
+const tableRows = 12
+
+// layout divides the body (the lines between the header and the status line)
+// between the nodes panel, the locks table and the detail pane. The table comes
+// first, with a row per lock up to 12; then the nodes in full if they fit, else on one summary
+// line; then the detail if it fits; the table takes the rest. A pane asked for
+// (tab on the nodes, enter or H for the detail) takes room from the table, down
+// to one row.
 func (m *Model) layout() {
-	body := max(m.height-3, 0) // header, status line, help bar
-	if m.mode == modeAcquire || m.mode == modeConfirm {
-		body = max(body-m.prompt.Height(m.mode), 0)
+	body := max(m.ctx.height-3, 0) // header, status line, help bar
+	if md := m.top(); md != nil {
+		if where, n := md.Place(); where == placeBelow {
+			body = max(body-n, 0)
+		}
 	}
 	n := len(m.nodeRows())
-	nodesH := n + 1
-	detailH := n + 5 // title, owner, value, heads, a row per master, recent events
-	tableMin := 3
-	rest := body - tableMin
-	nh := min(nodesH, max(rest, 0))
-	rest -= nh
-	dh := min(detailH, max(rest, 0))
-	if dh < 3 { // a detail pane without rows is noise
-		dh = 0
+	nodesFull, detailFull := n+1, n+5 // detail: title, owner, value, heads, a row per master, recent events
+	table := min(body, 2+clamp(len(m.table.rows()), 1, tableRows)) // title, heads, rows
+	rest := body - table
+	nodes, detail := 0, 0
+	switch {
+	case rest >= nodesFull:
+		nodes = nodesFull
+	case rest >= 1:
+		nodes = 1
 	}
-	m.nodes.SetSize(m.width, nh)
-	m.detail.SetSize(m.width, dh)
-	m.table.SetSize(m.width, max(body-nh-dh, 0))
+	rest -= nodes
+	if rest >= detailFull {
+		detail = detailFull
+	}
+	rest -= detail
+	table += rest
+	// What was asked for takes room from the table, down to its title, heads and one row.
+	spare := func() int { return max(table-3, 0) }
+	if m.nodes.focused && nodes < nodesFull {
+		take := min(nodesFull-nodes, spare())
+		nodes, table = nodes+take, table-take
+	}
+	if m.detail.open && detail == 0 {
+		if !m.nodes.focused && nodes > 1 && spare() < detailFull {
+			table, nodes = table+nodes-1, 1
+		}
+		detail = min(detailFull, spare())
+		table -= detail
+	}
+	if detail < 3 { // a detail pane without rows is noise
+		table, detail = table+detail, 0
+	}
+	m.nodes.SetSize(m.ctx.width, nodes)
+	m.detail.SetSize(m.ctx.width, detail)
+	m.table.SetSize(m.ctx.width, table)
 }
 
-// Update routes one message. It never blocks: I/O runs in the commands it returns.
+// top returns the modal on top of the stack, nil when none is open.
+func (m *Model) top() modal {
+	if len(m.modals) == 0 {
+		return nil
+	}
+	return m.modals[len(m.modals)-1]
+}
+
+// push opens a modal over the console.
+func (m *Model) push(md modal) {
+	md.SetSize(m.ctx.width, max(m.ctx.height-3, 0))
+	m.modals = append(m.modals, md)
+	m.layout()
+}
+
+// Update routes one message, then lays the panels out again (what they hold may
+// have changed). It never blocks: I/O runs in the commands it returns.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	m.layout()
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.SetSize(msg.Width, msg.Height)
-		return m, nil
+		return nil
 	case tickMsg:
-		return m, m.onTick()
+		return m.onTick()
 	case snapshotMsg:
-		m.applySnapshot(msg)
-		m.layout()
-		return m, nil
+		m.onSnapshot(msg)
+		return nil
 	case acquiredMsg:
 		m.onAcquired(msg)
-		return m, m.startPoll()
+		return m.startPoll()
 	case extendedMsg:
 		if msg.err != nil {
-			m.setStatus(statusErr, fmt.Sprintf("extend %s: %v", msg.name, msg.err))
+			m.status.set(statusErr, "extend %s: %s", msg.name, msg.err)
 		} else {
-			m.setStatus(statusOK, fmt.Sprintf("extended %s: valid until %s (%s)", msg.name, msg.until.Format("15:04:05"), short(msg.until.Sub(m.opts.Now()))))
+			m.status.set(statusOK, "extended %s: valid until %s (%s)", msg.name, msg.until.Format("15:04:05"), humanLeft(msg.until, m.ctx.opts.Now()))
 		}
-		return m, m.startPoll()
+		return m.startPoll()
 	case releasedMsg:
-		delete(m.held, msg.name)
+		delete(m.hold.held, msg.name)
+		m.heldChanged()
 		if msg.err != nil {
-			m.setStatus(statusErr, fmt.Sprintf("release %s: %v", msg.name, msg.err))
+			m.status.set(statusErr, "release %s: %s", msg.name, msg.err)
 		} else {
-			m.setStatus(statusOK, "released "+msg.name)
+			m.status.set(statusOK, "released %s", msg.name)
 		}
-		return m, m.startPoll()
+		return m.startPoll()
 	case expiredMsg:
 		m.onExpired(msg)
-		return m, m.startPoll()
+		return m.startPoll()
 	case quitMsg:
 		if len(msg.errs) == 0 {
-			m.held = map[string]heldLock{}
+			m.hold.held = map[string]heldLock{}
 		}
-		return m, tea.Quit
+		return tea.Quit
 	case tea.KeyMsg:
-		return m, m.onKey(msg)
+		return m.onKey(msg)
 	}
-	if m.mode == modeAcquire {
-		return m, m.prompt.Update(msg)
+	if md := m.top(); md != nil {
+		return m.route(md, msg)
 	}
-	if m.mode == modeFilter {
-		var cmd tea.Cmd
-		m.filter, cmd = m.filter.Update(msg)
-		return m, cmd
+	return nil
+}
+
+// route gives a message to the modal on top, closes it when it is done and
+// handles its outcome.
+func (m *Model) route(md modal, msg tea.Msg) tea.Cmd {
+	done, out, cmd := md.Update(m.ctx, msg)
+	if done {
+		m.modals = m.modals[:len(m.modals)-1]
+		m.layout()
 	}
-	return m, nil
+	if out != nil {
+		return tea.Batch(cmd, m.onOutcome(out))
+	}
+	return cmd
+}
+
+// onOutcome acts on what a modal decided.
+func (m *Model) onOutcome(out tea.Msg) tea.Cmd {
+	switch out := out.(type) {
+	case filterMsg:
+		m.table.filter = out.value
+		if out.cleared {
+			m.table.filter = ""
+			m.status.set(statusInfo, "filter cleared")
+		}
+	case acquireMsg:
+		m.status.set(statusInfo, "acquiring %s for %s…", out.name, out.ttl)
+		return m.hold.acquireCmd(out.name, out.ttl)
+	case cancelledMsg:
+		if out.name == "" {
+			m.status.set(statusInfo, "%s cancelled", out.action)
+		} else {
+			m.status.set(statusInfo, "%s of %s cancelled", out.action, out.name)
+		}
+	case forceExpireMsg:
+		m.status.set(statusInfo, "force-expiring %s…", out.c.name)
+		return m.hold.forceExpireCmd(out.c)
+	case quitRequestMsg:
+		return m.quit()
+	}
+	return nil
+}
+
+func (m *Model) tickCmd() tea.Cmd { return m.ctx.frame(m.ctx.opts.Frame) }
+
+// startPoll asks the poller for a new snapshot of the rows on screen.
+func (m *Model) startPoll() tea.Cmd {
+	return m.poll.start(m.ctx.now, m.table.key(), m.table.onScreen())
 }
 
 func (m *Model) onTick() tea.Cmd {
-	m.now = m.opts.Now()
-	for _, n := range m.heldNames() {
-		if !m.now.Before(m.held[n].h.Until()) {
-			delete(m.held, n)
-			m.setStatus(statusWarn, fmt.Sprintf("%s: validity ended; this console no longer holds it", n))
+	m.ctx.now = m.ctx.opts.Now()
+	for _, n := range m.hold.names() {
+		if !m.ctx.now.Before(m.hold.held[n].h.Until()) {
+			delete(m.hold.held, n)
+			m.heldChanged()
+			m.status.set(statusWarn, "%s: validity ended; this console no longer holds it", n)
 		}
 	}
 	cmds := []tea.Cmd{m.tickCmd()}
-	if m.duePoll() {
+	if m.poll.due(m.ctx.now) {
 		cmds = append(cmds, m.startPoll())
 	}
 	return tea.Batch(cmds...)
 }
 
-// quit releases the locks this console holds, then ends the program.
-func (m *Model) quit() tea.Cmd {
-	if len(m.held) == 0 {
-		return tea.Quit
+// onSnapshot applies a poll answer, unless a newer poll was issued.
+func (m *Model) onSnapshot(msg snapshotMsg) {
+	if !m.poll.apply(msg) {
+		return
 	}
-	m.mode = modeQuitting
-	m.setStatus(statusInfo, fmt.Sprintf("releasing %d lock(s) before quitting…", len(m.held)))
-	return m.releaseAllCmd()
+	m.table.setSnapshot(m.poll.snap.Locks, m.poll.gen, msg.prep)
+	if err := m.poll.snap.Err; err != nil {
+		m.status.poll(err)
+	} else {
+		m.status.clearPoll()
+	}
+	m.layout()
 }
 
-func (m *Model) move(d int) {
-	if m.focus == focusNodes {
-		m.nodeCur = clamp(m.nodeCur+d, 0, len(m.nodeRows())-1)
+// heldChanged tells the table which locks this console holds (its owner column
+// and filter depend on it).
+func (m *Model) heldChanged() { m.table.setHeld(m.hold.names()) }
+
+// quit releases the locks this console holds, then ends the program.
+func (m *Model) quit() tea.Cmd {
+	if len(m.hold.held) == 0 {
+		return tea.Quit
+	}
+	m.hold.quitting = true
+	m.modals = nil
+	m.layout()
+	m.status.set(statusInfo, "releasing %d lock(s) before quitting…", len(m.hold.held))
+	return m.hold.releaseAllCmd()
+}
+
+// onKey handles a key press: ctrl+c always quits; a modal takes every other key;
+// then the focused panel's keys, the table's, and the console's own.
+func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
+	k := &m.ctx.keys
+	if m.hold.quitting {
+		return nil
+	}
+	if msg.Type == tea.KeyCtrlC {
+		return m.quit()
+	}
+	if md := m.top(); md != nil {
+		return m.route(md, msg)
+	}
+	if presses := burst(msg); len(presses) > 1 {
+		var cmds []tea.Cmd
+		for _, p := range presses {
+			cmds = append(cmds, m.onKey(p))
+		}
+		return tea.Batch(cmds...)
+	}
+	if action := k.writingKey(msg); action != "" && m.ctx.opts.ReadOnly {
+		m.status.set(statusWarn, "read-only console: %q (%s) is disabled", msg.String(), action)
+		return nil
+	}
+	if m.nodes.Update(msg, k, len(m.nodeRows())) {
+		return nil
+	}
+	if handled, text := m.table.Update(msg, k); handled {
+		if text != "" {
+			m.status.set(statusInfo, "%s", text)
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.push(newHelpModal(m.ctx.width, max(m.ctx.height-3, 0)))
+	case key.Matches(msg, k.Tab):
+		m.nodes.focused = !m.nodes.focused
+		m.table.focused = !m.nodes.focused
+		m.layout()
+	case key.Matches(msg, k.Filter):
+		m.push(newFilterModal(m.table.filter))
+	case key.Matches(msg, k.Acquire):
+		p := newAcquirePrompt(m.ctx.opts.DefaultTTL, m.ctx.opts.MaxTTL)
+		m.push(p)
+		return p.Open("")
+	case key.Matches(msg, k.Extend), key.Matches(msg, k.Release):
+		return m.extendOrRelease(key.Matches(msg, k.Extend))
+	case key.Matches(msg, k.ForceExpire):
+		li := m.table.selected()
+		if li == nil {
+			m.status.set(statusWarn, "no lock selected")
+			return nil
+		}
+		m.push(&confirmModal{c: newConfirmation(li, m.holder(li))})
+	case key.Matches(msg, k.Open):
+		if m.nodes.focused {
+			m.detail.toggle(paneNode)
+		} else {
+			m.detail.toggle(paneLock)
+		}
+		m.layout()
+	case key.Matches(msg, k.History):
+		m.detail.toggle(paneHistory)
+		m.layout()
+	case key.Matches(msg, k.Copy):
+		m.copyToken()
+	case key.Matches(msg, k.Clear):
+		if m.table.filter != "" {
+			m.table.filter = ""
+			m.status.set(statusInfo, "filter cleared")
+		} else {
+			m.detail.close()
+			m.layout()
+		}
+	}
+	return nil
+}
+
+// extendOrRelease extends or releases the selected lock, if this console holds it.
+func (m *Model) extendOrRelease(extend bool) tea.Cmd {
+	li := m.table.selected()
+	if li == nil {
+		m.status.set(statusWarn, "no lock selected")
+		return nil
+	}
+	hl, mine := m.hold.held[li.Name]
+	if !mine {
+		m.status.set(statusWarn, "%s is not held by this console: only its own locks can be extended or released (x force-expires)", li.Name)
+		return nil
+	}
+	if extend {
+		m.status.set(statusInfo, "extending %s…", li.Name)
+		return m.hold.extendCmd(hl)
+	}
+	m.status.set(statusInfo, "releasing %s…", li.Name)
+	return m.hold.releaseCmd(hl)
+}
+
+func (m *Model) onAcquired(msg acquiredMsg) {
+	if msg.err != nil {
+		m.status.set(statusErr, "acquire %s: %s", msg.name, msg.err)
 		return
 	}
-	locks := m.visibleLocks()
-	if len(locks) == 0 {
+	m.hold.held[msg.name] = heldLock{h: msg.held, ttl: msg.ttl}
+	m.heldChanged()
+	m.table.sel = msg.name
+	m.status.set(statusOK, "acquired %s: %s, valid %s", msg.name, votes(msg.held.Votes()), humanLeft(msg.held.Until(), m.ctx.opts.Now()))
+}
+
+// onExpired reports a force-expire: what was deleted where, what was not read,
+// and whether the lock changed hands since it was confirmed.
+func (m *Model) onExpired(msg expiredMsg) {
+	if msg.rep == nil {
+		m.status.set(statusErr, "force-expire %s: %s", msg.name, msg.err)
 		return
 	}
-	i := clamp(m.selIndex(locks)+d, 0, len(locks)-1)
-	m.lockSel = locks[i].Name
+	deleted, changed := 0, 0
+	var failed []string
+	for _, n := range msg.rep.Nodes {
+		switch n.Outcome {
+		case quorum.OutcomeOK:
+			deleted++
+		case quorum.OutcomeForeign:
+			changed++
+		case quorum.OutcomeError:
+			failed = append(failed, fmt.Sprintf("master %s: %s", escape.Text(n.Node), escape.Text(n.Err.Error())))
+		case quorum.OutcomeMissing:
+			if why, ok := msg.unread[n.Node]; ok {
+				failed = append(failed, fmt.Sprintf("master %s: not read, so nothing deleted there (%s)", escape.Text(n.Node), escape.Line(why, 80)))
+			}
+		}
+	}
+	if changed > 0 {
+		who := "nobody"
+		if msg.now != nil {
+			who = fmt.Sprintf("%s (%d/%d masters)", m.holder(msg.now), msg.now.Votes, msg.now.Total)
+		}
+		m.status.set(statusWarn, "force-expire %s: it changed hands since you confirmed; now held by %s. Deleted on %d/%d masters, nothing of the new holder",
+			msg.name, shown(who), deleted, len(msg.rep.Nodes))
+		return
+	}
+	if deleted >= m.ctx.opts.Quorum || msg.err == nil {
+		delete(m.hold.held, msg.name)
+		m.heldChanged()
+	}
+	if len(failed) > 0 {
+		// The key stays on the masters that failed until its TTL ends.
+		m.status.set(statusWarn, "force-expired %s: deleted on %d/%d masters; %s", msg.name, deleted, len(msg.rep.Nodes), shown(strings.Join(failed, "; ")))
+		return
+	}
+	m.status.set(statusOK, "force-expired %s: deleted on %d/%d masters", msg.name, deleted, len(msg.rep.Nodes))
+}
+
+// copyToken copies the token of the selected lock to the terminal's clipboard
+// (OSC 52), only when this console holds it: another owner's token is a secret.
+func (m *Model) copyToken() {
+	li := m.table.selected()
+	switch {
+	case li == nil:
+		m.status.set(statusWarn, "no lock selected")
+	case m.ctx.opts.Copy == nil:
+		m.status.set(statusWarn, "copying is not available in this terminal")
+	default:
+		hl, mine := m.hold.held[li.Name]
+		if !mine {
+			m.status.set(statusWarn, "only the token of a lock this console holds can be copied")
+			return
+		}
+		if err := m.ctx.opts.Copy(hl.h.Token()); err != nil {
+			m.status.set(statusErr, "copy: %s", err)
+			return
+		}
+		m.status.set(statusOK, "copied the token of %s to the clipboard", li.Name)
+	}
+}
+
+// burst splits a key message that carries several runes (keys typed faster than
+// the terminal is read, as over a slow SSH link) into one press per rune.
+func burst(msg tea.KeyMsg) []tea.KeyMsg {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) <= 1 || msg.Paste {
+		return []tea.KeyMsg{msg}
+	}
+	out := make([]tea.KeyMsg, len(msg.Runes))
+	for i, r := range msg.Runes {
+		out[i] = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}
+	}
+	return out
 }
 
 func clamp(v, lo, hi int) int {
@@ -291,31 +487,8 @@ func clamp(v, lo, hi int) int {
 	return min(max(v, lo), hi)
 }
 
-// selIndex is the index of the selected lock in locks (0 when it is gone).
-func (m *Model) selIndex(locks []quorum.LockInfo) int {
-	for i, li := range locks {
-		if li.Name == m.lockSel {
-			return i
-		}
-	}
-	return 0
-}
-
-// selected returns the selected lock, or nil when none is visible.
-func (m *Model) selected() *quorum.LockInfo {
-	locks := m.visibleLocks()
-	if len(locks) == 0 {
-		return nil
-	}
-	i := m.selIndex(locks)
-	return &locks[i]
-}
-
-// holder describes who holds a lock, without its token.
-func (m *Model) holder(li *quorum.LockInfo) string {
-	_, mine := m.held[li.Name]
-	return holderOf(li, mine)
-}
+// holder describes who holds a lock, without its token (escaped).
+func (m *Model) holder(li *quorum.LockInfo) string { return holderOf(li, m.hold.mine(li.Name)) }
 
 // holderOf describes who holds a lock, without its token: "this console" when
 // mine, else the owner metadata (escaped: another user wrote it) or the library.
@@ -334,7 +507,7 @@ func holderOf(li *quorum.LockInfo, mine bool) string {
 		}
 		return escape.Line(s, 60) // written by another user: never raw on screen
 	}
-	if li.Library != "" && li.Library != "unknown" {
+	if known(li.Library) {
 		return escape.Line(li.Library, 30) + " client"
 	}
 	return "unknown owner"
@@ -343,13 +516,14 @@ func holderOf(li *quorum.LockInfo, mine bool) string {
 // nodeRows returns one health row per master: declared masters first, in order,
 // with a placeholder until the first poll answers.
 func (m *Model) nodeRows() []topology.NodeHealth {
-	rows := make([]topology.NodeHealth, 0, len(m.opts.Masters))
+	declared := m.ctx.opts.Masters
+	rows := make([]topology.NodeHealth, 0, len(declared))
 	seen := map[string]bool{}
 	byName := map[string]topology.NodeHealth{}
-	for _, n := range m.snap.Nodes {
+	for _, n := range m.poll.snap.Nodes {
 		byName[n.Master] = n
 	}
-	for _, name := range m.opts.Masters {
+	for _, name := range declared {
 		n, ok := byName[name]
 		if !ok {
 			n = topology.NodeHealth{Master: name}
@@ -357,7 +531,7 @@ func (m *Model) nodeRows() []topology.NodeHealth {
 		rows = append(rows, n)
 		seen[name] = true
 	}
-	for _, n := range m.snap.Nodes {
+	for _, n := range m.poll.snap.Nodes {
 		if !seen[n.Master] {
 			rows = append(rows, n)
 		}

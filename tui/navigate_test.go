@@ -49,15 +49,15 @@ func TestMovementKeys(t *testing.T) {
 		{[]tea.KeyMsg{{Type: tea.KeyCtrlB}}, "job/003"},
 	}
 	for i, tt := range tests {
-		before := m.lockSel
+		before := m.table.sel
 		for _, k := range tt.keys {
 			drive(t, m, k)
 		}
 		if tt.want == "" {
-			assert.Greater(t, m.lockSel, before, "step %d: a page down moves more than one row", i)
+			assert.Greater(t, m.table.sel, before, "step %d: a page down moves more than one row", i)
 			continue
 		}
-		assert.Equal(t, tt.want, m.lockSel, "step %d", i)
+		assert.Equal(t, tt.want, m.table.sel, "step %d", i)
 	}
 }
 
@@ -66,25 +66,25 @@ func TestSortAndFilterEveryColumn(t *testing.T) {
 	manyLocks(src, 10)
 	started(t, m)
 	drive(t, m, keys("V")) // validity ascending: job/000 first
-	assert.Equal(t, "job/000", m.visibleLocks()[0].Name)
+	assert.Equal(t, "job/000", m.table.rows()[0].Name)
 	drive(t, m, keys("V")) // again: descending
-	assert.Equal(t, "job/009", m.visibleLocks()[0].Name)
+	assert.Equal(t, "job/009", m.table.rows()[0].Name)
 	assert.Contains(t, m.View(), "sort: validity↓")
 	drive(t, m, keys("N"))
-	assert.Equal(t, "job/000", m.visibleLocks()[0].Name)
+	assert.Equal(t, "job/000", m.table.rows()[0].Name)
 
 	// The filter matches the owner column too.
 	drive(t, m, keys("/"))
 	drive(t, m, keys("bob"))
 	drive(t, m, enter)
-	assert.Len(t, m.visibleLocks(), 5)
-	for _, li := range m.visibleLocks() {
+	assert.Len(t, m.table.rows(), 5)
+	for _, li := range m.table.rows() {
 		assert.Equal(t, "bob", li.Owner.Label)
 	}
 	// Esc clears an applied filter.
 	drive(t, m, tea.KeyMsg{Type: tea.KeyEsc})
-	assert.Len(t, m.visibleLocks(), 10)
-	assert.Empty(t, m.filter.Value())
+	assert.Len(t, m.table.rows(), 10)
+	assert.Empty(t, m.table.filter)
 }
 
 func TestNodeDetailAndHistory(t *testing.T) {
@@ -120,7 +120,7 @@ func TestNodeDetailAndHistory(t *testing.T) {
 // tickPoll advances the console past its poll interval and runs the poll.
 func tickPoll(t *testing.T, m *Model) {
 	t.Helper()
-	m.nextPoll = time.Time{}
+	m.poll.next = time.Time{}
 	drive(t, m, tickMsg{})
 }
 
@@ -137,7 +137,7 @@ func TestIncompleteListingBanner(t *testing.T) {
 func TestCopyOnlyOwnToken(t *testing.T) {
 	m, src, _, _ := fixture(t, 120, 30, false)
 	var copied []string
-	m.opts.Copy = func(s string) error { copied = append(copied, s); return nil }
+	m.ctx.opts.Copy = func(s string) error { copied = append(copied, s); return nil }
 	started(t, m)
 	drive(t, m, keys("y")) // billing/42 is another owner's
 	assert.Empty(t, copied)
@@ -146,13 +146,13 @@ func TestCopyOnlyOwnToken(t *testing.T) {
 	drive(t, m, keys("a"))
 	drive(t, m, keys("mine"))
 	drive(t, m, enter)
-	require.Contains(t, m.held, "mine")
+	require.Contains(t, m.hold.held, "mine")
 	src.edit(func(s *Snapshot) {
 		s.Locks = append(s.Locks, quorum.LockInfo{Name: "mine", State: quorum.StateHeld, Votes: 5, Quorum: 3, Total: 5, ObservedAt: t0})
 	})
 	tickPoll(t, m)
 	drive(t, m, keys("gj")) // billing/42, mine, reports/daily
-	require.Equal(t, "mine", m.lockSel)
+	require.Equal(t, "mine", m.table.sel)
 	drive(t, m, keys("y"))
 	assert.Equal(t, []string{"rl1.mine"}, copied)
 	assert.NotContains(t, m.View(), "rl1.mine", "the token is never on screen")

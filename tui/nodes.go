@@ -5,17 +5,46 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/topology"
 )
 
-// nodesPanel lists the masters, one row each.
-type nodesPanel struct{ w, h int }
+// nodesPanel lists the masters, one row each, or on one summary line when the
+// terminal is short (the rows open on tab). Its cursor picks the master whose
+// detail enter opens.
+type nodesPanel struct {
+	w, h    int
+	focused bool
+	cur     int
+}
 
-// SetSize sets the panel's width and height (title included).
+// nodesVM is what the panel's view reads: the masters' rows and the time.
+type nodesVM struct {
+	rows     []topology.NodeHealth
+	polled   bool
+	interval time.Duration
+	now      time.Time
+}
+
+// SetSize sets the panel's width and height (title included); a height of 1 is
+// the summary line.
 func (p *nodesPanel) SetSize(w, h int) { p.w, p.h = w, h }
+
+// Update moves the cursor when the panel has the focus; n is the number of rows.
+func (p *nodesPanel) Update(msg tea.KeyMsg, k *keyMap, n int) bool {
+	if !p.focused {
+		return false
+	}
+	d, ok := movement(msg, k, max(p.h-2, 1))
+	if ok {
+		p.cur = clamp(p.cur+d, 0, n-1)
+	}
+	return ok
+}
 
 // nodeState returns the glyph, word and style of a master's state.
 func nodeState(st Styles, n *topology.NodeHealth, now time.Time, polled bool) (string, lipgloss.Style) {
@@ -34,27 +63,29 @@ func nodeState(st Styles, n *topology.NodeHealth, now time.Time, polled bool) (s
 }
 
 // View renders the panel; empty when it has no room.
-func (p *nodesPanel) View(m *Model) string {
+func (p *nodesPanel) View(ctx *programContext, vm nodesVM) string {
 	if p.h <= 0 {
 		return ""
 	}
-	st := m.st
+	st := ctx.st
 	title := "Nodes"
-	if m.focus == focusNodes {
+	if p.focused {
 		title = "▸ Nodes"
 	}
-	lines := []string{st.Title.Render(title) + st.Muted.Render(fmt.Sprintf("  every %s", short(m.opts.Interval)))}
-	rows := m.nodeRows()
+	if p.h == 1 && len(vm.rows) > 0 {
+		return p.summary(st, title, vm)
+	}
+	lines := []string{st.Title.Render(title) + st.Muted.Render(fmt.Sprintf("  every %s", human.Duration(vm.interval)))}
 	wide := p.w >= 110
 	nameW := 4
-	for i := range rows {
-		nameW = max(nameW, min(len(rows[i].Master), 16))
+	for i := range vm.rows {
+		nameW = max(nameW, min(len(vm.rows[i].Master), 16))
 	}
-	for i := range rows {
-		n := &rows[i]
-		word, sty := nodeState(st, n, m.now, m.polled)
-		isSel := i == m.nodeCur
-		sel := isSel && m.focus == focusNodes
+	for i := range vm.rows {
+		n := &vm.rows[i]
+		word, sty := nodeState(st, n, vm.now, vm.polled)
+		isSel := i == p.cur
+		sel := isSel && p.focused
 		cells := []string{cell(sty, fit(word, 13), sel), fit(escape.Text(n.Master), nameW)}
 		if wide {
 			cells = append(cells, fit(escape.Text(n.Address), 22))
@@ -67,7 +98,7 @@ func (p *nodesPanel) View(m *Model) string {
 			if wide {
 				cells = append(cells, fit(orUnknown(escape.Text(n.Version)), 8))
 			}
-			up, usty := uptime(st, n, m.now)
+			up, usty := uptime(st, n, vm.now)
 			cells = append(cells, cell(usty, fit(up, 16), sel), fit(offset(n), 12))
 			risk, rsty := persistence(st, n)
 			cells = append(cells, cell(rsty, risk, sel))
@@ -80,9 +111,30 @@ func (p *nodesPanel) View(m *Model) string {
 			cells = append(cells, cell(st.Bad, escape.Text(n.Error), sel))
 		}
 		row := strings.Join(cells, " ")
-		lines = append(lines, cursorRow(st, row, p.w, isSel, m.focus == focusNodes))
+		lines = append(lines, cursorRow(st, row, p.w, isSel, p.focused))
 	}
 	return strings.Join(clip(lines, p.w, p.h), "\n")
+}
+
+// summary is the panel on one line: how many masters are up, then each master
+// by glyph and name; tab opens the rows.
+func (p *nodesPanel) summary(st Styles, title string, vm nodesVM) string {
+	up := 0
+	var marks []string
+	for i := range vm.rows {
+		n := &vm.rows[i]
+		word, sty := nodeState(st, n, vm.now, vm.polled)
+		if vm.polled && n.Healthy(vm.now) {
+			up++
+		}
+		glyph, _, _ := strings.Cut(word, " ")
+		marks = append(marks, sty.Render(glyph)+" "+escape.Line(n.Master, 16))
+	}
+	count := fmt.Sprintf("  %d/%d up  ", up, len(vm.rows))
+	if !vm.polled {
+		count = fmt.Sprintf("  ?/%d up  ", len(vm.rows))
+	}
+	return cut(st.Title.Render(title)+st.Muted.Render(count)+strings.Join(marks, "  ")+st.Muted.Render("  (tab: rows)"), p.w)
 }
 
 // cell styles text unless the row is selected (the selection style then covers it).
@@ -114,12 +166,12 @@ func orUnknown(s string) string {
 
 func uptime(st Styles, n *topology.NodeHealth, now time.Time) (string, lipgloss.Style) {
 	if now.Before(n.QuarantineUntil) {
-		return "quarantine " + short(n.QuarantineUntil.Sub(now)), st.Warn
+		return "quarantine " + human.Duration(n.QuarantineUntil.Sub(now)), st.Warn
 	}
 	if n.Uptime <= 0 && n.RunID == "" {
 		return "uptime ?", st.Muted
 	}
-	return "up " + short(n.Uptime), lipgloss.NewStyle()
+	return "up " + human.Duration(n.Uptime), st.Plain
 }
 
 func offset(n *topology.NodeHealth) string {
@@ -142,8 +194,10 @@ func persistence(st Styles, n *topology.NodeHealth) (string, lipgloss.Style) {
 	if len(n.Config) == 0 {
 		return "persist ?", st.Muted
 	}
-	var s string
-	sty := lipgloss.NewStyle()
+	var (
+		s   string
+		sty lipgloss.Style
+	)
 	switch aof, fsync := n.Config["appendonly"], n.Config["appendfsync"]; {
 	case aof == "yes" && fsync == "always":
 		s = "aof always"

@@ -2,11 +2,17 @@ package tui
 
 import (
 	"slices"
-	"strings"
+	"time"
 
 	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
 )
+
+// span is the countdown reference of one lock: the longest validity seen for its value.
+type span struct {
+	value string
+	max   time.Duration
+}
 
 // prepBase is what a poll's command needs from the model to prepare the answer:
 // the previous snapshot's locks and spans (immutable once applied), whether this
@@ -27,9 +33,10 @@ type prepared struct {
 	rows   []quorum.LockInfo // filterSort(snap.Locks, key)
 }
 
-// prepare sorts the answer's locks by name, carries the countdown spans over,
-// takes the source's events (or, from a source that reports none, the
-// differences with the previous snapshot), and computes the rows for b.key.
+// prepare sorts the answer's locks by name (naturally: item-2 before item-10),
+// carries the countdown spans over, takes the source's events (or, from a source
+// that reports none, the differences with the previous snapshot), and computes
+// the rows for b.key.
 func (b prepBase) prepare(snap Snapshot) *prepared {
 	if !slices.IsSortedFunc(snap.Locks, byName) {
 		snap.Locks = slices.Clone(snap.Locks)
@@ -49,11 +56,29 @@ func (b prepBase) prepare(snap Snapshot) *prepared {
 	}
 	held := b.key.heldSet()
 	for _, ev := range evs {
-		li := quorum.LockInfo{Name: ev.Name, Owner: ev.Owner, Library: ev.Library}
-		p.events = append(p.events, historyEntry{at: ev.At, kind: ev.Kind, name: ev.Name, who: holderOf(&li, held[ev.Name])})
+		p.events = append(p.events, historyEntry{at: ev.At, kind: ev.Kind, name: ev.Name, who: b.who(ev, snap.Locks, held[ev.Name])})
 	}
 	p.rows = filterSort(snap.Locks, b.key)
 	return p
 }
 
-func byName(a, b quorum.LockInfo) int { return strings.Compare(a.Name, b.Name) }
+// who names the holder of an event's lock as the table shows it: from the event's
+// value, else (a release or an expiry carries none) from the row the console
+// showed for that name, in this answer or the previous one.
+func (b prepBase) who(ev events.Event, now []quorum.LockInfo, mine bool) string {
+	li := quorum.LockInfo{Name: ev.Name, Owner: ev.Owner, Library: ev.Library}
+	if mine || li.Owner != nil || known(li.Library) {
+		return holderOf(&li, mine)
+	}
+	for _, locks := range [][]quorum.LockInfo{b.locks, now} {
+		if i, ok := slices.BinarySearchFunc(locks, ev.Name, func(li quorum.LockInfo, n string) int { return naturalCompare(li.Name, n) }); ok {
+			return holderOf(&locks[i], false)
+		}
+	}
+	return holderOf(&li, false)
+}
+
+// known reports whether a library guess names a library.
+func known(lib string) bool { return lib != "" && lib != "unknown" }
+
+func byName(a, b quorum.LockInfo) int { return naturalCompare(a.Name, b.Name) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -14,17 +15,17 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-// acquirePrompt asks for a lock name and a TTL; the confirmation of `x` shares its
-// place on screen.
+// acquirePrompt asks for a lock name and a TTL.
 type acquirePrompt struct {
 	name, ttl  textinput.Model
 	field      int // 0 name, 1 ttl
 	defaultTTL time.Duration
+	maxTTL     time.Duration
 	err        string
 	w          int
 }
 
-func newAcquirePrompt(defTTL time.Duration) acquirePrompt {
+func newAcquirePrompt(defTTL, maxTTL time.Duration) *acquirePrompt {
 	n := textinput.New()
 	n.Prompt = "name: "
 	n.Placeholder = "billing/42"
@@ -35,23 +36,18 @@ func newAcquirePrompt(defTTL time.Duration) acquirePrompt {
 	// A static cursor: no blink timer, so the screen changes only when something does.
 	n.Cursor.SetMode(cursor.CursorStatic)
 	t.Cursor.SetMode(cursor.CursorStatic)
-	return acquirePrompt{name: n, ttl: t, defaultTTL: defTTL}
+	return &acquirePrompt{name: n, ttl: t, defaultTTL: defTTL, maxTTL: maxTTL}
 }
 
 // SetSize sets the prompt's width.
-func (p *acquirePrompt) SetSize(w int) {
+func (p *acquirePrompt) SetSize(w, _ int) {
 	p.w = w
 	p.name.Width = clamp(w-30, 10, 60)
 	p.ttl.Width = 10
 }
 
-// Height is the number of lines the prompt or confirmation takes in mode md.
-func (p *acquirePrompt) Height(md mode) int {
-	if md == modeConfirm {
-		return 2
-	}
-	return 3
-}
+// Place: the prompt takes three lines below the panels.
+func (p *acquirePrompt) Place() (place, int) { return placeBelow, 3 }
 
 // Open resets the prompt, proposing name and the default TTL, and focuses the name.
 func (p *acquirePrompt) Open(name string) tea.Cmd {
@@ -65,18 +61,28 @@ func (p *acquirePrompt) Open(name string) tea.Cmd {
 	return p.name.Focus()
 }
 
-// Update moves between the fields (tab, shift+tab, up, down) and edits the focused one.
-func (p *acquirePrompt) Update(msg tea.Msg) tea.Cmd {
+// Update submits (a valid name and TTL), cancels, moves between the fields, or
+// edits the focused one.
+func (p *acquirePrompt) Update(ctx *programContext, msg tea.Msg) (bool, tea.Msg, tea.Cmd) {
 	if k, ok := msg.(tea.KeyMsg); ok {
-		switch k.String() {
-		case "tab", "shift+tab", "up", "down":
+		switch {
+		case key.Matches(k, ctx.keys.Cancel):
+			return true, cancelledMsg{action: "acquire"}, nil
+		case key.Matches(k, ctx.keys.Submit):
+			name, ttl, err := p.Values()
+			if err != nil {
+				p.err = err.Error()
+				return false, nil, nil
+			}
+			return true, acquireMsg{name: name, ttl: ttl}, nil
+		case key.Matches(k, ctx.keys.NextField):
 			p.field = 1 - p.field
 			if p.field == 0 {
 				p.ttl.Blur()
-				return p.name.Focus()
+				return false, nil, p.name.Focus()
 			}
 			p.name.Blur()
-			return p.ttl.Focus()
+			return false, nil, p.ttl.Focus()
 		}
 		p.err = ""
 	}
@@ -86,12 +92,12 @@ func (p *acquirePrompt) Update(msg tea.Msg) tea.Cmd {
 	} else {
 		p.ttl, cmd = p.ttl.Update(msg)
 	}
-	return cmd
+	return false, nil, cmd
 }
 
 // Values validates the fields: a name that quorum.ValidateName accepts and a
-// TTL that parses, is at least 1ms and at most maxTTL (when maxTTL > 0).
-func (p *acquirePrompt) Values(maxTTL time.Duration) (string, time.Duration, error) {
+// TTL that parses, is at least 1ms and at most the cluster's max_ttl (when set).
+func (p *acquirePrompt) Values() (string, time.Duration, error) {
 	name := strings.TrimSpace(p.name.Value())
 	if name == "" {
 		return "", 0, errors.New("name: enter a lock name")
@@ -107,24 +113,19 @@ func (p *acquirePrompt) Values(maxTTL time.Duration) (string, time.Duration, err
 	if ttl < time.Millisecond {
 		return "", 0, fmt.Errorf("ttl: %s must be at least 1ms", ttl)
 	}
-	if maxTTL > 0 && ttl > maxTTL {
-		return "", 0, fmt.Errorf("ttl: %s is above the cluster's max_ttl %s", ttl, maxTTL)
+	if p.maxTTL > 0 && ttl > p.maxTTL {
+		return "", 0, fmt.Errorf("ttl: %s is above the cluster's max_ttl %s", ttl, p.maxTTL)
 	}
 	return name, ttl, nil
 }
 
-// View renders the acquire prompt or the force-expire confirmation.
-func (p *acquirePrompt) View(m *Model) string {
-	st := m.st
-	if m.mode == modeConfirm {
-		c := m.confirm
-		how := "deletes only what is shown, where it is still there"
-		return st.Prompt.Render(fmt.Sprintf("Force-expire %s held by %s?", escape.Line(c.name, 60), c.holder)) + " " + st.Bad.Render("y") + "/" + st.Good.Render("n") + "\n" +
-			st.Muted.Render("  this breaks the holder's mutual exclusion; "+how)
-	}
+// View renders the prompt. Its error may quote what was typed (as %q does: no raw
+// control character); it is escaped again all the same.
+func (p *acquirePrompt) View(ctx *programContext) string {
+	st := ctx.st
 	errLine := st.Muted.Render("  enter acquire · tab next field · esc cancel")
 	if p.err != "" {
-		errLine = st.Bad.Render("  ✖ " + p.err)
+		errLine = st.Bad.Render("  ✖ " + escape.Text(p.err))
 	}
 	return st.Prompt.Render("Acquire") + "  " + p.name.View() + "\n" +
 		"         " + p.ttl.View() + "\n" + errLine

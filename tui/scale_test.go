@@ -1,15 +1,17 @@
 package tui
 
 import (
+	"context"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // scaled returns a console over 100,000 live locks, polled once.
 func scaled(b *testing.B) (*Model, *fakeSource) {
 	m, src, _, _ := fixture(&testing.T{}, 160, 50, false)
 	manyLocks(src, 100000)
-	m.pollID++
-	m.applySnapshot(snapshotMsg{id: m.pollID, snap: src.Poll(nil, nil)})
+	applyNow(m, src.Poll(context.Background(), nil))
 	return m, src
 }
 
@@ -41,17 +43,16 @@ func BenchmarkFrame100k(b *testing.B) {
 func BenchmarkApplySnapshot100k(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		keys string
-	}{{"by-name", ""}, {"by-validity", "V"}, {"filter-owner", "/bob\r"}} {
+		keys []tea.KeyMsg
+	}{{"by-name", nil}, {"by-validity", []tea.KeyMsg{keys("V")}}, {"filter-owner", []tea.KeyMsg{keys("/"), keys("b"), keys("o"), keys("b"), enter}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			m, src := scaled(b)
-			for _, r := range tc.keys {
-				m.onKey(keys(string(r)))
+			for _, k := range tc.keys {
+				m.onKey(k)
 			}
 			_ = m.View()
 			msgs := make([]snapshotMsg, 0, 64)
 			for range 64 {
-				m.pollID++
 				msgs = append(msgs, m.startPoll()().(snapshotMsg))
 			}
 			_ = src
@@ -59,8 +60,8 @@ func BenchmarkApplySnapshot100k(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				msg := msgs[i%len(msgs)]
-				m.pollID = msg.id
-				m.applySnapshot(msg)
+				m.poll.id = msg.id
+				m.onSnapshot(msg)
 				_ = m.View()
 				i++
 			}
@@ -77,8 +78,8 @@ func BenchmarkPrepare100k(b *testing.B) {
 	}{{"source-events", EventsKeyspace}, {"diff", ""}} {
 		b.Run(tc.name, func(b *testing.B) {
 			m, src := scaled(b)
-			base := prepBase{locks: m.snap.Locks, spans: m.span, key: m.listKey()}
-			snap := src.Poll(nil, nil)
+			base := m.poll.base(m.table.key())
+			snap := src.Poll(context.Background(), nil)
 			snap.EventSource = tc.from
 			b.ResetTimer()
 			for b.Loop() {

@@ -2,7 +2,7 @@ package tui
 
 import "github.com/charmbracelet/lipgloss"
 
-// Styles holds the console's styles by role. Colours adapt to dark and light
+// Styles holds the console's styles by role: the one place a colour is chosen. Colours adapt to dark and light
 // terminals; every coloured thing also carries a glyph or a word, so the screen
 // still reads under NO_COLOR (lipgloss then drops the colours).
 type Styles struct {
@@ -17,6 +17,7 @@ type Styles struct {
 	BarFull  lipgloss.Style
 	BarEmpty lipgloss.Style
 	Prompt   lipgloss.Style // prompts and confirmations
+	Plain    lipgloss.Style // text without a role
 }
 
 // DefaultStyles returns the console's styles.
@@ -44,5 +45,6 @@ func DefaultStyles() Styles {
 		BarFull:  lipgloss.NewStyle().Foreground(good),
 		BarEmpty: lipgloss.NewStyle().Foreground(muted),
 		Prompt:   lipgloss.NewStyle().Foreground(accent).Bold(true),
+		Plain:    lipgloss.NewStyle(),
 	}
 }

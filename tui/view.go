@@ -3,36 +3,67 @@ package tui
 import (
 	"strings"
 
-	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/topology"
 )
 
-// View draws the screen: header, nodes, locks, detail, prompt, status and help.
+// View draws the screen: header, then the panels (or a modal that takes the
+// body), a modal below them, the status line, and the help bar (or the filter).
 func (m *Model) View() string {
-	if m.width == 0 || m.height == 0 {
+	ctx := m.ctx
+	if ctx.width == 0 || ctx.height == 0 {
 		return ""
 	}
-	lines := []string{m.header.View(m)}
-	if m.mode == modeHelp {
-		body := strings.Split(m.fullHelp(), "\n")
-		for len(body) < m.height-3 {
-			body = append(body, "")
-		}
-		lines = append(lines, clip(body, m.width, max(m.height-3, 0))...)
+	rows := m.nodeRows()
+	lines := []string{m.header.View(ctx, rows, m.poll.polled)}
+	md := m.top()
+	where := placeBelow
+	if md != nil {
+		where, _ = md.Place()
+	}
+	if md != nil && where == placeBody {
+		lines = appendNonEmpty(lines, md.View(ctx))
 	} else {
-		lines = appendNonEmpty(lines, m.nodes.View(m))
-		lines = appendNonEmpty(lines, m.table.View(m))
-		lines = appendNonEmpty(lines, m.detail.View(m))
-		if m.mode == modeAcquire || m.mode == modeConfirm {
-			lines = appendNonEmpty(lines, m.prompt.View(m))
+		lines = appendNonEmpty(lines, m.nodes.View(ctx, nodesVM{rows: rows, polled: m.poll.polled, interval: ctx.opts.Interval, now: ctx.now}))
+		lines = appendNonEmpty(lines, m.table.View(ctx, m.tableVM()))
+		lines = appendNonEmpty(lines, m.detail.View(ctx, m.detailVM(rows)))
+		if md != nil && where == placeBelow {
+			lines = appendNonEmpty(lines, md.View(ctx))
 		}
 	}
-	lines = append(lines, m.statusView())
-	if m.mode == modeFilter {
-		lines = append(lines, m.filter.View()+m.st.Muted.Render("  enter keep · esc clear"))
+	filtering := md != nil && where == placeBar
+	lines = append(lines, m.status.View(ctx, m.table.filter, filtering))
+	if filtering {
+		lines = append(lines, md.View(ctx))
 	} else {
-		lines = append(lines, m.help.ShortHelpView(m.keys.ShortHelp()))
+		lines = append(lines, shortHelp(ctx))
 	}
-	return strings.Join(clip(lines, m.width, m.height), "\n")
+	return strings.Join(clip(lines, ctx.width, ctx.height), "\n")
+}
+
+// tableVM is the table's narrow view of the model.
+func (m *Model) tableVM() tableVM {
+	return tableVM{
+		now: m.ctx.now, polled: m.poll.polled, total: len(m.poll.snap.Locks), heldHere: len(m.hold.held),
+		mine: m.hold.mine, spans: m.poll.spans, snap: &m.poll.snap, quorum: m.ctx.opts.Quorum,
+	}
+}
+
+// detailVM is the detail pane's narrow view of the model.
+func (m *Model) detailVM(rows []topology.NodeHealth) detailVM {
+	vm := detailVM{now: m.ctx.now, polled: m.poll.polled, history: m.poll.history, source: m.poll.snap.EventSource}
+	if li := m.table.selected(); li != nil {
+		vm.lock, vm.holder = li, m.holder(li)
+	}
+	if len(rows) > 0 {
+		n := rows[clamp(m.nodes.cur, 0, len(rows)-1)]
+		vm.node, vm.latency = &n, m.poll.latHist[n.Master]
+	}
+	return vm
+}
+
+// shortHelp is the help bar.
+func shortHelp(ctx *programContext) string {
+	return ctx.help.ShortHelpView(ctx.keys.ShortHelp())
 }
 
 func appendNonEmpty(lines []string, block string) []string {
@@ -41,38 +72,3 @@ func appendNonEmpty(lines []string, block string) []string {
 	}
 	return append(lines, strings.Split(block, "\n")...)
 }
-
-func (m *Model) fullHelp() string {
-	var b strings.Builder
-	b.WriteString(m.st.Title.Render("Keys") + "\n\n")
-	b.WriteString(m.help.FullHelpView(m.keys.FullHelp()) + "\n\n")
-	b.WriteString(m.st.Muted.Render("Locks: ● held on a majority · ◐ partial (fewer than a quorum) · ◆ contested · ○ orphaned") + "\n")
-	b.WriteString(m.st.Muted.Render("Nodes: ● up · ◐ quarantined (restarted, may not vote yet) · ▲ degraded · ✖ down") + "\n")
-	if m.opts.ReadOnly {
-		b.WriteString(m.st.Warn.Render("read-only: acquire, extend, release and force-expire are disabled") + "\n")
-	}
-	b.WriteString("\n" + m.st.Muted.Render("press any key to return"))
-	return b.String()
-}
-
-func (m *Model) statusView() string {
-	s := m.status
-	switch {
-	case s.text == "" && m.filter.Value() != "" && m.mode != modeFilter:
-		return m.st.Muted.Render("filter: " + m.filter.Value() + " (/ to change, esc in filter to clear)")
-	case s.text == "":
-		return ""
-	}
-	switch s.kind {
-	case statusOK:
-		return m.st.Good.Render("✔ " + s.text)
-	case statusWarn:
-		return m.st.Warn.Render("! " + s.text)
-	case statusErr:
-		return m.st.Bad.Render("✖ " + s.text)
-	}
-	return m.st.Muted.Render("· " + s.text)
-}
-
-// safeName is a lock name as the screen may show it: escaped and cut.
-func (m *Model) safeName(name string) string { return escape.Line(name, 60) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -195,7 +196,7 @@ func validityText(li *quorum.LockInfo) string {
 	case li.Validity == quorum.NoExpiry:
 		return "no ttl"
 	case li.Validity > 0:
-		return li.Validity.Round(time.Millisecond).String()
+		return human.Duration(li.Validity)
 	}
 	return "-"
 }
@@ -217,7 +218,7 @@ func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
 			default:
 				pttl := "no ttl"
 				if mv.PTTL >= 0 {
-					pttl = mv.PTTL.Round(time.Millisecond).String()
+					pttl = human.Duration(mv.PTTL)
 				}
 				val := escape.Line(quorum.Redact(mv.Value), 60)
 				if mv.Type != "string" {

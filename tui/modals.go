@@ -1,0 +1,193 @@
+package tui
+
+import (
+	"time"
+
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/quorum"
+)
+
+// place is where a modal is drawn.
+type place int
+
+const (
+	placeBar   place = iota // instead of the help bar (the filter)
+	placeBelow              // between the panels and the status line (prompts)
+	placeBody               // instead of the panels (the help screen)
+)
+
+// modal is a layer over the panels that takes every key while it is on top of the
+// console's stack: the filter, the acquire prompt, the force-expire confirmation
+// and the help screen.
+type modal interface {
+	// Update handles a message. done closes the modal; out, when not nil, is its
+	// outcome (a *Msg of this file), which the root model handles at once.
+	Update(ctx *programContext, msg tea.Msg) (done bool, out tea.Msg, cmd tea.Cmd)
+	View(ctx *programContext) string
+	SetSize(w, h int)
+	// Place is where the modal is drawn, and lines how many lines it takes there.
+	Place() (where place, lines int)
+}
+
+// Outcomes of the modals.
+type (
+	// filterMsg: the filter's text changed (live, at every key) or was cleared.
+	filterMsg struct {
+		value   string
+		cleared bool
+	}
+	// acquireMsg: the prompt was submitted with a valid name and TTL.
+	acquireMsg struct {
+		name string
+		ttl  time.Duration
+	}
+	// cancelledMsg: a prompt or confirmation of action was cancelled; name is the
+	// lock concerned, if any.
+	cancelledMsg struct{ action, name string }
+	// forceExpireMsg: the force-expire was confirmed.
+	forceExpireMsg struct{ c confirmation }
+	// quitRequestMsg: q on the help screen.
+	quitRequestMsg struct{}
+)
+
+// filterModal edits the table's filter; the table follows every key.
+type filterModal struct{ in textinput.Model }
+
+func newFilterModal(value string) *filterModal {
+	f := textinput.New()
+	f.Prompt = "/ "
+	f.Placeholder = "name, owner, state or library: text, or a glob with * ? ["
+	f.CharLimit = 200
+	f.Cursor.SetMode(cursor.CursorStatic)
+	f.SetValue(value)
+	f.CursorEnd()
+	f.Focus()
+	return &filterModal{in: f}
+}
+
+func (f *filterModal) Update(ctx *programContext, msg tea.Msg) (bool, tea.Msg, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(k, ctx.keys.Submit):
+			return true, nil, nil
+		case key.Matches(k, ctx.keys.Cancel):
+			return true, filterMsg{cleared: true}, nil
+		}
+	}
+	before := f.in.Value()
+	var cmd tea.Cmd
+	f.in, cmd = f.in.Update(msg)
+	if v := f.in.Value(); v != before {
+		return false, filterMsg{value: v}, cmd
+	}
+	return false, nil, cmd
+}
+
+func (f *filterModal) View(ctx *programContext) string {
+	return f.in.View() + ctx.st.Muted.Render("  enter keep · esc clear")
+}
+
+func (f *filterModal) SetSize(w, _ int) { f.in.Width = max(w-30, 5) }
+
+func (f *filterModal) Place() (place, int) { return placeBar, 1 }
+
+// helpModal is the `?` screen: every key, the states' glyphs and the filter rule;
+// any key closes it.
+type helpModal struct{ w, h int }
+
+func newHelpModal(w, h int) *helpModal { return &helpModal{w: w, h: h} }
+
+func (m *helpModal) Update(ctx *programContext, msg tea.Msg) (bool, tea.Msg, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil, nil
+	}
+	if key.Matches(k, ctx.keys.Quit) {
+		return true, quitRequestMsg{}, nil
+	}
+	return true, nil, nil
+}
+
+func (m *helpModal) SetSize(w, h int) { m.w, m.h = w, h }
+
+func (m *helpModal) Place() (place, int) { return placeBody, m.h }
+
+// filterRule is the filter's rule as the help screen says it.
+const filterRule = "Filter: text matches anywhere, ignoring case; with * ? [ it is a glob (* spans /), also matched anywhere"
+
+func (m *helpModal) View(ctx *programContext) string {
+	st := ctx.st
+	var b strings.Builder
+	b.WriteString(st.Title.Render("Keys") + "\n\n")
+	b.WriteString(ctx.help.FullHelpView(ctx.keys.FullHelp()) + "\n\n")
+	b.WriteString(st.Muted.Render("Locks: ● held on a majority · ◐ partial (fewer than a quorum) · ◆ contested · ○ orphaned (validity gone)") + "\n")
+	b.WriteString(st.Muted.Render("Nodes: ● up · ◐ quarantined (restarted, may not vote yet) · ▲ degraded · ✖ down") + "\n")
+	b.WriteString(st.Muted.Render(filterRule) + "\n")
+	if ctx.opts.ReadOnly {
+		b.WriteString(st.Warn.Render("read-only: acquire, extend, release and force-expire are disabled") + "\n")
+	}
+	b.WriteString("\n" + st.Muted.Render("press any key to return"))
+	body := strings.Split(b.String(), "\n")
+	for len(body) < m.h {
+		body = append(body, "")
+	}
+	return strings.Join(clip(body, m.w, m.h), "\n")
+}
+
+// confirmation is a pending force-expire.
+type confirmation struct {
+	name   string
+	holder string                 // escaped
+	seen   map[string]quorum.Seen // what the row showed, per master: all that may be deleted
+	unread map[string]string      // the masters the row could not read, with why: nothing is deleted there
+}
+
+// newConfirmation is the force-expire of li as the row shows it, held by holder.
+func newConfirmation(li *quorum.LockInfo, holder string) confirmation {
+	c := confirmation{name: li.Name, holder: holder, seen: map[string]quorum.Seen{}, unread: map[string]string{}}
+	for _, mv := range li.Masters {
+		switch {
+		case mv.Err != nil:
+			c.unread[mv.Master] = mv.Err.Error()
+		case mv.Present:
+			c.seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+		}
+	}
+	return c
+}
+
+// confirmModal asks y/n before a force-expire.
+type confirmModal struct{ c confirmation }
+
+func (m *confirmModal) Update(ctx *programContext, msg tea.Msg) (bool, tea.Msg, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return false, nil, nil
+	}
+	switch {
+	case key.Matches(k, ctx.keys.Confirm):
+		return true, forceExpireMsg{c: m.c}, nil
+	case key.Matches(k, ctx.keys.Deny):
+		return true, cancelledMsg{action: "force-expire", name: m.c.name}, nil
+	}
+	return false, nil, nil
+}
+
+func (m *confirmModal) View(ctx *programContext) string {
+	st := ctx.st
+	how := "deletes only what is shown, where it is still there"
+	return st.Prompt.Render(fmt.Sprintf("Force-expire %s held by %s?", escape.Line(m.c.name, 60), m.c.holder)) + " " + st.Bad.Render("y") + "/" + st.Good.Render("n") + "\n" +
+		st.Muted.Render("  this breaks the holder's mutual exclusion; "+how)
+}
+
+func (m *confirmModal) SetSize(int, int) {}
+
+func (m *confirmModal) Place() (place, int) { return placeBelow, 2 }
