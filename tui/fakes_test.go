@@ -65,6 +65,7 @@ type fakeLocker struct {
 	expires    [][2]string // name, token
 	expireDown string      // a master that fails force-expire
 	changed    bool        // force-expire finds every value changed
+	expireErr  error       // force-expire fails before any master answers
 	seens      []map[string]quorum.Seen
 	held       []*fakeHeld
 }
@@ -94,6 +95,9 @@ func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string
 	}
 	l.expires = append(l.expires, [2]string{name, first})
 	l.seens = append(l.seens, seen)
+	if l.expireErr != nil {
+		return nil, l.expireErr
+	}
 	r := report(5, 3)
 	if l.changed {
 		// The lock changed hands since it was shown: nothing matches.

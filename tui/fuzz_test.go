@@ -13,10 +13,10 @@ import (
 
 // FuzzViews sends arbitrary strings, as another user or a master could write them,
 // through every view of the console (lock list, detail, nodes, status line, the
-// force-expire confirmation) and checks that no control byte reaches the screen
+// force-expire confirmation and every status line it leads to) and checks that no control byte reaches the screen
 // (no C0 but newline, no DEL, no C1) and that no row breaks the layout.
 func FuzzViews(f *testing.F) {
-	for _, s := range []string{"plain", "x\x1b[2J\x1b[31mPWNED", "\x9b31m", "tab\there\nnewline", "\u202eevil", "日本語の名前", "\xff\xfe", strings.Repeat("w", 500)} {
+	for _, s := range []string{"plain", "x\x1b]0;owned\x07", "x\x1b[2J\x1b[31mPWNED", "\x9b31m", "tab\there\nnewline", "\u202eevil", "日本語の名前", "\xff\xfe", strings.Repeat("w", 500)} {
 		f.Add(s, s, s)
 	}
 	f.Fuzz(func(t *testing.T, name, owner, other string) {
@@ -59,12 +59,22 @@ func FuzzViews(f *testing.F) {
 			}
 		}
 		check("list")
+		m.table.sel = name // the hostile row, wherever the order puts it
 		drive(t, m, enter)
 		check("detail")
 		drive(t, m, keys("x"))
 		check("confirm")
+		drive(t, m, keys("n"))
+		check("status line: force-expire cancelled")
+		drive(t, m, keys("x"))
 		drive(t, m, keys("y"))
-		check("after force-expire")
+		check("status line: force-expire of a lock that changed hands")
+		lk.changed, lk.expireErr = false, errors.New(other)
+		drive(t, m, keys("x"))
+		drive(t, m, keys("y"))
+		check("status line: force-expire error")
+		drive(t, m, keys("e"))
+		check("status line: not held by this console")
 		drive(t, m, tab)
 		check("nodes")
 		m.ctx.now = t0.Add(time.Second)

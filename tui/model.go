@@ -111,7 +111,7 @@ func (m *Model) layout() {
 		nodes, table = nodes+take, table-take
 	}
 	if m.detail.open && detail == 0 {
-		if !m.nodes.focused && nodes > 1 && spare() < detailFull {
+		if !m.nodes.focused && nodes > 1 { // the nodes make room first, down to their summary
 			table, nodes = table+nodes-1, 1
 		}
 		detail = min(detailFull, spare())
