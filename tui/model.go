@@ -88,8 +88,10 @@ func (m *Model) layout() {
 		}
 	}
 	n := len(m.nodeRows())
-	nodesFull, detailFull := n+1, n+5                              // detail: title, owner, value, heads, a row per master, recent events
-	table := min(body, 2+clamp(len(m.table.rows()), 1, tableRows)) // title, heads, rows
+	// The detail: title, owner, value, heads, a row per master, recent events.
+	nodesFull, detailFull := n+1, n+5
+	// The table: title, heads, rows.
+	table := min(body, 2+clamp(len(m.table.rows()), 1, tableRows))
 	rest := body - table
 	nodes, detail := 0, 0
 	switch {
