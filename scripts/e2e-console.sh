@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # End-to-end check of the console against five real redis-server masters, driven
-# through tmux: take a lock with the keys, see it listed with a countdown, kill a
-# master and see its row change, force-expire the lock and find it in the history,
-# move through 20 locks with a burst of keys and G, filter by owner, open a node's
-# detail, quit. On any failing step it
-# prints the captured screen and exits non-zero.
+# through tmux at 80x24: take a lock with the keys, see it listed with a countdown,
+# kill a master and see its row change, force-expire the lock and find it in the
+# history, move through 20 locks with a burst of keys and G (at least 12 rows on
+# screen), filter by owner and by glob, write hostile keys (an OSC sequence in a
+# name, a 1 MB value, a hash, a key without TTL) and check that nothing raw reaches
+# the terminal, open a node's detail, quit. On any failing step it prints the
+# captured screen and exits non-zero. Everything it creates (the build, the
+# masters' data directories) lives in one temporary directory, removed at exit.
 #
-# Needs go, tmux and redis-server. CAPTURE=FILE saves the screen after the lock is
-# taken (used for the capture in README.md).
+# Needs go, tmux, redis-server and redis-cli. CAPTURE=FILE saves the screen after
+# the 20 locks are listed (used for the capture in README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,8 +18,9 @@ for tool in go tmux; do
   command -v "$tool" >/dev/null 2>&1 || { echo "e2e-console: $tool is not installed" >&2; exit 1; }
 done
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || { echo "e2e-console: redis-server is not installed" >&2; exit 1; }
+command -v redis-cli >/dev/null 2>&1 || { echo "e2e-console: redis-cli is not installed" >&2; exit 1; }
 
-work=$(mktemp -d)
+work=$(mktemp -d -t redlock-e2e-console.XXXXXX)
 session="redlock-e2e-$$"
 up_pid=""
 cleanup() {
@@ -78,7 +82,8 @@ cluster "e2e" {
 }
 HCL
 
-  "$work/redlock" up -config "$work/redlock.hcl" >"$work/up.out" 2>"$work/up.err" &
+  # TMPDIR: the masters' data directories (redlock-local-*) go under $work too.
+  TMPDIR="$work" "$work/redlock" up -config "$work/redlock.hcl" >"$work/up.out" 2>"$work/up.err" &
   up_pid=$!
   for ((i = 0; i < 100; i++)); do
     [ "$(grep -c '^master ' "$work/up.out" 2>/dev/null || true)" -ge 5 ] && return 0
@@ -105,7 +110,7 @@ c_pid=$(awk '$2 == "c" { gsub(/[^0-9]/, "", $NF); print $NF }' "$work/up.out")
 [ -n "$c_pid" ] || { cat "$work/up.out" >&2; echo "e2e-console: FAILED: no pid for master c" >&2; exit 1; }
 
 step "opening the console in tmux"
-tmux new-session -d -s "$session" -x 120 -y 40 \
+tmux new-session -d -s "$session" -x 80 -y 24 \
   "NO_COLOR=1 '$work/redlock' console -config '$work/redlock.hcl' -interval 500ms; echo console-exit=\$?; sleep 30"
 wait_for 'healthy 5/5' 15
 
@@ -117,15 +122,15 @@ tmux send-keys -t "$session" Tab BSpace BSpace BSpace
 tmux send-keys -t "$session" -l '20s'
 tmux send-keys -t "$session" Enter
 wait_for 'acquired e2e/job-1: 5/5 votes'
-wait_for 'e2e/job-1 +● held +5/5 +this console .* [0-9]+ms'
-[ -n "${CAPTURE:-}" ] && screen >"$CAPTURE"
+wait_for 'e2e/job-1 +● held +5/5 +this console .* [0-9]+\.[0-9]s *$'
 
 step "checking the countdown goes down"
-first=$(line_of 'e2e/job-1 +● held' | grep -Eo '[0-9]+ms *$' | tr -dc 0-9)
+# Tenths of a second: "19.5s" reads 195.
+first=$(line_of 'e2e/job-1 +● held' | grep -Eo '[0-9]+\.[0-9]s *$' | tr -dc 0-9)
 sleep 1.2
-second=$(line_of 'e2e/job-1 +● held' | grep -Eo '[0-9]+ms *$' | tr -dc 0-9)
-{ [ -n "$first" ] && [ -n "$second" ] && [ "$second" -lt "$first" ] && [ "$second" -gt 10000 ]; } ||
-  fail "countdown did not go down: $first then $second"
+second=$(line_of 'e2e/job-1 +● held' | grep -Eo '[0-9]+\.[0-9]s *$' | tr -dc 0-9)
+{ [ -n "$first" ] && [ -n "$second" ] && [ "$second" -lt "$first" ] && [ "$second" -gt 100 ]; } ||
+  fail "countdown did not go down: $first then $second (tenths)"
 
 step "killing master c (pid $c_pid)"
 kill -9 "$c_pid"
@@ -151,6 +156,9 @@ for i in $(seq -w 0 19); do
     fail "acquire bulk/$i failed"
 done
 wait_for 'Locks +20' 15
+rows=$(screen | grep -cE '^[ ›] bulk/[0-9]+ +● held')
+[ "$rows" -ge 12 ] || fail "only $rows lock rows at 80x24 (want at least 12)"
+[ -n "${CAPTURE:-}" ] && screen >"$CAPTURE"
 
 step "a burst of five j in one read moves five rows; G goes to the bottom"
 tmux send-keys -t "$session" g
@@ -160,13 +168,50 @@ wait_for '› bulk/05 '
 tmux send-keys -t "$session" G
 wait_for '› bulk/19 '
 
-step "filtering by owner"
+step "filtering by owner, then by a glob"
 tmux send-keys -t "$session" /
 tmux send-keys -t "$session" -l 'bulker'
 tmux send-keys -t "$session" Enter
 wait_for 'Locks +20 of 20 matching "bulker"'
 tmux send-keys -t "$session" Escape
 wait_for 'filter cleared'
+tmux send-keys -t "$session" /
+tmux send-keys -t "$session" -l 'bulk/1*'
+tmux send-keys -t "$session" Enter
+wait_for 'Locks +10 of 20 matching "bulk/1\*"'
+tmux send-keys -t "$session" Escape
+
+step "hostile keys: an OSC sequence in a name, a 1 MB value, a hash, a key without TTL"
+title_before=$(tmux display-message -p -t "$session" '#{pane_title}')
+big=$(head -c 1048576 /dev/zero | tr '\0' 'v')
+for port in "${ports[@]}"; do
+  [ "$port" = "${ports[2]}" ] && continue # master c is down
+  cli=(redis-cli -h 127.0.0.1 -p "$port")
+  "${cli[@]}" SET "$(printf 'lock:x\033]0;owned\007')" rl1.foreign PX 300000 >/dev/null
+  printf '%s' "$big" | "${cli[@]}" -x SET lock:huge >/dev/null # the value from stdin: too long for an argument
+  "${cli[@]}" PEXPIRE lock:huge 300000 >/dev/null
+  "${cli[@]}" HSET lock:redisson-hash f 1 >/dev/null
+  "${cli[@]}" PEXPIRE lock:redisson-hash 300000 >/dev/null
+  "${cli[@]}" SET lock:forever v >/dev/null
+done
+wait_for 'Locks +24' 15
+tmux send-keys -t "$session" /
+tmux send-keys -t "$session" -l 'owned'
+tmux send-keys -t "$session" Enter
+wait_for 'Locks +1 of 24 matching "owned"'
+tmux send-keys -t "$session" x
+wait_for 'Force-expire x\\x1b\]0;owned\\a held by'
+tmux send-keys -t "$session" n
+wait_for 'force-expire of x\\x1b\]0;owned\\a cancelled'
+title_after=$(tmux display-message -p -t "$session" '#{pane_title}')
+[ "$title_after" = "$title_before" ] || fail "a raw OSC sequence reached the terminal: the pane title is now '$title_after'"
+tmux send-keys -t "$session" Escape
+tmux send-keys -t "$session" G
+wait_for 'forever +● held +4/5 .* no ttl *$'
+wait_for 'redisson-hash +○ orphaned'
+wait_for 'huge +● held +4/5 '
+lines=$(screen | wc -l)
+[ "$lines" -le 24 ] || fail "$lines lines on a 24-line terminal"
 
 step "a node's detail"
 tmux send-keys -t "$session" Tab Enter
