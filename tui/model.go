@@ -122,6 +122,11 @@ func (m *Model) layout() {
 	if detail < 3 { // a detail pane without rows is noise
 		table, detail = table+detail, 0
 	}
+	// Room the table's rows do not fill goes below the detail, which then sits
+	// right under the last row.
+	if extra := table - (2 + max(len(m.table.rows()), 1)); extra > 0 && detail > 0 {
+		table, detail = table-extra, detail+extra
+	}
 	m.nodes.SetSize(m.ctx.width, nodes)
 	m.detail.SetSize(m.ctx.width, detail)
 	m.table.SetSize(m.ctx.width, table)

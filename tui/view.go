@@ -23,9 +23,11 @@ func (m *Model) View() string {
 	if md != nil && where == placeBody {
 		lines = appendNonEmpty(lines, md.View(ctx))
 	} else {
-		lines = appendNonEmpty(lines, m.nodes.View(ctx, nodesVM{rows: rows, polled: m.poll.polled, interval: ctx.opts.Interval, now: ctx.now}))
-		lines = appendNonEmpty(lines, m.table.View(ctx, m.tableVM()))
-		lines = appendNonEmpty(lines, m.detail.View(ctx, m.detailVM(rows)))
+		// Each panel fills the height the layout gave it, so that the status line and
+		// the help bar stay at the bottom of the screen.
+		lines = appendBlock(lines, m.nodes.View(ctx, nodesVM{rows: rows, polled: m.poll.polled, interval: ctx.opts.Interval, now: ctx.now}), m.nodes.h)
+		lines = appendBlock(lines, m.table.View(ctx, m.tableVM()), m.table.h)
+		lines = appendBlock(lines, m.detail.View(ctx, m.detailVM(rows)), m.detail.h)
 		if md != nil && where == placeBelow {
 			lines = appendNonEmpty(lines, md.View(ctx))
 		}
@@ -64,6 +66,15 @@ func (m *Model) detailVM(rows []topology.NodeHealth) detailVM {
 // shortHelp is the help bar.
 func shortHelp(ctx *programContext) string {
 	return ctx.help.ShortHelpView(ctx.keys.ShortHelp())
+}
+
+// appendBlock appends block's lines, padded with empty lines to h.
+func appendBlock(lines []string, block string, h int) []string {
+	lines = appendNonEmpty(lines, block)
+	for range h - strings.Count(block, "\n") - min(len(block), 1) {
+		lines = append(lines, "")
+	}
+	return lines
 }
 
 func appendNonEmpty(lines []string, block string) []string {
