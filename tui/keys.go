@@ -99,3 +99,16 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Help, k.Quit, k.Submit, k.Cancel},
 	}
 }
+
+// burst splits a key message that carries several runes (keys typed faster than
+// the terminal is read, as over a slow SSH link) into one press per rune.
+func burst(msg tea.KeyMsg) []tea.KeyMsg {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) <= 1 || msg.Paste {
+		return []tea.KeyMsg{msg}
+	}
+	out := make([]tea.KeyMsg, len(msg.Runes))
+	for i, r := range msg.Runes {
+		out[i] = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}
+	}
+	return out
+}
