@@ -7,6 +7,15 @@
 // Update and View never block. One app-level tick drives the countdowns from the
 // deadlines observed at the last poll; poll replies carry a request id and stale
 // ones are dropped.
+//
+// The root Model only composes (as gh-dash does): a program context shared by
+// every component (options, the one key map, the one styles struct, the clock of
+// the frame, the size), the poller (polls, snapshots, history), the panels
+// (header, nodes, the locks table with its selection, sort and filter, the detail
+// pane), a stack of modals (filter, acquire prompt, force-expire confirmation,
+// help) that takes the keys while open, the status line and the locks the console
+// holds. Each component has its own Update or key handling and SetSize; panels
+// draw from a narrow view model, never from the root.
 package tui
 
 import (
