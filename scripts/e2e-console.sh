@@ -179,7 +179,10 @@ tmux send-keys -t "$session" /
 tmux send-keys -t "$session" -l 'bulk/1*'
 tmux send-keys -t "$session" Enter
 wait_for 'Locks +10 of 20 matching "bulk/1\*"'
+# After Escape, wait until it is read: ESC and the next key in one read are one
+# alt+key press.
 tmux send-keys -t "$session" Escape
+wait_for 'Locks +20 · '
 
 step "hostile keys: an OSC sequence in a name, a 1 MB value, a hash, a key without TTL"
 title_before=$(tmux display-message -p -t "$session" '#{pane_title}')
@@ -206,6 +209,7 @@ wait_for 'force-expire of x\\x1b\]0;owned\\a cancelled'
 title_after=$(tmux display-message -p -t "$session" '#{pane_title}')
 [ "$title_after" = "$title_before" ] || fail "a raw OSC sequence reached the terminal: the pane title is now '$title_after'"
 tmux send-keys -t "$session" Escape
+wait_for 'Locks +24 · '
 tmux send-keys -t "$session" G
 wait_for 'forever +● held +4/5 .* no ttl *$'
 wait_for 'redisson-hash +○ orphaned'
