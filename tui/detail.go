@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
@@ -52,6 +55,23 @@ func (p *detailPane) toggle(v pane) {
 		return
 	}
 	p.show, p.open = v, true
+}
+
+// Update handles the pane's keys: enter opens (or closes) the selected lock's
+// detail, or the selected master's when the nodes panel has the focus; H the
+// history. It reports whether it took the key.
+func (p *detailPane) Update(msg tea.KeyMsg, k *keyMap, onNodes bool) bool {
+	switch {
+	case key.Matches(msg, k.Open) && onNodes:
+		p.toggle(paneNode)
+	case key.Matches(msg, k.Open):
+		p.toggle(paneLock)
+	case key.Matches(msg, k.History):
+		p.toggle(paneHistory)
+	default:
+		return false
+	}
+	return true
 }
 
 // close goes back to the lock's detail, shown only where it fits.

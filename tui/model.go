@@ -305,6 +305,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if m.nodes.Update(msg, k, len(m.nodeRows())) {
 		return nil
 	}
+	if m.detail.Update(msg, k, m.nodes.focused) {
+		return nil
+	}
 	if handled, text := m.table.Update(msg, k); handled {
 		if text != "" {
 			m.status.set(statusInfo, "%s", text)
@@ -335,16 +338,6 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.push(&confirmModal{c: newConfirmation(li, m.holder(li))})
-	case key.Matches(msg, k.Open):
-		if m.nodes.focused {
-			m.detail.toggle(paneNode)
-		} else {
-			m.detail.toggle(paneLock)
-		}
-		m.layout()
-	case key.Matches(msg, k.History):
-		m.detail.toggle(paneHistory)
-		m.layout()
 	case key.Matches(msg, k.Copy):
 		m.copyToken()
 	case key.Matches(msg, k.Clear):
