@@ -128,7 +128,7 @@ func TestAttackReleasedRowShiftsOntoScreen(t *testing.T) {
 		require.NoError(t, s.Client().Del(ctx, "lock:row/03", "lock:row/10").Err())
 	}
 	// The console asks for the rows on screen and a page on either side
-	// (tui.Model.onScreen): 10 rows shown, rows 0-19 read.
+	// (the tui table's onScreen): 10 rows shown, rows 0-19 read.
 	snap := src.Poll(ctx, names[:20])
 	screen := lockNames(snap)[:10]
 	assert.NotContains(t, screen, "row/03")
