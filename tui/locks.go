@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,7 +77,7 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 	}
 	count := fmt.Sprintf("  %d", len(rows))
 	if f := t.filter; f != "" {
-		count += fmt.Sprintf(" of %d matching %q", vm.total, escape.Line(f, 30))
+		count += fmt.Sprintf(" of %d matching %s", vm.total, escape.Cut(strconv.Quote(f), 40)) // Quote escapes every control
 	}
 	if vm.heldHere > 0 {
 		count += fmt.Sprintf(" · %d held here", vm.heldHere)
