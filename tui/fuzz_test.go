@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -79,5 +80,52 @@ func FuzzViews(f *testing.F) {
 		check("nodes")
 		m.ctx.now = t0.Add(time.Second)
 		check("later")
+	})
+}
+
+// FuzzNaturalCompare checks that the natural order is a total order: antisymmetric,
+// zero only for equal strings, and transitive over three strings.
+func FuzzNaturalCompare(f *testing.F) {
+	for _, s := range [][3]string{{"item-2", "item-10", "item-010"}, {"a1b2", "a01b2", "a1b10"}, {"", "0", "00"}, {"x9", "x10", "x9a"}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		ab, ba := naturalCompare(a, b), naturalCompare(b, a)
+		if ab != -ba || (ab == 0) != (a == b) {
+			t.Fatalf("compare(%q, %q) = %d, compare(%q, %q) = %d", a, b, ab, b, a, ba)
+		}
+		if ab < 0 && naturalCompare(b, c) < 0 && naturalCompare(a, c) >= 0 {
+			t.Fatalf("%q < %q < %q but not %q < %q", a, b, c, a, c)
+		}
+	})
+}
+
+// FuzzFilter checks the filter rule on any pattern: it never panics; text
+// without * ? [ is a case-insensitive substring; a glob matches a column that
+// holds the glob's own literal text (its * and ? standing for nothing and one
+// character).
+func FuzzFilter(f *testing.F) {
+	for _, s := range [][2]string{{"item-77*", "load/item-770"}, {"[!a-", "x"}, {`a\`, `a\`}, {"[]]", "]"}, {"É*", "éa"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, col string) {
+		match := newMatcher(pattern)
+		if match == nil {
+			if strings.TrimSpace(pattern) != "" {
+				t.Fatalf("no matcher for %q", pattern)
+			}
+			return
+		}
+		got := match(col)
+		p := strings.TrimSpace(pattern)
+		if !strings.ContainsAny(p, "*?[") && got != strings.Contains(strings.ToLower(col), strings.ToLower(p)) {
+			t.Fatalf("text %q on %q: %v", p, col, got)
+		}
+		if !strings.ContainsAny(p, "?[\\") && utf8.ValidString(p) {
+			lit := strings.ReplaceAll(p, "*", "")
+			if !match("<" + lit + ">") {
+				t.Fatalf("glob %q does not match its own literal text %q", p, lit)
+			}
+		}
 	})
 }
