@@ -121,11 +121,9 @@ func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool,
 	hi := isSel && t.focused // the selection style covers the row's own styles
 	state := stateAt(li, vm.now)
 	word, sty := lockState(st, state)
-	mine := vm.mine(li.Name)
-	owner := holderOf(li, mine)
-	if !mine && known(li.Library) && li.Library != "redlock" && li.Owner == nil {
-		owner = escape.Line(li.Library, 30)
-	}
+	// The holder as the detail, the history and the confirmation name it, and as
+	// the filter matches it.
+	owner := holderOf(li, vm.mine(li.Name))
 	left := remaining(li, vm.now)
 	frac := 0.0
 	if sp := vm.spans[li.Name].max; sp > 0 {
