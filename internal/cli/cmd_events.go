@@ -123,7 +123,7 @@ func runEvents(ctx context.Context, env *Env, args []string) int {
 			li := quorum.LockInfo{Owner: ev.Owner, Library: ev.Library}
 			who = " by " + holder(&li)
 		}
-		fmt.Fprintf(env.Stdout, "%s %-13s %s%s (%d masters) [%s]\n", ev.At.Format("15:04:05.000"), ev.Kind, escape.Line(ev.Name, 60), who, len(ev.Masters), *mode)
+		fmt.Fprintf(env.Stdout, "%s %-13s %s%s (%d of %d masters) [%s]\n", ev.At.Format("15:04:05.000"), ev.Kind, escape.Line(ev.Name, 60), who, len(ev.Masters), len(clients), *mode)
 	}
 	if *mode == "keyspace" {
 		s.keyspaceEvents(ctx, clients, *match, emit)
@@ -206,15 +206,21 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 			}
 		}()
 	}
-	merger := events.NewMerger(cluster.Quorum(), time.Second)
+	merger := events.NewMerger(cluster.Quorum(), len(clients), time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
+		var evs []events.Event
 		select {
 		case <-ctx.Done():
 			return
 		case n := <-notes:
-			if ev := merger.Add(n.master, n.name, n.op, n.value, n.at); ev != nil {
-				print(*ev)
-			}
+			evs = merger.Add(n.master, n.name, n.op, n.value, n.at)
+		case now := <-tick.C:
+			evs = merger.Flush(now)
+		}
+		for _, ev := range evs {
+			print(ev)
 		}
 	}
 }

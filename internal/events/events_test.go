@@ -1,6 +1,10 @@
 package events
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+	"runtime"
 	"testing"
 	"time"
 
@@ -12,7 +16,7 @@ import (
 
 func TestMergerEmitsOnceAQuorumReported(t *testing.T) {
 	t0 := time.Now()
-	m := NewMerger(3, time.Second)
+	m := NewMerger(3, 5, time.Second)
 	steps := []struct {
 		master, op, value string
 		dt                time.Duration
@@ -22,38 +26,191 @@ func TestMergerEmitsOnceAQuorumReported(t *testing.T) {
 		{"b", "set", "v1", 1 * time.Millisecond, ""},
 		{"b", "set", "v1", 2 * time.Millisecond, ""}, // the same master twice counts once
 		{"c", "set", "v2", 3 * time.Millisecond, ""}, // another value does not count
-		{"d", "set", "v1", 4 * time.Millisecond, Acquired},
-		{"e", "set", "v1", 5 * time.Millisecond, ""}, // after the quorum: no second event
+		{"d", "set", "v1", 4 * time.Millisecond, ""}, // a quorum: waits for the others
+		{"e", "set", "v1", 5 * time.Millisecond, ""},
+		{"c", "set", "v1", 6 * time.Millisecond, Acquired}, // every master reported
+		{"c", "set", "v1", 7 * time.Millisecond, ""},       // after the event: absorbed
 		{"a", "pexpire", "", 10 * time.Millisecond, ""},
 		{"b", "pexpire", "", 11 * time.Millisecond, ""},
-		{"c", "pexpire", "", 12 * time.Millisecond, Extended},
+		{"c", "pexpire", "", 12 * time.Millisecond, ""},
+		{"d", "pexpire", "", 13 * time.Millisecond, ""},
+		{"e", "pexpire", "", 14 * time.Millisecond, Extended},
 		{"a", "set", "v3", 20 * time.Millisecond, ""},
 		{"b", "set", "v3", 21 * time.Millisecond, ""},
-		{"c", "set", "v3", 22 * time.Millisecond, ChangedHands},
+		{"c", "set", "v3", 22 * time.Millisecond, ""},
+		{"d", "set", "v3", 23 * time.Millisecond, ""},
+		{"e", "set", "v3", 24 * time.Millisecond, ChangedHands},
 		{"a", "del", "", 30 * time.Millisecond, ""},
 		{"b", "del", "", 31 * time.Millisecond, ""},
-		{"c", "del", "", 32 * time.Millisecond, Released},
+		{"c", "del", "", 32 * time.Millisecond, ""},
+		{"d", "del", "", 33 * time.Millisecond, ""},
+		{"e", "del", "", 34 * time.Millisecond, Released},
 		{"a", "set", "v4", 40 * time.Millisecond, ""},
 		{"b", "set", "v4", 41 * time.Millisecond, ""},
-		{"c", "set", "v4", 42 * time.Millisecond, Acquired},
+		{"c", "set", "v4", 42 * time.Millisecond, ""},
+		{"d", "set", "v4", 43 * time.Millisecond, ""},
+		{"e", "set", "v4", 44 * time.Millisecond, Acquired},
 		{"a", quorum.ForceExpiredMessage, "", 50 * time.Millisecond, ""},
 		{"a", "del", "", 51 * time.Millisecond, ""},
 		{"b", "del", "", 52 * time.Millisecond, ""},
-		{"c", "del", "", 53 * time.Millisecond, ForceExpired},
-		{"a", "expired", "", 2 * time.Second, ""},
-		{"b", "expired", "", 4 * time.Second, ""}, // outside the window of a's
-		{"c", "hset", "", 4 * time.Second, ""},    // not a lock operation
+		{"c", "del", "", 53 * time.Millisecond, ""},
+		{"d", "del", "", 54 * time.Millisecond, ""},
+		{"e", "del", "", 55 * time.Millisecond, ForceExpired},
+		{"c", "hset", "", 4 * time.Second, ""}, // not a lock operation
 	}
 	for i, st := range steps {
-		ev := m.Add(st.master, "x", st.op, st.value, t0.Add(st.dt))
+		evs := m.Add(st.master, "x", st.op, st.value, t0.Add(st.dt))
+		if st.op == "set" {
+			// As SET ... PX does: its own expire follows.
+			evs = append(evs, m.Add(st.master, "x", "expire", "", t0.Add(st.dt))...)
+		}
 		if st.want == "" {
-			assert.Nil(t, ev, "step %d", i)
+			assert.Empty(t, evs, "step %d", i)
 			continue
 		}
-		require.NotNil(t, ev, "step %d", i)
-		assert.Equal(t, st.want, ev.Kind, "step %d", i)
-		assert.Len(t, ev.Masters, 3)
+		require.Len(t, evs, 1, "step %d", i)
+		assert.Equal(t, st.want, evs[0].Kind, "step %d", i)
+		assert.ElementsMatch(t, []string{"a", "b", "c", "d", "e"}, evs[0].Masters, "step %d: the masters that reported", i)
 	}
+	assert.Zero(t, m.Len(), "nothing is held: nothing is kept")
+}
+
+// add feeds one report per master in masters.
+func add(m *Merger, name, op, value string, at time.Time, masters ...string) []Event {
+	var out []Event
+	for _, ms := range masters {
+		out = append(out, m.Add(ms, name, op, value, at)...)
+	}
+	return out
+}
+
+// SET ... NX PX publishes set and then expire on each master: that expire is the
+// acquisition's, not an extension. An extend script's PEXPIRE publishes expire alone.
+func TestMergerSetThenExpireIsNotAnExtension(t *testing.T) {
+	t0 := time.Now()
+	m := NewMerger(3, 5, time.Second)
+	all := []string{"a", "b", "c", "d", "e"}
+	var got []string
+	for i := 0; i < 100; i++ {
+		at := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		for _, ms := range all {
+			for _, ev := range m.Add(ms, "job", "set", fmt.Sprint("v", i), at) {
+				got = append(got, ev.Kind)
+			}
+			for _, ev := range m.Add(ms, "job", "expire", "", at) {
+				got = append(got, ev.Kind)
+			}
+		}
+		for _, ev := range add(m, "job", "del", "", at.Add(time.Millisecond), all...) {
+			got = append(got, ev.Kind)
+		}
+	}
+	assert.Equal(t, 200, len(got))
+	for i, k := range got {
+		assert.Equal(t, []string{Acquired, Released}[i%2], k, "event %d", i)
+	}
+	// An extension right after an acquisition is one.
+	at := t0.Add(5 * time.Second)
+	for _, ms := range all {
+		m.Add(ms, "job", "set", "w", at)
+		m.Add(ms, "job", "expire", "", at)
+	}
+	evs := add(m, "job", "pexpire", "", at, all...)
+	require.Len(t, evs, 1)
+	assert.Equal(t, Extended, evs[0].Kind)
+	assert.Equal(t, "w", evs[0].Value)
+}
+
+// An event waits Grace for the masters beyond the quorum and names those that reported.
+func TestMergerNamesTheMastersThatReported(t *testing.T) {
+	t0 := time.Now()
+	m := NewMerger(3, 5, time.Second)
+	assert.Empty(t, add(m, "x", "set", "v", t0, "a", "b", "c", "d"))
+	assert.Empty(t, m.Flush(t0.Add(m.Grace-time.Millisecond)))
+	evs := m.Flush(t0.Add(m.Grace))
+	require.Len(t, evs, 1)
+	assert.Equal(t, []string{"a", "b", "c", "d"}, evs[0].Masters)
+	assert.Empty(t, m.Add("e", "x", "set", "v", t0.Add(m.Grace+time.Millisecond)), "a late report starts no second event")
+}
+
+// Two stale dels of the previous holder and one del of the next holder's key are
+// not a quorum about one value: no release while the next holder holds a quorum.
+func TestMergerReleaseNeedsAQuorumAboutTheSameValue(t *testing.T) {
+	t0 := time.Now()
+	m := NewMerger(3, 5, time.Second)
+	evs := add(m, "x", "set", "old", t0, "a", "b", "c")
+	evs = append(evs, m.Flush(t0.Add(time.Second))...)
+	require.Len(t, evs, 1)
+	// The old holder's release reaches a and b only; the next holder takes a, b, d, e.
+	assert.Empty(t, add(m, "x", "del", "", t0.Add(time.Second), "a", "b"))
+	evs = add(m, "x", "set", "new", t0.Add(time.Second), "a", "b", "d", "e")
+	evs = append(evs, m.Flush(t0.Add(1500*time.Millisecond))...)
+	require.Len(t, evs, 1)
+	assert.Equal(t, ChangedHands, evs[0].Kind)
+	assert.Equal(t, "new", evs[0].Value)
+	// One del of the new holder's key: with the two stale ones, no release.
+	assert.Empty(t, m.Add("d", "x", "del", "", t0.Add(1600*time.Millisecond)))
+	assert.Empty(t, m.Flush(t0.Add(2*time.Second)))
+}
+
+// Late dels after a quorum release, failed rounds and one-master names leave no state
+// behind once the window passed.
+func TestMergerForgetsLateReportsAndMinorityNames(t *testing.T) {
+	t0 := time.Now()
+	m := NewMerger(3, 5, time.Second)
+	require.Len(t, add(m, "x", "set", "v", t0, "a", "b", "c", "d", "e"), 1)
+	require.Len(t, add(m, "x", "del", "", t0, "a", "b", "c"), 0)
+	require.Len(t, m.Flush(t0.Add(time.Second)), 1)
+	add(m, "x", "del", "", t0.Add(3*time.Second), "d", "e") // late, outside the window
+	add(m, "one", "set", "v", t0.Add(3*time.Second), "a")
+	add(m, "one", "expired", "", t0.Add(3*time.Second), "a")
+	add(m, "failed", "set", "v", t0.Add(3*time.Second), "a", "b")
+	add(m, "failed", "del", "", t0.Add(3*time.Second), "a", "b")
+	m.Flush(t0.Add(10 * time.Second))
+	m.Add("z", "unrelated", "hset", "", t0.Add(10*time.Second))
+	assert.Zero(t, m.Len())
+}
+
+// Hostile key traffic: 20,000 acquire/release cycles with late dels, and 20,000
+// names that only ever exist on one master (some never deleted), keep the merger's
+// state bounded.
+func TestMergerMemoryStaysBounded(t *testing.T) {
+	t0 := time.Now()
+	m := NewMerger(3, 5, time.Second)
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	cycles, maxNames := 20000, DefaultMaxNames
+	if n, err := strconv.Atoi(os.Getenv("MERGER_MAX_NAMES")); err == nil {
+		maxNames = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("MERGER_CYCLES")); err == nil {
+		cycles = n
+	}
+	before := heap()
+	m.MaxNames = maxNames
+	peak := 0
+	for i := 0; i < cycles; i++ {
+		at := t0.Add(time.Duration(i) * time.Millisecond)
+		name := fmt.Sprint("cycle-", i)
+		add(m, name, "set", "v", at, "a", "b", "c", "d", "e")
+		add(m, name, "del", "", at, "a", "b", "c")
+		add(m, name, "del", "", at.Add(2*time.Second), "d", "e") // late
+		one := fmt.Sprint("one-", i)
+		m.Add("a", one, "set", "x", at)
+		if i%2 == 0 {
+			m.Add("a", one, "expired", "", at.Add(10*time.Millisecond))
+		}
+		peak = max(peak, m.Len())
+	}
+	m.Flush(t0.Add(time.Hour))
+	after := heap()
+	t.Logf("names tracked: peak %d, at the end %d; heap before %d B, after %d B", peak, m.Len(), before, after)
+	assert.LessOrEqual(t, peak, maxNames)
+	assert.Less(t, int64(after)-int64(before), int64(maxNames)*1024+1<<20, "at most about 1 KB per name tracked")
 }
 
 func TestDiff(t *testing.T) {

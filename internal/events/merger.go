@@ -1,0 +1,329 @@
+package events
+
+import (
+	"container/list"
+	"time"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+// Defaults of a Merger's bounds.
+const (
+	// DefaultMaxNames is how many lock names a Merger tracks at most; past it the
+	// least recently reported name is forgotten.
+	DefaultMaxNames = 10000
+	// DefaultIdle is how long a name no master reported anything about is kept.
+	DefaultIdle = 10 * time.Minute
+	// DefaultGrace is how long an event that reached a quorum waits for the other
+	// masters' reports before it is emitted with the masters that reported.
+	DefaultGrace = 150 * time.Millisecond
+)
+
+// Merger merges per-master keyspace notifications into quorum-level events.
+//
+// An event is a quorum of masters reporting the same operation about the same
+// value: a master's `del`, `expire` or `expired` concerns the value that master was
+// last seen to hold (from its `set`), so deletes of a previous holder's copies never
+// count together with a delete of the next holder's key. The `expire` that Redis
+// publishes right after the `set` of `SET ... PX` (or of a SETNX + EXPIRE pair) is
+// part of the acquisition, not an extension; an `expire` alone (a PEXPIRE from an
+// extend script) is an extension.
+//
+// Once a quorum reported, the event waits at most Grace for the other masters, so
+// that its Masters are the masters that really reported; it is emitted at once when
+// every master did. Events come out in the order their quorum was reached.
+//
+// Memory is bounded whatever the key traffic: reports older than the window are
+// dropped, a name no master holds is forgotten once its reports are, a name idle
+// for Idle is forgotten, and at most MaxNames names are tracked (the least recently
+// reported is forgotten first). A forgotten name costs accuracy, not safety: a
+// later report about it has an unknown value.
+//
+// A Merger is not safe for concurrent use: feed it from one goroutine.
+type Merger struct {
+	quorum, masters int
+	window          time.Duration
+	// Grace, MaxNames and Idle may be changed before the first Add.
+	Grace    time.Duration
+	MaxNames int
+	Idle     time.Duration
+
+	keys    map[string]*keyState
+	lru     *list.List // of *keyState, most recently reported at the front
+	pending []*pendingEvent
+	// due lists the names with reports, in the order the reports started, for expiry.
+	due []due
+}
+
+type due struct {
+	ks *keyState
+	at time.Time
+}
+
+// keyState is what the merger knows about one lock name.
+type keyState struct {
+	name string
+	elem *list.Element
+	last time.Time // the last report about the name
+	// forced: a force-expire was announced for the name.
+	forced bool
+	// value is the value of the last acquisition emitted, "" after its release.
+	value string
+	// held is, per master, what it was last seen to hold (present while the master
+	// holds the key).
+	held map[string]holding
+	// reports are the reports within the window, by kind and value (nil when none).
+	reports map[reportKey]*report
+}
+
+// holding is one master's copy of a key.
+type holding struct {
+	// value is the value read after its set ("" when it could not be read).
+	value string
+	// afterSet: the master's last operation on the key was the set, whose own
+	// expire may follow.
+	afterSet bool
+}
+
+type reportKey struct{ kind, value string }
+
+type report struct {
+	first   time.Time
+	masters []string
+	ev      *pendingEvent // the event once a quorum reported
+}
+
+type pendingEvent struct {
+	ev       Event
+	r        *report
+	deadline time.Time
+	done     bool
+}
+
+// NewMerger returns a merger for a cluster of masters masters needing quorum
+// votes; reports more than window apart are not counted together.
+func NewMerger(quorum, masters int, window time.Duration) *Merger {
+	return &Merger{quorum: quorum, masters: masters, window: window,
+		Grace: DefaultGrace, MaxNames: DefaultMaxNames, Idle: DefaultIdle,
+		keys: map[string]*keyState{}, lru: list.New()}
+}
+
+// Len returns how many lock names the merger holds state for.
+func (m *Merger) Len() int { return len(m.keys) }
+
+// Add records that master reported op ("set", "del", "expired", "expire",
+// "pexpire", ...) on lock name at at; value is the key's value read right after a
+// "set" ("" when unknown). It returns the events that are complete by at, in the
+// order their quorum was reached (possibly none).
+func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
+	m.expire(at)
+	if op == quorum.ForceExpiredMessage {
+		// Announced on the wake-up channel: the coming deletes are a force-expire.
+		if ks := m.keys[name]; ks != nil {
+			ks.forced = true
+		}
+		return m.Flush(at)
+	}
+	kind := kindOf(op)
+	if kind == "" {
+		return m.Flush(at)
+	}
+	ks := m.state(name, at)
+	h, holds := ks.held[master]
+	switch kind {
+	case Acquired:
+		ks.held[master] = holding{value: value, afterSet: true}
+	case Extended:
+		if h.afterSet {
+			// The expire of the set itself (SET ... PX publishes set, then expire).
+			h.afterSet = false
+			ks.held[master] = h
+			return m.Flush(at)
+		}
+		value = h.value
+	default: // released, expired
+		value = h.value
+		if holds {
+			delete(ks.held, master)
+		}
+	}
+	m.count(ks, master, kind, value, at)
+	m.forgetIfIdle(ks)
+	return m.Flush(at)
+}
+
+func kindOf(op string) string {
+	switch op {
+	case "set":
+		return Acquired
+	case "expire", "pexpire", "expireat", "pexpireat":
+		return Extended
+	case "del", "unlink":
+		return Released
+	case "expired", "evicted":
+		return Expired
+	}
+	return ""
+}
+
+// state returns the state of name, created when new, marked as just reported.
+func (m *Merger) state(name string, at time.Time) *keyState {
+	ks := m.keys[name]
+	if ks == nil {
+		ks = &keyState{name: name, held: map[string]holding{}}
+		ks.elem = m.lru.PushFront(ks)
+		m.keys[name] = ks
+		for m.MaxNames > 0 && len(m.keys) > m.MaxNames {
+			m.forget(m.lru.Back().Value.(*keyState))
+		}
+	} else {
+		m.lru.MoveToFront(ks.elem)
+	}
+	ks.last = at
+	return ks
+}
+
+// count adds master's report of kind about value and starts the event when a
+// quorum reported it.
+func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
+	k := reportKey{kind, value}
+	r := ks.reports[k]
+	if r == nil || at.Sub(r.first) > m.window {
+		if ks.reports == nil {
+			ks.reports = map[reportKey]*report{}
+		}
+		r = &report{first: at}
+		ks.reports[k] = r
+		m.due = append(m.due, due{ks: ks, at: at})
+	}
+	for _, x := range r.masters {
+		if x == master {
+			return
+		}
+	}
+	r.masters = append(r.masters, master)
+	if r.ev != nil {
+		// A report after the quorum: counted in the event while it waits, and absorbed
+		// afterwards (it never starts a second event).
+		if !r.ev.done {
+			r.ev.ev.Masters = append(r.ev.ev.Masters, master)
+			if len(r.masters) >= m.masters {
+				r.ev.deadline = at
+			}
+		}
+		return
+	}
+	if len(r.masters) < m.quorum {
+		return
+	}
+	ev := Event{At: at, Kind: kind, Name: ks.name, Masters: append([]string(nil), r.masters...)}
+	switch kind {
+	case Acquired:
+		ev.Value = value
+		if ks.value != "" && value != "" && ks.value != value {
+			// A new value over one the quorum held: it changed hands without a release.
+			ev.Kind = ChangedHands
+		}
+		ks.value = value
+	case Released, Expired:
+		ev.Value = value
+		if ev.Value == "" {
+			ev.Value = ks.value
+		}
+		if kind == Released && ks.forced {
+			ev.Kind = ForceExpired
+		}
+		if value == ks.value || value == "" {
+			ks.value = ""
+			ks.forced = false
+		}
+	default:
+		ev.Value = value
+		if ev.Value == "" {
+			ev.Value = ks.value
+		}
+	}
+	describe(&ev)
+	p := &pendingEvent{ev: ev, r: r, deadline: at.Add(m.Grace)}
+	if len(r.masters) >= m.masters {
+		p.deadline = at
+	}
+	r.ev = p
+	m.pending = append(m.pending, p)
+}
+
+// Flush returns the events complete by now: every master reported, or the grace
+// passed. An event ready before an earlier one releases the earlier one too, so
+// events keep the order of their quorums.
+func (m *Merger) Flush(now time.Time) []Event {
+	last := -1
+	for i, p := range m.pending {
+		if !now.Before(p.deadline) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	out := make([]Event, 0, last+1)
+	for _, p := range m.pending[:last+1] {
+		p.done = true
+		out = append(out, p.ev)
+	}
+	m.pending = append(m.pending[:0], m.pending[last+1:]...)
+	return out
+}
+
+// expire drops the reports older than the window (forgetting the names left with
+// nothing) and the names idle for Idle.
+func (m *Merger) expire(now time.Time) {
+	for len(m.due) > 0 && now.Sub(m.due[0].at) > m.window {
+		ks := m.due[0].ks
+		m.due[0] = due{}
+		m.due = m.due[1:]
+		if m.keys[ks.name] != ks {
+			continue
+		}
+		for k, r := range ks.reports {
+			if now.Sub(r.first) > m.window && (r.ev == nil || r.ev.done) {
+				delete(ks.reports, k)
+			}
+		}
+		if len(ks.reports) == 0 {
+			ks.reports = nil
+		}
+		m.forgetIfIdle(ks)
+	}
+	for e := m.lru.Back(); e != nil && m.Idle > 0; e = m.lru.Back() {
+		ks := e.Value.(*keyState)
+		if now.Sub(ks.last) <= m.Idle || ks.waiting() {
+			break
+		}
+		m.forget(ks)
+	}
+}
+
+// waiting reports whether an event of the name has not been emitted yet.
+func (ks *keyState) waiting() bool {
+	for _, r := range ks.reports {
+		if r.ev != nil && !r.ev.done {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetIfIdle forgets a name no master holds and without reports.
+func (m *Merger) forgetIfIdle(ks *keyState) {
+	if len(ks.held) == 0 && len(ks.reports) == 0 && !ks.forced {
+		m.forget(ks)
+	}
+}
+
+func (m *Merger) forget(ks *keyState) {
+	if m.keys[ks.name] != ks {
+		return
+	}
+	m.lru.Remove(ks.elem)
+	delete(m.keys, ks.name)
+}
