@@ -3,8 +3,8 @@ package events
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
