@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -201,6 +202,10 @@ func (d *decoder) settings(c *topology.Cluster, b *hclv2.Block) {
 	set := setters{}
 	for name := range attrs {
 		set[name] = func(a *hclv2.Attribute) {
+			if !topology.KnownSetting(topology.SettingName(a.Name)) {
+				d.unknownSetting(a)
+				return
+			}
 			val, ok := d.eval(a, false)
 			if !ok || val.IsNull() {
 				return
@@ -225,6 +230,22 @@ func (d *decoder) settings(c *topology.Cluster, b *hclv2.Block) {
 		}
 	}
 	d.apply(topology.BlockSettings, 0, "", attrs, set)
+}
+
+// unknownSetting reports a settings attribute the tool does not know, with the
+// closest known name.
+func (d *decoder) unknownSetting(a *hclv2.Attribute) {
+	known := topology.KnownSettings()
+	for i := range known {
+		known[i] = topology.SettingAttr(known[i])
+	}
+	detail := fmt.Sprintf("settings.%s is not a Redis setting this tool knows.", a.Name)
+	if s := suggest(topology.SettingAttr(a.Name), known); s != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", s)
+	} else {
+		detail += " The known settings are: " + strings.Join(known, ", ") + "."
+	}
+	d.errorAt(a.NameRange, "Unknown setting", detail)
 }
 
 // masterDefaults decodes the defaults block: username, password, db and tls that

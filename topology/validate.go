@@ -298,6 +298,15 @@ func SettingAttr(name string) string { return strings.ReplaceAll(name, "-", "_")
 // ("maxmemory_policy" -> "maxmemory-policy").
 func SettingName(attr string) string { return strings.ReplaceAll(attr, "_", "-") }
 
+// knownAttrs returns the known settings as the file writes them, sorted.
+func knownAttrs() []string {
+	out := KnownSettings()
+	for i := range out {
+		out[i] = SettingAttr(out[i])
+	}
+	return out
+}
+
 func (v *validator) settings(c *Cluster) {
 	seen := map[string]bool{}
 	for _, s := range c.Settings {
@@ -310,6 +319,14 @@ func (v *validator) settings(c *Cluster) {
 			v.errorf(f, "Duplicate setting", "%s is declared twice.", SettingAttr(s.Name))
 		}
 		seen[s.Name] = true
+		switch {
+		case !KnownSetting(s.Name):
+			v.errorf(f, "Unknown setting", "%s is not a setting this tool knows; the known settings are: %s.", SettingAttr(s.Name), strings.Join(knownAttrs(), ", "))
+		case CheckSetting(s.Name, s.Value) != "":
+			v.errorf(f, "Invalid setting value", "%s.", CheckSetting(s.Name, s.Value))
+		case UnsafeSetting(s.Name, s.Value) != "":
+			v.errorf(f, "Setting breaks lock safety", "%s. apply never sets it.", UnsafeSetting(s.Name, s.Value))
+		}
 	}
 	if c.RestartQuarantine {
 		return

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/redlock/redlock/internal/health"
 )
 
 func init() {
@@ -109,11 +111,12 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 			say("master %q: not saved to its config file (CONFIG REWRITE: %s): the change lasts until the master restarts\n", o.Master, o.PersistError)
 		}
 	}
-	say("\nApply complete: %s changed on %s; %s failed; %s skipped.\n",
-		pluralize(changed, "setting"), pluralize(masters, "master"), pluralize(failed, "setting"), pluralize(skipped, "master"))
 	if failed > 0 || skipped > 0 {
+		say("\n%s", health.FailureSummary(outcomes))
+		fmt.Fprintf(env.Stderr, "redlock apply: %s failed, %s skipped: the masters do not match the file (exit 1)\n", pluralize(failed, "setting"), pluralize(skipped, "master"))
 		return ExitError
 	}
+	say("\nApply complete: %s changed on %s.\n", pluralize(changed, "setting"), pluralize(masters, "master"))
 	return ExitOK
 }
 

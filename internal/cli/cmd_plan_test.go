@@ -134,7 +134,7 @@ func TestPlanApplyConverge(t *testing.T) {
 	assert.Contains(t, r.stdout, `master "a": changed appendonly: "no" -> "yes"`)
 	assert.Contains(t, r.stdout, `master "b": changed maxmemory-policy: "volatile-ttl" -> "noeviction"`)
 	assert.Contains(t, r.stdout, "the change lasts until the master restarts", "test masters have no config file to rewrite")
-	assert.Contains(t, r.stdout, "Apply complete: 3 settings changed on 2 masters; 0 settings failed; 0 masters skipped.")
+	assert.Contains(t, r.stdout, "Apply complete: 3 settings changed on 2 masters.")
 
 	r = runHealthCmd(t, "", "plan", "-config", cfg, "-detailed-exitcode")
 	assert.Equal(t, ExitOK, r.code, "%s%s", r.stdout, r.stderr)

@@ -33,8 +33,9 @@ func (c Change) String() string {
 }
 
 // Diff returns the declared settings of c whose live value in h differs, in
-// declaration order. Values are compared ignoring case and surrounding space, and
-// memory sizes by their byte count ("1mb" equals "1048576"). It returns nil when h
+// declaration order. Values are compared as Redis means them (topology.SameSetting):
+// case and surrounding space aside, memory sizes by their byte count ("1mb" equals
+// "1048576"), notify-keyspace-events as a set of flags ("Kg$x" equals "g$xK"). It returns nil when h
 // holds no settings (master down, credentials refused, CONFIG GET refused): check
 // Checked first.
 func Diff(c *topology.Cluster, h *topology.NodeHealth) []Change {
@@ -49,7 +50,7 @@ func Diff(c *topology.Cluster, h *topology.NodeHealth) []Change {
 			out = append(out, Change{Setting: name, To: s.Value, Unknown: true})
 			continue
 		}
-		if !sameValue(have, s.Value) {
+		if !topology.SameSetting(name, have, s.Value) {
 			out = append(out, Change{Setting: name, From: have, To: s.Value})
 		}
 	}
@@ -59,35 +60,6 @@ func Diff(c *topology.Cluster, h *topology.NodeHealth) []Change {
 // Checked reports whether the live settings of the master were read.
 func Checked(h *topology.NodeHealth) bool {
 	return h.Reachable && !h.AuthFailed && h.ConfigError == "" && h.Config != nil
-}
-
-func sameValue(a, b string) bool {
-	a, b = strings.ToLower(strings.TrimSpace(a)), strings.ToLower(strings.TrimSpace(b))
-	if a == b {
-		return true
-	}
-	na, okA := memBytes(a)
-	nb, okB := memBytes(b)
-	return okA && okB && na == nb
-}
-
-// memBytes parses a Redis memory size: a number with an optional unit k, kb, m, mb,
-// g, gb (k = 1000, kb = 1024, as redis.conf defines them).
-func memBytes(s string) (int64, bool) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"b", 1}, {"", 1}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			n, err := strconv.ParseInt(num, 10, 64)
-			if err != nil || n < 0 {
-				return 0, false
-			}
-			return n * u.mult, true
-		}
-	}
-	return 0, false
 }
 
 // MasterPlan is the plan for one master: its health (findings included) and the
@@ -269,6 +241,11 @@ func (p *Prober) applyOne(ctx context.Context, o *Outcome, idx int, changes []Ch
 	m := &p.c.Masters[idx]
 	cl := p.clients[idx]
 	for _, ch := range changes {
+		if why := topology.UnsafeSetting(ch.Setting, ch.To); why != "" {
+			// validate refuses such a file; a cluster built otherwise gets the same answer.
+			o.Failed = append(o.Failed, Failure{Change: ch, Error: "not applied: " + why})
+			continue
+		}
 		cctx, cancel := context.WithTimeout(ctx, p.timeout)
 		err := cl.ConfigSet(cctx, ch.Setting, ch.To).Err()
 		cancel()
@@ -314,4 +291,26 @@ func uncheckedReason(h *topology.NodeHealth) string {
 	default:
 		return "no settings read"
 	}
+}
+
+// FailureSummary is the error summary of an apply that did not finish: a line
+// saying what failed, then one line per failed change and per skipped master,
+// naming the master, the setting and the server's answer. It is "" when every
+// outcome is OK.
+func FailureSummary(outcomes []Outcome) string {
+	var lines []string
+	changed := 0
+	for _, o := range outcomes {
+		changed += len(o.Applied)
+		for _, f := range o.Failed {
+			lines = append(lines, fmt.Sprintf("  master %q: %s = %q: %s", o.Master, f.Setting, f.To, f.Error))
+		}
+		if o.Skipped != "" {
+			lines = append(lines, fmt.Sprintf("  master %q: skipped: %s", o.Master, o.Skipped))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Error: apply failed (%s changed; these failed):\n%s\n", plural(changed, "setting"), strings.Join(lines, "\n"))
 }
