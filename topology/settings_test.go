@@ -46,3 +46,17 @@ func TestCheckSetting(t *testing.T) {
 		assert.Equal(t, p != "noeviction", UnsafeSetting("maxmemory-policy", p) != "", p)
 	}
 }
+
+func TestKeyPrefixControlCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		bad    bool
+	}{
+		{"lock:", false}, {"verrou-é:", false}, {"back\\slash:", false},
+		{"lock\x1b]0;x\x07:", true}, {"lock\n:", true}, {"lock\x7f:", true}, {"lock\u0085:", true},
+		{"lock\u202e:", true}, {"lock\xff:", true},
+	} {
+		_, bad := controlRune(tc.prefix)
+		assert.Equal(t, tc.bad, bad, "%q", tc.prefix)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Block kinds a Field may point into. BlockCluster is the cluster block itself.
@@ -119,6 +121,9 @@ func (v *validator) cluster(c *Cluster) {
 	if c.KeyPrefix == "" {
 		v.errorf(fs(at(BlockCluster, "key_prefix")), "Empty key prefix",
 			"key_prefix must not be empty: every lock key is key_prefix + name, and an empty prefix mixes locks with other keys.")
+	} else if r, bad := controlRune(c.KeyPrefix); bad {
+		v.errorf(fs(at(BlockCluster, "key_prefix")), "Control character in key prefix",
+			"key_prefix %q contains %U: control and invisible format characters (escape sequences, newlines, bidi overrides) in a key reach every terminal that shows it.", c.KeyPrefix, r)
 	}
 	ttlOK := true
 	if c.MaxTTL <= 0 {
@@ -167,6 +172,20 @@ func (v *validator) cluster(c *Cluster) {
 		v.errorf(fs(at(BlockRetry, "jitter"), at(BlockRetry, "delay")), "Retry jitter out of range",
 			"jitter must be in [0, delay %v], got %v.", c.Retry.Delay, c.Retry.Jitter)
 	}
+}
+
+// controlRune returns the first control character (C0, DEL, C1), invisible format
+// character (bidi controls and the like) or invalid UTF-8 byte of s.
+func controlRune(s string) (rune, bool) {
+	for i, r := range s {
+		if r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)) {
+			return rune(s[i]), true
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // checkAddress returns why addr is not host:port, or "".

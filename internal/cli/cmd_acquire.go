@@ -105,7 +105,7 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 			ValidityMS: ms(time.Until(until)), Fence: l.Fence(), Votes: s.report(&votes)})
 	} else {
 		_, err = fmt.Fprintln(env.Stdout, l.Token())
-		fmt.Fprintf(env.Stderr, "acquired %s (%d of %d masters), valid until %s (%v)\n", l.Key(), votes.Votes, len(votes.Nodes),
+		fmt.Fprintf(env.Stderr, "acquired %s (%d of %d masters), valid until %s (%v)\n", escape.Text(l.Key()), votes.Votes, len(votes.Nodes),
 			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
 	}
 	if err != nil { // nobody learned the token: do not leave the lock behind

@@ -103,7 +103,7 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "redlock extend: %s\n", escape.Text(out.Error))
 	} else {
 		out.Extended, out.ValidUntil, out.ValidityMS = true, &until, ms(time.Until(until))
-		fmt.Fprintf(env.Stderr, "extended %s (%d of %d masters), valid until %s (%v)\n", out.Key, rep.Votes, len(rep.Nodes),
+		fmt.Fprintf(env.Stderr, "extended %s (%d of %d masters), valid until %s (%v)\n", escape.Text(out.Key), rep.Votes, len(rep.Nodes),
 			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
 	}
 	if *asJSON {
