@@ -47,5 +47,21 @@ func ValidateName(name string) error {
 	return nil
 }
 
+// ValidateKeyName checks the name of an existing lock for an administrative action
+// (ForceExpire, ForceExpireSeen): any key that listing shows, whitespace, foreign
+// spellings and all, except an empty name and the reserved suffixes (the fence
+// counter and the fair queue are not locks). Creating a lock keeps ValidateName.
+func ValidateKeyName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	}
+	for _, s := range reservedSuffixes {
+		if strings.HasSuffix(name, s) {
+			return fmt.Errorf("%w: %q ends with the reserved suffix %q", ErrInvalidName, name, s)
+		}
+	}
+	return nil
+}
+
 // checkName is ValidateName, for the package's entry points.
 func checkName(name string) error { return ValidateName(name) }

@@ -75,9 +75,9 @@ func partialError(rep *Report) error {
 // empty token it deletes whatever is there. Either way it publishes on the name's
 // wake-up channel where it deleted, so waiters and a holder's WithLossWatch learn
 // at once. It is an administrative action: it breaks the mutual exclusion of
-// whoever holds the lock.
+// whoever holds the lock. name may be any key listing shows (ValidateKeyName).
 func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report, error) {
-	if err := checkName(name); err != nil {
+	if err := ValidateKeyName(name); err != nil {
 		return nil, err
 	}
 	key := m.Key(name)
@@ -121,9 +121,10 @@ type Seen struct {
 // of another type only if it is still of that type; nothing where nothing was seen.
 // A lock that changed hands since is kept (OutcomeForeign) and a lock taken since on
 // a master where nothing was seen is not touched (OutcomeMissing). It publishes on
-// the wake-up channel where it deleted. seen is indexed by master name.
+// the wake-up channel where it deleted. seen is indexed by master name; name may be
+// any key listing shows (ValidateKeyName).
 func (m *Manager) ForceExpireSeen(ctx context.Context, name string, seen map[string]Seen) (*Report, error) {
-	if err := checkName(name); err != nil {
+	if err := ValidateKeyName(name); err != nil {
 		return nil, err
 	}
 	key := m.Key(name)

@@ -17,7 +17,9 @@ var forceExpireCmd = &Command{
 	Usage: `Usage: redlock force-expire NAME [-token TOKEN | -token - | -token-file PATH] [-yes] [-json] [-config PATH] [-var name=value] [-timeout D]
 
 Deletes the lock NAME on every master. This breaks the mutual exclusion of the
-current holder: use it for locks left behind by a crashed process.
+current holder: use it for locks left behind by a crashed process. NAME is any
+name that locks lists, including foreign keys that acquire's name rule refuses
+(quote it: redlock force-expire 'nightly report').
 
 It first reads the lock on every master and shows who holds it (on stderr), then
 asks for "yes" on stdin unless -yes is given. It deletes exactly what it showed:

@@ -142,7 +142,11 @@ func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (nam
 	case len(pos) > 1:
 		return "", nil, usageErrorf(env, cmd, "one lock NAME expected, got %d arguments (%s)", len(pos), escape.Text(strings.Join(pos, " "))), false
 	}
-	if err := quorum.ValidateName(pos[0]); err != nil {
+	check := quorum.ValidateName
+	if cmd == forceExpireCmd {
+		check = quorum.ValidateKeyName // an admin action on any key locks lists
+	}
+	if err := check(pos[0]); err != nil {
 		return "", nil, usageErrorf(env, cmd, "lock NAME %s: %v", escape.Text(pos[0]), err), false
 	}
 	return pos[0], rest, ExitOK, true

@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,4 +53,42 @@ func TestKeyPrefixControlCharactersAreRefused(t *testing.T) {
 	r = e.run("release", "job", "-config", cfg, "-token", tok)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `back\\slash:job: deleted`)
+}
+
+// Regression (issue 23 item 12): a foreign lock whose name breaks this tool's name
+// rule (`lock:nightly report`, written by another library) was listed by locks but
+// could not be force-expired ("invalid lock name: whitespace"). acquire keeps the rule.
+func TestForceExpireAForeignKeyAsListed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, s := range e.c.Servers[:4] {
+		require.NoError(t, s.Client().Set(ctx, "lock:nightly report", "other-library-value", 9*time.Second).Err())
+	}
+	r := e.run("locks")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "nightly report")
+
+	r = e.run("acquire", "nightly report")
+	assert.Equal(t, 2, r.code, "acquire keeps the name rule: %s", r.stderr)
+	assert.Contains(t, r.stderr, "whitespace")
+
+	// Prompted: it shows the lock and deletes what it showed.
+	r = e.runIn("yes\n", "force-expire", "nightly report")
+	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "lock:nightly report is")
+	assert.Empty(t, e.keys("lock:nightly report"), "deleted on every master")
+
+	// With -token: compare-and-delete, a foreign value is kept.
+	for _, s := range e.c.Servers[:3] {
+		require.NoError(t, s.Client().Set(ctx, "lock:nightly report", "v2", 9*time.Second).Err())
+	}
+	r = e.run("force-expire", "nightly report", "-yes", "-token", "not-the-value")
+	assert.Len(t, e.keys("lock:nightly report"), 3, "a value other than the token is kept: %s%s", r.stdout, r.stderr)
+	r = e.run("force-expire", "nightly report", "-yes", "-token", "v2")
+	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Empty(t, e.keys("lock:nightly report"))
+
+	// The reserved suffixes stay refused: a fence counter is not a lock.
+	r = e.run("force-expire", "job:fence", "-yes")
+	assert.Equal(t, 2, r.code, r.stderr)
 }
