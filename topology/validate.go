@@ -188,6 +188,28 @@ func controlRune(s string) (rune, bool) {
 	return 0, false
 }
 
+// canonicalAddress returns one spelling per server address of a valid host:port:
+// host names lower case without a trailing dot, IP addresses in their shortest
+// form, the port as a number, and every spelling of the loopback host (localhost,
+// 127.0.0.1, ::1, ::ffff:127.0.0.1) as one, since localhost resolves to both.
+func canonicalAddress(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return strings.ToLower(addr)
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if ip := net.ParseIP(host); ip != nil {
+		host = ip.String()
+		if ip.Equal(net.IPv4(127, 0, 0, 1)) || ip.Equal(net.IPv6loopback) {
+			host = "localhost"
+		}
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		port = strconv.Itoa(n)
+	}
+	return net.JoinHostPort(host, port)
+}
+
 // checkAddress returns why addr is not host:port, or "".
 func checkAddress(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
@@ -238,10 +260,14 @@ func (v *validator) masters(c *Cluster) {
 		} else if why := checkAddress(m.Address); why != "" {
 			v.errorf(fs(f("address")), "Invalid address", "master %q: %s.", m.Name, why)
 		} else {
-			key := strings.ToLower(m.Address)
+			key := canonicalAddress(m.Address)
 			if j, dup := addrs[key]; dup {
+				same := m.Address
+				if other := c.Masters[j].Address; other != m.Address {
+					same = fmt.Sprintf("%s (%s spelt another way)", m.Address, other)
+				}
 				v.errorf(fs(f("address")), "Duplicate master address",
-					"master %q has the same address %s as master %q; a Redis server counted twice breaks the quorum.", m.Name, m.Address, c.Masters[j].Name)
+					"master %q has the same address %s as master %q; a Redis server counted twice breaks the quorum.", m.Name, same, c.Masters[j].Name)
 			} else {
 				addrs[key] = i
 			}

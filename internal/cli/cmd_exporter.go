@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -101,14 +102,25 @@ func runExporter(ctx context.Context, env *Env, args []string) int {
 	}
 }
 
-// serveMetrics serves reg's /metrics on ln until Close.
+// serveMetrics serves reg's /metrics on ln until Close, and at / a small page
+// linking to it.
 func serveMetrics(ln net.Listener, reg *prometheus.Registry) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, indexPage)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return srv
 }
+
+// indexPage is what / serves: where the metrics are.
+const indexPage = `<!doctype html>
+<html><head><title>redlock metrics</title></head>
+<body><h1>redlock</h1><p>Prometheus metrics: <a href="/metrics">/metrics</a></p></body></html>
+`
 
 // buildInfo is redlock_build_info{version,commit,goversion} 1.
 func buildInfo() prometheus.Collector {
