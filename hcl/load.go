@@ -136,6 +136,9 @@ func Load(filename string, src []byte, opts Options) (*Config, hclv2.Diagnostics
 	cluster := d.file(f)
 	if cluster != nil {
 		for _, p := range cluster.Validate() {
+			if cluster.AcknowledgedProblem(p) != nil {
+				continue // an ignore block of its finding code covers every master
+			}
 			d.problem(p)
 		}
 	}

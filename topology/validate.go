@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -61,6 +62,33 @@ type Problem struct {
 	// points at the first one that was written in the file, or else at the block of
 	// the first one. Never empty.
 	Fields []Field
+	// Code is the finding code (Code* constants) of a warning that plan reports as
+	// that finding too, "" otherwise: an ignore block of that code acknowledges it.
+	Code string
+}
+
+// AcknowledgedProblem returns the ignore block that covers p on every master (a warning
+// with a finding code), or nil. An acknowledged problem is not shown.
+func (c *Cluster) AcknowledgedProblem(p Problem) *Ignore {
+	if p.Code == "" || p.Severity == SeverityError {
+		return nil
+	}
+	for i := range c.Ignores {
+		ig := &c.Ignores[i]
+		if ig.Code != p.Code {
+			continue
+		}
+		all := true
+		for _, m := range c.Masters {
+			if len(ig.Masters) > 0 && !slices.Contains(ig.Masters, m.Name) {
+				all = false
+			}
+		}
+		if all {
+			return ig
+		}
+	}
+	return nil
 }
 
 // Error renders the problem as "field: summary: detail".
@@ -112,6 +140,9 @@ func (v *validator) errorf(fields []Field, summary, format string, a ...any) {
 func (v *validator) warnf(fields []Field, summary, format string, a ...any) {
 	v.add(SeverityWarning, summary, fmt.Sprintf(format, a...), fields...)
 }
+
+// coded sets the finding code of the last problem added.
+func (v *validator) coded(code string) { v.ps[len(v.ps)-1].Code = code }
 
 func at(block, attr string) Field { return Field{Block: block, Attr: attr} }
 
@@ -318,6 +349,7 @@ func (v *validator) policies(c *Cluster) {
 		if fsync, _ := c.Setting("appendfsync"); fsync != "always" {
 			v.warnf(fs(Field{Block: BlockLock, Index: fencing, Attr: "fencing"}), "Fencing without appendfsync always",
 				"lock %q uses fencing, but settings do not declare appendfsync = \"always\": a master restart can lose fence counters and hand out a number twice.", c.Locks[fencing].Match)
+			v.coded(CodeFencingFsync)
 		}
 	}
 }
@@ -379,8 +411,10 @@ func (v *validator) settings(c *Cluster) {
 	if fsync, ok := c.Setting("appendfsync"); ok && fsync != "always" {
 		v.warnf(fs(at(BlockSettings, "appendfsync"), at(BlockCluster, "restart_quarantine")), "appendfsync without restart quarantine",
 			"appendfsync = %q with restart_quarantine = false: a master that restarts can forget acknowledged locks and vote for a second holder at once. Use \"always\" or keep the quarantine.", fsync)
+		v.coded(CodeWeakPersistence)
 	} else if aof, ok := c.Setting("appendonly"); ok && aof != "yes" {
 		v.warnf(fs(at(BlockSettings, "appendonly"), at(BlockCluster, "restart_quarantine")), "No persistence without restart quarantine",
 			"appendonly = %q with restart_quarantine = false: a master that restarts forgets every lock and can vote for a second holder at once.", aof)
+		v.coded(CodeWeakPersistence)
 	}
 }

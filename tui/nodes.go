@@ -222,7 +222,7 @@ func persistence(st Styles, n *topology.NodeHealth) (string, lipgloss.Style) {
 func worstFinding(n *topology.NodeHealth) string {
 	best := -1
 	for i, f := range n.Findings {
-		if f.Severity >= topology.SeverityWarning && (best < 0 || f.Severity > n.Findings[best].Severity) {
+		if f.Severity >= topology.SeverityWarning && f.Acknowledged == "" && (best < 0 || f.Severity > n.Findings[best].Severity) {
 			best = i
 		}
 	}

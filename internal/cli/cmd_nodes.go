@@ -103,7 +103,8 @@ func runNodes(ctx context.Context, env *Env, args []string) int {
 	return ExitOK
 }
 
-// writeNodesTable writes the health table and then every finding, master by master.
+// writeNodesTable writes the health table and then the findings grouped across
+// masters, as plan does (acknowledged ones left out).
 func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MASTER\tADDRESS\tSTATE\tLATENCY\tROLE\tVERSION\tUPTIME\tQUARANTINE\tCLOCK\tPERSISTENCE\tEVICTION")
@@ -118,16 +119,7 @@ func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
 			fmtUptime(h), quarantineLeft(h, now), fmtClock(h), h.Persistence(), h.EvictionPolicy())
 	}
 	_ = tw.Flush()
-	first := true
-	for i := range hs {
-		for _, f := range hs[i].Findings {
-			if first {
-				fmt.Fprintln(w)
-				first = false
-			}
-			fmt.Fprintf(w, "%s: %-7s %s: %s\n", hs[i].Master, f.Severity, f.Code, f.Summary)
-		}
-	}
+	health.WriteFindings(w, hs, false)
 }
 
 func dash(s string) string {

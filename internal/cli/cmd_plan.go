@@ -133,61 +133,10 @@ func writePlan(w io.Writer, c *topology.Cluster, plan *health.Plan) {
 			fmt.Fprintf(w, "  %s\n", ch)
 		}
 	}
-	writeFindings(w, plan)
+	hs := make([]topology.NodeHealth, len(plan.Masters))
+	for i := range plan.Masters {
+		hs[i] = plan.Masters[i].Health
+	}
+	health.WriteFindings(w, hs, true)
 	fmt.Fprintf(w, "\n%s\n", plan.Summary)
-}
-
-// findingGroup is one finding seen, identical, on one or more masters.
-type findingGroup struct {
-	f       topology.Finding
-	masters []string
-}
-
-// groupFindings groups identical findings (same severity, code, summary, detail
-// and acknowledgement) across masters, in the order they are first seen.
-func groupFindings(plan *health.Plan) []findingGroup {
-	var out []findingGroup
-	index := map[topology.Finding]int{}
-	for _, mp := range plan.Masters {
-		for _, f := range mp.Health.Findings {
-			key := f
-			key.Fixable = false
-			i, ok := index[key]
-			if !ok {
-				i = len(out)
-				index[key] = i
-				out = append(out, findingGroup{f: f})
-			}
-			out[i].masters = append(out[i].masters, mp.Health.Master)
-		}
-	}
-	return out
-}
-
-// writeFindings prints the findings grouped across masters: "warning CODE: summary
-// [3 masters: a, b, c]", acknowledged ones marked with their reason.
-func writeFindings(w io.Writer, plan *health.Plan) {
-	groups := groupFindings(plan)
-	if len(groups) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nFindings:")
-	for _, g := range groups {
-		where := "master " + g.masters[0]
-		if len(g.masters) > 1 {
-			where = fmt.Sprintf("%d masters: %s", len(g.masters), strings.Join(g.masters, ", "))
-		}
-		sev := g.f.Severity.String()
-		if g.f.Acknowledged != "" {
-			sev = "ack"
-		}
-		// Summaries and details quote server answers (version, role, errors): escaped.
-		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.f.Code, escape.Text(g.f.Summary), escape.Text(where))
-		if g.f.Detail != "" {
-			fmt.Fprintf(w, "          %s\n", escape.Text(g.f.Detail))
-		}
-		if g.f.Acknowledged != "" {
-			fmt.Fprintf(w, "          acknowledged in the file: %s\n", escape.Text(g.f.Acknowledged))
-		}
-	}
 }

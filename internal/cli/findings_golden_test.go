@@ -38,7 +38,11 @@ func TestFindingsGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			writeFindings(&out, &tt.plan)
+			var hs []topology.NodeHealth
+			for _, mp := range tt.plan.Masters {
+				hs = append(hs, mp.Health)
+			}
+			health.WriteFindings(&out, hs, true)
 			golden.RequireEqual(t, out.Bytes())
 		})
 	}
