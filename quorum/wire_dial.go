@@ -127,6 +127,8 @@ func (m *Manager) handshake(wc *wireConn, n *node) error {
 	switch {
 	case err == nil:
 		wc.setGet = setGetSupported(server)
+	case errors.Is(err, errProtocol):
+		return fmt.Errorf("not a Redis server: INFO server: %w", err)
 	case !quar && errors.As(err, &re):
 		// INFO refused (an ACL): plain SET NX, which tells less on a failed round.
 	case !quar:

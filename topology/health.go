@@ -46,6 +46,7 @@ type Finding struct {
 const (
 	// Errors: the master must not be trusted with locks as it is.
 	CodeUnreachable      = "unreachable"       // no answer within the node timeout
+	CodeNotRedis         = "not-redis"         // the address answers, but not in the Redis protocol
 	CodeAuthFailed       = "auth-failed"       // the server refused the credentials
 	CodeReplica          = "replica"           // role:slave: cannot take locks
 	CodeServerMode       = "server-mode"       // redis_mode sentinel or cluster

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/health"
 )
 
 var acquireCmd = &Command{
@@ -107,6 +108,9 @@ func runAcquire(ctx context.Context, env *Env, args []string) int {
 		_, err = fmt.Fprintln(env.Stdout, l.Token())
 		fmt.Fprintf(env.Stderr, "acquired %s (%d of %d masters), valid until %s (%v)\n", escape.Text(l.Key()), votes.Votes, len(votes.Nodes),
 			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
+		if missed := health.MissedVotes(&votes); missed != "" {
+			fmt.Fprintf(env.Stderr, "not acquired on %s\n", escape.Text(s.redact(missed)))
+		}
 	}
 	if err != nil { // nobody learned the token: do not leave the lock behind
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)

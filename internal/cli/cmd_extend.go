@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -105,6 +106,9 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 		out.Extended, out.ValidUntil, out.ValidityMS = true, &until, ms(time.Until(until))
 		fmt.Fprintf(env.Stderr, "extended %s (%d of %d masters), valid until %s (%v)\n", escape.Text(out.Key), rep.Votes, len(rep.Nodes),
 			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
+		if missed := health.MissedVotes(rep); missed != "" {
+			fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(s.redact(missed)))
+		}
 	}
 	if *asJSON {
 		if err := writeDoc(env.Stdout, out); err != nil {

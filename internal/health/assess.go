@@ -45,6 +45,12 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 		sort.SliceStable(h.Findings, func(i, j int) bool { return h.Findings[i].Severity > h.Findings[j].Severity })
 	}()
 
+	if !h.Reachable && notRedis(h.Error) {
+		add(topology.SeverityError, topology.CodeNotRedis, "not a Redis server: "+h.Error,
+			fmt.Sprintf("%s answers, but not in the Redis protocol (an HTTP server or a proxy?): check the address and port; the master does not vote", h.Address))
+		quarantineFinding(h, now, add)
+		return
+	}
 	if !h.Reachable {
 		add(topology.SeverityError, topology.CodeUnreachable, "unreachable: "+orUnknown(h.Error),
 			fmt.Sprintf("%s did not answer (node timeout %s); the master does not vote", h.Address, c.NodeTimeout))
@@ -59,8 +65,8 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 	}
 
 	if h.InfoError != "" {
-		add(topology.SeverityWarning, topology.CodeInfoDenied, "INFO refused: role, uptime and version not checked",
-			h.InfoError+"; grant +info to the user, or restart quarantine cannot work")
+		add(topology.SeverityWarning, topology.CodeInfoDenied, refusal("INFO", h.InfoError)+": role, uptime and version not checked",
+			h.InfoError+refusalAdvice(h.InfoError, "grant +info to the user, or restart quarantine cannot work"))
 	} else {
 		assessInfo(c, h, add)
 		if window > 0 && h.Uptime < window {
@@ -72,8 +78,8 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 	}
 
 	if h.ConfigError != "" {
-		add(topology.SeverityWarning, topology.CodeConfigDenied, "CONFIG GET refused: settings not checked",
-			h.ConfigError+"; use a read-only admin user with +config|get for plan and nodes")
+		add(topology.SeverityWarning, topology.CodeConfigDenied, refusal("CONFIG GET", h.ConfigError)+": settings not checked",
+			h.ConfigError+refusalAdvice(h.ConfigError, "use a read-only admin user with +config|get for plan and nodes"))
 	} else {
 		assessConfig(c, h, add)
 	}
@@ -193,4 +199,33 @@ func roundDur(d time.Duration) time.Duration {
 		return d.Round(time.Microsecond)
 	}
 	return d.Round(100 * time.Microsecond)
+}
+
+// refusal says how a master turned a command down: "INFO refused" for an ACL
+// refusal or another error, "INFO not implemented by this server" when the server
+// does not know the command (an embedded or Redis-compatible server).
+func refusal(command, msg string) string {
+	if unknownCommand(msg) {
+		return command + " not implemented by this server"
+	}
+	return command + " refused"
+}
+
+// refusalAdvice returns "; "+acl when msg is a permission refusal (NOPERM), what
+// the server is when it does not know the command, and nothing otherwise: only a
+// NOPERM reply means permissions.
+func refusalAdvice(msg, acl string) string {
+	switch {
+	case strings.Contains(msg, "NOPERM"):
+		return "; " + acl
+	case unknownCommand(msg):
+		return "; this server (an embedded or Redis-compatible one) does not implement it: nothing to grant"
+	case notRedis(msg):
+		return Advice(msg)
+	}
+	return ""
+}
+
+func unknownCommand(msg string) bool {
+	return strings.Contains(strings.ToLower(msg), "unknown command")
 }
