@@ -175,7 +175,15 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(cluster.KeyPrefix)+match, quorum.EscapeGlob(cluster.KeyPrefix)+match+":wake")
 		go func() {
 			defer ps.Close()
-			for msg := range ps.Channel() {
+			rd := events.NewReader(ps)
+			for {
+				msg, err := rd.Next(ctx)
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					continue // go-redis reconnects and subscribes again
+				}
 				if wake, ok := strings.CutSuffix(msg.Channel, ":wake"); ok && !strings.HasPrefix(msg.Channel, prefix) {
 					if msg.Payload == quorum.ForceExpiredMessage {
 						n := keyspaceNote{master: m.Name, name: strings.TrimPrefix(wake, cluster.KeyPrefix), op: msg.Payload, at: time.Now()}
@@ -194,9 +202,11 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 				}
 				n := keyspaceNote{master: m.Name, name: name, op: msg.Payload, at: time.Now()}
 				if n.op == "set" {
-					gctx, cancel := context.WithTimeout(ctx, cluster.NodeTimeout)
-					n.value, _ = c.Get(gctx, key).Result()
-					cancel()
+					n.value = rd.ValueAfterSet(ctx, msg.Channel, func(ctx context.Context) (string, error) {
+						gctx, cancel := context.WithTimeout(ctx, cluster.NodeTimeout)
+						defer cancel()
+						return c.Get(gctx, key).Result()
+					})
 				}
 				select {
 				case notes <- n:

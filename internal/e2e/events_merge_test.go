@@ -3,11 +3,13 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -154,4 +156,31 @@ func TestEventsReleaseIsAQuorumAboutOneValue(t *testing.T) {
 			assert.Len(t, d["masters"], 3, "the masters that reported: %v", d)
 		}
 	}
+}
+
+// Acquire/release cycles as fast as a client can make them (SET NX PX then DEL on
+// every master, each master's GET of the value often too late): every cycle is one
+// acquisition and one release, and no extension.
+func TestEventsFastCycles(t *testing.T) {
+	e := newEnv(t)
+	e.keyspaceOn()
+	log := collectEvents(t, e)
+	ctx := context.Background()
+	const cycles = 200
+	for i := 0; i < cycles; i++ {
+		v := fmt.Sprint("value-", i)
+		for _, s := range e.c.Servers {
+			require.NoError(t, s.Client().SetArgs(ctx, "lock:fast", v, redis.SetArgs{Mode: "NX", TTL: 5 * time.Second}).Err())
+		}
+		for _, s := range e.c.Servers {
+			require.NoError(t, s.Client().Del(ctx, "lock:fast").Err())
+		}
+	}
+	require.Eventually(t, func() bool { return log.count("released", "fast") >= cycles }, 20*time.Second, 50*time.Millisecond,
+		"acquired %d, released %d, changed-hands %d", log.count("acquired", "fast"), log.count("released", "fast"), log.count("changed-hands", "fast"))
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, cycles, log.count("acquired", "fast"))
+	assert.Equal(t, cycles, log.count("released", "fast"))
+	assert.Zero(t, log.count("extended", "fast"))
+	assert.Zero(t, log.count("changed-hands", "fast"))
 }

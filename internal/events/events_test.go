@@ -229,3 +229,31 @@ func TestDiff(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"new": Acquired, "gone": Released, "timed": Expired, "swapped": ChangedHands, "longer": Extended}, got)
 }
+
+// A set whose value could not be read (the key changed or went before the GET)
+// counts with the acquisition the other masters report, whichever comes first, and
+// the release that follows is one release.
+func TestMergerSetOfUnknownValueJoinsTheAcquisition(t *testing.T) {
+	t0 := time.Now()
+	for _, order := range [][]string{{"a", "b", "c", "d", "e"}, {"e", "d", "c", "b", "a"}} {
+		m := NewMerger(3, 5, time.Second)
+		var got []Event
+		for _, ms := range order {
+			value := "v"
+			if ms == "d" || ms == "e" {
+				value = "" // GET came too late on d and e
+			}
+			got = append(got, m.Add(ms, "x", "set", value, t0)...)
+			got = append(got, m.Add(ms, "x", "expire", "", t0)...)
+		}
+		got = append(got, add(m, "x", "del", "", t0.Add(time.Millisecond), "a", "b", "c", "d", "e")...)
+		require.Len(t, got, 2, "order %v: %v", order, got)
+		assert.Equal(t, Acquired, got[0].Kind)
+		assert.Equal(t, "v", got[0].Value)
+		assert.Len(t, got[0].Masters, 5)
+		assert.Equal(t, Released, got[1].Kind)
+		assert.Len(t, got[1].Masters, 5)
+		assert.Empty(t, m.Flush(t0.Add(3*time.Second)))
+		assert.Zero(t, m.Len())
+	}
+}

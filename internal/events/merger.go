@@ -2,6 +2,7 @@ package events
 
 import (
 	"container/list"
+	"slices"
 	"time"
 
 	"github.com/redlock/redlock/quorum"
@@ -132,6 +133,7 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	h, holds := ks.held[master]
 	switch kind {
 	case Acquired:
+		value = m.unknownSet(ks, master, value, at)
 		ks.held[master] = holding{value: value, afterSet: true}
 	case Extended:
 		if h.afterSet {
@@ -181,6 +183,39 @@ func (m *Merger) state(name string, at time.Time) *keyState {
 	}
 	ks.last = at
 	return ks
+}
+
+// unknownSet reconciles a set whose value could not be read (the key was gone or
+// changed before the GET) with the acquisition other masters report at the same
+// time: a set of unknown value joins the latest acquisition reported within the
+// window that master has not reported yet (each master sets once per acquisition),
+// and a set of known value adopts the masters whose sets of unknown value
+// are still waiting. It returns the value to record for master.
+func (m *Merger) unknownSet(ks *keyState, master, value string, at time.Time) string {
+	if value == "" {
+		var best *report
+		for k, r := range ks.reports {
+			if k.kind == Acquired && k.value != "" && at.Sub(r.first) <= m.window && !slices.Contains(r.masters, master) &&
+				(best == nil || r.first.After(best.first)) {
+				best, value = r, k.value
+			}
+		}
+		return value
+	}
+	unknown := ks.reports[reportKey{Acquired, ""}]
+	if unknown == nil || unknown.ev != nil || at.Sub(unknown.first) > m.window {
+		return value
+	}
+	delete(ks.reports, reportKey{Acquired, ""})
+	for _, x := range unknown.masters {
+		if h, ok := ks.held[x]; ok && h.value == "" {
+			ks.held[x] = holding{value: value, afterSet: h.afterSet}
+		}
+		if x != master {
+			m.count(ks, x, Acquired, value, unknown.first)
+		}
+	}
+	return value
 }
 
 // count adds master's report of kind about value and starts the event when a
@@ -254,8 +289,10 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 
 // Flush returns the events complete by now: every master reported, or the grace
 // passed. An event ready before an earlier one releases the earlier one too, so
-// events keep the order of their quorums.
+// events keep the order of their quorums. It also drops the state that expired by
+// now: call it periodically (the CLI does every 50 ms).
 func (m *Merger) Flush(now time.Time) []Event {
+	m.expire(now)
 	last := -1
 	for i, p := range m.pending {
 		if !now.Before(p.deadline) {
