@@ -2,8 +2,8 @@ package topology
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -103,14 +103,7 @@ var knownSettings = map[string]settingSpec{
 }
 
 // KnownSettings returns the Redis CONFIG names a settings block may declare, sorted.
-func KnownSettings() []string {
-	out := make([]string, 0, len(knownSettings))
-	for n := range knownSettings {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func KnownSettings() []string { return slices.Sorted(maps.Keys(knownSettings)) }
 
 // KnownSetting reports whether name (Redis CONFIG spelling) may be declared.
 func KnownSetting(name string) bool {

@@ -12,16 +12,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withPrefix writes a copy of e's topology file with another key_prefix line (an
-// HCL string literal) and returns its path.
-func (e *env) withPrefix(literal string) string {
+// variant writes a copy of e's topology file, named file, with each (old, new)
+// pair of oldNew replaced once, and returns its path.
+func (e *env) variant(file string, oldNew ...string) string {
 	e.t.Helper()
 	src, err := os.ReadFile(e.config)
 	require.NoError(e.t, err)
-	text := strings.Replace(string(src), `key_prefix   = "lock:"`, "key_prefix   = "+literal, 1)
-	path := filepath.Join(e.t.TempDir(), "prefix.hcl")
+	text := string(src)
+	for i := 0; i+1 < len(oldNew); i += 2 {
+		require.Contains(e.t, text, oldNew[i])
+		text = strings.Replace(text, oldNew[i], oldNew[i+1], 1)
+	}
+	path := filepath.Join(e.t.TempDir(), file)
 	require.NoError(e.t, os.WriteFile(path, []byte(text), 0o600))
 	return path
+}
+
+// withPrefix is e's file with another key_prefix (an HCL string literal).
+func (e *env) withPrefix(literal string) string {
+	return e.variant("prefix.hcl", `key_prefix   = "lock:"`, "key_prefix   = "+literal)
 }
 
 // Regression (issue 23 item 11): a key_prefix with control characters passed

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,17 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withFencingWarning writes a copy of e's file whose fencing policy lacks
-// appendfsync always, with the given ignore blocks, and returns its path.
+// withFencingWarning is e's file whose fencing policy lacks appendfsync always,
+// with the given ignore blocks.
 func (e *env) withFencingWarning(ignores string) string {
-	e.t.Helper()
-	src, err := os.ReadFile(e.config)
-	require.NoError(e.t, err)
-	text := strings.Replace(string(src), `appendfsync = "always"`, `appendonly = "yes"`, 1)
-	text = strings.Replace(text, "  lock \"capped/*\"", ignores+"  lock \"capped/*\"", 1)
-	path := filepath.Join(e.t.TempDir(), "fencing.hcl")
-	require.NoError(e.t, os.WriteFile(path, []byte(text), 0o600))
-	return path
+	return e.variant("fencing.hcl", `appendfsync = "always"`, `appendonly = "yes"`, "  lock \"capped/*\"", ignores+"  lock \"capped/*\"")
 }
 
 // Regression (issue 23 item 6): with a fencing policy, acquire, extend, release,

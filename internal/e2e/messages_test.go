@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,19 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withMasterAt writes a copy of e's file with master e at addr and the restart
-// quarantine as given, and returns its path.
+// withMasterAt is e's file with master e at addr, and the restart quarantine on
+// when quarantine.
 func (e *env) withMasterAt(addr string, quarantine bool) string {
-	e.t.Helper()
-	src, err := os.ReadFile(e.config)
-	require.NoError(e.t, err)
-	text := strings.Replace(string(src), e.c.Servers[4].Addr(), addr, 1)
+	oldNew := []string{e.c.Servers[4].Addr(), addr}
 	if quarantine {
-		text = strings.Replace(text, "restart_quarantine = false", "restart_quarantine = true", 1)
+		oldNew = append(oldNew, "restart_quarantine = false", "restart_quarantine = true")
 	}
-	path := filepath.Join(e.t.TempDir(), "peer.hcl")
-	require.NoError(e.t, os.WriteFile(path, []byte(text), 0o600))
-	return path
+	return e.variant("peer.hcl", oldNew...)
 }
 
 // Regression (issue 23 item 8): a peer that is not Redis (an HTTP server answering)
