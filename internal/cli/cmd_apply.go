@@ -113,7 +113,7 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 	}
 	if failed > 0 || skipped > 0 {
 		say("\n%s", health.FailureSummary(outcomes))
-		fmt.Fprintf(env.Stderr, "redlock apply: %s failed, %s skipped: the masters do not match the file (exit 1)\n", pluralize(failed, "setting"), pluralize(skipped, "master"))
+		fmt.Fprintf(env.Stderr, "redlock apply: %s failed, %s skipped: the masters do not match the file\n", pluralize(failed, "setting"), pluralize(skipped, "master"))
 		return ExitError
 	}
 	say("\nApply complete: %s changed on %s.\n", pluralize(changed, "setting"), pluralize(masters, "master"))
