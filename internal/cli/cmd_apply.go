@@ -23,7 +23,10 @@ var applyCmd = &Command{
 Shows the plan, asks for "yes" on stdin (anything else aborts), then runs CONFIG
 SET for every declared setting that differs on each master and CONFIG REWRITE so
 the change survives a restart. Reports per master what changed, what failed and
-which masters were not checked (down, credentials refused, CONFIG GET refused).
+which masters were not checked (down, credentials refused, CONFIG GET refused);
+when anything failed or was skipped it ends with an error summary naming each
+failure (never "Apply complete"). validate refuses a file whose settings break
+lock safety (an allkeys-* or volatile-* maxmemory_policy): apply never sets them.
 
 Flags:
   -auto-approve     do not ask; apply at once

@@ -26,7 +26,9 @@ var planCmd = &Command{
 Probes every master: reachable, credentials, role:master, standalone mode,
 version, settings drift, eviction and persistence risk, uptime against the
 restart quarantine, clock offset against the drift budget. Prints each master's
-findings and the settings changes apply would make, then a summary line.
+findings and the settings changes apply would make, then a summary line. Live
+values are compared as Redis means them (sizes by bytes, yes/no, case, and
+notify-keyspace-events as a set of flags), so a plan right after apply is empty.
 
 Flags:
   -json               one JSON document on stdout
