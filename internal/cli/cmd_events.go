@@ -27,9 +27,12 @@ Two modes, named on stderr at start and in every JSON line ("mode"):
   keyspace  Redis keyspace notifications (notify-keyspace-events with K and
             either A or g, $ and x, on a quorum of masters: declare
             notify_keyspace_events = "Kg$x" in the settings block and run apply).
-            Each master's notifications are merged: an event is printed once a
-            quorum of masters reported it, so a lock taken and released between
-            two polls still appears.
+            Each master's notifications are merged: an event is a quorum of
+            masters reporting the same operation about the same value (the
+            expire of SET ... PX is part of the acquisition, not an extension),
+            so a lock taken and released between two polls still appears. It
+            waits up to 150ms for the other masters and names those that
+            reported ("(5 of 5 masters)"; "masters" in JSON).
   poll      the fallback: a listing every -interval compared with the previous
             one; a lock held for less than an interval can be missed.
 
