@@ -52,3 +52,19 @@ func TestConsoleForceExpiresAForeignKeyAsListed(t *testing.T) {
 	_, err = managerLocker{mgr}.TryAcquire(ctx, "nightly report", time.Second)
 	assert.ErrorIs(t, err, quorum.ErrInvalidName, "acquire keeps the name rule")
 }
+
+func TestShownGlob(t *testing.T) {
+	for shown, want := range map[string]string{
+		"plain":           "plain",
+		`x\x1b]0;owned\a`: `x*\]0;owned*`,
+		`back\\slash`:     `back\\slash`,
+		`zw\u200bj`:       `zw*j`,
+		`star*\n`:         `star\**`,
+		`bad\xff\xfe`:     `bad**`,
+		`trailing\`:       `trailing\\`,
+		`hexafter\x07abc`: `hexafter*`,
+		`nightly report`:  `nightly report`,
+	} {
+		assert.Equal(t, want, shownGlob(shown), shown)
+	}
+}

@@ -101,3 +101,21 @@ func TestForceExpireAForeignKeyAsListed(t *testing.T) {
 	r = e.run("force-expire", "job:fence", "-yes")
 	assert.Equal(t, 2, r.code, r.stderr)
 }
+
+// Regression (issue 23 item 12): a foreign key with control characters is listed
+// escaped; force-expire takes the name exactly as locks shows it.
+func TestForceExpireAKeyByItsEscapedName(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, s := range e.c.Servers[:3] {
+		require.NoError(t, s.Client().Set(ctx, "lock:x\x1b]0;owned\x07", "foreign", 9*time.Second).Err())
+	}
+	r := e.run("locks")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `x\x1b]0;owned\a`)
+	assert.NotContains(t, r.stdout, "\x1b")
+	r = e.run("force-expire", `x\x1b]0;owned\a`, "-yes")
+	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
+	assert.NotContains(t, r.stdout+r.stderr, "\x1b")
+	assert.Empty(t, e.keys("lock:x\x1b]0;owned\x07"), "deleted on every master")
+}
