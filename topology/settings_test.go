@@ -60,3 +60,18 @@ func TestKeyPrefixControlCharacters(t *testing.T) {
 		assert.Equal(t, tc.bad, bad, "%q", tc.prefix)
 	}
 }
+
+func TestCanonicalAddress(t *testing.T) {
+	same := [][]string{
+		{"127.0.0.1:6379", "localhost:6379", "[::1]:6379", "[::ffff:127.0.0.1]:6379", "LOCALHOST.:6379", "127.0.0.1:06379"},
+		{"10.0.0.1:6379", "[::ffff:10.0.0.1]:6379"},
+		{"Redis-A.internal:6379", "redis-a.internal.:6379"},
+	}
+	for _, group := range same {
+		for _, a := range group[1:] {
+			assert.Equal(t, canonicalAddress(group[0]), canonicalAddress(a), "%s and %s", group[0], a)
+		}
+	}
+	assert.NotEqual(t, canonicalAddress("127.0.0.1:6379"), canonicalAddress("127.0.0.2:6379"))
+	assert.NotEqual(t, canonicalAddress("127.0.0.1:6379"), canonicalAddress("127.0.0.1:6380"))
+}
