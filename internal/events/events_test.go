@@ -257,3 +257,18 @@ func TestMergerSetOfUnknownValueJoinsTheAcquisition(t *testing.T) {
 		assert.Zero(t, m.Len())
 	}
 }
+
+// A force-expire publishes its message right after each master's del: a release
+// still waiting for the other masters becomes a force-expire.
+func TestMergerForceExpireAnnouncedAfterTheDels(t *testing.T) {
+	t0 := time.Now()
+	m := NewMerger(3, 5, time.Second)
+	require.Len(t, append(add(m, "x", "set", "v", t0, "a", "b", "c", "d", "e"), m.Flush(t0.Add(time.Second))...), 1)
+	at := t0.Add(2 * time.Second)
+	assert.Empty(t, add(m, "x", "del", "", at, "a", "b", "c"))
+	evs := m.Add("a", "x", quorum.ForceExpiredMessage, "", at)
+	evs = append(evs, add(m, "x", "del", "", at, "d", "e")...)
+	require.Len(t, evs, 1)
+	assert.Equal(t, ForceExpired, evs[0].Kind)
+	assert.Equal(t, "v", evs[0].Value)
+}

@@ -119,7 +119,14 @@ func (m *Merger) Len() int { return len(m.keys) }
 func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	m.expire(at)
 	if op == quorum.ForceExpiredMessage {
-		// Announced on the wake-up channel: the coming deletes are a force-expire.
+		// Announced on the wake-up channel, right after the master's del: the deletes
+		// are a force-expire, whether the release is still waiting or yet to come.
+		for _, p := range m.pending {
+			if p.ev.Name == name && p.ev.Kind == Released {
+				p.ev.Kind = ForceExpired
+				return m.Flush(at)
+			}
+		}
 		if ks := m.keys[name]; ks != nil {
 			ks.forced = true
 		}
