@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-redsync/redsync/v4"
-	redsyncredis "github.com/go-redsync/redsync/v4/redis"
-	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -361,31 +358,6 @@ func TestKeepAliveStopsOnRelease(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	assert.Empty(t, keysOn(t, c, l.Key()), "no renewal raced the release")
 	assert.ErrorIs(t, l.Err(), ErrReleased)
-}
-
-func TestInteropWithRedsyncBothWays(t *testing.T) {
-	ctx := context.Background()
-	c, m := testCluster(t, 5)
-	var pools []redsyncredis.Pool
-	for _, s := range c.Servers {
-		pools = append(pools, goredis.NewPool(redis.NewClient(&redis.Options{Addr: s.Addr()})))
-	}
-	rs := redsync.New(pools...)
-
-	mu := rs.NewMutex("lock:shared", redsync.WithExpiry(5*time.Second), redsync.WithTries(1))
-	require.NoError(t, mu.LockContext(ctx))
-	_, err := m.TryAcquire(ctx, "shared", time.Second)
-	assert.ErrorIs(t, err, ErrHeld, "a redsync lock blocks quorum")
-	_, err = mu.UnlockContext(ctx)
-	require.NoError(t, err)
-
-	l, err := m.TryAcquire(ctx, "shared", 5*time.Second)
-	require.NoError(t, err)
-	mu2 := rs.NewMutex("lock:shared", redsync.WithExpiry(5*time.Second), redsync.WithTries(1))
-	assert.Error(t, mu2.LockContext(ctx), "a quorum lock blocks redsync")
-	require.NoError(t, l.Release(ctx))
-	require.NoError(t, mu2.LockContext(ctx))
-	_, _ = mu2.UnlockContext(ctx)
 }
 
 // A deadline that ends in the middle of a round reports the last round that ran to

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: installs redis-server and tmux from the system packages
-# when they are missing, then runs every test (vet, formatting, go test of every
-# package, the console's end-to-end check in tmux). It fails, never skips, when a
+# when they are missing, then runs every test (vet, staticcheck, formatting, go test
+# of every package of the main module and of the bench module, the module-graph
+# check, the console's end-to-end check in tmux). It fails, never skips, when a
 # dependency cannot be installed. The lock algorithm and the CLI run under the race
 # detector.
 set -euo pipefail
@@ -33,17 +34,32 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
+# staticcheck at a pinned version, built by the go command (nothing installed by hand).
+staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 echo "== go vet"
 go vet ./...
+(cd bench && go vet ./...)
+
+echo "== staticcheck"
+go run "$staticcheck" ./...
+(cd bench && go run "$staticcheck" ./...)
 
 echo "== go mod tidy"
 go mod tidy -diff
+(cd bench && go mod tidy -diff)
+
+echo "== module graph (a program importing quorum pulls in no benchmark peer)"
+bash scripts/check-module-graph.sh
 
 echo "== go test (race detector on the lock algorithm, the CLI and run's guard)"
 go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/
 
 echo "== go test (every other package)"
 go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/internal/cli$' -e '/internal/guard$')
+
+echo "== go test (the bench module: benchmark peers, the floor, interop with redsync)"
+(cd bench && go test -count=1 -timeout 15m ./...)
 
 echo "== console end-to-end (tmux)"
 bash scripts/e2e-console.sh

@@ -1,6 +1,6 @@
 // Package bench is the driver of the contention experiment of the fair-lock thesis
-// (N processes each take one shared lock K times) and of the uncontended floor. It
-// is shared by `redlock bench` and the Go benchmarks; the lock client is a plain
+// (N processes each take one shared lock K times). It is shared by `redlock bench`
+// and the Go benchmarks (the module in bench/); the lock client is a plain
 // function, so the benchmarks can run the same experiment with other libraries.
 package bench
 
@@ -197,8 +197,8 @@ func Summarize(label string, ops int, results []WorkerResult) Summary {
 			sum += w
 		}
 		s.MeanWait = time.Duration(sum / int64(len(sorted)))
-		s.P50Wait = time.Duration(percentile(sorted, 0.50))
-		s.P99Wait = time.Duration(percentile(sorted, 0.99))
+		s.P50Wait = time.Duration(Percentile(sorted, 0.50))
+		s.P99Wait = time.Duration(Percentile(sorted, 0.99))
 		s.MaxWait = time.Duration(sorted[len(sorted)-1])
 	}
 	if s.Duration > 0 {
@@ -223,8 +223,8 @@ func Summarize(label string, ops int, results []WorkerResult) Summary {
 			sum += h
 		}
 		s.HandoffMean = time.Duration(sum / int64(len(handoffs)))
-		s.HandoffP50 = time.Duration(percentile(handoffs, 0.50))
-		s.HandoffP99 = time.Duration(percentile(handoffs, 0.99))
+		s.HandoffP50 = time.Duration(Percentile(handoffs, 0.50))
+		s.HandoffP99 = time.Duration(Percentile(handoffs, 0.99))
 	}
 	s.MinOthersAtFinish = 1
 	for i, r := range results {
@@ -253,8 +253,8 @@ func Summarize(label string, ops int, results []WorkerResult) Summary {
 	return s
 }
 
-// percentile returns the nearest-rank percentile of sorted values.
-func percentile(sorted []int64, p float64) int64 {
+// Percentile returns the nearest-rank percentile p (0 to 1) of sorted values; 0 when there are none.
+func Percentile(sorted []int64, p float64) int64 {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -269,19 +269,21 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s: ", s.Label)
 	}
 	fmt.Fprintf(&b, "%d processes x %d acquisitions = %d in %v (%.1f acquisitions/s)\n", s.Clients, s.Ops, s.Total, s.Duration.Round(time.Millisecond), s.PerSecond)
-	fmt.Fprintf(&b, "wait:     mean %v  p50 %v  p99 %v  max %v\n", round(s.MeanWait), round(s.P50Wait), round(s.P99Wait), round(s.MaxWait))
-	fmt.Fprintf(&b, "handoff:  mean %v  p50 %v  p99 %v (release to next acquisition)\n", round(s.HandoffMean), round(s.HandoffP50), round(s.HandoffP99))
+	fmt.Fprintf(&b, "wait:     mean %v  p50 %v  p99 %v  max %v\n", Round(s.MeanWait), Round(s.P50Wait), Round(s.P99Wait), Round(s.MaxWait))
+	fmt.Fprintf(&b, "handoff:  mean %v  p50 %v  p99 %v (release to next acquisition)\n", Round(s.HandoffMean), Round(s.HandoffP50), Round(s.HandoffP99))
 	fmt.Fprintf(&b, "%-8s %9s %7s %9s %12s %10s %12s\n", "process", "acquired", "share", "failures", "finished", "max wait", "others done")
 	for _, p := range s.Processes {
 		fmt.Fprintf(&b, "%-8s %9d %6.1f%% %9d %12v %10v %11.0f%%\n", p.ID, p.Acquired, 100*p.Share, p.Failures,
-			p.FinishedAfter.Round(time.Millisecond), round(p.MaxWait), 100*p.OthersAtFinish)
+			p.FinishedAfter.Round(time.Millisecond), Round(p.MaxWait), 100*p.OthersAtFinish)
 	}
 	fmt.Fprintf(&b, "fairness: when the first process finished, the slowest other had done %.0f%% of its acquisitions\n", 100*s.MinOthersAtFinish)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func round(d time.Duration) time.Duration {
+// Round rounds a wait for a report: to the millisecond above a second, to 10µs above
+// a millisecond, else to the microsecond.
+func Round(d time.Duration) time.Duration {
 	switch {
 	case d >= time.Second:
 		return d.Round(time.Millisecond)

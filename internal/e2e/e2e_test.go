@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,9 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-redsync/redsync/v4"
-	redsyncredis "github.com/go-redsync/redsync/v4/redis"
-	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -155,12 +154,53 @@ func (e *env) waitKey(key string) {
 	require.Eventually(e.t, func() bool { return len(e.keys(key)) >= 3 }, 10*time.Second, 20*time.Millisecond, "key %s never appeared", key)
 }
 
-func (e *env) redsync() *redsync.Redsync {
-	var pools []redsyncredis.Pool
-	for _, s := range e.c.Servers {
-		pools = append(pools, goredis.NewPool(s.Client()))
+// foreignLock is another client's lock on key, taken the way redsync takes one
+// (SET NX PX of a random 24-character base64 value on every master, held with a
+// majority): the real redsync is a benchmark peer and lives in the bench module,
+// whose interop tests run it against this project.
+type foreignLock struct {
+	e     *env
+	key   string
+	ttl   time.Duration
+	value string
+}
+
+func (e *env) foreignLock(key string, ttl time.Duration) *foreignLock {
+	return &foreignLock{e: e, key: key, ttl: ttl}
+}
+
+// Lock takes the lock on a majority of the masters, or takes back what it set and
+// fails.
+func (f *foreignLock) Lock() error {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	f.value = base64.StdEncoding.EncodeToString(b)
+	n := 0
+	for _, s := range f.e.c.Servers {
+		if ok, err := s.Client().SetNX(context.Background(), f.key, f.value, f.ttl).Result(); err == nil && ok {
+			n++
+		}
 	}
-	return redsync.New(pools...)
+	if n > len(f.e.c.Servers)/2 {
+		return nil
+	}
+	_, _ = f.Unlock()
+	return fmt.Errorf("foreign lock %s: set on %d of %d masters", f.key, n, len(f.e.c.Servers))
+}
+
+// Unlock deletes the key where it still holds this lock's value; true when a
+// majority was deleted.
+func (f *foreignLock) Unlock() (bool, error) {
+	const del = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`
+	n := 0
+	for _, s := range f.e.c.Servers {
+		r, err := s.Client().Eval(context.Background(), del, []string{f.key}, f.value).Int()
+		if err != nil {
+			return false, err
+		}
+		n += r
+	}
+	return n > len(f.e.c.Servers)/2, nil
 }
 
 func TestAcquireExtendReleaseExitCodes(t *testing.T) {
@@ -250,8 +290,8 @@ func TestAcquireJSONAndWait(t *testing.T) {
 
 func TestAcquireInterruptedWhileWaitingLeavesNothing(t *testing.T) {
 	e := newEnv(t)
-	// Held by a redsync client, so the waiter keeps trying.
-	mu := e.redsync().NewMutex("lock:busy", redsync.WithExpiry(10*time.Second), redsync.WithTries(1))
+	// Held by another client (redsync-shaped), so the waiter keeps trying.
+	mu := e.foreignLock("lock:busy", 10*time.Second)
 	require.NoError(t, mu.Lock())
 	holder := e.keys("lock:busy")["a"]
 	waiter := e.command("", "acquire", "busy", "-wait", "20s")
@@ -263,7 +303,7 @@ func TestAcquireInterruptedWhileWaitingLeavesNothing(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 1, ee.ExitCode())
 	for name, v := range e.keys("lock:busy") {
-		assert.Equal(t, holder, v, "master %s: only redsync's value", name)
+		assert.Equal(t, holder, v, "master %s: only the other client's value", name)
 	}
 }
 
@@ -292,7 +332,7 @@ func TestRunPassesExitStatus(t *testing.T) {
 	assert.True(t, strings.HasPrefix(strings.TrimSpace(r.stdout), "rl1."), r.stdout)
 
 	// Held by someone else: 3, the command never runs.
-	mu := e.redsync().NewMutex("lock:r", redsync.WithExpiry(5*time.Second), redsync.WithTries(1))
+	mu := e.foreignLock("lock:r", 5*time.Second)
 	require.NoError(t, mu.Lock())
 	r = e.run("run", "r", "--", "sh", "-c", "echo ran")
 	assert.Equal(t, 3, r.code)
@@ -419,7 +459,7 @@ type locksDoc struct {
 func TestLocksJSON(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	mu := e.redsync().NewMutex("lock:by-redsync", redsync.WithExpiry(8*time.Second), redsync.WithTries(1))
+	mu := e.foreignLock("lock:by-redsync", 8*time.Second)
 	require.NoError(t, mu.Lock())
 	r := e.run("acquire", "by-redlock", "-ttl", "8s", "-owner", "nightly-report")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -534,17 +574,18 @@ func TestForceExpire(t *testing.T) {
 	assert.Empty(t, e.keys("lock:fx"))
 }
 
-func TestInteropWithRedsync(t *testing.T) {
+// The CLI against a client that locks as redsync does; the real redsync runs
+// against quorum in the bench module (bench/interop_test.go).
+func TestInteropWithForeignClient(t *testing.T) {
 	e := newEnv(t)
-	rs := e.redsync()
 	r := e.run("acquire", "shared", "-ttl", "5s")
 	require.Equal(t, 0, r.code, r.stderr)
 	token := strings.TrimSpace(r.stdout)
-	mu := rs.NewMutex("lock:shared", redsync.WithExpiry(5*time.Second), redsync.WithTries(1))
-	assert.Error(t, mu.Lock(), "a lock held by redlock acquire blocks redsync")
+	mu := e.foreignLock("lock:shared", 5*time.Second)
+	assert.Error(t, mu.Lock(), "a lock held by redlock acquire blocks a redsync-shaped client")
 	require.Equal(t, 0, e.run("release", "shared", "-token", token).code)
 	require.NoError(t, mu.Lock(), "free once released")
-	assert.Equal(t, 3, e.run("acquire", "shared").code, "a redsync lock blocks redlock acquire")
+	assert.Equal(t, 3, e.run("acquire", "shared").code, "a redsync-shaped lock blocks redlock acquire")
 	ok, err := mu.Unlock()
 	require.NoError(t, err)
 	require.True(t, ok)

@@ -62,7 +62,7 @@ func TestProbeFindsEachUnsafeSetting(t *testing.T) {
 	// Set after start: the harness checks readiness with an unauthenticated PING.
 	require.NoError(t, auth.Client().ConfigSet(ctx, "requirepass", serverPassword).Err())
 	host, port, _ := strings.Cut(primary.Addr(), ":")
-	require.NoError(t, replica.Client().SlaveOf(ctx, host, port).Err())
+	require.NoError(t, replica.Client().ReplicaOf(ctx, host, port).Err())
 	require.Eventually(t, func() bool {
 		info, err := primary.Client().Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "connected_slaves:1")

@@ -13,6 +13,7 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 
+	experiment "github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
 )
@@ -22,7 +23,7 @@ import (
 // against the floor (one hand-multiplexed SET NX PX round plus one release round).
 // Run them with:
 //
-//	go test ./internal/bench/ -run '^$' -bench . -benchtime 3s
+//	go -C bench test . -run '^$' -bench . -benchtime 3s
 
 const benchTTL = 10 * time.Second
 
@@ -43,9 +44,9 @@ func (l *latencies) add(d time.Duration) {
 
 func (l *latencies) report(b *testing.B) (p50 time.Duration) {
 	slices.Sort(l.ns)
-	p50 = time.Duration(percentile(l.ns, 0.5))
+	p50 = time.Duration(experiment.Percentile(l.ns, 0.5))
 	b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
-	b.ReportMetric(float64(time.Duration(percentile(l.ns, 0.99)).Microseconds()), "p99-µs")
+	b.ReportMetric(float64(time.Duration(experiment.Percentile(l.ns, 0.99)).Microseconds()), "p99-µs")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
 	return p50
 }

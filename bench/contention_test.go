@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	experiment "github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
 )
@@ -70,7 +71,7 @@ func workerTimeout(ops, clients int) time.Duration {
 
 // acquirerFor returns the lock client of a worker: this project in plain or fair
 // mode with its default retry policy, or redsync with its defaults.
-func acquirerFor(kind string, addrs []string) (Acquirer, func(), error) {
+func acquirerFor(kind string, addrs []string) (experiment.Acquirer, func(), error) {
 	const key, name = "lock:bench-contended", "bench-contended"
 	switch kind {
 	case "quorum-plain", "quorum-fair":
@@ -118,7 +119,7 @@ func acquirerFor(kind string, addrs []string) (Acquirer, func(), error) {
 }
 
 // TestContentionWorker is one process of BenchmarkContention; it does nothing
-// unless started by it. It prints a WorkerResult and exits at once (so that the
+// unless started by it. It prints an experiment.WorkerResult and exits at once (so that the
 // test framework prints nothing after it).
 func TestContentionWorker(t *testing.T) {
 	kind := os.Getenv(envWorker)
@@ -136,17 +137,17 @@ func TestContentionWorker(t *testing.T) {
 	if rel, err := acquire(ctx); err == nil {
 		rel()
 	}
-	require.NoError(t, SleepUntil(ctx, time.Unix(0, startNS)))
-	res := Work(ctx, os.Getenv(envID), acquire, contentionOps(), 0)
+	require.NoError(t, experiment.SleepUntil(ctx, time.Unix(0, startNS)))
+	res := experiment.Work(ctx, os.Getenv(envID), acquire, contentionOps(), 0)
 	closeFn()
 	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
 	os.Exit(0)
 }
 
 // runContention runs the experiment with clients worker processes of kind.
-func runContention(tb testing.TB, kind string, addrs []string, clients int) Summary {
+func runContention(tb testing.TB, kind string, addrs []string, clients int) experiment.Summary {
 	tb.Helper()
-	start := StartAt(clients)
+	start := experiment.StartAt(clients)
 	cmds := make([]*exec.Cmd, clients)
 	for i := range cmds {
 		c := exec.Command(os.Args[0], "-test.run=^TestContentionWorker$")
@@ -155,9 +156,9 @@ func runContention(tb testing.TB, kind string, addrs []string, clients int) Summ
 			envOps+"="+strconv.Itoa(contentionOps()), envClients+"="+strconv.Itoa(clients))
 		cmds[i] = c
 	}
-	results, err := RunProcesses(context.Background(), cmds, os.Stderr)
+	results, err := experiment.RunProcesses(context.Background(), cmds, os.Stderr)
 	require.NoError(tb, err)
-	return Summarize(kind, contentionOps(), results)
+	return experiment.Summarize(kind, contentionOps(), results)
 }
 
 // thesisRow is one row of tables 1 and 2 of the fair-lock thesis (seeds, document
@@ -183,7 +184,7 @@ var thesisRows = []thesisRow{
 // (FIFO queue) and redsync with its defaults. Run it once; the thesis's experiment
 // (5000 acquisitions per process) is
 //
-//	REDLOCK_BENCH_OPS=5000 go test ./internal/bench/ -run '^$' -bench Contention -benchtime 1x -timeout 60m -v
+//	REDLOCK_BENCH_OPS=5000 go -C bench test . -run '^$' -bench Contention -benchtime 1x -timeout 60m -v
 func BenchmarkContention(b *testing.B) {
 	procs, err := contentionClients()
 	if err != nil {
@@ -191,12 +192,12 @@ func BenchmarkContention(b *testing.B) {
 	}
 	c := redistest.Start(b, 5, redistest.Options{})
 	kinds := []string{"quorum-plain", "quorum-fair", "redsync"}
-	sums := map[string]Summary{} // by "procs/kind"
+	sums := map[string]experiment.Summary{} // by "procs/kind"
 	for _, n := range procs {
 		b.Run("procs="+strconv.Itoa(n), func(b *testing.B) {
 			for _, kind := range kinds {
 				b.Run(kind, func(b *testing.B) {
-					var s Summary
+					var s experiment.Summary
 					for i := 0; i < b.N; i++ {
 						s = runContention(b, kind, c.Addrs(), n)
 					}
@@ -224,7 +225,7 @@ func BenchmarkContention(b *testing.B) {
 }
 
 // thesisTable sets the measured mean and max waits beside the thesis's.
-func thesisTable(procs []int, ops int, sums map[string]Summary) string {
+func thesisTable(procs []int, ops int, sums map[string]experiment.Summary) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d acquisitions per process (the thesis: 5000). mean / max wait:\n", ops)
 	fmt.Fprintf(&sb, "%5s  %-24s %-24s %-22s %-22s %-22s\n", "procs", "thesis old (back-off)", "thesis new (queue)", "quorum plain", "quorum fair", "redsync")
@@ -244,7 +245,7 @@ func thesisTable(procs []int, ops int, sums map[string]Summary) string {
 			s, ok := sums[strconv.Itoa(n)+"/"+kind]
 			cell := "-"
 			if ok && s.Total > 0 {
-				cell = fmt.Sprintf("%v / %v", round(s.MeanWait), round(s.MaxWait))
+				cell = fmt.Sprintf("%v / %v", experiment.Round(s.MeanWait), experiment.Round(s.MaxWait))
 			}
 			row += fmt.Sprintf(" %-22s", cell)
 		}
@@ -254,32 +255,6 @@ func thesisTable(procs []int, ops int, sums map[string]Summary) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// TestSummarize checks the aggregation on a hand-made history.
-func TestSummarize(t *testing.T) {
-	ms := int64(time.Millisecond)
-	results := []WorkerResult{
-		{ID: "p1", Waits: []int64{1 * ms, 3 * ms}, Acquired: []int64{1 * ms, 5 * ms}, Released: []int64{2 * ms, 6 * ms}, Started: 0, Finished: 6 * ms},
-		{ID: "p2", Waits: []int64{4 * ms, 8 * ms}, Acquired: []int64{3 * ms, 8 * ms}, Released: []int64{4 * ms, 9 * ms}, Started: 0, Finished: 10 * ms, Failures: 1},
-	}
-	s := Summarize("t", 2, results)
-	assert.Equal(t, 4, s.Total)
-	assert.Equal(t, 10*time.Millisecond, s.Duration)
-	assert.Equal(t, 4*time.Millisecond, s.MeanWait)
-	assert.Equal(t, 3*time.Millisecond, s.P50Wait)
-	assert.Equal(t, 8*time.Millisecond, s.MaxWait)
-	assert.InDelta(t, 400, s.PerSecond, 0.001)
-	// Handoffs: release 2 -> acquire 3 (1ms), release 4 -> 5 (1ms), release 6 -> 8 (2ms).
-	assert.Equal(t, 4*time.Millisecond/3, s.HandoffMean)
-	assert.Equal(t, 2*time.Millisecond, s.HandoffP99)
-	require.Len(t, s.Processes, 2)
-	assert.InDelta(t, 0.5, s.Processes[0].Share, 0.001)
-	assert.Equal(t, 1, s.Processes[1].Failures)
-	// p1 finished at 6ms, when p2 had done 1 of 2: 50%; p2 finished last: 100%.
-	assert.InDelta(t, 0.5, s.Processes[0].OthersAtFinish, 0.001)
-	assert.InDelta(t, 1, s.Processes[1].OthersAtFinish, 0.001)
-	assert.InDelta(t, 0.5, s.MinOthersAtFinish, 0.001)
-}
 
 func TestFloorCycle(t *testing.T) {
 	c := redistest.Start(t, 3, redistest.Options{})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	experiment "github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -96,7 +97,7 @@ type distinctResult struct {
 // allocations, this process's CPU time per cycle (cpu-µs/op) and the servers' own
 // (srv-cpu-µs/op, from INFO cpu). Run it with:
 //
-//	go test ./internal/bench/ -run '^$' -bench DistinctKeys -benchtime 2s
+//	go -C bench test . -run '^$' -bench DistinctKeys -benchtime 2s
 //
 // and one concurrency level or client with, e.g., -bench 'DistinctKeys/g=64$/rueidis'.
 func BenchmarkDistinctKeys(b *testing.B) {
@@ -215,8 +216,8 @@ func runDistinct(b *testing.B, ct contender, g int, infos []*redis.Client) disti
 	slices.Sort(all)
 	r := distinctResult{
 		rate:   float64(b.N) / b.Elapsed().Seconds(),
-		p50:    time.Duration(percentile(all, 0.50)),
-		p99:    time.Duration(percentile(all, 0.99)),
+		p50:    time.Duration(experiment.Percentile(all, 0.50)),
+		p99:    time.Duration(experiment.Percentile(all, 0.99)),
 		cpu:    cpu / time.Duration(b.N),
 		srvCPU: srv / time.Duration(b.N),
 		errors: errs.Load(),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	experiment "github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -28,7 +29,7 @@ const handoffOps = 100
 // mode, side by side on the same five masters, with the wait (its mean, its maximum
 // and their ratio) to show that fair mode stays fair. Run it once per measurement:
 //
-//	go test ./internal/bench/ -run '^$' -bench Handoff -benchtime 1x
+//	go -C bench test . -run '^$' -bench Handoff -benchtime 1x
 //
 // Unlike BenchmarkContention's, the workers also warm their wake-up subscriptions
 // before the common start, so that the first acquisitions measure the steady state
@@ -41,7 +42,7 @@ func BenchmarkHandoff(b *testing.B) {
 	c := redistest.Start(b, 5, redistest.Options{})
 	for _, kind := range []string{"quorum-plain", "quorum-fair"} {
 		b.Run(strings.TrimPrefix(kind, "quorum-"), func(b *testing.B) {
-			var s Summary
+			var s experiment.Summary
 			for i := 0; i < b.N; i++ {
 				s = runHandoff(b, kind, c.Addrs(), 5, ops)
 			}
@@ -60,9 +61,9 @@ func BenchmarkHandoff(b *testing.B) {
 
 // runHandoff runs the contention experiment with clients worker processes of kind,
 // each taking the lock ops times.
-func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) Summary {
+func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) experiment.Summary {
 	tb.Helper()
-	start := StartAt(clients)
+	start := experiment.StartAt(clients)
 	cmds := make([]*exec.Cmd, clients)
 	for i := range cmds {
 		c := exec.Command(os.Args[0], "-test.run=^TestHandoffWorker$")
@@ -71,13 +72,13 @@ func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) Su
 			envOps+"="+strconv.Itoa(ops))
 		cmds[i] = c
 	}
-	results, err := RunProcesses(context.Background(), cmds, os.Stderr)
+	results, err := experiment.RunProcesses(context.Background(), cmds, os.Stderr)
 	require.NoError(tb, err)
-	return Summarize(kind, ops, results)
+	return experiment.Summarize(kind, ops, results)
 }
 
 // TestHandoffWorker is one process of BenchmarkHandoff; it does nothing unless
-// started by it. Like TestContentionWorker, it prints a WorkerResult and exits.
+// started by it. Like TestContentionWorker, it prints an experiment.WorkerResult and exits.
 func TestHandoffWorker(t *testing.T) {
 	kind := os.Getenv(envHandoffWorker)
 	if kind == "" {
@@ -92,8 +93,8 @@ func TestHandoffWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	warmWake(ctx, acquire)
-	require.NoError(t, SleepUntil(ctx, time.Unix(0, startNS)))
-	res := Work(ctx, os.Getenv(envID), acquire, ops, 0)
+	require.NoError(t, experiment.SleepUntil(ctx, time.Unix(0, startNS)))
+	res := experiment.Work(ctx, os.Getenv(envID), acquire, ops, 0)
 	closeFn()
 	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
 	os.Exit(0)
@@ -102,7 +103,7 @@ func TestHandoffWorker(t *testing.T) {
 // warmWake takes the lock once and, while holding it, makes a second acquisition
 // wait for it, which starts the Manager's wake-up subscriptions of the name (they
 // linger for half a minute after the last waiter).
-func warmWake(ctx context.Context, acquire Acquirer) {
+func warmWake(ctx context.Context, acquire experiment.Acquirer) {
 	rel, err := acquire(ctx)
 	if err != nil {
 		return

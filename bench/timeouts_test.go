@@ -26,7 +26,7 @@ import (
 //
 // It takes about 15 s, so it runs only with REDLOCK_BENCH_TIMEOUTS=1:
 //
-//	REDLOCK_BENCH_TIMEOUTS=1 go test ./internal/bench/ -run TimeoutBehaviour -v
+//	REDLOCK_BENCH_TIMEOUTS=1 go -C bench test . -run TimeoutBehaviour -v
 func TestTimeoutBehaviour(t *testing.T) {
 	if os.Getenv("REDLOCK_BENCH_TIMEOUTS") == "" {
 		t.Skip("set REDLOCK_BENCH_TIMEOUTS=1 to run")
