@@ -15,8 +15,10 @@ import (
 //     no quorum holds, or a value whose validity is gone.
 func (m *Manager) classify(li *LockInfo) {
 	// The values and their PTTLs, per value: a slice, as there are few masters.
+	// Values read truncated (MasterView.Truncated) are told apart by their length too.
 	type group struct {
 		value string
+		size  int64
 		pttls []time.Duration
 	}
 	var counts []group
@@ -25,9 +27,9 @@ func (m *Manager) classify(li *LockInfo) {
 		switch {
 		case !mv.Present:
 		case mv.Type == "string":
-			i := slices.IndexFunc(counts, func(g group) bool { return g.value == mv.Value })
+			i := slices.IndexFunc(counts, func(g group) bool { return g.value == mv.Value && g.size == mv.Size })
 			if i < 0 {
-				counts = append(counts, group{value: mv.Value})
+				counts = append(counts, group{value: mv.Value, size: mv.Size})
 				i = len(counts) - 1
 			}
 			counts[i].pttls = append(counts[i].pttls, mv.PTTL)
@@ -55,10 +57,11 @@ func (m *Manager) classify(li *LockInfo) {
 	}
 	lead, pttls := counts[best].value, counts[best].pttls
 	li.Value, li.Votes = lead, len(pttls)
-	li.Library = Library(lead)
 	if v, err := ParseValue(lead); err == nil {
 		owner := v.Owner
-		li.Owner = &owner
+		li.Owner, li.Library = &owner, "redlock"
+	} else {
+		li.Library = Library(lead)
 	}
 	// Sort descending, -1 (no TTL) first: it outlives every other.
 	slices.SortFunc(pttls, func(a, b time.Duration) int {

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // LockState is the quorum view of one lock name across the masters.
@@ -37,11 +35,16 @@ type MasterView struct {
 	Master string `json:"master"`
 	// Present is false when the key does not exist on this master.
 	Present bool `json:"present"`
+	// Truncated is true when the value is longer than ValueReadCap: Value then
+	// holds its first ValueReadCap bytes and Size its length.
+	Truncated bool `json:"truncated,omitempty"`
 	// Type is the Redis type of the key ("string", "hash", ...).
 	Type string `json:"type,omitempty"`
-	// Value is the full string value. It is a secret of its owner: presenters show
-	// Redact(Value), never Value.
+	// Value is the string value, whole unless Truncated. It is a secret of its
+	// owner: presenters show Redact(Value), never Value.
 	Value string `json:"-"`
+	// Size is the length of the string value in bytes.
+	Size int64 `json:"size,omitempty"`
 	// PTTL is the remaining TTL on this master; -1 when the key has no TTL.
 	PTTL time.Duration `json:"pttl_ns"`
 	// Err is set when the master did not answer; the other fields are then empty.
@@ -130,27 +133,29 @@ func (l *Listing) Lock(name string) *LockInfo {
 	return nil
 }
 
-// inspectBatch is the SCAN COUNT and the size of one TYPE/PTTL/GET pipeline.
+// inspectBatch is the SCAN COUNT of one listing call.
 const inspectBatch = 1000
 
-// inspectCallTimeout bounds one SCAN call or one pipeline on one master: the node
-// timeout is sized for a single small command, a listing batch carries more.
+// inspectCallTimeout bounds one listing call on one master: the node timeout is
+// sized for a single small command, a listing batch carries more.
 func (m *Manager) inspectCallTimeout() time.Duration {
 	return max(4*m.cfg.nodeTimeout, 250*time.Millisecond)
 }
 
-// rawKey is one key as one master reported it.
+// rawKey is one key as one master reported it, in a Scanner.
 type rawKey struct {
 	typ   string
-	value string
+	value string        // at most ValueReadCap bytes
+	size  int64         // the full length of a string value
 	pttl  time.Duration // -1: no TTL
 }
 
 // Inspect lists the locks whose names match the glob match ("" or "*" for all;
-// Redis MATCH syntax) on every master: SCAN (never KEYS) under the key prefix, then
-// TYPE, PTTL and GET per batch in one pipeline. Side keys of this package (names
-// ending ":fence" or ":queue") are not listed; a fence counter is reported in the
-// lock's Fence. Per lock it merges the masters' views into a quorum state (see
+// Redis MATCH syntax) on every master: SCAN (never KEYS) under the key prefix, and
+// per batch of keys their PTTL, type and at most ValueReadCap bytes of their value,
+// in one script call that writes nothing. Side keys of this package (names ending
+// ":fence" or ":queue") are not listed; a fence counter is reported in the lock's
+// Fence. Per lock it merges the masters' views into a quorum state (see
 // LockState), the votes of the leading value, the remaining validity from the
 // quorum's view, the decoded owner and the guessed library.
 //
@@ -158,41 +163,148 @@ type rawKey struct {
 // listing is complete as long as a quorum answered. When fewer than a quorum
 // answered, Inspect returns the partial listing together with an error matching
 // ErrUnavailable that names the failing masters. It writes nothing.
+//
+// Inspect holds the whole listing in memory; InspectStream reads the same listing
+// and hands out one lock at a time.
 func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
+	lst, rd, err := m.inspect(ctx, match)
+	rd.collect(lst)
+	return lst, err
+}
+
+// InspectStream reads the listing that Inspect returns and hands it out in two
+// parts: the listing without its Locks (the masters' answers, each one's Keys
+// counted) and the locks in name order, one at a time, built as they are
+// iterated. The *LockInfo the iterator yields (and its Masters) is reused by the
+// next iteration: copy what you keep. Iterating again yields the locks again.
+// The error is Inspect's.
+//
+// Memory: what the masters reported is kept in a compact table (each name and
+// each distinct value once, values capped at ValueReadCap bytes) until the
+// iterator is dropped; no lock is built before it is iterated.
+func (m *Manager) InspectStream(ctx context.Context, match string) (*Listing, iter.Seq[*LockInfo], error) {
+	lst, rd, err := m.inspect(ctx, match)
+	return lst, rd.each, err
+}
+
+func (m *Manager) inspect(ctx context.Context, match string) (*Listing, *listReader, error) {
 	if match == "" {
 		match = "*"
 	}
 	pattern := EscapeGlob(m.cfg.prefix) + match
-	return m.listEach(match, "inspect", func(n *node) (map[string]rawKey, error) { return m.scanNode(ctx, n, pattern) })
+	return m.readListing(match, "inspect", func(n *node, buf *[]listRecord, put func([]listRecord)) error {
+		var cursor uint64
+		for {
+			next, err := m.readKeys(ctx, n, cursor, pattern, nil, buf, put)
+			if err != nil || next == 0 {
+				return err
+			}
+			cursor = next
+		}
+	})
 }
 
-// listEach reads every master in parallel with read, records each one's answer
-// (op names it in errors) and merges what they reported into a Listing; the error
-// matches ErrUnavailable when fewer than a quorum answered.
-func (m *Manager) listEach(match, op string, read func(n *node) (map[string]rawKey, error)) (*Listing, error) {
+// readListing reads every master in parallel with read, records each one's
+// answer (op names it in errors) and returns the listing's head and a reader of
+// its locks; the error matches ErrUnavailable when fewer than a quorum answered.
+func (m *Manager) readListing(match, op string, read func(n *node, buf *[]listRecord, put func([]listRecord)) error) (*Listing, *listReader, error) {
 	lst := &Listing{Match: match, Quorum: m.quorum, Total: len(m.nodes), Masters: make([]MasterAnswer, len(m.nodes))}
-	perNode := make([]map[string]rawKey, len(m.nodes))
+	st := newListStore(len(m.nodes))
 	var wg sync.WaitGroup
 	wg.Add(len(m.nodes))
 	for i, n := range m.nodes {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
-			keys, err := read(n)
+			var buf []listRecord
+			err := read(n, &buf, func(recs []listRecord) { st.put(i, recs) })
 			ans := MasterAnswer{Master: n.name, Answered: err == nil, Latency: time.Since(t0)}
 			if err != nil {
 				ans.Err = &NodeError{Node: n.name, Op: op, Err: n.explain(err)}
 				ans.Error = ans.Err.Error()
-			} else {
-				perNode[i] = keys
 			}
 			lst.Masters[i] = ans
 		}()
 	}
 	wg.Wait()
 	lst.ObservedAt = time.Now()
-	lst.Locks = m.merge(perNode, lst)
-	return lst, m.unanswered(op, lst)
+	return lst, m.newListReader(st, lst), m.unanswered(op, lst)
+}
+
+// listReader builds the locks of a listing from its table, in name order.
+type listReader struct {
+	m     *Manager
+	st    *listStore
+	lst   *Listing
+	order []int32 // the rows of lock names present on a master that answered, by name
+}
+
+// newListReader orders the lock names of st and counts each master's keys in lst.
+func (m *Manager) newListReader(st *listStore, lst *Listing) *listReader {
+	rd := &listReader{m: m, st: st, lst: lst}
+	for row, name := range st.names {
+		if strings.HasSuffix(name, fenceSuffix) {
+			continue
+		}
+		present := false
+		for i, sl := range st.row(int32(row)) {
+			if sl.kind != kindAbsent && lst.Masters[i].Answered {
+				lst.Masters[i].Keys++
+				present = true
+			}
+		}
+		if present {
+			rd.order = append(rd.order, int32(row))
+		}
+	}
+	slices.SortFunc(rd.order, func(a, b int32) int { return strings.Compare(st.names[a], st.names[b]) })
+	return rd
+}
+
+// each yields the locks in name order, reusing one LockInfo.
+func (rd *listReader) each(yield func(*LockInfo) bool) {
+	m, st, lst := rd.m, rd.st, rd.lst
+	li := &LockInfo{}
+	masters := make([]MasterView, 0, len(m.nodes))
+	answered := func(i int) bool { return lst.Masters[i].Answered }
+	var fkey []byte
+	for _, row := range rd.order {
+		name := st.names[row]
+		*li = LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt, Masters: masters[:0]}
+		for i, sl := range st.row(row) {
+			mv := MasterView{Master: m.nodes[i].name}
+			switch {
+			case !answered(i):
+				mv.Err = lst.Masters[i].Err
+			case sl.kind != kindAbsent:
+				mv.Present, mv.Type, mv.PTTL = true, st.typeOf(sl.kind), pttlOf(sl.pttl)
+				mv.Value, mv.Size, mv.Truncated = sl.value, sl.size, int64(len(sl.value)) < sl.size
+			}
+			li.Masters = append(li.Masters, mv)
+		}
+		fkey = append(append(fkey[:0], name...), fenceSuffix...)
+		li.Fence = st.fence(row, fkey, answered)
+		m.classify(li)
+		if !yield(li) {
+			return
+		}
+	}
+}
+
+// collect fills lst.Locks with every lock of the reader.
+func (rd *listReader) collect(lst *Listing) {
+	lst.Locks = make([]LockInfo, 0, len(rd.order))
+	n := len(rd.m.nodes)
+	var views []MasterView // one allocation for the masters of many locks
+	for li := range rd.each {
+		if len(views)+n > cap(views) {
+			views = make([]MasterView, 0, n*min(len(rd.order)-len(lst.Locks), 1024))
+		}
+		views = append(views, li.Masters...)
+		c := *li
+		c.Masters = views[len(views)-n : len(views) : len(views)]
+		lst.Locks = append(lst.Locks, c)
+	}
 }
 
 // unanswered returns nil when a quorum of masters answered the listing, else an
@@ -210,123 +322,9 @@ func (m *Manager) unanswered(op string, lst *Listing) error {
 	return errors.Join(errs...)
 }
 
-// scanNode returns every key matching pattern on one master, by name (the key
-// without the prefix), fence counters included.
-func (m *Manager) scanNode(ctx context.Context, n *node, pattern string) (map[string]rawKey, error) {
-	out := map[string]rawKey{}
-	var cursor uint64
-	for {
-		cctx, cancel := context.WithTimeout(ctx, m.inspectCallTimeout())
-		keys, next, err := n.client.Scan(cctx, cursor, pattern, inspectBatch).Result()
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("SCAN: %w", err)
-		}
-		if err := m.describeKeys(ctx, n, keys, func(name string, rk rawKey) { out[name] = rk }); err != nil {
-			return nil, err
-		}
-		if next == 0 {
-			return out, nil
-		}
-		cursor = next
-	}
-}
-
-// describeKeys reads PTTL and GET of keys in one pipeline (and TYPE, in a second
-// one, of the few keys GET refuses: a Redisson hash, a queue) and calls put with
-// each key that exists, by name (the key without the prefix).
-func (m *Manager) describeKeys(ctx context.Context, n *node, keys []string, put func(name string, rk rawKey)) error {
-	// A copy: Describe shares keys between its masters' goroutines.
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return strings.HasSuffix(k, ":queue") })
-	if len(keys) == 0 {
-		return nil
-	}
-	cctx, cancel := context.WithTimeout(ctx, m.inspectCallTimeout())
-	defer cancel()
-	pipe := n.client.Pipeline()
-	pttls := make([]*redis.Cmd, len(keys))
-	gets := make([]*redis.StringCmd, len(keys))
-	for i, k := range keys {
-		pttls[i] = pipe.Do(cctx, "PTTL", k)
-		gets[i] = pipe.Get(cctx, k)
-	}
-	// Exec reports the first failed command, which may be a harmless reply (GET on a
-	// hash, GET of a key that just expired); failures that matter show up in PTTL.
-	_, _ = pipe.Exec(cctx)
-	var odd []int // keys of another type than string
-	for i, k := range keys {
-		ms, err := pttls[i].Int64()
-		if err != nil {
-			return fmt.Errorf("PTTL %s: %w", k, err)
-		}
-		if ms == -2 { // expired or deleted since SCAN
-			continue
-		}
-		rk := rawKey{typ: "string", pttl: -1}
-		if ms >= 0 {
-			rk.pttl = time.Duration(ms) * time.Millisecond
-		}
-		v, err := gets[i].Result()
-		switch {
-		case errors.Is(err, redis.Nil): // gone between PTTL and GET
-			continue
-		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
-			odd = append(odd, i)
-			continue
-		case err != nil:
-			return fmt.Errorf("GET %s: %w", k, err)
-		}
-		rk.value = v
-		put(strings.TrimPrefix(k, m.cfg.prefix), rk)
-	}
-	if len(odd) == 0 {
-		return nil
-	}
-	pipe = n.client.Pipeline()
-	types := make([]*redis.StatusCmd, len(odd))
-	for j, i := range odd {
-		types[j] = pipe.Type(cctx, keys[i])
-	}
-	_, _ = pipe.Exec(cctx)
-	for j, i := range odd {
-		typ, err := types[j].Result()
-		if err != nil {
-			return fmt.Errorf("TYPE %s: %w", keys[i], err)
-		}
-		if typ == "none" {
-			continue
-		}
-		ms, _ := pttls[i].Int64()
-		rk := rawKey{typ: typ, pttl: -1}
-		if ms >= 0 {
-			rk.pttl = time.Duration(ms) * time.Millisecond
-		}
-		put(strings.TrimPrefix(keys[i], m.cfg.prefix), rk)
-	}
-	return nil
-}
-
-// merge builds the per-lock views from what each master reported (nil: the
-// master did not answer).
-func (m *Manager) merge(perNode []map[string]rawKey, lst *Listing) []LockInfo {
-	names := map[string]bool{}
-	views := make([]func(string) (rawKey, bool), len(perNode))
-	for i, keys := range perNode {
-		if keys == nil {
-			continue
-		}
-		for name := range keys {
-			if !strings.HasSuffix(name, ":fence") {
-				names[name] = true
-			}
-		}
-		views[i] = func(name string) (rawKey, bool) { rk, ok := keys[name]; return rk, ok }
-	}
-	return m.mergeViews(slices.Sorted(maps.Keys(names)), views, lst)
-}
-
 // mergeViews builds the views of the sorted lock names from one lookup per master
-// (nil: the master did not answer) and counts each master's keys in lst.Masters.
+// (nil: the master did not answer) and counts each master's keys in lst.Masters:
+// a Scanner's Listing.
 func (m *Manager) mergeViews(sorted []string, views []func(string) (rawKey, bool), lst *Listing) []LockInfo {
 	out := make([]LockInfo, 0, len(sorted))
 	for _, name := range sorted {
@@ -341,6 +339,7 @@ func (m *Manager) mergeViews(sorted []string, views []func(string) (rawKey, bool
 				lst.Masters[i].Keys++
 				present = true
 				mv.Present, mv.Type, mv.Value, mv.PTTL = true, rk.typ, rk.value, rk.pttl
+				mv.Size, mv.Truncated = rk.size, int64(len(rk.value)) < rk.size
 				if f, ok := views[i](name + ":fence"); ok && f.typ == "string" {
 					if v, err := strconv.ParseInt(f.value, 10, 64); err == nil && v > li.Fence {
 						li.Fence = v

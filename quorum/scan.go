@@ -13,7 +13,8 @@ import (
 
 // Scanner lists the locks incrementally, for key spaces too large to read in one
 // go (a console over 100,000 locks): each Step reads one SCAN batch from every
-// master (SCAN COUNT 1000, then TYPE, PTTL and GET in one pipeline) and merges it
+// master (SCAN COUNT 1000 and each key's PTTL, type and at most ValueReadCap
+// bytes of its value, in one script call) and merges it
 // into what the Scanner remembers, so no single call takes long. Listing returns
 // the merged view at any time.
 //
@@ -42,6 +43,7 @@ type scanNode struct {
 	failedAt time.Time
 	size     int // the keys counted by DBSIZE when the pass began, or the last pass's size
 	latency  time.Duration
+	buf      []listRecord // reused by every step
 }
 
 // seenKey is a key as a master reported it, and when.
@@ -144,17 +146,16 @@ func (s *Scanner) step(ctx context.Context, i int, st *scanNode) error {
 		st.size = int(size)
 		st.running = true
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.m.inspectCallTimeout())
-	keys, next, err := n.client.Scan(cctx, st.cursor, s.pattern, inspectBatch).Result()
-	cancel()
-	if err != nil {
-		return fmt.Errorf("SCAN: %w", err)
-	}
 	at := s.now()
 	if st.cur == nil {
 		st.cur = make(map[string]seenKey, st.size)
 	}
-	if err := s.m.describeKeys(ctx, n, keys, func(name string, rk rawKey) { st.cur[name] = seenKey{rawKey: rk, at: at} }); err != nil {
+	next, err := s.m.readKeys(ctx, n, st.cursor, s.pattern, nil, &st.buf, func(recs []listRecord) {
+		for _, r := range recs {
+			st.cur[strings.Clone(r.name)] = seenKey{rawKey: rawKey{typ: r.typ, value: strings.Clone(r.value), size: r.size, pttl: pttlOf(r.pttl)}, at: at}
+		}
+	})
+	if err != nil {
 		return err
 	}
 	st.cursor = next
@@ -253,7 +254,7 @@ func (s *Scanner) Listing() (*Listing, error) {
 }
 
 // Describe reads exactly the given lock names (and their fence counters) on every
-// master in one pipeline per master, and merges them as Inspect does: the fresh
+// master in one script call per master, and merges them as Inspect does: the fresh
 // rows of a long listing. Names that no master holds are absent from the result.
 // It writes nothing.
 func (m *Manager) Describe(ctx context.Context, names []string) (*Listing, error) {
@@ -261,11 +262,13 @@ func (m *Manager) Describe(ctx context.Context, names []string) (*Listing, error
 	for _, name := range names {
 		keys = append(keys, m.Key(name), m.Key(name)+fenceSuffix)
 	}
-	return m.listEach("", "describe", func(n *node) (map[string]rawKey, error) {
-		out := map[string]rawKey{}
+	lst, rd, err := m.readListing("", "describe", func(n *node, buf *[]listRecord, put func([]listRecord)) error {
 		if len(keys) == 0 {
-			return out, nil
+			return nil
 		}
-		return out, m.describeKeys(ctx, n, keys, func(name string, rk rawKey) { out[name] = rk })
+		_, err := m.readKeys(ctx, n, 0, "", keys, buf, put)
+		return err
 	})
+	rd.collect(lst)
+	return lst, err
 }

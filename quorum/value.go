@@ -58,24 +58,27 @@ func ParseValue(s string) (Value, error) {
 	if len(s) > MaxValueLen {
 		return Value{}, fmt.Errorf("%w: longer than %d bytes", ErrBadValue, MaxValueLen)
 	}
-	parts := strings.Split(s, ".")
-	if len(parts) != 3 || parts[0] != valueVersion {
+	ver, rest, ok1 := strings.Cut(s, ".")
+	token, owner, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || ver != valueVersion || strings.Contains(owner, ".") {
 		return Value{}, fmt.Errorf("%w: want rl1.<token>.<owner>", ErrBadValue)
 	}
-	tok, err := b64.DecodeString(parts[1])
-	if err != nil || len(tok) != tokenBytes {
+	// Decoded on the stack: listings parse every value they show.
+	var src, raw [MaxValueLen]byte
+	if n, err := b64.Decode(raw[:], src[:copy(src[:], token)]); err != nil || n != tokenBytes {
 		return Value{}, fmt.Errorf("%w: token is not base64url of %d bytes", ErrBadValue, tokenBytes)
 	}
-	v := Value{Token: parts[1]}
-	if parts[2] == "" {
+	v := Value{Token: token}
+	if owner == "" {
 		return v, nil
 	}
-	raw, err := b64.DecodeString(parts[2])
+	dec := make([]byte, b64.DecodedLen(len(owner))) // json.Unmarshal keeps it off the stack
+	n, err := b64.Decode(dec, src[:copy(src[:], owner)])
 	if err != nil {
 		return Value{}, fmt.Errorf("%w: owner is not base64url", ErrBadValue)
 	}
 	var w ownerWire
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := json.Unmarshal(dec[:n], &w); err != nil {
 		return Value{}, fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
 	}
 	v.Owner = Owner{Host: w.H, PID: w.P, Label: w.O}

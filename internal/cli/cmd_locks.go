@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -57,6 +56,8 @@ type masterViewJSON struct {
 	Type    string `json:"type,omitempty"`
 	// Value is shortened with quorum.Redact.
 	Value string `json:"value,omitempty"`
+	// ValueBytes is the value's length when it is longer than a listing reads.
+	ValueBytes int64 `json:"value_bytes,omitempty"`
 	// PTTLMS is the remaining TTL; -1 when the key has no TTL.
 	PTTLMS int64  `json:"pttl_ms,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -142,6 +143,9 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 			if mv.Value != "" {
 				v.Value = quorum.Redact(mv.Value)
 			}
+			if mv.Truncated {
+				v.ValueBytes = mv.Size
+			}
 		}
 		if mv.Err != nil {
 			v.Error = s.redact(mv.Err.Error())
@@ -203,38 +207,7 @@ func validityText(li *quorum.LockInfo) string {
 
 // printLocks writes the listing as a table, with one line per master under each lock.
 func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tVOTES\tVALIDITY\tHOLDER")
-	for i := range lst.Locks {
-		li := &lst.Locks[i]
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", escape.Line(li.Name, 60), li.State, li.Votes, li.Total, validityText(li), holder(li))
-		for _, mv := range li.Masters {
-			master := escape.Line(mv.Master, 30)
-			switch {
-			case mv.Err != nil:
-				fmt.Fprintf(tw, "  %s\t(no answer)\t\t\t\n", master)
-			case !mv.Present:
-				fmt.Fprintf(tw, "  %s\t-\t\t\t\n", master)
-			default:
-				pttl := "no ttl"
-				if mv.PTTL >= 0 {
-					pttl = human.Duration(mv.PTTL)
-				}
-				val := escape.Line(quorum.Redact(mv.Value), 60)
-				if mv.Type != "string" {
-					val = "(" + escape.Line(mv.Type, 20) + ")"
-				}
-				fmt.Fprintf(tw, "  %s\t%s\t\t%s\t%s\n", master, "present", pttl, val)
-			}
-		}
-	}
-	_ = tw.Flush()
-	switch {
-	case lst.Answered() == 0:
-		fmt.Fprintf(w, "no master answered (0 of %d): nothing can be listed\n", lst.Total)
-	case len(lst.Locks) == 0:
-		fmt.Fprintf(w, "no locks match %s on the %d of %d masters that answered\n", escape.Text(lst.Match), lst.Answered(), lst.Total)
-	}
+	s.printLockTable(w, lst, lockSeq(lst))
 }
 
 func runLocks(ctx context.Context, env *Env, args []string) int {
@@ -259,19 +232,13 @@ func runLocks(ctx context.Context, env *Env, args []string) int {
 	defer s.close()
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	lst, err := s.m.Inspect(cctx, *match)
-	if lst == nil {
-		if *asJSON {
-			_ = writeDoc(env.Stdout, errorDoc{Error: s.redact(err.Error())})
-		}
-		return s.fail(env, cmd, err)
-	}
+	lst, locks, err := s.m.InspectStream(cctx, *match)
 	if *asJSON {
-		if werr := writeDoc(env.Stdout, s.listingJSON(lst, err)); werr != nil {
+		if werr := s.writeListingJSON(env.Stdout, lst, locks, err); werr != nil {
 			return s.fail(env, cmd, werr)
 		}
 	} else {
-		s.printLocks(env.Stdout, lst)
+		s.printLockTable(env.Stdout, lst, locks)
 	}
 	for _, a := range lst.Masters {
 		if !a.Answered && err == nil {

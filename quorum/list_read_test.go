@@ -1,0 +1,185 @@
+package quorum
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// allocatedBy returns the bytes the process allocated while f ran.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// One hostile value of many megabytes is read as its first ValueReadCap bytes and
+// its length by every listing (Inspect, InspectStream, Describe, a Scanner): the
+// listing allocates far less than the value, shows it truncated, and still tells
+// two long values apart by their length.
+func TestListingsReadHostileValuesCapped(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	const size = 16 << 20
+	huge := strings.Repeat("x", size)
+	for i, s := range c.Servers {
+		v := huge
+		if i == 2 {
+			v += "x" // same first bytes, one byte longer: another value
+		}
+		require.NoError(t, s.Client().Set(ctx, "lock:huge", v, time.Minute).Err())
+	}
+	check := func(t *testing.T, li *LockInfo) {
+		t.Helper()
+		require.NotNil(t, li)
+		assert.Equal(t, 2, li.Votes, "the longer value on master 2 is another value")
+		assert.Equal(t, StateHeld, li.State, "two of three masters agree")
+		for i, mv := range li.Masters {
+			assert.True(t, mv.Truncated, mv.Master)
+			assert.Len(t, mv.Value, ValueReadCap, mv.Master)
+			assert.Equal(t, int64(size+i/2), mv.Size, mv.Master)
+		}
+	}
+	readers := map[string]func(t *testing.T){
+		"inspect": func(t *testing.T) {
+			lst, err := m.Inspect(ctx, "")
+			require.NoError(t, err)
+			check(t, lst.Lock("huge"))
+		},
+		"stream": func(t *testing.T) {
+			_, locks, err := m.InspectStream(ctx, "huge")
+			require.NoError(t, err)
+			n := 0
+			for li := range locks {
+				check(t, li)
+				n++
+			}
+			assert.Equal(t, 1, n)
+		},
+		"describe": func(t *testing.T) {
+			lst, err := m.Describe(ctx, []string{"huge"})
+			require.NoError(t, err)
+			check(t, lst.Lock("huge"))
+		},
+		"scanner": func(t *testing.T) {
+			sc := m.NewScanner("")
+			for !sc.Progress().Complete {
+				require.NoError(t, sc.Step(ctx))
+			}
+			lst, err := sc.Listing()
+			require.NoError(t, err)
+			check(t, lst.Lock("huge"))
+		},
+	}
+	for name, read := range readers {
+		t.Run(name, func(t *testing.T) {
+			read(t) // warm connections and the script cache
+			got := allocatedBy(func() { read(t) })
+			assert.Less(t, got, uint64(size/4), "a listing allocated %d bytes beside a %d-byte value", got, size)
+		})
+	}
+}
+
+// Every key shape a master can hold reads back as it was written: strings of any
+// bytes, empty strings, keys without a TTL, other types, fence counters, and a
+// fair queue, which is skipped.
+func TestListReadScriptKeyShapes(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 1)
+	cl := c.Servers[0].Client()
+	odd := "a:b,c\x00d\r\n:" + strings.Repeat("é", 10)
+	require.NoError(t, cl.Set(ctx, "lock:"+odd, odd, time.Minute).Err())
+	require.NoError(t, cl.Set(ctx, "lock:empty", "", 0).Err())
+	require.NoError(t, cl.HSet(ctx, "lock:hash", "f", "1").Err())
+	require.NoError(t, cl.Set(ctx, "lock:empty:fence", "41", 0).Err())
+	require.NoError(t, cl.RPush(ctx, "lock:empty:queue", "w").Err())
+	var got []listRecord
+	var buf []listRecord
+	var cursor uint64
+	for {
+		next, err := m.readKeys(ctx, m.nodes[0], cursor, "lock:*", nil, &buf, func(recs []listRecord) {
+			for _, r := range recs {
+				r.name, r.value = strings.Clone(r.name), strings.Clone(r.value)
+				got = append(got, r)
+			}
+		})
+		require.NoError(t, err)
+		if next == 0 {
+			break
+		}
+		cursor = next
+	}
+	byName := map[string]listRecord{}
+	for _, r := range got {
+		byName[r.name] = r
+	}
+	assert.Len(t, byName, 4, "the queue is skipped: %v", byName)
+	assert.Equal(t, odd, byName[odd].value)
+	assert.Equal(t, int64(len(odd)), byName[odd].size)
+	assert.InDelta(t, 60_000, byName[odd].pttl, 5_000)
+	assert.Equal(t, listRecord{name: "empty", typ: "string", pttl: -1}, byName["empty"])
+	assert.Equal(t, listRecord{name: "hash", typ: "hash", pttl: -1}, byName["hash"])
+	assert.Equal(t, "41", byName["empty:fence"].value)
+}
+
+// encodeRecords writes records as list_read.lua does.
+func encodeRecords(recs []listRecord) string {
+	var b strings.Builder
+	for _, r := range recs {
+		typ := r.typ
+		if typ == "string" {
+			typ = ""
+		}
+		fmt.Fprintf(&b, "%s,%d,%d,%d,%d:%s%s", typ, r.pttl, r.size, len(r.name), len(r.value), r.name, r.value)
+	}
+	return b.String()
+}
+
+func TestParseRecordsRejectsMalformedReplies(t *testing.T) {
+	good := []listRecord{{name: "a:b", typ: "string", value: "v,:1", size: 4, pttl: 10}, {name: "h", typ: "hash", pttl: -1}}
+	recs, err := parseRecords(encodeRecords(good), nil)
+	require.NoError(t, err)
+	assert.Equal(t, good, recs)
+	for _, bad := range []string{
+		"x",            // no header
+		",1,1,1:ab",    // a field missing
+		",1,1,5,0:ab",  // a name past the end
+		",1,1,1,9:ab",  // a value past the end
+		",-2,1,1,0:a",  // a PTTL below -1
+		",1,-1,1,0:a",  // a negative length
+		",1,1,1,2:abc", // a value longer than its length
+		fmt.Sprintf(",1,%d,1,%d:a%s", ValueReadCap+1, ValueReadCap+1, strings.Repeat("v", ValueReadCap+1)), // more than the cap
+		",1,1,9223372036854775807,9223372036854775807:a",                                                   // lengths that overflow
+	} {
+		_, err := parseRecords(bad, nil)
+		assert.ErrorIs(t, err, errBadRecords, "%q", bad)
+	}
+}
+
+// parseRecords never panics and gives back what encodeRecords wrote.
+func FuzzParseRecords(f *testing.F) {
+	f.Add("a", "v", int64(5), "")
+	f.Add("a:b,c", ":,", int64(-1), "hash")
+	f.Add("", "", int64(0), "zset")
+	f.Fuzz(func(t *testing.T, name, value string, pttl int64, typ string) {
+		_, _ = parseRecords(name+value+typ, nil) // arbitrary text: an error at most
+		if len(value) > ValueReadCap || pttl < -1 || strings.ContainsAny(typ, ",:") {
+			return
+		}
+		if typ == "" {
+			typ = "string"
+		}
+		r := listRecord{name: name, typ: typ, value: value, size: int64(len(value)), pttl: pttl}
+		recs, err := parseRecords(encodeRecords([]listRecord{r, r}), nil)
+		require.NoError(t, err)
+		assert.Equal(t, []listRecord{r, r}, recs)
+	})
+}
