@@ -51,8 +51,10 @@ func (m *Manager) readKeys(ctx context.Context, n *node, cursor uint64, pattern 
 	if len(keys) > 0 {
 		op = "read"
 	}
-	reply, err := listReadScript.Run(cctx, n.client, keys, len(m.cfg.prefix), ValueReadCap,
-		strconv.FormatUint(cursor, 10), pattern, inspectBatch).Slice()
+	// A script call answers at its end: its read timeout is the call's, not the
+	// node timeout sized for one small command.
+	cl := n.client.WithTimeout(m.inspectCallTimeout())
+	reply, err := listReadScript.Run(cctx, cl, keys, ValueReadCap, strconv.FormatUint(cursor, 10), pattern, inspectBatch).Slice()
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
@@ -60,7 +62,7 @@ func (m *Manager) readKeys(ctx context.Context, n *node, cursor uint64, pattern 
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
-	recs, err := parseRecords(blob, (*buf)[:0])
+	recs, err := parseRecords(blob, m.cfg.prefix, (*buf)[:0])
 	*buf = recs
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
@@ -87,9 +89,10 @@ func splitListReply(reply []any) (uint64, string, error) {
 }
 
 // parseRecords appends to out the records of list_read.lua's second reply,
-// "<type>,<pttl>,<length>,<name bytes>,<value bytes>:<name><value>" each, and
-// returns them; any other text is an error matching errBadRecords.
-func parseRecords(blob string, out []listRecord) ([]listRecord, error) {
+// "<type>,<pttl>,<length>,<key bytes>,<value bytes>:<key><value>" each, naming
+// each key without prefix (a key without it is left out), and returns them; any
+// other text is an error matching errBadRecords.
+func parseRecords(blob, prefix string, out []listRecord) ([]listRecord, error) {
 	for len(blob) > 0 {
 		head, rest, ok := strings.Cut(blob, ":")
 		if !ok {
@@ -102,7 +105,7 @@ func parseRecords(blob string, out []listRecord) ([]listRecord, error) {
 			}
 		}
 		f[4] = head
-		var nums [4]int64 // pttl, length, name bytes, value bytes
+		var nums [4]int64 // pttl, length, key bytes, value bytes
 		for i := range nums {
 			v, err := strconv.ParseInt(f[i+1], 10, 64)
 			if err != nil || v < 0 && (i > 0 || v != -1) {
@@ -110,13 +113,14 @@ func parseRecords(blob string, out []listRecord) ([]listRecord, error) {
 			}
 			nums[i] = v
 		}
-		nl, vl := nums[2], nums[3]
-		if nl > int64(len(rest)) || vl > int64(len(rest))-nl || vl > ValueReadCap || vl > nums[1] {
-			return out, fmt.Errorf("%w: lengths %d+%d past the reply", errBadRecords, nl, vl)
+		kl, vl := nums[2], nums[3]
+		if kl > int64(len(rest)) || vl > int64(len(rest))-kl || vl > ValueReadCap || vl > nums[1] {
+			return out, fmt.Errorf("%w: lengths %d+%d past the reply", errBadRecords, kl, vl)
 		}
-		r := listRecord{name: rest[:nl], typ: typeName(f[0]), value: rest[nl : nl+vl], size: nums[1], pttl: nums[0]}
-		out = append(out, r)
-		blob = rest[nl+vl:]
+		if key := rest[:kl]; strings.HasPrefix(key, prefix) {
+			out = append(out, listRecord{name: key[len(prefix):], typ: typeName(f[0]), value: rest[kl : kl+vl], size: nums[1], pttl: nums[0]})
+		}
+		blob = rest[kl+vl:]
 	}
 	return out, nil
 }

@@ -130,24 +130,24 @@ func TestListReadScriptKeyShapes(t *testing.T) {
 	assert.Equal(t, "41", byName["empty:fence"].value)
 }
 
-// encodeRecords writes records as list_read.lua does.
-func encodeRecords(recs []listRecord) string {
+// encodeRecords writes records as list_read.lua does, their keys under prefix.
+func encodeRecords(prefix string, recs []listRecord) string {
 	var b strings.Builder
 	for _, r := range recs {
 		typ := r.typ
 		if typ == "string" {
 			typ = ""
 		}
-		fmt.Fprintf(&b, "%s,%d,%d,%d,%d:%s%s", typ, r.pttl, r.size, len(r.name), len(r.value), r.name, r.value)
+		fmt.Fprintf(&b, "%s,%d,%d,%d,%d:%s%s%s", typ, r.pttl, r.size, len(prefix)+len(r.name), len(r.value), prefix, r.name, r.value)
 	}
 	return b.String()
 }
 
 func TestParseRecordsRejectsMalformedReplies(t *testing.T) {
 	good := []listRecord{{name: "a:b", typ: "string", value: "v,:1", size: 4, pttl: 10}, {name: "h", typ: "hash", pttl: -1}}
-	recs, err := parseRecords(encodeRecords(good), nil)
+	recs, err := parseRecords(encodeRecords("lock:", good)+encodeRecords("other:", good), "lock:", nil)
 	require.NoError(t, err)
-	assert.Equal(t, good, recs)
+	assert.Equal(t, good, recs, "keys without the prefix are left out")
 	for _, bad := range []string{
 		"x",            // no header
 		",1,1,1:ab",    // a field missing
@@ -159,7 +159,7 @@ func TestParseRecordsRejectsMalformedReplies(t *testing.T) {
 		fmt.Sprintf(",1,%d,1,%d:a%s", ValueReadCap+1, ValueReadCap+1, strings.Repeat("v", ValueReadCap+1)), // more than the cap
 		",1,1,9223372036854775807,9223372036854775807:a",                                                   // lengths that overflow
 	} {
-		_, err := parseRecords(bad, nil)
+		_, err := parseRecords(bad, "", nil)
 		assert.ErrorIs(t, err, errBadRecords, "%q", bad)
 	}
 }
@@ -170,7 +170,7 @@ func FuzzParseRecords(f *testing.F) {
 	f.Add("a:b,c", ":,", int64(-1), "hash")
 	f.Add("", "", int64(0), "zset")
 	f.Fuzz(func(t *testing.T, name, value string, pttl int64, typ string) {
-		_, _ = parseRecords(name+value+typ, nil) // arbitrary text: an error at most
+		_, _ = parseRecords(name+value+typ, "", nil) // arbitrary text: an error at most
 		if len(value) > ValueReadCap || pttl < -1 || strings.ContainsAny(typ, ",:") {
 			return
 		}
@@ -178,7 +178,7 @@ func FuzzParseRecords(f *testing.F) {
 			typ = "string"
 		}
 		r := listRecord{name: name, typ: typ, value: value, size: int64(len(value)), pttl: pttl}
-		recs, err := parseRecords(encodeRecords([]listRecord{r, r}), nil)
+		recs, err := parseRecords(encodeRecords("lock:", []listRecord{r, r}), "lock:", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []listRecord{r, r}, recs)
 	})

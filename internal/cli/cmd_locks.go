@@ -140,7 +140,10 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 			if mv.PTTL < 0 {
 				v.PTTLMS = -1
 			}
-			if mv.Value != "" {
+			switch {
+			case mv.Value != "" && mv.Value == li.Value:
+				v.Value = out.Value // the same value, redacted once
+			case mv.Value != "":
 				v.Value = quorum.Redact(mv.Value)
 			}
 			if mv.Truncated {

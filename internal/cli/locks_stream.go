@@ -102,6 +102,7 @@ func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks it
 // lockRows adds one lock's line and its masters' lines to the table.
 func lockRows(t *blockTable, li *quorum.LockInfo) {
 	t.row(escape.Line(li.Name, 60), string(li.State), fmt.Sprintf("%d/%d", li.Votes, li.Total), validityText(li), holder(li))
+	lead := "" // the leading value redacted, shared by the masters that hold it
 	for _, mv := range li.Masters {
 		master := escape.Line(mv.Master, 30)
 		switch {
@@ -114,7 +115,16 @@ func lockRows(t *blockTable, li *quorum.LockInfo) {
 			if mv.PTTL >= 0 {
 				pttl = human.Duration(mv.PTTL)
 			}
-			val := escape.Line(quorum.Redact(mv.Value), 60)
+			var val string
+			switch {
+			case mv.Value != li.Value:
+				val = escape.Line(quorum.Redact(mv.Value), 60)
+			case lead == "":
+				lead = escape.Line(quorum.Redact(li.Value), 60)
+				fallthrough
+			default:
+				val = lead
+			}
 			if mv.Type != "string" {
 				val = "(" + escape.Line(mv.Type, 20) + ")"
 			}
