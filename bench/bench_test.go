@@ -51,16 +51,23 @@ func (l *latencies) report(b *testing.B) (p50 time.Duration) {
 	return p50
 }
 
-func quorumCycler(b testing.TB, addrs []string, opts ...quorum.Option) cycler {
+// benchManager returns a Manager over the masters at addrs (named a, b, ...) with
+// the benchmarks' settings, closed when the test ends.
+func benchManager(tb testing.TB, addrs []string, opts ...quorum.Option) *quorum.Manager {
 	nodes := make([]quorum.Node, len(addrs))
 	for i, a := range addrs {
 		nodes[i] = quorum.Node{Name: string(rune('a' + i)), Addr: a}
 	}
 	m, err := quorum.New(nodes, append([]quorum.Option{quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout)}, opts...)...)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = m.Close() })
+	tb.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func quorumCycler(b testing.TB, addrs []string, opts ...quorum.Option) cycler {
+	m := benchManager(b, addrs, opts...)
 	return func(ctx context.Context, key string) error {
 		l, err := m.TryAcquire(ctx, key, benchTTL)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/redistest"
-	"github.com/redlock/redlock/quorum"
 )
 
 // inspectLocks is how many live locks BenchmarkInspect lists.
@@ -18,15 +17,7 @@ const inspectLocks = 10000
 // streamed.
 func BenchmarkInspect(b *testing.B) {
 	c := redistest.Start(b, 5, redistest.Options{})
-	nodes := make([]quorum.Node, len(c.Servers))
-	for i, s := range c.Servers {
-		nodes[i] = quorum.Node{Name: s.Name, Addr: s.Addr()}
-	}
-	m, err := quorum.New(nodes, quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = m.Close() })
+	m := benchManager(b, c.Addrs())
 	ctx := context.Background()
 	// One real lock gives a value in this project's format; the other 9,999 carry
 	// it too, written on every master in pipelines (taking them one by one would

@@ -19,18 +19,12 @@ import (
 func TestInteropWithRedsyncBothWays(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t, 5, redistest.Options{})
-	nodes := make([]quorum.Node, len(c.Servers))
-	for i, s := range c.Servers {
-		nodes[i] = quorum.Node{Name: s.Name, Addr: s.Addr()}
-	}
-	m, err := quorum.New(nodes, quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = m.Close() })
+	m := benchManager(t, c.Addrs())
 	rs := redsyncPools(t, c.Addrs())
 
 	mu := rs.NewMutex("lock:shared", redsync.WithExpiry(5*time.Second), redsync.WithTries(1))
 	require.NoError(t, mu.LockContext(ctx))
-	_, err = m.TryAcquire(ctx, "shared", time.Second)
+	_, err := m.TryAcquire(ctx, "shared", time.Second)
 	assert.ErrorIs(t, err, quorum.ErrHeld, "a redsync lock blocks quorum")
 	_, err = mu.UnlockContext(ctx)
 	require.NoError(t, err)

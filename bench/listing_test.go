@@ -40,13 +40,7 @@ func TestListingLarge(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := redistest.Start(t, 5, redistest.Options{})
-	nodes := make([]quorum.Node, len(c.Servers))
-	for i, s := range c.Servers {
-		nodes[i] = quorum.Node{Name: s.Name, Addr: s.Addr()}
-	}
-	m, err := quorum.New(nodes, quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout))
-	require.NoError(t, err)
-	defer m.Close()
+	m := benchManager(t, c.Addrs())
 	l, err := m.TryAcquire(ctx, "listing:0", 5*time.Minute, quorum.WithLockOwner("nightly-report"))
 	require.NoError(t, err)
 	// Every lock gets a token of its own beside the real lock's owner part.

@@ -78,6 +78,16 @@ type LockInfo struct {
 	Masters []MasterView `json:"masters"`
 }
 
+// RedactedValue returns Redact(li.Value). When the listing decoded the value as
+// one of this package's (Owner set), it shortens it without parsing it again.
+func (li *LockInfo) RedactedValue() string {
+	const keep = len(valueVersion) + 1 + 6 // "rl1." and 6 characters of the token
+	if li.Owner != nil && li.Library == "redlock" && strings.HasPrefix(li.Value, valueVersion+".") && len(li.Value) > keep {
+		return li.Value[:keep] + "…"
+	}
+	return Redact(li.Value)
+}
+
 // Deadline returns when the quorum validity ends, as observed: ObservedAt plus Validity.
 func (li *LockInfo) Deadline() time.Time { return li.ObservedAt.Add(li.Validity) }
 
@@ -278,7 +288,8 @@ func (rd *listReader) each(yield func(*LockInfo) bool) {
 				mv.Err = lst.Masters[i].Err
 			case sl.kind != kindAbsent:
 				mv.Present, mv.Type, mv.PTTL = true, st.typeOf(sl.kind), pttlOf(sl.pttl)
-				mv.Value, mv.Size, mv.Truncated = sl.value, sl.size, int64(len(sl.value)) < sl.size
+				mv.Value, mv.Size = st.values[sl.value], int64(sl.size)
+				mv.Truncated = int64(len(mv.Value)) < mv.Size
 			}
 			li.Masters = append(li.Masters, mv)
 		}

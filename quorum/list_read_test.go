@@ -183,3 +183,24 @@ func FuzzParseRecords(f *testing.F) {
 		assert.Equal(t, []listRecord{r, r}, recs)
 	})
 }
+
+// RedactedValue is Redact of the leading value, for values of this package and
+// any other.
+func TestRedactedValueIsRedact(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	_, err := m.TryAcquire(ctx, "ours", time.Minute, WithLockOwner("job"))
+	require.NoError(t, err)
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().Set(ctx, "lock:foreign", "dGhpcyBpcyByZWRzeW5jIQ==", time.Minute).Err())
+		require.NoError(t, s.Client().Set(ctx, "lock:fake", "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.bm90IGpzb24", time.Minute).Err())
+		require.NoError(t, s.Client().Set(ctx, "lock:short", "rl1.", time.Minute).Err())
+	}
+	lst, err := m.Inspect(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, lst.Locks, 4)
+	for _, li := range lst.Locks {
+		assert.Equal(t, Redact(li.Value), li.RedactedValue(), li.Name)
+	}
+	assert.NotNil(t, lst.Lock("ours").Owner)
+}

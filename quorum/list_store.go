@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,12 +12,13 @@ import (
 // same value on several masters is kept once. put is safe for concurrent use;
 // reading the table is not, and waits until every put is done.
 type listStore struct {
-	mu    sync.Mutex
-	n     int // masters
-	index map[string]int32
-	names []string
-	slots [][]listSlot // chunks of storeChunk rows, n slots each (no copy as they grow)
-	types []string     // the types of keys other than strings, by kind-2
+	mu     sync.Mutex
+	n      int // masters
+	index  map[string]int32
+	names  []string
+	slots  [][]listSlot // chunks of storeChunk rows, n slots each (no copy as they grow)
+	values []string     // the distinct values of each row; values[0] is ""
+	types  []string     // the types of keys other than strings, by kind-2
 }
 
 // storeChunk is how many rows one chunk of a listStore's slots holds.
@@ -24,10 +26,10 @@ const storeChunk = 1024
 
 // listSlot is one master's key of one name.
 type listSlot struct {
-	value string // at most ValueReadCap bytes of a string value
-	size  int64  // the full length of a string value
-	pttl  int64  // ms; -1: no TTL
-	kind  uint8  // 0: absent; 1: string; k >= 2: types[k-2]
+	pttl  int64 // ms; -1: no TTL
+	value int32 // the string value (at most ValueReadCap bytes): values[value]
+	size  int32 // the full length of a string value (Redis caps strings at 512 MB)
+	kind  uint8 // 0: absent; 1: string; k >= 2: types[k-2]
 }
 
 const (
@@ -36,7 +38,7 @@ const (
 )
 
 func newListStore(masters int) *listStore {
-	return &listStore{n: masters, index: map[string]int32{}}
+	return &listStore{n: masters, index: map[string]int32{}, values: []string{""}}
 }
 
 // put records what master reported; names and values are copied, values shared
@@ -56,9 +58,9 @@ func (s *listStore) put(master int, recs []listRecord) {
 			}
 		}
 		slots := s.row(row)
-		sl := listSlot{size: r.size, pttl: r.pttl, kind: s.kind(r.typ)}
+		sl := listSlot{size: int32(min(r.size, math.MaxInt32)), pttl: r.pttl, kind: s.kind(r.typ)}
 		if sl.kind == kindString {
-			sl.value = sharedValue(slots, r.value, r.size)
+			sl.value = s.sharedValue(slots, r.value, sl.size)
 		}
 		slots[master] = sl
 	}
@@ -95,15 +97,19 @@ func (s *listStore) typeOf(kind uint8) string {
 	return s.types[kind-2]
 }
 
-// sharedValue returns v as a string of its own, or the equal value another
-// master of the row already holds.
-func sharedValue(slots []listSlot, v string, size int64) string {
+// sharedValue returns the index of v in values: the equal value another master
+// of the row already holds, or a copy of v of its own.
+func (s *listStore) sharedValue(slots []listSlot, v string, size int32) int32 {
 	for _, o := range slots {
-		if o.kind == kindString && o.size == size && o.value == v {
+		if o.kind == kindString && o.size == size && s.values[o.value] == v {
 			return o.value
 		}
 	}
-	return strings.Clone(v)
+	if v == "" {
+		return 0
+	}
+	s.values = append(s.values, strings.Clone(v))
+	return int32(len(s.values) - 1)
 }
 
 // fence returns the highest fence counter of the row's name on the masters
@@ -119,7 +125,7 @@ func (s *listStore) fence(row int32, fkey []byte, answered func(i int) bool) int
 		if lock[i].kind == kindAbsent || f[i].kind != kindString || !answered(i) {
 			continue
 		}
-		if v, err := strconv.ParseInt(f[i].value, 10, 64); err == nil && v > best {
+		if v, err := strconv.ParseInt(s.values[f[i].value], 10, 64); err == nil && v > best {
 			best = v
 		}
 	}

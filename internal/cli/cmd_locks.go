@@ -123,7 +123,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 	out := lockJSON{Name: li.Name, Key: li.Key, State: string(li.State), Votes: li.Votes, Quorum: li.Quorum, Total: li.Total,
 		Owner: toOwnerJSON(li.Owner), Library: li.Library, Fence: li.Fence, Masters: []masterViewJSON{}}
 	if li.Value != "" {
-		out.Value = quorum.Redact(li.Value)
+		out.Value = li.RedactedValue()
 	}
 	switch {
 	case li.Validity == quorum.NoExpiry:

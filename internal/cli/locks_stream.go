@@ -24,6 +24,10 @@ import (
 // tableBlock is how many locks the table buffers before it writes them.
 const tableBlock = 500
 
+// jsonChunk is how many locks of a -json listing go from the stage that builds
+// them to the stage that encodes them at a time.
+const jsonChunk = 256
+
 // writeListingJSON writes the -json document of a listing, byte for byte what
 // writeDoc(w, s.listingJSON(...)) writes for the whole listing, one lock at a time.
 func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo], err error) error {
@@ -44,24 +48,50 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(before)
 	bw.WriteString("\n  \"locks\": [")
-	var one, ind bytes.Buffer
-	enc := json.NewEncoder(&one) // escapes as json.Marshal does
-	n := 0
+	// Two stages on two cores: this goroutine builds the locks (the quorum view of
+	// each, then its document), another encodes and writes them, in order.
+	chunks := make(chan []lockJSON, 2)
+	written := make(chan int, 1)
+	var encErr error
+	go func() {
+		n := 0
+		var one bytes.Buffer
+		enc := json.NewEncoder(&one) // escapes as json.Marshal does
+		var ind []byte
+		for c := range chunks {
+			for i := range c {
+				if encErr != nil {
+					break // drain the channel
+				}
+				one.Reset()
+				if encErr = enc.Encode(&c[i]); encErr != nil {
+					break
+				}
+				ind = appendIndented(ind[:0], bytes.TrimSuffix(one.Bytes(), []byte("\n")), "    ")
+				if n > 0 {
+					bw.WriteByte(',')
+				}
+				bw.WriteString("\n    ")
+				bw.Write(ind)
+				n++
+			}
+		}
+		written <- n
+	}()
+	batch := make([]lockJSON, 0, jsonChunk)
 	for li := range locks {
-		one.Reset()
-		ind.Reset()
-		if derr := enc.Encode(s.lockJSON(li)); derr != nil {
-			return derr
+		if batch = append(batch, s.lockJSON(li)); len(batch) == jsonChunk {
+			chunks <- batch
+			batch = make([]lockJSON, 0, jsonChunk)
 		}
-		if derr := json.Indent(&ind, bytes.TrimSuffix(one.Bytes(), []byte("\n")), "    ", "  "); derr != nil {
-			return derr
-		}
-		if n > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n    ")
-		bw.Write(ind.Bytes())
-		n++
+	}
+	if len(batch) > 0 {
+		chunks <- batch
+	}
+	close(chunks)
+	n := <-written // encErr is the writer's, read after it is done
+	if encErr != nil {
+		return encErr
 	}
 	if n > 0 {
 		bw.WriteString("\n  ")
@@ -120,7 +150,7 @@ func lockRows(t *blockTable, li *quorum.LockInfo) {
 			case mv.Value != li.Value:
 				val = escape.Line(quorum.Redact(mv.Value), 60)
 			case lead == "":
-				lead = escape.Line(quorum.Redact(li.Value), 60)
+				lead = escape.Line(li.RedactedValue(), 60)
 				fallthrough
 			default:
 				val = lead
@@ -178,4 +208,53 @@ func lockSeq(lst *quorum.Listing) iter.Seq[*quorum.LockInfo] {
 			}
 		}
 	}
+}
+
+// appendIndented appends the compact JSON src (as json.Marshal writes it: no
+// space outside strings) indented as json.Indent(dst, src, prefix, "  ") indents
+// it, in one pass without json.Indent's validating scanner.
+func appendIndented(dst, src []byte, prefix string) []byte {
+	depth := 0
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, "  "...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '"':
+			j := i + 1
+			for ; j < len(src) && src[j] != '"'; j++ {
+				if src[j] == '\\' {
+					j++
+				}
+			}
+			dst = append(dst, src[i:j+1]...)
+			i = j
+		case '{', '[':
+			dst = append(dst, c)
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, src[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }

@@ -14,7 +14,7 @@ if #KEYS == 0 then
 end
 local out, n = {}, 0
 for _, k in ipairs(keys) do
-  if string.sub(k, -6) ~= ':queue' then
+  if not string.find(k, ':queue', -6, true) then
     local pttl = redis.call('PTTL', k)
     if pttl ~= -2 then
       local typ, v, len = '', redis.pcall('GETRANGE', k, 0, cap - 1), 0
