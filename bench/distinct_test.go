@@ -258,12 +258,12 @@ func forEach(n int, f func(i int) error) error {
 }
 
 // serversCPU sums used_cpu_user and used_cpu_sys of INFO cpu over the servers.
-func serversCPU(b *testing.B, infos []*redis.Client) time.Duration {
+func serversCPU(tb testing.TB, infos []*redis.Client) time.Duration {
 	var total time.Duration
 	for _, c := range infos {
 		s, err := c.Info(context.Background(), "cpu").Result()
 		if err != nil {
-			b.Fatalf("INFO cpu: %v", err)
+			tb.Fatalf("INFO cpu: %v", err)
 		}
 		total += parseServerCPU(s)
 	}

@@ -7,7 +7,6 @@ import (
 	"iter"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -331,41 +330,6 @@ func (m *Manager) unanswered(op string, lst *Listing) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// mergeViews builds the views of the sorted lock names from one lookup per master
-// (nil: the master did not answer) and counts each master's keys in lst.Masters:
-// a Scanner's Listing.
-func (m *Manager) mergeViews(sorted []string, views []func(string) (rawKey, bool), lst *Listing) []LockInfo {
-	out := make([]LockInfo, 0, len(sorted))
-	for _, name := range sorted {
-		li := LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt}
-		li.Masters = make([]MasterView, 0, len(m.nodes))
-		present := false
-		for i, n := range m.nodes {
-			mv := MasterView{Master: n.name}
-			if views[i] == nil {
-				mv.Err = lst.Masters[i].Err
-			} else if rk, ok := views[i](name); ok {
-				lst.Masters[i].Keys++
-				present = true
-				mv.Present, mv.Type, mv.Value, mv.PTTL = true, rk.typ, rk.value, rk.pttl
-				mv.Size, mv.Truncated = rk.size, int64(len(rk.value)) < rk.size
-				if f, ok := views[i](name + ":fence"); ok && f.typ == "string" {
-					if v, err := strconv.ParseInt(f.value, 10, 64); err == nil && v > li.Fence {
-						li.Fence = v
-					}
-				}
-			}
-			li.Masters = append(li.Masters, mv)
-		}
-		if !present { // every key of the name aged out since it was read
-			continue
-		}
-		m.classify(&li)
-		out = append(out, li)
-	}
-	return out
 }
 
 // EscapeGlob escapes the glob characters of a literal for Redis MATCH, so that
