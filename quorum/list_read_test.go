@@ -204,3 +204,8 @@ func TestRedactedValueIsRedact(t *testing.T) {
 	}
 	assert.NotNil(t, lst.Lock("ours").Owner)
 }
+
+// An edit to the listing script must be deliberate: update the pin with it.
+func TestListReadScriptSHA1IsPinned(t *testing.T) {
+	assert.Equal(t, "acc6415a782e8edfb7aba016dc1192ff784d2b3f", listReadScript.Hash())
+}

@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- Reads lock keys for a listing, in one call, without writing anything and without
 -- ever reading a value whole. With KEYS, it describes those keys; without, it runs
 -- one SCAN step (cursor ARGV[2], MATCH ARGV[3], COUNT ARGV[4]) and describes the
@@ -5,7 +6,9 @@
 -- a value to read (GETRANGE; STRLEN gives the full length).
 -- Returns {next cursor ("0" with KEYS), records}: for each key that exists, one
 -- record "<type>,<pttl ms>,<length>,<key bytes>,<value bytes>:<key><value>", type
--- empty for a string, length the full length of a string value.
+-- empty for a string, length the full length of a string value. The first line
+-- lets Dragonfly run it on keys SCAN found (undeclared keys); Redis reads it as a
+-- comment.
 local cap = tonumber(ARGV[1])
 local keys, cursor = KEYS, '0'
 if #KEYS == 0 then
