@@ -28,7 +28,7 @@ func allocatedBy(f func()) uint64 {
 func TestListingsReadHostileValuesCapped(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
-	const size = 16 << 20
+	const size = 4 << 20
 	huge := strings.Repeat("x", size)
 	for i, s := range c.Servers {
 		v := huge
