@@ -155,11 +155,11 @@ func (m *Manager) newNode(n Node) *node {
 		opt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
 			server, err := cn.Info(ctx, "server").Result()
 			if err != nil {
-				return nd.refusedInfo(err)
+				return nd.infoFailed("INFO server", err)
 			}
 			repl, err := cn.Info(ctx, "replication").Result()
 			if err != nil {
-				return nd.refusedInfo(err)
+				return nd.infoFailed("INFO replication", err)
 			}
 			m.quarantined(nd, nd.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine))
 			return nil
@@ -189,11 +189,13 @@ func (n *node) observe(server, repl string, now time.Time, window time.Duration)
 	// uptime_in_seconds is truncated: count one more second to be safe.
 	started := now.Add(-time.Duration(upSecs) * time.Second)
 	until := started.Add(window + time.Second)
+	// Several handshakes may run at once on one master (the hot path's and
+	// go-redis's connections): the run_id is read and written under n.mu.
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.runID != "" && runID != n.runID && promoted(repl) {
 		until = now.Add(window)
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.connectErr = nil
 	if until.After(now) && until.After(n.quarUntil) {
 		n.quarUntil = until

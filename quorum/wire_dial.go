@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // wireReadBuf is the size of a connection's read buffer: it holds a whole reply
@@ -134,25 +136,42 @@ func (m *Manager) handshake(wc *wireConn, n *node) error {
 	case !quar:
 		return fmt.Errorf("INFO server: %w", err)
 	default:
-		return n.refusedInfo(err)
+		return n.infoFailed("INFO server", err)
 	}
 	if quar {
 		repl, err := wc.readBulk()
 		if err != nil {
-			return n.refusedInfo(err)
+			return n.infoFailed("INFO replication", err)
 		}
 		m.quarantined(n, n.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine))
 	}
 	return nil
 }
 
-// refusedInfo records and returns the error of an INFO the quarantine needs.
-func (n *node) refusedInfo(err error) error {
+// infoFailed returns the error of an INFO the quarantine needs (what names the
+// command). Only a permission error (a NOPERM reply: an ACL without +info) is
+// advice that holds until the next good handshake: it is recorded, and appended to
+// the master's later errors. Any other failure (a timeout on a paused master, a
+// reset, EOF, a peer that is not Redis) says what happened and is not kept.
+func (n *node) infoFailed(what string, err error) error {
+	if !isNoPerm(err) {
+		return fmt.Errorf("restart quarantine: %s: %w", what, err)
+	}
 	err = fmt.Errorf("restart quarantine needs INFO server and INFO replication (grant +info, or turn restart_quarantine off): %w", err)
 	n.mu.Lock()
 	n.connectErr = err
 	n.mu.Unlock()
 	return err
+}
+
+// isNoPerm reports whether err is a master's NOPERM error reply, from the wire
+// path or from go-redis.
+func isNoPerm(err error) bool {
+	var re replyError
+	if errors.As(err, &re) {
+		return strings.HasPrefix(string(re), "NOPERM")
+	}
+	return redis.IsPermissionError(err)
 }
 
 // setGetSupported reports whether INFO server describes a server that takes SET
