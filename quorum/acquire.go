@@ -308,7 +308,7 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 		})
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
-		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start}
+		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl)}
 		m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
 		return l, nil
 	}
@@ -320,6 +320,14 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 		m.releaseVia(backgroundFor(ctx), opRelease, key, value, "")
 	}
 	return nil, m.roundError(rep)
+}
+
+// keysUntil bounds when the keys a round that started at start sets or extends to
+// ttl expire on the masters: a command reaches a master within the node timeout
+// or never (its connection is dropped), and the master's clock may run slow by
+// the drift budget.
+func (m *Manager) keysUntil(start time.Time, ttl time.Duration) time.Time {
+	return start.Add(m.cfg.nodeTimeout + ttl + m.cfg.drift(ttl))
 }
 
 // unquarantinedVotes turns the votes of quarantined masters into OutcomeQuarantined.

@@ -60,6 +60,10 @@ type Lock struct {
 	// before its first command was sent); the tests' bound check reads it.
 	untilFrom time.Time
 	ttl       time.Duration
+	// keysUntil bounds when the copies on the masters expire (by the clock): the
+	// latest round start plus the node timeout, its TTL and its drift budget, over
+	// every round sent, successful or not.
+	keysUntil time.Time
 	released  bool
 	ended     bool          // released or lost: reported to the Observer once
 	lostWhy   error         // the cause expire() gives, when set (a keep-alive cap)
@@ -277,6 +281,9 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 		l.report(ev)
 		return err
 	}
+	if k := l.m.keysUntil(start, ttl); k.After(l.keysUntil) {
+		l.keysUntil = k // the masters never shorten a key: the latest round counts
+	}
 	if bound := start.Add(ttl - l.m.cfg.drift(ttl)); bound.Before(l.until) {
 		l.untilFrom = start
 		l.setUntil(bound, start)
@@ -317,9 +324,11 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 
 // Release cancels the lock's context (cause ErrReleased), stops the keep-alive, and
 // deletes the lock on every master where it is still ours. Done fires before the
-// first delete is sent. It is idempotent: later calls return nil. The error, when
-// not nil, names the masters that did not answer; the key stays there until its
-// TTL ends.
+// first delete is sent. It is idempotent: later calls return nil. When some master
+// did not answer, the key stays there until its TTL ends and the error names it:
+// a *PartialReleaseError matching ErrPartialRelease (with when that copy expires at
+// the latest) when a quorum answered, and the lock counts as released; a
+// *RoundError matching ErrUnavailable when fewer than a quorum answered.
 func (l *Lock) Release(ctx context.Context) error {
 	l.stopKeepAlive()
 	l.mu.Lock()
@@ -328,6 +337,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return nil
 	}
 	l.released = true
+	keysUntil := l.keysUntil
 	l.expiry.Stop()
 	l.cancel(ErrReleased)
 	var ev *Event
@@ -340,5 +350,5 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Unlock()
 	l.report(ev)
 	rep := l.m.release(ctx, opRelease, l.key, l.value)
-	return partialError(rep)
+	return releaseError(rep, keysUntil)
 }

@@ -52,22 +52,16 @@ func (m *Manager) releaseWakingAll(ctx context.Context, op, key, value string) *
 
 // ReleaseToken releases the lock name held with token (a full lock value, as
 // Lock.Token returns) on every master: compare-and-delete, so another owner's key is
-// never touched. Missing keys are not an error. It returns the per-master report and
-// an error naming the masters that failed, if any did.
+// never touched. Missing keys are not an error. It returns the per-master report and,
+// when some master failed, an error naming it: a *PartialReleaseError matching
+// ErrPartialRelease when a quorum answered (the lock is released), else a
+// *RoundError matching ErrUnavailable.
 func (m *Manager) ReleaseToken(ctx context.Context, name, token string) (*Report, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	rep := m.release(ctx, opRelease, m.Key(name), token)
-	return rep, partialError(rep)
-}
-
-// partialError returns an error when some master failed a release-like round.
-func partialError(rep *Report) error {
-	if rep.count(OutcomeError) == 0 {
-		return nil
-	}
-	return &RoundError{Report: *rep, Kind: ErrUnavailable}
+	return rep, releaseError(rep, time.Time{})
 }
 
 // ForceExpire deletes the lock name on every master. With a non-empty token it
@@ -83,7 +77,7 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 	key := m.Key(name)
 	if token != "" {
 		rep := m.releaseWakingAll(ctx, opForceExpire, key, token)
-		return rep, partialError(rep)
+		return rep, releaseError(rep, time.Time{})
 	}
 	channel := wakeChannel(key)
 	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
@@ -101,7 +95,7 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 		}
 		return OutcomeOK, nil
 	})
-	return rep, partialError(rep)
+	return rep, releaseError(rep, time.Time{})
 }
 
 // ForceExpiredMessage is what ForceExpire and ForceExpireSeen publish on a lock's
@@ -140,7 +134,7 @@ func (m *Manager) ForceExpireSeen(ctx context.Context, name string, seen map[str
 		}
 		return outcomeOf(r), nil
 	})
-	return rep, partialError(rep)
+	return rep, releaseError(rep, time.Time{})
 }
 
 // ExtendToken extends the lock name held with token to ttl on every master where

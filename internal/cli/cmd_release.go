@@ -24,9 +24,14 @@ Flags:
   -json        print one JSON document
 ` + commonUsage + `
 
+A release that a quorum of masters answered is a release: the lock is deleted on
+every master that answered, and a master that did not answer keeps its copy until
+its TTL ends (a note on stderr names it; "note" under -json).
+
 Exit codes:
-  0  released, or already gone
-  1  error: some master did not answer (its key expires with its TTL)
+  0  released (on every master that answered, a quorum), or already gone
+  1  error: fewer than a quorum of masters answered (the lock stays in place on
+     the others until its TTL ends)
   2  usage error or invalid topology file
   4  lost: the lock expired and another owner holds it on a majority now`,
 }
@@ -38,11 +43,13 @@ func init() {
 
 // releaseJSON is the -json output of release and force-expire.
 type releaseJSON struct {
-	Name    string      `json:"name"`
-	Key     string      `json:"key"`
-	Deleted int         `json:"deleted"`
-	Error   string      `json:"error,omitempty"`
-	Votes   *reportJSON `json:"votes,omitempty"`
+	Name    string `json:"name"`
+	Key     string `json:"key"`
+	Deleted int    `json:"deleted"`
+	Error   string `json:"error,omitempty"`
+	// Note names the masters a release could not reach when a quorum answered.
+	Note  string      `json:"note,omitempty"`
+	Votes *reportJSON `json:"votes,omitempty"`
 }
 
 var releaseWords = map[quorum.Outcome]string{
@@ -95,6 +102,12 @@ func (s *lockSession) finishDelete(env *Env, cmd *Command, name string, rep *quo
 		out.Deleted = rep.Votes
 	}
 	code := ExitOK
+	note := ""
+	if cmd == releaseCmd && errors.Is(err, quorum.ErrPartialRelease) {
+		// Released where a quorum answered: a note, not an error.
+		note, err = s.redact(err.Error()), nil
+		out.Note = note
+	}
 	if err != nil {
 		out.Error = s.redact(err.Error())
 		code = ExitError
@@ -109,6 +122,9 @@ func (s *lockSession) finishDelete(env *Env, cmd *Command, name string, rep *quo
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(out.Error))
+	}
+	if note != "" {
+		fmt.Fprintf(env.Stderr, "redlock %s: note: %s\n", cmd.Name, escape.Text(note))
 	}
 	return code
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -178,7 +179,11 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	release := func() {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()
-		if err := l.Release(rctx); err != nil {
+		switch err := l.Release(rctx); {
+		case errors.Is(err, quorum.ErrPartialRelease):
+			// Released: deleted on every master that answered, a quorum.
+			fmt.Fprintf(env.Stderr, "redlock run: note: %s\n", escape.Text(s.redact(err.Error())))
+		case err != nil:
 			fmt.Fprintf(env.Stderr, "redlock run: release %s: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
 		}
 	}
