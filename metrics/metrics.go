@@ -33,6 +33,8 @@ type Observer struct {
 	roundDuration   *prometheus.HistogramVec
 	masterErrors    *prometheus.CounterVec
 	quarantined     *prometheus.GaugeVec
+	connDropped     *prometheus.CounterVec
+	lateReplies     *prometheus.CounterVec
 
 	mu         sync.Mutex
 	quarTimers map[string]*time.Timer
@@ -76,7 +78,13 @@ func New(reg prometheus.Registerer, policy func(name string) string) (*Observer,
 	o.quarantined = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "redlock_master_quarantined", Help: "1 while this process counts no vote from the master (restart quarantine).",
 	}, []string{"master"})
-	for _, c := range []prometheus.Collector{o.acquireDuration, o.held, o.holdDuration, o.lost, o.extend, o.roundDuration, o.masterErrors, o.quarantined} {
+	o.connDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redlock_master_connections_dropped_total", Help: "Connections of the lock commands to a master closed by this process (no reply within the node timeout, a reply out of step, a reset).",
+	}, []string{"master"})
+	o.lateReplies = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redlock_master_late_replies_total", Help: "Replies of a master that came after their round had given up, read and thrown away.",
+	}, []string{"master"})
+	for _, c := range []prometheus.Collector{o.acquireDuration, o.held, o.holdDuration, o.lost, o.extend, o.roundDuration, o.masterErrors, o.quarantined, o.connDropped, o.lateReplies} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -114,6 +122,10 @@ func (o *Observer) Observe(e quorum.Event) {
 		}
 	case quorum.EventQuarantine:
 		o.quarantine(e.Master, e.Until)
+	case quorum.EventConnDropped:
+		o.connDropped.WithLabelValues(e.Master).Inc()
+	case quorum.EventLateReply:
+		o.lateReplies.WithLabelValues(e.Master).Inc()
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // TryAcquire makes one round: SET NX PX on every master in parallel. It returns the
@@ -288,24 +286,10 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
 	ms := ttl.Milliseconds()
 	var rep *Report
-	switch {
-	case fw != nil && m.fast():
-		rep = m.wireFairRound(ctx, key, value, ms, fw)
-	case fw != nil:
-		rep = m.fanout(ctx, opAcquire, key, fw.setter(key, value, ttl))
-	case m.fast():
-		rep = m.wireRound(ctx, opAcquire, key, wireSet, value, "", ms)
-	default:
-		rep = m.fanout(ctx, opAcquire, key, func(ctx context.Context, n *node) (Outcome, error) {
-			err := n.client.Do(ctx, "SET", key, value, "NX", "PX", ms).Err()
-			switch {
-			case errors.Is(err, redis.Nil):
-				return OutcomeForeign, nil
-			case err != nil:
-				return OutcomeError, err
-			}
-			return OutcomeOK, nil
-		})
+	if fw != nil {
+		rep = m.fairRound(ctx, key, value, ms, fw)
+	} else {
+		rep = m.setRound(ctx, key, value, ms)
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
 		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl)}
@@ -313,7 +297,6 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 		return l, nil
 	}
 	switch {
-	case m.cfg.mut.noReleaseOnFail:
 	case fw != nil:
 		m.unwind(backgroundFor(ctx), key, value, fw)
 	default:
@@ -373,9 +356,6 @@ func (m *Manager) score(rep *Report, start time.Time, ttl time.Duration) (until 
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	rep.start = start
-	if m.cfg.mut.validityFromReply {
-		start = now
-	}
 	rep.Elapsed = now.Sub(start)
 	drift := m.cfg.drift(ttl)
 	rep.Validity = ttl - rep.Elapsed - drift

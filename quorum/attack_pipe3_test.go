@@ -25,9 +25,10 @@ import (
 // read past, not taken for a protocol error that drops the master's connection
 // and fails every other round's command in flight on it.
 func TestAttackPipeLongForeignValueKeepsConnection(t *testing.T) {
-	c, m := testCluster(t, 1, WithNodeTimeout(time.Second))
+	st := newConnStats()
+	c, m := testCluster(t, 1, WithNodeTimeout(time.Second), WithObserver(st))
 	ctx := context.Background()
-	big := strings.Repeat("x", 3*maxValueLen)
+	big := strings.Repeat("x", 3*4096) // longer than the wire's longest kept bulk
 	require.NoError(t, c.Servers[0].Client().Set(ctx, "lock:big", big, time.Minute).Err())
 	require.Equal(t, 1, m.wireRound(ctx, opAcquire, "lock:warm", wireSet, "rl1.warm", "", 60000).Votes)
 
@@ -60,7 +61,7 @@ func TestAttackPipeLongForeignValueKeepsConnection(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	assert.Zero(t, errs.Load(), "other rounds' commands failed with the long reply's connection")
-	assert.Zero(t, m.pipes[0].dropped.Load(), "connections dropped")
+	assert.Zero(t, st.Dropped(""), "connections dropped")
 	assert.Equal(t, big, c.Servers[0].Client().Get(ctx, "lock:big").Val())
 }
 
@@ -69,7 +70,8 @@ func TestAttackPipeLongForeignValueKeepsConnection(t *testing.T) {
 // connection in step: every round, among hundreds in flight on one connection
 // per master, gets the outcome its own key calls for.
 func TestAttackPipeErrorRepliesMidPipeline(t *testing.T) {
-	c, m := testCluster(t, 3, WithNodeTimeout(2*time.Second))
+	st := newConnStats()
+	c, m := testCluster(t, 3, WithNodeTimeout(2*time.Second), WithObserver(st))
 	ctx := context.Background()
 	for _, s := range c.Servers {
 		require.NoError(t, s.Client().HSet(ctx, "lock:hash", "f", "v").Err())
@@ -127,8 +129,8 @@ func TestAttackPipeErrorRepliesMidPipeline(t *testing.T) {
 	close(stop)
 	nemesis.Wait()
 	assert.Zero(t, bad.Load(), "wrong outcomes")
-	for i, p := range m.pipes {
-		assert.Zero(t, p.dropped.Load(), "connections to %s dropped", c.Servers[i].Name)
+	for _, sv := range c.Servers {
+		assert.Zero(t, st.Dropped(sv.Name), "connections to %s dropped", sv.Name)
 	}
 
 	// OOM: a master over maxmemory refuses SET and the scripts with an error
@@ -194,8 +196,19 @@ func TestAttackPipeRestartInFlightIsQuarantined(t *testing.T) {
 // are drained between live ones. Every goroutine's key is written by it alone, so
 // a misread shows: a vote where the key does not hold the round's value, or a
 // holder that is not one of the goroutine's own values.
+// It runs against both transports (wire.Rounder): the pipelined one and go-redis.
 func TestAttackPipeThousandTinyDeadlines(t *testing.T) {
-	c, m := testCluster(t, 3, WithNodeTimeout(50*time.Millisecond))
+	for _, path := range []string{"wire", "go-redis"} {
+		t.Run(path, func(t *testing.T) { attackThousandTinyDeadlines(t, path == "go-redis") })
+	}
+}
+
+func attackThousandTinyDeadlines(t *testing.T, goRedis bool) {
+	st := newConnStats()
+	c, m := testCluster(t, 3, WithNodeTimeout(50*time.Millisecond), WithObserver(st))
+	if goRedis {
+		useGoRedis(m)
+	}
 	ctx := context.Background()
 	admins := make([]*redis.Client, len(c.Servers))
 	for i, s := range c.Servers {
@@ -242,10 +255,7 @@ func TestAttackPipeThousandTinyDeadlines(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var drained int64
-	for _, p := range m.pipes {
-		drained += p.drained.Load()
-	}
+	drained := st.Late("")
 	t.Logf("%d votes, %d foreign, %d late replies drained", votes.Load(), foreign.Load(), drained)
 	assert.Zero(t, bad.Load())
 	assert.Positive(t, votes.Load())
@@ -258,6 +268,7 @@ func TestAttackPipeCancelDuringNoscriptResubmit(t *testing.T) {
 	s := newScen(t, mutants{}, 3)
 	cl := s.client("A", WithNodeTimeout(time.Second))
 	m := cl.m
+	st := s.stats
 	ctx := context.Background()
 	require.Equal(t, 3, m.wireRound(ctx, opAcquire, "lock:ns", wireSet, "rl1.ns", "", 60000).Votes)
 	for _, sv := range s.c.Servers {
@@ -276,11 +287,7 @@ func TestAttackPipeCancelDuringNoscriptResubmit(t *testing.T) {
 	}
 	rep = m.wireRound(ctx, opAcquire, "lock:theirs", wireSet, "rl1.next", "", 60000)
 	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep))
-	var drained, dropped int64
-	for _, p := range m.pipes {
-		drained += p.drained.Load()
-		dropped += p.dropped.Load()
-	}
+	drained, dropped := st.Late(""), st.Dropped("")
 	assert.EqualValues(t, 3, drained, "the EVALs' late replies")
 	assert.Zero(t, dropped)
 	assert.Empty(t, keysOn(t, s.c, "lock:ns"), "the EVALs took effect")

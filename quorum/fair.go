@@ -48,16 +48,8 @@ var (
 )
 
 var (
-	fairAcquireScript = redis.NewScript(fairAcquireLua)
-	fairUnwindScript  = redis.NewScript(fairUnwindLua)
-	fairLeaveScript   = redis.NewScript(fairLeaveLua)
-)
-
-// Replies of fair_acquire.lua besides replyOurs (1): the key is held (0), or
-// another waiter is ahead in the queue (-2).
-const (
-	replyFairHeld  = 0
-	replyFairAhead = -2
+	fairUnwindScript = redis.NewScript(fairUnwindLua)
+	fairLeaveScript  = redis.NewScript(fairLeaveLua)
 )
 
 // queueSuffix is the reserved suffix of a lock's queue key.
@@ -112,22 +104,6 @@ func (m *Manager) heartbeatTTL() time.Duration {
 	return max(4*(m.cfg.delay+m.cfg.jitter+m.cfg.nodeTimeout), time.Second)
 }
 
-// setter returns the per-master command of a fair round.
-func (w *fairWaiter) setter(key, value string, ttl time.Duration) func(ctx context.Context, n *node) (Outcome, error) {
-	keys := []string{key, key + queueSuffix}
-	ms := strconv.FormatInt(ttl.Milliseconds(), 10)
-	return func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := fairAcquireScript.Run(ctx, n.client, keys, value, ms, w.id, w.score, w.hbMS, w.mode).Int64()
-		switch {
-		case err != nil:
-			return OutcomeError, err
-		case r == replyOurs:
-			return OutcomeOK, nil
-		}
-		return OutcomeForeign, nil
-	}
-}
-
 // leave removes the waiter from the queue on every master. Where it was the head
 // and the lock is free, it wakes the new head (fair_leave.lua): a waiter that gives
 // up right after a release named it does not leave the queue idle for a retry delay.
@@ -159,14 +135,14 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 	if len(todo) == 0 {
 		return
 	}
-	go func() {
+	m.background(func() {
 		for _, n := range todo {
 			nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
 			// Best effort: when it fails, the heartbeat TTL drops the entry anyway.
 			_ = n.client.ZRem(nctx, qkey, "q:"+w.id, "h:"+w.id).Err()
 			cancel()
 		}
-	}()
+	})
 }
 
 // unwind cleans up a failed fair round: on every master, where the key is ours it

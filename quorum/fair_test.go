@@ -42,7 +42,7 @@ func TestFairUnwindPutsTheWaiterBack(t *testing.T) {
 			r, err := fairUnwindScript.Run(ctx, cl, keys, "v", "me", "100", 1000).Int64()
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, r)
-			q, err := cl.ZRangeByScore(ctx, "lock:u:queue", &zrange0).Result()
+			q, err := cl.ZRangeArgs(ctx, zrange0("lock:u:queue")).Result()
 			require.NoError(t, err)
 			if tt.queued {
 				assert.Equal(t, []string{"q:me"}, q)
@@ -60,7 +60,7 @@ func queueOn(t *testing.T, c *redistest.Cluster, key string) map[string][]string
 	t.Helper()
 	out := map[string][]string{}
 	for _, s := range c.Servers {
-		ms, err := s.Client().ZRangeByScore(context.Background(), key+queueSuffix, &zrange0).Result()
+		ms, err := s.Client().ZRangeArgs(context.Background(), zrange0(key+queueSuffix)).Result()
 		if err == nil && len(ms) > 0 {
 			out[s.Name] = ms
 		}
@@ -68,7 +68,10 @@ func queueOn(t *testing.T, c *redistest.Cluster, key string) map[string][]string
 	return out
 }
 
-var zrange0 = redis.ZRangeBy{Min: "0", Max: "+inf"}
+// zrange0 reads a whole fair queue in score order.
+func zrange0(key string) redis.ZRangeArgs {
+	return redis.ZRangeArgs{Key: key, Start: "0", Stop: "+inf", ByScore: true}
+}
 
 func zmember(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
 
@@ -116,7 +119,7 @@ func TestFairScript(t *testing.T) {
 				tt.setup()
 			}
 			assert.Equal(t, tt.want, run(tt.value, tt.id, tt.score, tt.mode))
-			q, err := cl.ZRangeByScore(ctx, "lock:f:queue", &zrange0).Result()
+			q, err := cl.ZRangeArgs(ctx, zrange0("lock:f:queue")).Result()
 			require.NoError(t, err)
 			assert.Equal(t, tt.queue, nilIfEmpty(q))
 			if tt.want == 1 {

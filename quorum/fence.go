@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // fenceSuffix names the fence counter key beside a lock key.
@@ -64,7 +66,7 @@ func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 		case err != nil:
 			return OutcomeError, err
 		case len(r) != 2:
-			return OutcomeError, fmt.Errorf("%w: fence read gave %d values", errProtocol, len(r))
+			return OutcomeError, fmt.Errorf("%w: fence read gave %d values", wire.ErrProtocol, len(r))
 		}
 		mu.Lock()
 		highest = max(highest, r[1])

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // TestIssue23RunIDRaceConcurrentHandshakes: two handshakes on one master at once
@@ -26,10 +27,12 @@ func TestIssue23RunIDRaceConcurrentHandshakes(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for range 10 {
-				wc, err := m.dialWire(ctx, n, time.Now().Add(2*time.Second))
-				if assert.NoError(t, err) {
-					_ = wc.c.Close()
-				}
+				// A new transport dials its own connection: a handshake.
+				ps := m.newPipes([]wire.Master{{Addr: c.Servers[0].Addr()}})
+				out := make([]wire.Result, 1)
+				ps.Round(ctx, &wire.Cmd{Args: []string{"PING"}}, out)
+				assert.NoError(t, out[0].Err)
+				_ = ps.Close()
 			}
 		})
 	}

@@ -28,6 +28,9 @@ func managerFor(t *testing.T, c *redistest.Cluster, opts ...Option) *Manager {
 	m, err := New(nodes, append(base, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
+	if goRedisAsked(opts) {
+		useGoRedis(m)
+	}
 	return m
 }
 

@@ -125,12 +125,6 @@ func (l *Lock) expire() {
 		l.mu.Unlock()
 		return
 	}
-	if d := l.m.cfg.mut.lateCancel; d > 0 {
-		cause := l.lostCause()
-		time.AfterFunc(d, func() { l.cancel(cause) })
-		l.mu.Unlock()
-		return
-	}
 	ev := l.lose(l.lostCause())
 	l.mu.Unlock()
 	l.report(ev)
@@ -246,10 +240,8 @@ func (l *Lock) Err() error { return context.Cause(l.ctx) }
 // majority no longer holds the lock the error matches ErrLost and the lock's context
 // is cancelled. Extensions of one Lock run one at a time.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
-	if !l.m.cfg.mut.unvalidatedExtendTTL {
-		if err := l.m.checkTTL(ttl); err != nil {
-			return err
-		}
+	if err := l.m.checkTTL(ttl); err != nil {
+		return err
 	}
 	select {
 	case l.op <- struct{}{}:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/redlock/redlock/internal/redistest"
 )
@@ -39,6 +40,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, s := range servers {
 		s.Kill()
+	}
+	if code == 0 {
+		// Every goroutine a Manager starts ends by its Close (wake-ups, background
+		// clean-ups, the connections' readers and writers).
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

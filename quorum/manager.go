@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 const (
@@ -49,23 +51,27 @@ type Manager struct {
 	quorum int
 	owner  Owner
 
-	pipes  []*pipe    // the hot commands' connections, one per master (wire.go)
-	rounds wireRounds // rounds of the fast path, reused
-	life   context.Context
-	stop   context.CancelFunc // ends life: Close
+	// tr sends the hot commands (hot.go): the pipelined transport of package
+	// wire, one connection per master shared by every round in flight.
+	tr wire.Rounder
 
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
 	wakeClosed bool
 	wakeTag    string // names the Manager's own wake-up channels (wake.go)
+
+	// bg counts the Manager's background clean-ups (fair.go's stragglers); Close
+	// waits for them, and none starts after Close.
+	bgMu     sync.Mutex
+	bgClosed bool
+	bg       sync.WaitGroup
 }
 
 // node is one master and its restart-quarantine state.
 type node struct {
 	name   string
 	client *redis.Client
-	spec   Node        // for the wire fast path's own connections
-	tls    *tls.Config // spec.TLS with the server name set
+	tls    *tls.Config // the node's TLS configuration with the server name set
 
 	mu         sync.Mutex
 	runID      string
@@ -110,21 +116,18 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 		return nil, fmt.Errorf("quorum.New: %w", err)
 	}
 	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner), wakeTag: newWakeTag()}
-	m.life, m.stop = context.WithCancel(context.Background())
-	m.rounds.free = make(chan *wireRound, 256)
-	if cfg.mut.halfQuorum {
-		m.quorum = len(nodes) / 2
-	}
-	for _, n := range nodes {
+	masters := make([]wire.Master, len(nodes))
+	for i, n := range nodes {
 		nd := m.newNode(n)
 		m.nodes = append(m.nodes, nd)
-		m.pipes = append(m.pipes, newPipe(m, nd))
+		masters[i] = wire.Master{Addr: n.Addr, Username: n.Username, Password: n.Password, DB: n.DB, TLS: nd.tls, Dialer: n.Dialer}
 	}
+	m.tr = m.newPipes(masters)
 	return m, nil
 }
 
 func (m *Manager) newNode(n Node) *node {
-	nd := &node{name: n.Name, spec: n, tls: tlsFor(n.TLS, n.Addr)}
+	nd := &node{name: n.Name, tls: tlsFor(n.TLS, n.Addr)}
 	opt := &redis.Options{
 		Addr:      n.Addr,
 		Username:  n.Username,
@@ -141,12 +144,6 @@ func (m *Manager) newNode(n Node) *node {
 		ReadTimeout:           m.cfg.nodeTimeout,
 		WriteTimeout:          m.cfg.nodeTimeout,
 		DisableIdentity:       true,
-	}
-	if m.cfg.mut.defaultClientOptions {
-		opt.ContextTimeoutEnabled = false
-		opt.MaxRetries = 0
-		opt.DialTimeout, opt.DialerRetries = 0, 0
-		opt.ReadTimeout, opt.WriteTimeout = 0, 0
 	}
 	if n.Dialer != nil {
 		opt.Dialer = dialTLS(n.Dialer, nd.tls)
@@ -231,22 +228,19 @@ func (n *node) quarantinedUntil(now time.Time) time.Time {
 	return time.Time{}
 }
 
-func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
+func infoField(info, field string) string { return wire.InfoField(info, field) }
 
-// Close closes the connections to every master. Locks still held are not released.
+// Close closes the connections to every master and waits for the Manager's
+// goroutines (wake-up subscriptions, background clean-ups, the connections'
+// readers and writers) to end. Locks still held are not released; a held lock's
+// keep-alive fails from then on and ends with the lock's validity.
 func (m *Manager) Close() error {
 	m.closeWake()
-	m.stop()
-	for _, p := range m.pipes {
-		p.close()
-	}
+	m.bgMu.Lock()
+	m.bgClosed = true
+	m.bgMu.Unlock()
+	m.bg.Wait()
+	_ = m.tr.Close()
 	var errs []error
 	for _, n := range m.nodes {
 		if err := n.client.Close(); err != nil {
@@ -254,6 +248,21 @@ func (m *Manager) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// background runs fn in a goroutine that Close waits for; after Close it does
+// not run fn.
+func (m *Manager) background(fn func()) {
+	m.bgMu.Lock()
+	defer m.bgMu.Unlock()
+	if m.bgClosed {
+		return
+	}
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		fn()
+	}()
 }
 
 // Quorum returns the number of votes a lock needs: N/2+1.

@@ -35,6 +35,16 @@ const (
 	EventMasterRound
 	// EventQuarantine: a master entered the restart quarantine until Until.
 	EventQuarantine
+	// EventConnDropped: the connection of the hot commands to Master was closed
+	// (Err says why: no reply within the node timeout, a reply out of step, a
+	// reset, an idle connection the master had closed). The commands in flight on
+	// it failed; the next command dials a new connection.
+	EventConnDropped
+	// EventLateReply: Master answered a command after its round had given up (its
+	// deadline, a cancellation); the reply was read and thrown away, and the
+	// connection stays in use. Many of them mean the node timeout is too short for
+	// that master.
+	EventLateReply
 )
 
 // Results of acquisitions and extensions, as Event.Result reports them: a small
@@ -77,6 +87,8 @@ type Event struct {
 	Latency time.Duration
 	// Until is the end of a quarantine.
 	Until time.Time
+	// Err is why a connection was dropped.
+	Err error
 }
 
 // WithObserver sets the Observer of every lock of the Manager.

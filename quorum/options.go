@@ -48,13 +48,8 @@ type config struct {
 	quarantine time.Duration
 	owner      string
 	clock      Clock
-	// goRedisHot sends the hot commands through go-redis instead of the wire fast
-	// path (tests only).
-	goRedisHot bool
 	// observer, when set, receives the locks' events (observer.go).
 	observer Observer
-	// mut holds deliberately broken behaviours that only tests switch on.
-	mut mutants
 }
 
 func defaultConfig() config {
@@ -109,9 +104,6 @@ func (c *config) validate() error {
 
 // drift returns the drift budget for ttl: ttl*factor + extra.
 func (c *config) drift(ttl time.Duration) time.Duration {
-	if c.mut.noDrift {
-		return 0
-	}
 	return time.Duration(float64(ttl)*c.driftFactor) + c.driftExtra
 }
 

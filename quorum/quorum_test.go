@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -71,6 +73,10 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		got := hex.EncodeToString(sum[:])
 		assert.Equal(t, p.sha, got, "%s.lua changed: update its pinned SHA1", name)
 		assert.Equal(t, got, p.script.Hash(), "%s: go-redis hashes the same source", name)
+	}
+	for name, w := range map[string]*wire.Script{"release": releaseW, "extend": extendW, "fair_acquire": fairAcquireW} {
+		assert.Equal(t, pins[name].sha, w.Hash(), "%s: the wire transport hashes the same source", name)
+		assert.Equal(t, pins[name].src, w.Source(), name)
 	}
 }
 

@@ -237,22 +237,6 @@ func TestSetNXGetLearnsTheHolder(t *testing.T) {
 	assert.Equal(t, "rl1.theirs", c.Servers[1].Client().Get(ctx, "lock:learn").Val(), "not overwritten")
 }
 
-func TestSetGetSupported(t *testing.T) {
-	tests := []struct {
-		info string
-		want bool
-	}{
-		{"# Server\r\nredis_version:7.0.15\r\n", true},
-		{"# Server\r\nredis_version:7.2.4\r\nvalkey_version:8.0.1\r\n", true},
-		{"# Server\r\nredis_version:6.2.14\r\n", false},
-		{"# Server\r\nredis_version:\r\n", false},
-		{"", false},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, setGetSupported(tt.info), "%q", tt.info)
-	}
-}
-
 // infoOf returns INFO section of a real server.
 func infoOf(t *testing.T, sv *redistest.Server, section string) string {
 	t.Helper()

@@ -45,6 +45,11 @@ type scen struct {
 	net *faults.Net
 	rec *checker.Recorder
 	mut mutants
+	// goRedis sends the clients' hot commands through go-redis (the second
+	// wire.Rounder) instead of the pipelined transport.
+	goRedis bool
+	// stats counts every client's dropped connections and late replies.
+	stats *connStats
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -54,7 +59,7 @@ func newScen(t *testing.T, mut mutants, n int, args ...string) *scen {
 	t.Helper()
 	seed := seedFor(t)
 	return &scen{
-		t: t, mut: mut, rec: checker.New(seed), net: faults.NewNet(t),
+		t: t, mut: mut, rec: checker.New(seed), net: faults.NewNet(t), stats: newConnStats(),
 		c:   redistest.Start(t, n, redistest.Options{Args: args}),
 		rng: rand.New(rand.NewPCG(uint64(seed), 1)),
 	}
@@ -86,7 +91,16 @@ type client struct {
 	s     *scen
 	name  string
 	m     *Manager
-	clock *faults.DriftClock // nil: real time
+	clock realClock // nil: real time
+
+	driftFactor float64
+	driftExtra  time.Duration
+}
+
+// realClock is a test clock that can convert its readings to real time.
+type realClock interface {
+	Clock
+	Real(time.Time) time.Time
 }
 
 func (s *scen) client(name string, opts ...Option) *client {
@@ -97,13 +111,20 @@ func (s *scen) client(name string, opts ...Option) *client {
 		p := s.net.Proxy(name, sv.Name, sv.Addr())
 		nodes[i] = Node{Name: sv.Name, Addr: sv.Addr(), Dialer: p.Dial}
 	}
-	base := []Option{WithRestartQuarantine(0), WithNodeTimeout(100 * time.Millisecond), withMutants(s.mut)}
+	base := []Option{WithRestartQuarantine(0), WithNodeTimeout(100 * time.Millisecond), WithObserver(s.stats)}
 	m, err := New(nodes, append(base, opts...)...)
 	require.NoError(s.t, err)
 	s.t.Cleanup(func() { _ = m.Close() })
 	cl.m = m
-	if dc, ok := m.cfg.clock.(*faults.DriftClock); ok {
-		cl.clock = dc
+	// The drift budget the configuration asks for, read before a mutant changes
+	// the library's own (budget).
+	cl.driftFactor, cl.driftExtra = m.cfg.driftFactor, m.cfg.driftExtra
+	if s.goRedis {
+		useGoRedis(m)
+	}
+	s.mut.apply(m, nodes)
+	if rc, ok := m.cfg.clock.(realClock); ok {
+		cl.clock = rc
 	}
 	return cl
 }
@@ -156,6 +177,7 @@ func (c *client) try(ctx context.Context, name string, ttl time.Duration, opts .
 	from, until := roundOf(l)
 	c.s.rec.Bound(c.name, start, from, until, ttl, c.budget(ttl))
 	h := &held{c: c, l: l, h: c.s.rec.Acquired(c.name, name, ret, c.real(l.Until()))}
+	c.s.mut.watchLateCancel(l)
 	// The holder stops when it sees Done: record that moment, as a user's code
 	// would see it, and the deadline it had then.
 	go func() {
@@ -193,7 +215,7 @@ func (h *held) extend(ctx context.Context, ttl time.Duration) error {
 // budget is the drift budget of the configuration, computed here so that a mutant
 // of the library's own computation cannot hide from the bound check.
 func (c *client) budget(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*c.m.cfg.driftFactor) + c.m.cfg.driftExtra
+	return time.Duration(float64(ttl)*c.driftFactor) + c.driftExtra
 }
 
 // holdToEnd keeps the lock until its holder learns it is lost (Done), as a user's

@@ -20,7 +20,6 @@ var (
 	forceExpireLua string
 
 	releaseScript     = redis.NewScript(releaseLua)
-	extendScript      = redis.NewScript(extendLua)
 	forceExpireScript = redis.NewScript(forceExpireLua)
 )
 

@@ -32,6 +32,9 @@ func tlsManager(t *testing.T, nodes []Node, opts ...Option) *Manager {
 	m, err := New(nodes, append(base, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
+	if goRedisAsked(opts) {
+		useGoRedis(m)
+	}
 	return m
 }
 

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,19 +22,7 @@ func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
 // of a failed round frees no lock that anyone could take, and waking the other
 // waiters from it would let failed rounds wake each other in a loop).
 func (m *Manager) releaseVia(ctx context.Context, op, key, value, channel string) *Report {
-	if m.fast() && !m.cfg.mut.plainDelRelease {
-		return m.wireRound(ctx, op, key, wireRelease, value, channel, 0)
-	}
-	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
-		if m.cfg.mut.plainDelRelease {
-			return OutcomeOK, n.client.Del(ctx, key).Err()
-		}
-		r, err := releaseScript.Run(ctx, n.client, []string{key, key + queueSuffix}, value, channel).Int64()
-		if err != nil {
-			return OutcomeError, err
-		}
-		return outcomeOf(r), nil
-	})
+	return m.scriptRound(ctx, op, key, releaseW, []string{key, key + queueSuffix}, []string{value, channel}, decodeInt)
 }
 
 // releaseWakingAll is release, except that it wakes every waiter of the name (the
@@ -145,35 +134,15 @@ func (m *Manager) ExtendToken(ctx context.Context, name, token string, ttl time.
 	if err := checkName(name); err != nil {
 		return time.Time{}, nil, err
 	}
-	if !m.cfg.mut.unvalidatedExtendTTL {
-		if err := m.checkTTL(ttl); err != nil {
-			return time.Time{}, nil, err
-		}
+	if err := m.checkTTL(ttl); err != nil {
+		return time.Time{}, nil, err
 	}
 	return m.extend(ctx, m.Key(name), token, ttl)
 }
 
 func (m *Manager) extend(ctx context.Context, key, value string, ttl time.Duration) (time.Time, *Report, error) {
 	start := m.cfg.clock.Now()
-	ms := ttl.Milliseconds()
-	var rep *Report
-	if m.fast() && !m.cfg.mut.extendRecreates {
-		rep = m.wireRound(ctx, opExtend, key, wireExtend, value, "", ms)
-	} else {
-		rep = m.fanout(ctx, opExtend, key, func(ctx context.Context, n *node) (Outcome, error) {
-			if m.cfg.mut.extendRecreates {
-				if err := n.client.Do(ctx, "SET", key, value, "PX", ms).Err(); err != nil {
-					return OutcomeError, err
-				}
-				return OutcomeOK, nil
-			}
-			r, err := extendScript.Run(ctx, n.client, []string{key}, value, ms).Int64()
-			if err != nil {
-				return OutcomeError, err
-			}
-			return outcomeOf(r), nil
-		})
-	}
+	rep := m.scriptRound(ctx, opExtend, key, extendW, []string{key}, []string{value, strconv.FormatInt(ttl.Milliseconds(), 10)}, decodeInt)
 	if until, ok := m.score(rep, start, ttl); ok {
 		return until, rep, nil
 	}

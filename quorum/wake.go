@@ -57,6 +57,7 @@ type wakeHub struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	subs   []*nodeSub
+	loops  sync.WaitGroup // the reconcile loops
 
 	mu        sync.Mutex
 	waiters   map[string]map[*waiter]struct{} // by channel
@@ -90,7 +91,7 @@ func (m *Manager) hub() *wakeHub {
 			s := &nodeSub{n: n, ps: n.client.Subscribe(h.ctx), kick: make(chan struct{}, 1), active: map[string]bool{}, done: make(chan struct{})}
 			h.subs = append(h.subs, s)
 			go h.receive(s)
-			go h.reconcile(s)
+			h.loops.Go(func() { h.reconcile(s) })
 		}
 		m.wake = h
 	}
@@ -110,6 +111,7 @@ func (m *Manager) closeWake() {
 	h.closed = true
 	h.mu.Unlock()
 	h.cancel()
+	h.loops.Wait() // before the subscriptions close: a loop may be writing on one
 	for _, s := range h.subs {
 		_ = s.ps.Close()
 		<-s.done

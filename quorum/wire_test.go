@@ -35,8 +35,6 @@ func TestWireMatchesGoRedis(t *testing.T) {
 		"wire":     managerFor(t, c),
 		"go-redis": managerFor(t, c, withGoRedisHot()),
 	}
-	require.True(t, paths["wire"].fast())
-	require.False(t, paths["go-redis"].fast())
 	ctx := context.Background()
 	const ours, theirs = "rl1.ours", "rl1.theirs"
 	ok3 := []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}
@@ -62,25 +60,25 @@ func TestWireMatchesGoRedis(t *testing.T) {
 		after []string // values left per master; nil: not checked
 	}{
 		{"set on free masters", []string{"", "", ""},
-			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireSet, key, ours, "", 60000) },
+			func(m *Manager, key string) *Report { return m.wireRound(ctx, "op", key, wireSet, ours, "", 60000) },
 			ok3, []string{ours, ours, ours}},
 		{"set where another owner holds", []string{theirs, "", theirs},
-			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireSet, key, ours, "", 60000) },
+			func(m *Manager, key string) *Report { return m.wireRound(ctx, "op", key, wireSet, ours, "", 60000) },
 			[]Outcome{OutcomeForeign, OutcomeOK, OutcomeForeign}, []string{theirs, ours, theirs}},
 		{"set on a hash", []string{"hash", "", ""},
-			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireSet, key, ours, "", 60000) },
+			func(m *Manager, key string) *Report { return m.wireRound(ctx, "op", key, wireSet, ours, "", 60000) },
 			[]Outcome{OutcomeForeign, OutcomeOK, OutcomeOK}, nil}, // the key exists: not set
 		{"release ours, missing, theirs", []string{ours, "", theirs},
-			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireRelease, key, ours, "", 0) },
+			func(m *Manager, key string) *Report { return m.wireRound(ctx, "op", key, wireRelease, ours, "", 0) },
 			[]Outcome{OutcomeOK, OutcomeMissing, OutcomeForeign}, []string{"", "", theirs}},
 		{"release a hash", []string{"hash", ours, ours},
-			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireRelease, key, ours, "", 0) },
+			func(m *Manager, key string) *Report { return m.wireRound(ctx, "op", key, wireRelease, ours, "", 0) },
 			[]Outcome{OutcomeError, OutcomeOK, OutcomeOK}, nil},
 		{"extend ours, missing, theirs", []string{ours, "", theirs},
-			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireExtend, key, ours, "", 90000) },
+			func(m *Manager, key string) *Report { return m.wireRound(ctx, "op", key, wireExtend, ours, "", 90000) },
 			[]Outcome{OutcomeOK, OutcomeMissing, OutcomeForeign}, []string{ours, "", theirs}},
 		{"extend a hash", []string{ours, "hash", ours},
-			func(m *Manager, key string) *Report { return m.wireOrFan(ctx, wireExtend, key, ours, "", 90000) },
+			func(m *Manager, key string) *Report { return m.wireRound(ctx, "op", key, wireExtend, ours, "", 90000) },
 			[]Outcome{OutcomeOK, OutcomeError, OutcomeOK}, nil},
 	}
 	for _, tt := range tests {
@@ -104,32 +102,6 @@ func TestWireMatchesGoRedis(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// wireOrFan runs one hot command on the Manager's path for it.
-func (m *Manager) wireOrFan(ctx context.Context, cmd wireCmd, key, value, str string, num int64) *Report {
-	switch cmd {
-	case wireSet:
-		if m.fast() {
-			return m.wireRound(ctx, opAcquire, key, cmd, value, str, num)
-		}
-		// The go-redis path's SET NX PX, as round sends it.
-		return m.fanout(ctx, opAcquire, key, func(ctx context.Context, n *node) (Outcome, error) {
-			err := n.client.Do(ctx, "SET", key, value, "NX", "PX", num).Err()
-			switch {
-			case errors.Is(err, redis.Nil):
-				return OutcomeForeign, nil
-			case err != nil:
-				return OutcomeError, err
-			}
-			return OutcomeOK, nil
-		})
-	case wireRelease:
-		return m.releaseVia(ctx, opRelease, key, value, str)
-	default:
-		_, rep, _ := m.extend(ctx, key, value, time.Duration(num)*time.Millisecond)
-		return rep
 	}
 }
 
@@ -345,14 +317,10 @@ func TestWireCloseDropsConnections(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
 	require.NoError(t, m.Close())
-	for _, p := range m.pipes {
-		p.mu.Lock()
-		assert.Nil(t, p.conn)
-		p.mu.Unlock()
-	}
+	assert.Zero(t, pipeGoroutines(), "the pipes' goroutines ended")
 	_, err = m.TryAcquire(ctx, "close", time.Minute)
 	require.ErrorIs(t, err, ErrUnavailable)
-	assert.Contains(t, err.Error(), "manager closed")
+	assert.Contains(t, err.Error(), "closed")
 }
 
 // The round itself allocates only its report: the command buffer, the
@@ -374,12 +342,13 @@ func TestWireRoundAllocations(t *testing.T) {
 // the connection: its late reply is read and thrown away, and the next round on
 // the same connection reads its own reply, not that one.
 func TestWireAbandonedReplyIsDrainedNotMisread(t *testing.T) {
-	c, m := testCluster(t, 3, WithNodeTimeout(2*time.Second))
+	st := newConnStats()
+	c, m := testCluster(t, 3, WithNodeTimeout(2*time.Second), WithObserver(st))
 	ctx := context.Background()
 	l, err := m.TryAcquire(ctx, "warm", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
-	dropped := m.pipes[2].dropped.Load()
+	dropped := st.Dropped("c")
 
 	// c holds a foreign value for "second", so an in-step reply to our SET there
 	// is "foreign"; a reply out of step would be the OK of the abandoned SET.
@@ -398,15 +367,16 @@ func TestWireAbandonedReplyIsDrainedNotMisread(t *testing.T) {
 	rep2 := <-done
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeForeign}, outcomes(rep2))
 	assert.Equal(t, "rl1.other", rep2.Nodes[2].holder)
-	assert.EqualValues(t, 1, m.pipes[2].drained.Load(), "the abandoned SET's reply was read and discarded")
-	assert.Equal(t, dropped, m.pipes[2].dropped.Load(), "the connection stayed in step")
+	assert.EqualValues(t, 1, st.Late("c"), "the abandoned SET's reply was read and discarded (an EventLateReply)")
+	assert.Equal(t, dropped, st.Dropped("c"), "the connection stayed in step")
 	assert.Equal(t, "rl1.first", keysOn(t, c, "lock:first")["c"], "the abandoned SET took effect late")
 }
 
 // A master that leaves a command unanswered for a whole node timeout is hung: the
 // connection is dropped, the commands on it fail, and the next round dials again.
 func TestWireHungMasterDropsTheConnection(t *testing.T) {
-	c, m := testCluster(t, 3, WithNodeTimeout(100*time.Millisecond))
+	st := newConnStats()
+	c, m := testCluster(t, 3, WithNodeTimeout(100*time.Millisecond), WithObserver(st))
 	ctx := context.Background()
 	l, err := m.TryAcquire(ctx, "warm", time.Minute)
 	require.NoError(t, err)
@@ -415,7 +385,7 @@ func TestWireHungMasterDropsTheConnection(t *testing.T) {
 	rep := m.wireRound(ctx, opAcquire, "lock:hung", wireSet, "rl1.hung", "", 60000)
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeError}, outcomes(rep))
 	assert.ErrorIs(t, rep.Nodes[2].Err, os.ErrDeadlineExceeded)
-	require.Eventually(t, func() bool { return m.pipes[2].dropped.Load() == 1 }, time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return st.Dropped("c") == 1 }, time.Second, 5*time.Millisecond, "an EventConnDropped")
 	c.Servers[2].Cont()
 	require.NoError(t, c.Servers[2].Client().Set(ctx, "lock:next", "rl1.other", time.Minute).Err())
 	rep = m.wireRound(ctx, opAcquire, "lock:next", wireSet, "rl1.next", "", 60000)
@@ -438,18 +408,18 @@ func TestWireFairRound(t *testing.T) {
 	for _, s := range c.Servers {
 		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
 	}
-	rep := m.wireFairRound(ctx, key, "rl1.second", 60000, second)
+	rep := m.fairRound(ctx, key, "rl1.second", 60000, second)
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}, outcomes(rep), "alone in the queue: granted (EVAL after NOSCRIPT)")
-	rep = m.wireFairRound(ctx, key, "rl1.first", 60000, first)
+	rep = m.fairRound(ctx, key, "rl1.first", 60000, first)
 	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep), "the key is held")
 	m.release(ctx, opRelease, key, "rl1.second")
 
 	third, err := m.newFairWaiter(false)
 	require.NoError(t, err)
 	third.score = second.score + "1"
-	rep = m.wireFairRound(ctx, key, "rl1.third", 60000, third)
+	rep = m.fairRound(ctx, key, "rl1.third", 60000, third)
 	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep), "first is ahead in the queue")
-	rep = m.wireFairRound(ctx, key, "rl1.first", 60000, first)
+	rep = m.fairRound(ctx, key, "rl1.first", 60000, first)
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeOK}, outcomes(rep), "the head is granted")
 	assert.Equal(t, "rl1.first", keysOn(t, c, key)["a"])
 }

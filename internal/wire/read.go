@@ -1,4 +1,4 @@
-package quorum
+package wire
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func (p *pipe) startReader(pc *pipeConn) {
 // is the master hung and the connection dropped.
 func (p *pipe) read(pc *pipeConn) {
 	defer p.wg.Done()
-	timeout := p.m.cfg.nodeTimeout
+	timeout := p.ps.cfg.Timeout
 	p.mu.Lock()
 	if h := pc.inflight.peek(); h != nil {
 		_ = pc.wc.c.SetReadDeadline(h.sent.Add(timeout))
@@ -54,21 +54,21 @@ func (p *pipe) read(pc *pipeConn) {
 			if hung && pc.rpeek.check() == errUnexpectedRead {
 				// The reply is in the socket: this reader was not scheduled in time
 				// (a busy machine), the master answered. Read it.
-				hung, due = false, time.Now().Add(wireGrace)
+				hung, due = false, time.Now().Add(grace)
 			}
 			if !hung {
 				_ = pc.wc.c.SetReadDeadline(due)
 			}
 			p.mu.Unlock()
 			if hung {
-				p.kill(pc, errNoReply)
+				p.kill(pc, ErrNoReply)
 				return
 			}
 			continue
 		}
 		r, more := p.popReply(pc)
 		if r == nil {
-			p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
+			p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
 			return
 		}
 		if err := p.deliver(pc, r, rp); err != nil {
@@ -84,13 +84,10 @@ func (p *pipe) read(pc *pipeConn) {
 // popReply takes the command a reply just read belongs to: the oldest in flight.
 // more reports whether commands are still in flight; when none is, the reader's
 // role ends here.
-func (p *pipe) popReply(pc *pipeConn) (r *wireReq, more bool) {
+func (p *pipe) popReply(pc *pipeConn) (r *req, more bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r = pc.inflight.pop()
-	if p.m.cfg.mut.skipAbandoned && r != nil && r.state.Load() == reqAbandoned && pc.inflight.len() > 0 {
-		r = pc.inflight.pop()
-	}
 	more = pc.inflight.len() > 0
 	if !more {
 		pc.reading = false
@@ -106,7 +103,7 @@ func (p *pipe) popReply(pc *pipeConn) (r *wireReq, more bool) {
 // comes). When others' commands are in flight behind r, the role passes to a
 // reader goroutine once r's reply is read. r's result reaches the round the usual
 // way (finish).
-func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time, last bool) (done bool) {
+func (p *pipe) readOwn(pc *pipeConn, r *req, deadline time.Time, last bool) (done bool) {
 	p.mu.Lock()
 	mine := pc.reserved
 	pc.reserved = false
@@ -138,7 +135,7 @@ func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time, last bool) 
 	}
 	got, more := p.popReply(pc)
 	if got == nil {
-		p.kill(pc, fmt.Errorf("%w: a reply to no command", errProtocol))
+		p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
 		return true
 	}
 	if err := p.deliver(pc, got, rp); err != nil {
@@ -155,36 +152,37 @@ func (p *pipe) readOwn(pc *pipeConn, r *wireReq, deadline time.Time, last bool) 
 	return true
 }
 
-// deliver decodes r's reply and gives it to r's round, unless the round abandoned
-// r. A NOSCRIPT reply queues r again, to be written with EVAL. An error means the
-// connection is out of step and must be dropped (r has failed with it). The reply
-// was read whole before the reader's role passed on: deliver reads nothing.
-func (p *pipe) deliver(pc *pipeConn, r *wireReq, rp reply) error {
+// deliver gives r's reply to r's round, unless the round abandoned r. A NOSCRIPT
+// reply queues r again, to be written with EVAL. An error means the connection is
+// out of step (a reply of a type the command cannot get) and must be dropped (r
+// has failed with it). The reply was read whole before the reader's role passed
+// on: deliver reads nothing.
+func (p *pipe) deliver(pc *pipeConn, r *req, rp reply) error {
 	rd := r.rnd // never reused while r is written or abandoned
-	if rp.typ == '-' && rd.cmd != wireSet && !r.eval && strings.HasPrefix(rp.err, "NOSCRIPT") {
+	if rp.typ == '-' && rd.script != nil && !r.eval && strings.HasPrefix(rp.str, "NOSCRIPT") {
 		if r.state.CompareAndSwap(reqWritten, reqQueued) {
 			r.eval = true
 			p.resubmit(r)
 		} else {
-			p.drained.Add(1)
+			p.ps.observe(Event{Kind: EventLateReply, Master: p.i})
 		}
 		return nil
 	}
-	out, holder, err := decodeReply(pc.wc.setGet, rd.cmd, rp)
-	_, isReply := err.(replyError) // decodeReply returns it unwrapped
-	fatal := err != nil && !isReply
+	var err error
+	res := Result{Type: rp.typ, Str: rp.str, Int: rp.num}
+	switch {
+	case !rd.wants(rp.typ, r.nxget):
+		err = fmt.Errorf("%w %q", ErrProtocol, rp.typ)
+		res = Result{Err: fmt.Errorf("%w (connection dropped)", err)}
+	case rp.typ == '-':
+		res.Err = ErrorReply(rp.str)
+	}
 	if r.state.CompareAndSwap(reqWritten, reqDone) {
-		if fatal {
-			err = fmt.Errorf("%w (connection dropped)", err)
-		}
-		rd.finish(r, out, holder, err)
+		rd.finish(r, res)
 	} else {
-		p.drained.Add(1) // abandoned: the reply is read and thrown away
+		p.ps.observe(Event{Kind: EventLateReply, Master: p.i}) // abandoned: read and thrown away
 	}
-	if fatal {
-		return err
-	}
-	return nil
+	return err
 }
 
 // readLineSafe reads one reply line like readLine, but only once the whole reply
@@ -200,7 +198,7 @@ func (wc *wireConn) readLineSafe() (byte, []byte, error) {
 			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 				need := i + 1
 				if buf[0] == '$' && i >= 2 && buf[i-1] == '\r' {
-					if l, ok := parseInt(buf[1 : i-1]); ok && l >= 0 && l <= maxValueLen {
+					if l, ok := parseInt(buf[1 : i-1]); ok && l >= 0 && l <= maxBulk {
 						need += int(l) + 2
 					}
 				}
@@ -208,7 +206,7 @@ func (wc *wireConn) readLineSafe() (byte, []byte, error) {
 					return wc.readLine()
 				}
 			} else if n == wc.rd.Size() {
-				return 0, nil, fmt.Errorf("%w: line too long", errProtocol)
+				return 0, nil, fmt.Errorf("%w: line too long", ErrProtocol)
 			}
 		}
 		if _, err := wc.rd.Peek(wc.rd.Buffered() + 1); err != nil {
@@ -224,16 +222,16 @@ func isTimeout(err error) bool {
 
 // reqRing is a FIFO of commands.
 type reqRing struct {
-	buf  []*wireReq
+	buf  []*req
 	head int
 	n    int
 }
 
 func (q *reqRing) len() int { return q.n }
 
-func (q *reqRing) push(r *wireReq) {
+func (q *reqRing) push(r *req) {
 	if q.n == len(q.buf) {
-		grown := make([]*wireReq, max(8, 2*len(q.buf)))
+		grown := make([]*req, max(8, 2*len(q.buf)))
 		for i := range q.n {
 			grown[i] = q.buf[(q.head+i)%len(q.buf)]
 		}
@@ -243,14 +241,14 @@ func (q *reqRing) push(r *wireReq) {
 	q.n++
 }
 
-func (q *reqRing) peek() *wireReq {
+func (q *reqRing) peek() *req {
 	if q.n == 0 {
 		return nil
 	}
 	return q.buf[q.head]
 }
 
-func (q *reqRing) pop() *wireReq {
+func (q *reqRing) pop() *req {
 	if q.n == 0 {
 		return nil
 	}
@@ -262,8 +260,8 @@ func (q *reqRing) pop() *wireReq {
 }
 
 // drain empties the ring and returns its commands, oldest first.
-func (q *reqRing) drain() []*wireReq {
-	out := make([]*wireReq, 0, q.n)
+func (q *reqRing) drain() []*req {
+	out := make([]*req, 0, q.n)
 	for q.n > 0 {
 		out = append(out, q.pop())
 	}

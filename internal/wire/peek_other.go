@@ -1,6 +1,6 @@
 //go:build !unix
 
-package quorum
+package wire
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package quorum
+package wire
 
 import (
 	"crypto/tls"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -20,31 +19,25 @@ import (
 // outside it. Setting a connection's read deadline (a timer, no I/O) happens under
 // it, so that the deadline always follows the oldest command in flight.
 
-// wireFresh is how recently a connection must have been written to for the idle
+// fresh is how recently a connection must have been written to for the idle
 // check to be skipped (it costs a system call).
-const wireFresh = 10 * time.Millisecond
-
-// errClosed is the result of commands sent after, or in flight at, Manager.Close.
-var errClosed = errors.New("manager closed")
+const fresh = 10 * time.Millisecond
 
 // errNotSent is the result of a command still queued at its deadline (the master's
 // connection was being dialled, or its writes were stalled).
-var errNotSent = fmt.Errorf("not sent within the node timeout: %w", errNoReply)
+var errNotSent = fmt.Errorf("not sent within the node timeout: %w", ErrNoReply)
 
 type pipe struct {
-	m *Manager
-	n *node
+	ps *Pipes
+	i  int // the master's index
 
 	mu      sync.Mutex
-	queue   []*wireReq // waiting to be written, in order
-	spare   []*wireReq // the queue's other buffer
-	conn    *pipeConn  // nil: dial before the next write
-	writing bool       // someone is responsible for writing the queue out
+	queue   []*req    // waiting to be written, in order
+	spare   []*req    // the queue's other buffer
+	conn    *pipeConn // nil: dial before the next write
+	writing bool      // someone is responsible for writing the queue out
 	closed  bool
 	started bool // the writer goroutine runs
-
-	// Counters for tests: replies read for abandoned commands, connections dropped.
-	drained, dropped atomic.Int64
 
 	wbuf []byte        // the write buffer; used by the writer's role only
 	kick chan struct{} // hands the writer's role to the goroutine
@@ -72,19 +65,19 @@ type pipeConn struct {
 	rpeek    peeker // the reader's look at a socket before it calls a master hung
 }
 
-func newPipe(m *Manager, n *node) *pipe {
-	return &pipe{m: m, n: n, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+func newPipe(ps *Pipes, i int) *pipe {
+	return &pipe{ps: ps, i: i, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
 // submit queues r. When the pipe is idle and connected the caller writes r at
 // once and gets the connection back: it then holds the reader's role for it and
 // must call readOwn. Otherwise whoever holds the writer's role writes r, and a
 // reader goroutine reads its reply.
-func (p *pipe) submit(r *wireReq) *pipeConn {
+func (p *pipe) submit(r *req) *pipeConn {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		p.fail(r, errClosed)
+		p.fail(r, ErrClosed)
 		return nil
 	}
 	p.queue = append(p.queue, r)
@@ -116,7 +109,7 @@ func (p *pipe) submit(r *wireReq) *pipeConn {
 // and writing set; it releases mu.
 func (p *pipe) handOff() {
 	if p.closed {
-		p.failQueued(errClosed)
+		p.failQueued(ErrClosed)
 		p.writing = false
 		p.mu.Unlock()
 		return
@@ -147,7 +140,7 @@ func (p *pipe) writer() {
 		for p.writing && len(p.queue) > 0 {
 			switch {
 			case p.closed:
-				p.failQueued(errClosed)
+				p.failQueued(ErrClosed)
 			case p.conn == nil:
 				p.connect()
 			default:
@@ -165,7 +158,7 @@ func (p *pipe) writer() {
 func (p *pipe) connect() {
 	p.mu.Unlock()
 	start := time.Now()
-	wc, err := p.m.dialWire(p.m.life, p.n, start.Add(p.m.cfg.nodeTimeout))
+	wc, err := p.ps.dial(p.ps.life, p.i, start.Add(p.ps.cfg.Timeout))
 	if err == nil {
 		err = wc.c.SetDeadline(time.Time{})
 	}
@@ -175,7 +168,7 @@ func (p *pipe) connect() {
 			_ = wc.c.Close()
 		}
 		if p.closed {
-			err = errClosed // the dial may have failed because Close ended it
+			err = ErrClosed // the dial may have failed because Close ended it
 			p.failQueued(err)
 			return
 		}
@@ -216,9 +209,9 @@ func (p *pipe) failQueued(err error) {
 
 // fail gives a queued command its result without writing it; an abandoned one is
 // left alone.
-func (p *pipe) fail(r *wireReq, err error) {
+func (p *pipe) fail(r *req, err error) {
 	if r.state.CompareAndSwap(reqQueued, reqDone) {
-		r.rnd.finish(r, OutcomeError, "", err)
+		r.rnd.fail(r, err)
 	}
 }
 
@@ -229,8 +222,8 @@ func (p *pipe) fail(r *wireReq, err error) {
 // fails unsent. When the batch was self alone and nobody reads pc, the caller
 // gets the reader's role (true); otherwise a reader goroutine is started when
 // none runs.
-func (p *pipe) writeBatch(pc *pipeConn, self *wireReq) (readOwn bool) {
-	if pc.inflight.len() == 0 && time.Since(pc.lastSent) >= wireFresh {
+func (p *pipe) writeBatch(pc *pipeConn, self *req) (readOwn bool) {
+	if pc.inflight.len() == 0 && time.Since(pc.lastSent) >= fresh {
 		// A connection idle for a while may have been closed by the master (a
 		// restart, its idle timeout, a reset): nobody reads an idle connection, so
 		// look first, and send the batch on a new connection rather than fail it.
@@ -257,6 +250,7 @@ func (p *pipe) writeBatch(pc *pipeConn, self *wireReq) (readOwn bool) {
 			continue // abandoned
 		}
 		r.sent = now
+		r.nxget = r.rnd.nxget && pc.wc.setGet && !r.eval
 		pc.lastSent = now
 		pc.inflight.push(r)
 		buf = r.rnd.appendTo(buf, r.eval, pc.wc.setGet)
@@ -305,22 +299,24 @@ func (p *pipe) kill(pc *pipeConn, err error) {
 	}
 	lost := pc.inflight.drain()
 	p.mu.Unlock()
-	p.dropped.Add(1)
 	_ = pc.wc.c.Close()
 	for _, r := range lost {
 		if r.state.CompareAndSwap(reqWritten, reqDone) {
-			r.rnd.finish(r, OutcomeError, "", err)
+			r.rnd.fail(r, err)
 		}
+	}
+	if !errors.Is(err, ErrClosed) {
+		p.ps.observe(Event{Kind: EventDropped, Master: p.i, Err: err})
 	}
 }
 
 // resubmit queues r again (its EVAL after NOSCRIPT) from the reader goroutine,
 // which must not write: the writer goroutine does.
-func (p *pipe) resubmit(r *wireReq) {
+func (p *pipe) resubmit(r *req) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		p.fail(r, errClosed)
+		p.fail(r, ErrClosed)
 		return
 	}
 	p.queue = append(p.queue, r)
@@ -342,16 +338,16 @@ func (p *pipe) close() {
 	p.closed = true
 	pc := p.conn
 	if !p.writing {
-		p.failQueued(errClosed)
+		p.failQueued(ErrClosed)
 	}
 	p.mu.Unlock()
 	if pc != nil {
-		p.kill(pc, errClosed)
+		p.kill(pc, ErrClosed)
 	}
 	close(p.stop)
 	p.wg.Wait()
 	p.mu.Lock()
-	p.failQueued(errClosed) // what the writer goroutine left when it stopped
+	p.failQueued(ErrClosed) // what the writer goroutine left when it stopped
 	p.mu.Unlock()
 }
 

@@ -1,0 +1,382 @@
+// Package wire is the transport of the lock's hot commands: one command sent to
+// every master as one round, under a deadline, on raw RESP2 connections of its
+// own, auto-pipelined.
+//
+// Each master has one pipe (pipe.go), a connection shared by every round in
+// flight, with a queue of commands waiting to be written and a reader that matches
+// replies to commands in the order they were written (a master answers a
+// connection's commands in order). A round queues its command on every master's
+// pipe at once and waits, until its deadline, for the replies. The commands of
+// concurrent rounds leave in one write per master; a master that is slow or dead
+// delays only its own pipe.
+//
+// Why a late reply can never be taken for another command's: a round that gives up
+// (deadline, cancellation) marks its commands abandoned. One not yet written is
+// never written; one already written keeps its place, and its reply, when it comes,
+// is read and thrown away (EventLateReply). A master that leaves the oldest command
+// on a connection unanswered for a whole timeout is taken as hung: the connection
+// is closed (EventDropped) and every command on it fails, so nothing is ever read
+// from it again; so is a connection that answers out of step (a reply of a type
+// the command cannot get, a reply to no command). A new connection is dialled for
+// the next command, with its handshake (TLS, AUTH, SELECT, INFO) done before
+// anything is written on it. Nothing is ever sent twice.
+package wire
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// Rounder sends one command to every master as one round: the narrow interface
+// between the lock algorithm and its transport.
+type Rounder interface {
+	// Round sends cmd to every master and sets out[i] to master i's result (out has
+	// one element per master). Each master's command, dialling included, ends
+	// within the Rounder's timeout, or ctx's deadline when sooner; a cancellation
+	// of ctx ends the round at once, counting the masters that had not answered as
+	// failed (their commands may still take effect). A command is never sent twice.
+	Round(ctx context.Context, cmd *Cmd, out []Result)
+	// Close fails every round in flight and closes the connections.
+	Close() error
+}
+
+// Script is a Lua script run with EVALSHA, and with EVAL after NOSCRIPT (a restart
+// or SCRIPT FLUSH emptied the master's script cache).
+type Script struct {
+	src, sha string
+}
+
+// NewScript returns the script of source src.
+func NewScript(src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{src: src, sha: hex.EncodeToString(sum[:])}
+}
+
+// Source returns the script's body.
+func (s *Script) Source() string { return s.src }
+
+// Hash returns the script's SHA1, in hexadecimal.
+func (s *Script) Hash() string { return s.sha }
+
+// Cmd is one command sent to every master.
+type Cmd struct {
+	// Script, when set, is run over Keys and Args (EVALSHA sha numkeys keys...
+	// args...). Otherwise Args is the command, and Keys is not used.
+	Script *Script
+	Keys   []string
+	Args   []string
+	// Want lists the reply types the command can get besides an error reply
+	// ('+', ':', '$'; '$' includes nil). Any other type means the connection is out
+	// of step: it is dropped. Empty: any of the three.
+	Want string
+	// NXGet marks Args as SET key value NX PX ms, which a master that takes it
+	// (Redis >= 7, learned at the handshake) gets as SET key value NX GET PX ms:
+	// the reply is then nil when it set the key, and the value there when it did
+	// not (Result.NXGet tells which way it went).
+	NXGet bool
+}
+
+// Result is one master's answer to one round's command.
+type Result struct {
+	// Type is the reply's type: '+' (Str), ':' (Int), '$' (Str, Int its length, -1
+	// for nil) or '-' (an error reply: Err is an ErrorReply); 0 when there was no
+	// reply (Err says why: a deadline, the connection, a cancellation).
+	Type byte
+	Str  string
+	Int  int64
+	Err  error
+	// NXGet tells that a Cmd with NXGet went out as SET NX GET.
+	NXGet   bool
+	Latency time.Duration
+}
+
+// ErrorReply is an error reply of a master ("WRONGTYPE ...", "NOPERM ...").
+type ErrorReply string
+
+func (e ErrorReply) Error() string { return string(e) }
+
+// ErrProtocol is a reply the command cannot get; the connection is dropped.
+var ErrProtocol = errors.New("unexpected reply")
+
+// ErrNoReply is the result of a command the master did not answer in time.
+var ErrNoReply = fmt.Errorf("no reply within the node timeout: %w", os.ErrDeadlineExceeded)
+
+// grace is how long a round waits past its deadline for replies that came in time
+// but were not yet read (a caller counting from the round's start counts a late
+// one safely).
+const grace = 2 * time.Millisecond
+
+// patience is the least a round reading its own replies waits for one master
+// before it reads the next (readOwn).
+const patience = 2 * time.Millisecond
+
+// States of a req. Each change is a compare-and-swap, so the round and the pipe
+// never both decide a command's fate.
+const (
+	reqQueued    uint32 = iota // in a pipe's queue, not written
+	reqWritten                 // written; its reply is awaited
+	reqDone                    // the pipe set its result (a reply, or a failure)
+	reqAbandoned               // the round gave up: never written, or its reply is discarded
+)
+
+// req is one round's command on one master.
+type req struct {
+	rnd   *round
+	state atomic.Uint32
+	eval  bool      // write the script with EVAL (after NOSCRIPT); pipe only
+	nxget bool      // written as SET NX GET; pipe only
+	sent  time.Time // when it was written; under the pipe's lock
+	// The result, set by the pipe before it tells the round.
+	res Result
+}
+
+// round is one round in flight. A round none of whose commands was abandoned is
+// reused; one with an abandoned command may still be referenced by a pipe and is
+// left to the garbage collector. It keeps its own copy of the command: a pipe may
+// encode it (EVAL after NOSCRIPT) after the caller got its results.
+type round struct {
+	reqs         []req
+	own          []*pipeConn // where the round holds the reader's role
+	script       *Script
+	keys, args   []string
+	want         string
+	nxget        bool
+	buf, bufGt   []byte // the command, encoded once for every master
+	t0, deadline time.Time
+	remaining    atomic.Int32  // commands without a result yet
+	done         chan struct{} // receives once, when remaining reaches 0
+	timer        *time.Timer
+}
+
+// finish records r's result and tells the round when it was the last. The caller
+// has just moved r to reqDone.
+func (rd *round) finish(r *req, res Result) {
+	res.NXGet = r.nxget
+	res.Latency = time.Since(rd.t0)
+	r.res = res
+	if rd.remaining.Add(-1) == 0 {
+		rd.done <- struct{}{}
+	}
+}
+
+// fail records a failure without a reply as r's result.
+func (rd *round) fail(r *req, err error) { rd.finish(r, Result{Err: err}) }
+
+// appendTo appends the round's command as a master takes it: with GET when it
+// takes SET NX GET, with EVAL when it did not know the script.
+func (rd *round) appendTo(b []byte, eval, setGet bool) []byte {
+	switch {
+	case eval:
+		return appendScript(b, true, rd.script, rd.keys, rd.args)
+	case rd.nxget && setGet:
+		return append(b, rd.bufGt...)
+	}
+	return append(b, rd.buf...)
+}
+
+// wants reports whether a reply of type typ fits the command as written
+// (nxget: as SET NX GET).
+func (rd *round) wants(typ byte, nxget bool) bool {
+	switch {
+	case typ == '-':
+		return true
+	case nxget:
+		return typ == '$'
+	case rd.want == "":
+		return typ == '+' || typ == ':' || typ == '$'
+	}
+	for i := 0; i < len(rd.want); i++ {
+		if rd.want[i] == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// rounds keeps finished rounds for reuse. A buffered channel rather than a
+// sync.Pool: a pool may drop what it is given (it does so on purpose under the race
+// detector), and a round is a handful of allocations.
+type rounds struct{ free chan *round }
+
+func (p *rounds) get(n int) *round {
+	select {
+	case rd := <-p.free:
+		return rd
+	default:
+	}
+	rd := &round{reqs: make([]req, n), own: make([]*pipeConn, n), done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+	rd.timer.Stop()
+	for i := range rd.reqs {
+		rd.reqs[i].rnd = rd
+	}
+	return rd
+}
+
+func (p *rounds) put(rd *round) {
+	select {
+	case p.free <- rd:
+	default:
+	}
+}
+
+// Round sends cmd to every master as one pipelined round (Rounder). cmd is not
+// referenced after Round returns.
+func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
+	if err := ctx.Err(); err != nil {
+		for i := range out {
+			out[i] = Result{Err: err}
+		}
+		return
+	}
+	t0 := time.Now()
+	deadline := t0.Add(ps.cfg.Timeout)
+	ctxDeadline, hasDeadline := ctx.Deadline()
+	if hasDeadline && ctxDeadline.Before(deadline) {
+		deadline = ctxDeadline
+	}
+	rd := ps.rounds.get(len(ps.pipes))
+	rd.script, rd.want, rd.nxget = cmd.Script, cmd.Want, cmd.NXGet
+	rd.keys = append(rd.keys[:0], cmd.Keys...)
+	rd.args = append(rd.args[:0], cmd.Args...)
+	rd.t0, rd.deadline = t0, deadline
+	if cmd.Script != nil {
+		rd.buf = appendScript(rd.buf[:0], false, cmd.Script, cmd.Keys, cmd.Args)
+	} else {
+		rd.buf = appendCommand(rd.buf[:0], cmd.Args)
+	}
+	if cmd.NXGet {
+		rd.bufGt = appendSetGet(rd.bufGt[:0], cmd.Args)
+	}
+	rd.remaining.Store(int32(len(rd.reqs)))
+	for i := range rd.reqs {
+		r := &rd.reqs[i]
+		r.eval, r.nxget, r.res = false, false, Result{}
+		r.state.Store(reqQueued)
+	}
+	own := 0
+	for i := range rd.reqs {
+		rd.own[i] = ps.pipes[i].submit(&rd.reqs[i])
+		if rd.own[i] != nil {
+			own++
+		}
+	}
+	if own > 0 {
+		ps.readOwn(ctx, rd, deadline)
+	}
+
+	cause := ErrNoReply
+	rd.timer.Reset(time.Until(deadline) + grace)
+	cancelled := ctx.Done()
+	finished, over := false, false
+	for !finished && !over {
+		select {
+		case <-rd.done:
+			finished = true
+		case <-rd.timer.C:
+			over = true
+		case <-cancelled:
+			// A deadline of ctx is the round's own, with its grace: only a
+			// cancellation ends the round early.
+			cancelled = nil
+			if errors.Is(ctx.Err(), context.Canceled) {
+				cause, over = context.Cause(ctx), true
+			}
+		}
+	}
+	rd.timer.Stop()
+	if e := ctx.Err(); e != nil && !finished && cause == ErrNoReply && hasDeadline && !ctxDeadline.After(deadline) {
+		cause = e // the caller's deadline, not the timeout, ended the round
+	}
+	abandoned := 0
+	if !finished {
+		abandoned = rd.abandon()
+		if abandoned == 0 || rd.remaining.Add(-int32(abandoned)) != 0 {
+			<-rd.done // a command moved to done just now: its result is imminent
+		}
+	}
+	for i := range out {
+		r := &rd.reqs[i]
+		if r.state.Load() == reqAbandoned {
+			out[i] = Result{Err: cause, Latency: time.Since(t0)}
+			continue
+		}
+		out[i] = r.res
+	}
+	if abandoned == 0 {
+		ps.rounds.put(rd)
+	}
+}
+
+// readOwn reads the replies of the masters where the round wrote its command on an
+// idle connection and holds the reader's role. A master slower than its patience
+// is left to a reader goroutine (its reply reaches the round all the same). A
+// cancellation of ctx ends the reads at once.
+func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
+	if ctx.Done() != nil {
+		conns := make([]*pipeConn, 0, len(rd.own))
+		for _, pc := range rd.own {
+			if pc != nil {
+				conns = append(conns, pc)
+			}
+		}
+		stop := context.AfterFunc(ctx, func() {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				for _, pc := range conns {
+					_ = pc.wc.c.SetReadDeadline(time.Now())
+				}
+			}
+		})
+		defer stop()
+	}
+	// Up to half the time left for each master, in two passes: a busy machine's
+	// slow scheduling is not taken for a slow master (a hand-off costs a
+	// goroutine's wake-up), and a hung master still leaves time to read the others
+	// and to send a NOSCRIPT's EVAL before the deadline. While the round waits on
+	// one master, a command another round writes behind its own on another master
+	// takes that connection's reader's role over (writeBatch), so the round never
+	// holds up other rounds. What is left after the second pass goes to reader
+	// goroutines.
+	for pass := range 2 {
+		for i, pc := range rd.own {
+			if pc == nil {
+				continue
+			}
+			now := time.Now()
+			d := now.Add(max(patience, deadline.Sub(now)/2))
+			if deadline.Before(d) {
+				d = deadline
+			}
+			if errors.Is(ctx.Err(), context.Canceled) {
+				d = now // only what is already buffered
+			}
+			if ps.pipes[i].readOwn(pc, &rd.reqs[i], d, pass == 1) {
+				rd.own[i] = nil
+			}
+		}
+	}
+}
+
+// abandon gives up every command without a result and returns how many.
+func (rd *round) abandon() int {
+	n := 0
+	for i := range rd.reqs {
+		st := &rd.reqs[i].state
+		for {
+			s := st.Load()
+			if s == reqDone {
+				break
+			}
+			if st.CompareAndSwap(s, reqAbandoned) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,179 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/wire"
+)
+
+// The hot commands (acquire's SET NX PX and fair script, release's and extend's
+// scripts) go to every master as one round of a wire.Rounder: the pipelined
+// transport of package wire, whose connections read INFO for the restart
+// quarantine before anything is written on them. Everything else goes through
+// go-redis (fanout).
+
+// The scripts of the hot commands, for the wire transport.
+var (
+	releaseW     = wire.NewScript(releaseLua)
+	extendW      = wire.NewScript(extendLua)
+	fairAcquireW = wire.NewScript(fairAcquireLua)
+)
+
+// newPipes returns the wire transport over masters (in the nodes' order).
+func (m *Manager) newPipes(masters []wire.Master) *wire.Pipes {
+	cfg := wire.Config{Timeout: m.cfg.nodeTimeout, Observe: m.wireEvent}
+	if m.cfg.quarantine > 0 {
+		cfg.ReadReplication = true
+		cfg.OnInfo = func(i int, server, repl string) {
+			n := m.nodes[i]
+			m.quarantined(n, n.observe(server, repl, m.cfg.clock.Now(), m.cfg.quarantine))
+		}
+		cfg.InfoError = func(i int, what string, err error) error { return m.nodes[i].infoFailed(what, err) }
+	}
+	return wire.New(masters, cfg)
+}
+
+// wireEvent reports a connection's event to the Observer.
+func (m *Manager) wireEvent(e wire.Event) {
+	if m.cfg.observer == nil {
+		return
+	}
+	ev := Event{Master: m.nodes[e.Master].name, Err: e.Err}
+	switch e.Kind {
+	case wire.EventDropped:
+		ev.Kind = EventConnDropped
+	case wire.EventLateReply:
+		ev.Kind = EventLateReply
+	default:
+		return
+	}
+	m.cfg.observer.Observe(ev)
+}
+
+// errManagerClosed is the result of commands sent after, or in flight at, Close.
+var errManagerClosed = errors.New("manager closed")
+
+// decoder maps one master's reply to a hot command to an outcome; for a SET NX
+// GET that found the key held, holder is the value there.
+type decoder func(r *wire.Result) (out Outcome, holder string, err error)
+
+// send runs cmd on every master as one round and returns the report, in declared
+// order. Each master's command ends within the node timeout (or ctx's deadline
+// when sooner); a cancellation of ctx ends the round at once.
+func (m *Manager) send(ctx context.Context, op, key string, cmd *wire.Cmd, decode decoder) *Report {
+	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
+	res := make([]wire.Result, len(m.nodes))
+	m.tr.Round(ctx, cmd, res)
+	for i, n := range m.nodes {
+		r := &res[i]
+		nr := NodeResult{Node: n.name, Outcome: OutcomeError, Latency: r.Latency}
+		var err error
+		if r.Type == 0 {
+			switch err = r.Err; {
+			case err == nil:
+				err = wire.ErrNoReply
+			case errors.Is(err, wire.ErrClosed):
+				err = errManagerClosed
+			}
+		} else {
+			nr.Outcome, nr.holder, err = decode(r)
+		}
+		if err != nil {
+			nr.Outcome, nr.Err = OutcomeError, n.explain(err)
+		}
+		rep.Nodes[i] = nr
+	}
+	rep.Votes = rep.count(OutcomeOK)
+	m.observeRound(rep)
+	return rep
+}
+
+// setRound sends SET key value NX PX ms (SET NX GET where the master takes it).
+func (m *Manager) setRound(ctx context.Context, key, value string, ms int64) *Report {
+	cmd := wire.Cmd{Args: []string{"SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10)}, Want: "+$", NXGet: true}
+	return m.send(ctx, opAcquire, key, &cmd, decodeSet)
+}
+
+// decodeSet reads SET NX's reply: +OK (or nil, as SET NX GET) when it set the key.
+func decodeSet(r *wire.Result) (Outcome, string, error) {
+	switch {
+	case r.Type == '-' && r.NXGet && strings.HasPrefix(r.Str, "WRONGTYPE"):
+		// GET cannot read a key of another type; like plain SET NX, it was not set.
+		return OutcomeForeign, "", nil
+	case r.Type == '-':
+		return OutcomeError, "", r.Err
+	case r.NXGet && r.Type == '$' && r.Int == -1:
+		return OutcomeOK, "", nil
+	case r.NXGet && r.Type == '$':
+		return OutcomeForeign, r.Str, nil
+	case r.Type == '+' && r.Str == "OK":
+		return OutcomeOK, "", nil
+	case r.Type == '$' && r.Int == -1:
+		return OutcomeForeign, "", nil
+	}
+	return OutcomeError, "", fmt.Errorf("%w %q", wire.ErrProtocol, r.Type)
+}
+
+// scriptRound runs a script of the hot path whose reply is an integer.
+func (m *Manager) scriptRound(ctx context.Context, op, key string, s *wire.Script, keys, args []string, decode decoder) *Report {
+	cmd := wire.Cmd{Script: s, Keys: keys, Args: args, Want: ":"}
+	return m.send(ctx, op, key, &cmd, decode)
+}
+
+// decodeInt reads a script's integer reply as release.lua and extend.lua give it.
+func decodeInt(r *wire.Result) (Outcome, string, error) {
+	if r.Type == ':' {
+		return outcomeOf(r.Int), "", nil
+	}
+	return OutcomeError, "", r.Err
+}
+
+// decodeFair reads fair_acquire.lua's reply: 1 acquired; 0 the key is held; -2
+// another waiter is ahead.
+func decodeFair(r *wire.Result) (Outcome, string, error) {
+	switch {
+	case r.Type != ':':
+		return OutcomeError, "", r.Err
+	case r.Int == replyOurs:
+		return OutcomeOK, "", nil
+	}
+	return OutcomeForeign, "", nil
+}
+
+// fairRound runs fair_acquire.lua for w on every master as one round.
+func (m *Manager) fairRound(ctx context.Context, key, value string, ms int64, w *fairWaiter) *Report {
+	return m.scriptRound(ctx, opAcquire, key, fairAcquireW, []string{key, key + queueSuffix},
+		[]string{value, strconv.FormatInt(ms, 10), w.id, w.score, w.hbMS, w.mode}, decodeFair)
+}
+
+// infoFailed returns the error of an INFO the quarantine needs (what names the
+// command). Only a permission error (a NOPERM reply: an ACL without +info) is
+// advice that holds until the next good handshake: it is recorded, and appended to
+// the master's later errors. Any other failure (a timeout on a paused master, a
+// reset, EOF, a peer that is not Redis) says what happened and is not kept.
+func (n *node) infoFailed(what string, err error) error {
+	if !isNoPerm(err) {
+		return fmt.Errorf("restart quarantine: %s: %w", what, err)
+	}
+	err = fmt.Errorf("restart quarantine needs INFO server and INFO replication (grant +info, or turn restart_quarantine off): %w", err)
+	n.mu.Lock()
+	n.connectErr = err
+	n.mu.Unlock()
+	return err
+}
+
+// isNoPerm reports whether err is a master's NOPERM error reply, from the wire
+// path or from go-redis.
+func isNoPerm(err error) bool {
+	var re wire.ErrorReply
+	if errors.As(err, &re) {
+		return strings.HasPrefix(string(re), "NOPERM")
+	}
+	return redis.IsPermissionError(err)
+}
