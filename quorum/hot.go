@@ -107,7 +107,7 @@ func decodeSet(r *wire.Result) (Outcome, string, error) {
 		// GET cannot read a key of another type; like plain SET NX, it was not set.
 		return OutcomeForeign, "", nil
 	case r.Type == '-':
-		return OutcomeError, "", r.Err
+		return OutcomeError, "", replyErr(r)
 	case r.NXGet && r.Type == '$' && r.Int == -1:
 		return OutcomeOK, "", nil
 	case r.NXGet && r.Type == '$':
@@ -117,7 +117,7 @@ func decodeSet(r *wire.Result) (Outcome, string, error) {
 	case r.Type == '$' && r.Int == -1:
 		return OutcomeForeign, "", nil
 	}
-	return OutcomeError, "", fmt.Errorf("%w %q", wire.ErrProtocol, r.Type)
+	return OutcomeError, "", replyErr(r)
 }
 
 // scriptRound runs a script of the hot path whose reply is an integer.
@@ -131,7 +131,16 @@ func decodeInt(r *wire.Result) (Outcome, string, error) {
 	if r.Type == ':' {
 		return outcomeOf(r.Int), "", nil
 	}
-	return OutcomeError, "", r.Err
+	return OutcomeError, "", replyErr(r)
+}
+
+// replyErr is the error of a reply a decoder does not take: the master's error
+// reply, or a reply of another type.
+func replyErr(r *wire.Result) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	return fmt.Errorf("%w %q", wire.ErrProtocol, r.Type)
 }
 
 // decodeFair reads fair_acquire.lua's reply: 1 acquired; 0 the key is held; -2
@@ -139,7 +148,7 @@ func decodeInt(r *wire.Result) (Outcome, string, error) {
 func decodeFair(r *wire.Result) (Outcome, string, error) {
 	switch {
 	case r.Type != ':':
-		return OutcomeError, "", r.Err
+		return OutcomeError, "", replyErr(r)
 	case r.Int == replyOurs:
 		return OutcomeOK, "", nil
 	}

@@ -25,7 +25,7 @@ type mutants struct {
 	extendRecreates      bool // extend SETs the key when it is missing
 	noReleaseOnFail      bool // a failed round leaves its partial keys behind
 	defaultClientOptions bool // go-redis with its defaults: retries, no context timeouts
-	unvalidatedExtendTTL bool // extend sends a TTL above the maximum
+	unvalidatedTTL       bool // the masters get a TTL other than the one validated (an hour)
 	// forgetAbandoned: a pipeline that forgets the commands its rounds gave up and
 	// reads their late replies as the next commands' (wiretest.Forgetful).
 	forgetAbandoned bool
@@ -43,9 +43,6 @@ func (mut mutants) apply(m *Manager, nodes []Node) {
 	if mut.noDrift {
 		m.cfg.driftFactor, m.cfg.driftExtra = 0, 0
 	}
-	if mut.unvalidatedExtendTTL {
-		m.cfg.maxTTL = 24 * time.Hour
-	}
 	if mut.defaultClientOptions {
 		_ = m.tr.Close()
 		m.tr = goRedisRounder(m, func(i int) *redis.Options {
@@ -55,9 +52,17 @@ func (mut mutants) apply(m *Manager, nodes []Node) {
 	if mut.forgetAbandoned {
 		useForgetful(m, nodes)
 	}
-	if mut.plainDelRelease || mut.extendRecreates || mut.noReleaseOnFail {
+	if mut.plainDelRelease || mut.extendRecreates || mut.noReleaseOnFail || mut.unvalidatedTTL {
 		wrapRounder(m, func(cmd *wire.Cmd) (*wire.Cmd, func(*wire.Result)) {
 			switch {
+			case mut.unvalidatedTTL && cmd.Script == extendW:
+				c := *cmd
+				c.Args = []string{cmd.Args[0], "3600000"}
+				return &c, nil
+			case mut.unvalidatedTTL && cmd.Script == nil && cmd.Args[0] == "SET":
+				c := *cmd
+				c.Args = append(append([]string(nil), cmd.Args[:len(cmd.Args)-1]...), "3600000")
+				return &c, nil
 			case cmd.Script == releaseW && mut.noReleaseOnFail && cmd.Args[1] == "":
 				return nil, nil // a failed round's clean-up (it wakes nobody)
 			case cmd.Script == releaseW && mut.plainDelRelease:
@@ -137,7 +142,7 @@ func TestMutantsAreCaught(t *testing.T) {
 		{"extend recreates missing keys", mutants{extendRecreates: true}, scenEdgeCases},
 		{"no release after a failed round", mutants{noReleaseOnFail: true}, scenPartitionThree},
 		{"go-redis default options", mutants{defaultClientOptions: true}, scenPartitionThree},
-		{"unvalidated extend ttl", mutants{unvalidatedExtendTTL: true}, scenEdgeCases},
+		{"unvalidated ttl reaches the masters", mutants{unvalidatedTTL: true}, scenEdgeCases},
 		{"lost signalled late", mutants{lateCancel: 60 * time.Millisecond}, scenRivalPolls},
 		{"lost signalled late with keep-alive", mutants{lateCancel: 60 * time.Millisecond}, scenKeepAliveInFlightAtExpiry},
 		{"pipeline reads an abandoned reply as the next", mutants{forgetAbandoned: true}, func(s *scen) { scenPipelineStress(5*time.Second, false)(s) }},

@@ -81,8 +81,9 @@ func scenPipelineStress(d time.Duration, restarts bool) func(s *scen) []*client 
 			for g := range perClient {
 				// Each goroutine is its own owner for the checker: two goroutines
 				// of one Manager holding a name at once are two holders.
-				cl := &client{s: s, name: fmt.Sprintf("%s/%d", b.name, g), m: b.m}
-				wg.Go(func() { counts[i*perClient+g] = pipelineWorker(ctx, cl, admin, names, ttl) })
+				cl := *b
+				cl.name = fmt.Sprintf("%s/%d", b.name, g)
+				wg.Go(func() { counts[i*perClient+g] = pipelineWorker(ctx, &cl, admin, names, ttl) })
 			}
 		}
 		wg.Wait()
