@@ -166,12 +166,22 @@ func TestFairReleaseWakesOnlyTheHead(t *testing.T) {
 				require.Equal(t, turn, next[0], "FIFO order")
 				l = next[1].(*Lock)
 				time.Sleep(50 * time.Millisecond) // rounds of anyone else woken would have run by now
+				// On a loaded machine the head may win on a quorum before the release
+				// has reached the last master (its vote there is "foreign"); it then
+				// leaves that master's queue, and the release arriving there later
+				// names the new head of that queue: the next waiter gets one spurious
+				// wake-up (a hint: its round fails), never a lost one.
+				votes := l.Votes()
+				late := votes.count(OutcomeOK) < len(votes.Nodes)
 				for i := range counts {
 					ran := counts[i].n.Load() - before[i]
-					if i == turn {
+					switch {
+					case i == turn:
 						assert.GreaterOrEqual(t, ran, int64(len(c.Servers)), "turn %d: the head ran a round", turn)
-					} else {
-						assert.Zero(t, ran, "turn %d: waiter %d was not woken", turn, i)
+					case i == turn+1 && late:
+						assert.LessOrEqual(t, ran, int64(len(c.Servers)), "turn %d: waiter %d ran more than the round a late release on one master explains (head votes %v)", turn, i, outcomes(&votes))
+					default:
+						assert.Zero(t, ran, "turn %d: waiter %d was not woken (head votes %v)", turn, i, outcomes(&votes))
 					}
 				}
 			}
