@@ -95,7 +95,7 @@ func TestFencingStrictlyIncreasesThroughMasterKills(t *testing.T) {
 		require.Greater(t, l.Fence(), last, "holder %d: fence must increase (seed %d)", i, seed)
 		last = l.Fence()
 		if err := l.Release(ctx); err != nil {
-			require.ErrorIs(t, err, ErrUnavailable, "only a dead master may fail the release")
+			require.ErrorIs(t, err, ErrPartialRelease, "only a dead master may fail the release")
 		}
 	}
 	if down >= 0 {

@@ -63,15 +63,45 @@ var errManagerClosed = errors.New("manager closed")
 // GET that found the key held, holder is the value there.
 type decoder func(r *wire.Result) (out Outcome, holder string, err error)
 
-// send runs cmd on every master as one round and returns the report, in declared
-// order. Each master's command ends within the node timeout (or ctx's deadline
-// when sooner); a cancellation of ctx ends the round at once.
-func (m *Manager) send(ctx context.Context, op, key string, cmd *wire.Cmd, decode decoder) *Report {
+// call is the memory of one hot round, reused: its command, the command's keys
+// and arguments, and the masters' results. A Rounder keeps no reference to them
+// once Round has returned.
+type call struct {
+	cmd  wire.Cmd
+	keys [2]string
+	args [6]string
+	res  []wire.Result
+}
+
+func (m *Manager) getCall() *call {
+	select {
+	case c := <-m.calls:
+		return c
+	default:
+	}
+	return &call{res: make([]wire.Result, len(m.nodes))}
+}
+
+func (m *Manager) putCall(c *call) {
+	c.cmd = wire.Cmd{}
+	clear(c.keys[:])
+	clear(c.args[:])
+	clear(c.res)
+	select {
+	case m.calls <- c:
+	default:
+	}
+}
+
+// send runs c's command on every master as one round and returns the report, in
+// declared order; c goes back to the pool. Each master's command ends within the
+// node timeout (or ctx's deadline when sooner); a cancellation of ctx ends the
+// round at once.
+func (m *Manager) send(ctx context.Context, op, key string, c *call, decode decoder) *Report {
 	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
-	res := make([]wire.Result, len(m.nodes))
-	m.tr.Round(ctx, cmd, res)
+	m.tr.Round(ctx, &c.cmd, c.res)
 	for i, n := range m.nodes {
-		r := &res[i]
+		r := &c.res[i]
 		nr := NodeResult{Node: n.name, Outcome: OutcomeError, Latency: r.Latency}
 		var err error
 		if r.Type == 0 {
@@ -89,6 +119,7 @@ func (m *Manager) send(ctx context.Context, op, key string, cmd *wire.Cmd, decod
 		}
 		rep.Nodes[i] = nr
 	}
+	m.putCall(c)
 	rep.Votes = rep.count(OutcomeOK)
 	m.observeRound(rep)
 	return rep
@@ -96,8 +127,10 @@ func (m *Manager) send(ctx context.Context, op, key string, cmd *wire.Cmd, decod
 
 // setRound sends SET key value NX PX ms (SET NX GET where the master takes it).
 func (m *Manager) setRound(ctx context.Context, key, value string, ms int64) *Report {
-	cmd := wire.Cmd{Args: []string{"SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10)}, Want: "+$", NXGet: true}
-	return m.send(ctx, opAcquire, key, &cmd, decodeSet)
+	c := m.getCall()
+	c.args = [6]string{"SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10)}
+	c.cmd = wire.Cmd{Args: c.args[:], Want: "+$", NXGet: true}
+	return m.send(ctx, opAcquire, key, c, decodeSet)
 }
 
 // decodeSet reads SET NX's reply: +OK (or nil, as SET NX GET) when it set the key.
@@ -120,10 +153,27 @@ func decodeSet(r *wire.Result) (Outcome, string, error) {
 	return OutcomeError, "", replyErr(r)
 }
 
-// scriptRound runs a script of the hot path whose reply is an integer.
-func (m *Manager) scriptRound(ctx context.Context, op, key string, s *wire.Script, keys, args []string, decode decoder) *Report {
-	cmd := wire.Cmd{Script: s, Keys: keys, Args: args, Want: ":"}
-	return m.send(ctx, op, key, &cmd, decode)
+// scriptRound runs a script of the hot path whose reply is an integer, over the
+// first nk keys and na arguments of c.
+func (m *Manager) scriptRound(ctx context.Context, op, key string, s *wire.Script, c *call, nk, na int, decode decoder) *Report {
+	c.cmd = wire.Cmd{Script: s, Keys: c.keys[:nk], Args: c.args[:na], Want: ":"}
+	return m.send(ctx, op, key, c, decode)
+}
+
+// releaseRound runs release.lua: compare-and-delete of value, waking channel.
+func (m *Manager) releaseRound(ctx context.Context, op, key, value, channel string) *Report {
+	c := m.getCall()
+	c.keys[0], c.keys[1] = key, key+queueSuffix
+	c.args[0], c.args[1] = value, channel
+	return m.scriptRound(ctx, op, key, releaseW, c, 2, 2, decodeInt)
+}
+
+// extendRound runs extend.lua: the TTL of value's key to ms where it is ours.
+func (m *Manager) extendRound(ctx context.Context, op, key, value string, ms int64) *Report {
+	c := m.getCall()
+	c.keys[0] = key
+	c.args[0], c.args[1] = value, strconv.FormatInt(ms, 10)
+	return m.scriptRound(ctx, op, key, extendW, c, 1, 2, decodeInt)
 }
 
 // decodeInt reads a script's integer reply as release.lua and extend.lua give it.
@@ -157,8 +207,10 @@ func decodeFair(r *wire.Result) (Outcome, string, error) {
 
 // fairRound runs fair_acquire.lua for w on every master as one round.
 func (m *Manager) fairRound(ctx context.Context, key, value string, ms int64, w *fairWaiter) *Report {
-	return m.scriptRound(ctx, opAcquire, key, fairAcquireW, []string{key, key + queueSuffix},
-		[]string{value, strconv.FormatInt(ms, 10), w.id, w.score, w.hbMS, w.mode}, decodeFair)
+	c := m.getCall()
+	c.keys[0], c.keys[1] = key, key+queueSuffix
+	c.args = [6]string{value, strconv.FormatInt(ms, 10), w.id, w.score, w.hbMS, w.mode}
+	return m.scriptRound(ctx, opAcquire, key, fairAcquireW, c, 2, 6, decodeFair)
 }
 
 // infoFailed returns the error of an INFO the quarantine needs (what names the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"reflect"
-	"strconv"
 	"sync"
 	"time"
 
@@ -39,7 +38,7 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	case wireRelease:
 		return m.releaseVia(ctx, op, key, value, str)
 	}
-	return m.scriptRound(ctx, op, key, extendW, []string{key}, []string{value, strconv.FormatInt(num, 10)}, decodeInt)
+	return m.extendRound(ctx, op, key, value, num)
 }
 
 // useGoRedis sends m's hot commands through go-redis (the second wire.Rounder)

@@ -53,7 +53,8 @@ type Manager struct {
 
 	// tr sends the hot commands (hot.go): the pipelined transport of package
 	// wire, one connection per master shared by every round in flight.
-	tr wire.Rounder
+	tr    wire.Rounder
+	calls chan *call // the hot rounds' memory, reused (hot.go)
 
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
@@ -123,6 +124,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 		masters[i] = wire.Master{Addr: n.Addr, Username: n.Username, Password: n.Password, DB: n.DB, TLS: nd.tls, Dialer: n.Dialer}
 	}
 	m.tr = m.newPipes(masters)
+	m.calls = make(chan *call, 256)
 	return m, nil
 }
 

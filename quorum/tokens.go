@@ -2,7 +2,6 @@ package quorum
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,7 +21,7 @@ func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
 // of a failed round frees no lock that anyone could take, and waking the other
 // waiters from it would let failed rounds wake each other in a loop).
 func (m *Manager) releaseVia(ctx context.Context, op, key, value, channel string) *Report {
-	return m.scriptRound(ctx, op, key, releaseW, []string{key, key + queueSuffix}, []string{value, channel}, decodeInt)
+	return m.releaseRound(ctx, op, key, value, channel)
 }
 
 // releaseWakingAll is release, except that it wakes every waiter of the name (the
@@ -142,7 +141,7 @@ func (m *Manager) ExtendToken(ctx context.Context, name, token string, ttl time.
 
 func (m *Manager) extend(ctx context.Context, key, value string, ttl time.Duration) (time.Time, *Report, error) {
 	start := m.cfg.clock.Now()
-	rep := m.scriptRound(ctx, opExtend, key, extendW, []string{key}, []string{value, strconv.FormatInt(ttl.Milliseconds(), 10)}, decodeInt)
+	rep := m.extendRound(ctx, opExtend, key, value, ttl.Milliseconds())
 	if until, ok := m.score(rep, start, ttl); ok {
 		return until, rep, nil
 	}

@@ -259,7 +259,7 @@ func TestWireHonoursDialer(t *testing.T) {
 		rep := l.Votes()
 		assert.Equal(t, []Outcome{OutcomeError, OutcomeOK, OutcomeOK}, outcomes(&rep))
 		assert.Contains(t, rep.Nodes[0].Err.Error(), "dialer refuses")
-		require.ErrorIs(t, l.Release(ctx), ErrUnavailable)
+		require.ErrorIs(t, l.Release(ctx), ErrPartialRelease)
 	}
 	// a is dialled every round (and refused); b and c once each, then reused.
 	assert.EqualValues(t, 3*2+2, dials.Load())
@@ -323,8 +323,8 @@ func TestWireCloseDropsConnections(t *testing.T) {
 	assert.Contains(t, err.Error(), "closed")
 }
 
-// The round itself allocates only its report: the command buffer, the
-// connections and their readers are reused.
+// The round itself allocates only its report and one string: the command, its
+// encoding, the results, the connections and their readers are reused.
 func TestWireRoundAllocations(t *testing.T) {
 	_, m := testCluster(t, 5)
 	ctx := context.Background()
@@ -335,7 +335,9 @@ func TestWireRoundAllocations(t *testing.T) {
 		}
 		m.wireRound(ctx, opRelease, "lock:allocs", wireRelease, "rl1.v", "", 0)
 	})
-	assert.LessOrEqual(t, allocs, 4.0, "two rounds, two allocations each")
+	// Each round allocates its report (two) and one string: the SET's TTL in
+	// decimal, the release's queue key.
+	assert.LessOrEqual(t, allocs, 6.0, "two rounds, three allocations each")
 }
 
 // A command whose round gave up before the master answered keeps its place on
