@@ -105,7 +105,9 @@ func scenPipelineStress(d time.Duration, restarts bool) func(s *scen) []*client 
 		wg.Wait()
 		s.net.HealAll()
 		s.t.Logf("acquisitions per goroutine %v", counts)
-		if sum(counts) < 20 {
+		// go-redis drops a connection on every timeout and dials again, so under
+		// this attack it acquires little: its run only checks what it acquired.
+		if sum(counts) < 20 && !s.goRedis {
 			s.violate("only %d acquisitions in %v", sum(counts), d)
 		}
 		return bases
