@@ -18,6 +18,12 @@ type lockConfig struct {
 	fair      bool
 	wait      time.Duration
 	watch     bool
+	// The primitives (primitives.go): a permit count, a shared hold, the names
+	// of a multi-name lock, and a test's replacement of the acquirer.
+	permits  int
+	shared   bool
+	multi    []string
+	override func(m *Manager, name string, lc *lockConfig) (acquirer, error)
 }
 
 // WithLockOwner overrides the Manager's owner label for one lock.
@@ -40,6 +46,7 @@ type Lock struct {
 	value string
 	fence int64
 	votes Report
+	prim  primitive // nil for a plain lock (primitives.go)
 	start time.Time // acquisition round start (the injectable clock)
 	// acquired is when the acquisition returned (real time), for Event.Held.
 	acquired time.Time
@@ -282,7 +289,7 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 	}
 	l.mu.Unlock()
 
-	until, rep, err := l.m.extend(ctx, l.key, l.value, ttl)
+	until, rep, err := l.extendRound(ctx, ttl)
 
 	var ev *Event
 	l.mu.Lock()
@@ -341,6 +348,6 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	l.report(ev)
-	rep := l.m.release(ctx, opRelease, l.key, l.value)
+	rep := l.releaseRound(ctx)
 	return releaseError(rep, keysUntil)
 }
