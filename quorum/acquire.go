@@ -80,6 +80,10 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	if acq != nil {
 		key = acq.waitKey()
 	}
+	// A blocking exclusive acquisition keeps new shared holders out while it
+	// waits behind shared ones (shared.go).
+	var xw *xwaiter
+	defer func() { xw.clear(backgroundFor(ctx), m) }()
 	var fw *fairWaiter
 	if lc.fair {
 		if fw, err = m.newFairWaiter(attempts == 1); err != nil {
@@ -143,6 +147,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 		last = err
+		if acq == nil && attempts > 1 {
+			xw = m.markExclusive(ctx, xw, key, last)
+		}
 		if !woken {
 			tries++
 		}

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -67,6 +68,8 @@ type Leadership struct {
 	lock  *Lock
 	term  int64
 	since time.Time
+
+	mu    sync.Mutex
 	value string
 }
 
@@ -119,7 +122,11 @@ func (e *Election) Observe(ctx context.Context) <-chan Observation {
 func (l *Leadership) Term() int64 { return l.term }
 
 // Value returns the value published by Campaign or the last Proclaim.
-func (l *Leadership) Value() string { return l.value }
+func (l *Leadership) Value() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.value
+}
 
 // Since returns when this candidate took office.
 func (l *Leadership) Since() time.Time { return l.since }

@@ -20,10 +20,11 @@ type lockConfig struct {
 	watch     bool
 	// The primitives (primitives.go): a permit count, a shared hold, the names
 	// of a multi-name lock, and a test's replacement of the acquirer.
-	permits  int
-	shared   bool
-	multi    []string
-	override func(m *Manager, name string, lc *lockConfig) (acquirer, error)
+	permits   int
+	semaphore bool // WithPermits was given
+	shared    bool
+	multi     []string
+	override  func(m *Manager, name string, lc *lockConfig) (acquirer, error)
 }
 
 // WithLockOwner overrides the Manager's owner label for one lock.

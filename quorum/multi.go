@@ -2,6 +2,9 @@ package quorum
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,4 +49,77 @@ func (l *Lock) Names() []string {
 type multiLock struct {
 	names []string
 	keys  []string
+}
+
+func (p *multiLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
+	start := l.m.cfg.clock.Now()
+	rep := l.m.scriptRound(ctx, opExtend, l.key, multiExtendScript, p.keys, nil, l.value, ttl.Milliseconds())
+	return l.m.scoredExtend(rep, start, ttl)
+}
+
+// release deletes every name where it is ours and wakes each name's waiters.
+func (p *multiLock) release(ctx context.Context, l *Lock) *Report {
+	return l.m.scriptRound(ctx, opRelease, l.key, multiReleaseScript, p.keys, released, l.value, "1")
+}
+
+func (m *Manager) acquireMulti(ctx context.Context, names []string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	if sorted == nil {
+		sorted = []string{}
+	}
+	opts = append(slices.Clip(opts), func(c *lockConfig) { c.multi = sorted })
+	return m.acquire(ctx, strings.Join(sorted, " "), ttl, attempts, opts)
+}
+
+// multiAcquirer takes every name of a multi-name lock, or none.
+type multiAcquirer struct {
+	m     *Manager
+	names []string // sorted
+	keys  []string
+}
+
+func (m *Manager) newMultiAcquirer(lc *lockConfig) (acquirer, error) {
+	switch {
+	case len(lc.multi) == 0:
+		return nil, fmt.Errorf("%w: no names", ErrInvalidName)
+	case lc.fair || lc.fencing:
+		return nil, fmt.Errorf("%w: a multi-name lock takes neither WithFair nor WithFencing", ErrInvalidOption)
+	}
+	a := &multiAcquirer{m: m, names: lc.multi}
+	for i, name := range lc.multi {
+		if err := checkName(name); err != nil {
+			return nil, err
+		}
+		if i > 0 && lc.multi[i-1] == name {
+			return nil, fmt.Errorf("%w: %q given twice", ErrInvalidName, name)
+		}
+		a.keys = append(a.keys, m.Key(name))
+	}
+	return a, nil
+}
+
+// waitKey is the first name's key: a release of it wakes the waiter; a release of
+// another name is noticed at the next retry.
+func (a *multiAcquirer) waitKey() string { return a.keys[0] }
+
+func (a *multiAcquirer) describe(o *Owner) { o.Kind, o.Count = "multi", len(a.keys) }
+
+func (a *multiAcquirer) won(context.Context, *Lock) error { return nil }
+
+// round runs multi_acquire.lua on every master: all keys or none there.
+func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
+	m := a.m
+	rep := m.scriptRound(ctx, opAcquire, a.keys[0], multiAcquireScript, a.keys, func(_ int, r int64) Outcome {
+		if r == 1 {
+			return OutcomeOK
+		}
+		return OutcomeForeign
+	}, value, ttl.Milliseconds())
+	if until, ok := m.score(rep, start, ttl); ok {
+		return &Lock{m: m, name: strings.Join(a.names, " "), key: a.keys[0], value: value, ttl: ttl, votes: *rep,
+			start: start, until: until, untilFrom: start, prim: &multiLock{names: a.names, keys: a.keys}}, nil
+	}
+	m.scriptRound(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
+	return nil, m.roundError(rep)
 }

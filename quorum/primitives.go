@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Coordination primitives beyond the mutex: semaphores (WithPermits), multi-name
@@ -226,7 +229,7 @@ func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
 		return lc.override(m, name, lc)
 	}
 	kinds := 0
-	for _, on := range []bool{lc.permits != 0, lc.shared, lc.multi != nil} {
+	for _, on := range []bool{lc.semaphore, lc.shared, lc.multi != nil} {
 		if on {
 			kinds++
 		}
@@ -235,7 +238,7 @@ func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
 		return nil, fmt.Errorf("%w: permits, shared holds and several names do not go together", ErrInvalidOption)
 	}
 	switch {
-	case lc.permits != 0:
+	case lc.semaphore:
 		return m.newPermitAcquirer(name, lc)
 	case lc.shared:
 		return m.newSharedAcquirer(name, lc)
@@ -245,5 +248,36 @@ func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
 	return nil, checkName(name)
 }
 
-// errNotImplemented marks what is not built yet.
-var errNotImplemented = errors.New("not implemented")
+// scriptRound runs script on every master (fanout) with keys and args; a reply r
+// maps to outcomeOf(r) (1 ours, 0 missing, else foreign) unless out is given.
+func (m *Manager) scriptRound(ctx context.Context, op, key string, script *redis.Script, keys []string, out func(i int, r int64) Outcome, args ...any) *Report {
+	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := script.Run(ctx, n.client, keys, args...).Int64()
+		if err != nil {
+			return OutcomeError, err
+		}
+		if out != nil {
+			return out(m.nodeIndex(n), r), nil
+		}
+		return outcomeOf(r), nil
+	})
+}
+
+// nodeIndex returns n's position in declared order.
+func (m *Manager) nodeIndex(n *node) int { return slices.Index(m.nodes, n) }
+
+// scoredExtend finishes an extension round that started at start, as extend does.
+func (m *Manager) scoredExtend(rep *Report, start time.Time, ttl time.Duration) (time.Time, *Report, error) {
+	if until, ok := m.score(rep, start, ttl); ok {
+		return until, rep, nil
+	}
+	return time.Time{}, rep, m.roundError(rep)
+}
+
+// released counts a release-like script's reply: keys deleted (> 0) is ours.
+func released(_ int, r int64) Outcome {
+	if r > 0 {
+		return OutcomeOK
+	}
+	return OutcomeMissing
+}

@@ -1,5 +1,12 @@
 package quorum
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
 // Shared holds: any number of shared holders of a name, or one exclusive holder.
 //
 // Shared holders live AT the lock key, as a sorted set: one member per holder (its
@@ -28,9 +35,110 @@ func WithShared() LockOption { return func(c *lockConfig) { c.shared = true } }
 
 // Shared reports whether the Lock is a shared hold (WithShared).
 func (l *Lock) Shared() bool {
-	_, ok := l.prim.(*sharedLock)
+	_, ok := l.prim.(sharedLock)
 	return ok
 }
 
 // sharedLock is the primitive of a shared hold.
 type sharedLock struct{}
+
+func (sharedLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
+	start := l.m.cfg.clock.Now()
+	rep := l.m.scriptRound(ctx, opExtend, l.key, sharedExtendScript, []string{l.key}, nil, l.value, ttl.Milliseconds())
+	return l.m.scoredExtend(rep, start, ttl)
+}
+
+// release removes this holder; the last one out deletes the key and wakes the
+// waiters (an exclusive one among them).
+func (sharedLock) release(ctx context.Context, l *Lock) *Report {
+	return l.m.scriptRound(ctx, opRelease, l.key, sharedReleaseScript, []string{l.key}, nil, l.value, wakeChannel(l.key))
+}
+
+// sharedAcquirer takes a shared hold.
+type sharedAcquirer struct {
+	m    *Manager
+	name string
+	key  string
+}
+
+func (m *Manager) newSharedAcquirer(name string, lc *lockConfig) (acquirer, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if lc.fair || lc.fencing {
+		return nil, fmt.Errorf("%w: a shared hold takes neither WithFair nor WithFencing", ErrInvalidOption)
+	}
+	return &sharedAcquirer{m: m, name: name, key: m.Key(name)}, nil
+}
+
+func (a *sharedAcquirer) waitKey() string { return a.key }
+
+func (a *sharedAcquirer) describe(o *Owner) { o.Kind = "shared" }
+
+func (a *sharedAcquirer) won(context.Context, *Lock) error { return nil }
+
+// round runs shared_acquire.lua on every master.
+func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
+	m := a.m
+	rep := m.scriptRound(ctx, opAcquire, a.key, sharedAcquireScript, []string{a.key, a.key + xwaitSuffix}, func(_ int, r int64) Outcome {
+		if r == 1 {
+			return OutcomeOK
+		}
+		return OutcomeForeign
+	}, value, ttl.Milliseconds())
+	if until, ok := m.score(rep, start, ttl); ok {
+		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start,
+			until: until, untilFrom: start, prim: sharedLock{}}, nil
+	}
+	m.scriptRound(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
+	return nil, m.roundError(rep)
+}
+
+// xwaiter is a blocking exclusive acquisition's marker against shared holders.
+type xwaiter struct {
+	key    string // the lock key
+	value  string // the marker's value, this waiter's own
+	marked bool
+}
+
+// markExclusive sets the writer-waiting marker of key on the masters where a
+// failed round (last) may have met shared holders: where the key was held and
+// its holder unknown (SET NX GET cannot read a sorted set). It returns the
+// waiter's marker state (x, created on first use).
+func (m *Manager) markExclusive(ctx context.Context, x *xwaiter, key string, last error) *xwaiter {
+	var re *RoundError
+	if !errors.As(last, &re) || !errors.Is(re.Kind, ErrHeld) {
+		return x
+	}
+	unknown := false
+	for _, nr := range re.Nodes {
+		if nr.Outcome == OutcomeForeign && nr.holder == "" {
+			unknown = true
+		}
+	}
+	if !unknown {
+		return x
+	}
+	if x == nil {
+		v, err := newValue(Owner{Kind: "xwait"})
+		if err != nil {
+			return x
+		}
+		x = &xwaiter{key: key, value: v}
+	}
+	hb := m.heartbeatTTL().Milliseconds()
+	rep := m.scriptRound(ctx, "mark", key+xwaitSuffix, xwaitMarkScript, []string{key, key + xwaitSuffix}, nil, x.value, hb)
+	if rep.count(OutcomeOK) > 0 {
+		x.marked = true
+	}
+	return x
+}
+
+// clear deletes the marker where it is still this waiter's and wakes the shared
+// waiters it kept out.
+func (x *xwaiter) clear(ctx context.Context, m *Manager) {
+	if x == nil || !x.marked {
+		return
+	}
+	m.scriptRound(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
+}

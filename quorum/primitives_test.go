@@ -1,0 +1,243 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSemaphoreGivesAtMostNPermits(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	var held []*Lock
+	for i := range 3 {
+		l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+		require.NoError(t, err, "permit %d", i)
+		assert.Equal(t, i, l.Permit())
+		assert.Equal(t, 3, l.Permits())
+		assert.Equal(t, "lock:sem:permit:"+string(rune('0'+i)), l.Key())
+		held = append(held, l)
+	}
+	_, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.ErrorIs(t, err, ErrHeld)
+	require.NoError(t, held[1].Release(ctx))
+	l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.Permit())
+	require.NoError(t, l.Extend(ctx, 2*time.Second))
+	v, err := ParseValue(l.Token())
+	require.NoError(t, err)
+	assert.Equal(t, "sem", v.Owner.Kind)
+	assert.Equal(t, 3, v.Owner.Count)
+}
+
+func TestSemaphoreWaiterIsWokenByARelease(t *testing.T) {
+	_, m := testCluster(t, 3, WithRetry(100, time.Second, 0))
+	ctx := context.Background()
+	a, err := m.TryAcquire(ctx, "sem", 5*time.Second, WithPermits(1))
+	require.NoError(t, err)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = a.Release(ctx)
+	}()
+	t0 := time.Now()
+	_, err = m.TryAcquire(ctx, "sem", time.Second, WithPermits(1))
+	require.Error(t, err)
+	b, err := m.Acquire(ctx, "sem", time.Second, WithPermits(1))
+	require.NoError(t, err)
+	assert.Less(t, time.Since(t0), 900*time.Millisecond, "woken by the release, not the 1s retry delay")
+	_ = b.Release(ctx)
+}
+
+func TestMultiNameAllOrNone(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	ab, err := m.TryAcquireMulti(ctx, []string{"b", "a"}, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, ab.Names())
+	assert.Len(t, keysOn(t, c, "lock:a"), 3)
+	assert.Equal(t, keysOn(t, c, "lock:a"), keysOn(t, c, "lock:b"))
+	_, err = m.TryAcquireMulti(ctx, []string{"c", "b"}, time.Second)
+	require.ErrorIs(t, err, ErrHeld)
+	assert.Empty(t, keysOn(t, c, "lock:c"), "a failed round leaves nothing behind")
+	_, err = m.TryAcquire(ctx, "a", time.Second)
+	require.ErrorIs(t, err, ErrHeld, "a plain lock of one of the names is excluded")
+	require.NoError(t, ab.Extend(ctx, 2*time.Second))
+	require.NoError(t, ab.Release(ctx))
+	assert.Empty(t, keysOn(t, c, "lock:a"))
+	assert.Empty(t, keysOn(t, c, "lock:b"))
+	bc, err := m.TryAcquireMulti(ctx, []string{"c", "b"}, time.Second)
+	require.NoError(t, err)
+	_ = bc.Release(ctx)
+}
+
+func TestMultiNameRefusesBadInput(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	_, err := m.TryAcquireMulti(ctx, []string{"a", "a"}, time.Second)
+	require.ErrorIs(t, err, ErrInvalidName)
+	_, err = m.TryAcquireMulti(ctx, nil, time.Second)
+	require.ErrorIs(t, err, ErrInvalidName)
+	_, err = m.TryAcquireMulti(ctx, []string{"a", "b"}, time.Second, WithFencing())
+	require.ErrorIs(t, err, ErrInvalidOption)
+	_, err = m.TryAcquire(ctx, "a", time.Second, WithShared(), WithPermits(2))
+	require.ErrorIs(t, err, ErrInvalidOption)
+	_, err = m.TryAcquire(ctx, "a", time.Second, WithPermits(0))
+	require.ErrorIs(t, err, ErrInvalidOption)
+}
+
+func TestSharedHoldsExcludeExclusive(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	s1, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	require.NoError(t, err)
+	s2, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	require.NoError(t, err)
+	assert.True(t, s1.Shared())
+	_, err = m.TryAcquire(ctx, "rw", time.Second)
+	require.ErrorIs(t, err, ErrHeld, "the exclusive holder is kept out")
+	// A peer's SET NX on the key fails too.
+	for _, s := range c.Servers {
+		ok, err := s.Client().SetNX(ctx, "lock:rw", "peer", time.Second).Result()
+		require.NoError(t, err)
+		assert.False(t, ok)
+	}
+	require.NoError(t, s1.Extend(ctx, 2*time.Second))
+	require.NoError(t, s1.Release(ctx))
+	_, err = m.TryAcquire(ctx, "rw", time.Second)
+	require.ErrorIs(t, err, ErrHeld)
+	require.NoError(t, s2.Release(ctx))
+	x, err := m.TryAcquire(ctx, "rw", time.Second)
+	require.NoError(t, err)
+	_, err = m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	require.ErrorIs(t, err, ErrHeld, "shared holders are kept out by the exclusive one")
+	require.NoError(t, x.Release(ctx))
+}
+
+func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
+	_, m := testCluster(t, 3, WithRetry(1000, 20*time.Millisecond, 10*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A stream of overlapping shared holders: there is always one.
+	readers := make(chan struct{})
+	go func() {
+		defer close(readers)
+		for ctx.Err() == nil {
+			l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, WithShared())
+			if err != nil {
+				continue
+			}
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				_ = l.Release(context.Background())
+			}()
+			time.Sleep(30 * time.Millisecond)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer wcancel()
+	x, err := m.Acquire(wctx, "rw", time.Second)
+	require.NoError(t, err, "the exclusive waiter gets in")
+	cancel()
+	<-readers
+	_ = x.Release(context.Background())
+}
+
+func TestElectionCampaignLeaderResign(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	e, err := m.Election("scheduler")
+	require.NoError(t, err)
+	_, err = e.Leader(ctx)
+	require.ErrorIs(t, err, ErrNoLeader)
+
+	a, err := e.Campaign(ctx, "10.0.0.1:8080", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), a.Term())
+	li, err := e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "10.0.0.1:8080", li.Value)
+	assert.Equal(t, int64(1), li.Term)
+	assert.Greater(t, li.Validity, time.Duration(0))
+
+	bctx, bcancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	_, err = e.Campaign(bctx, "b", time.Second)
+	bcancel()
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	require.NoError(t, a.Proclaim(ctx, "10.0.0.1:9090"))
+	li, err = e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "10.0.0.1:9090", li.Value)
+
+	done := make(chan *Leadership)
+	go func() {
+		b, err := e.Campaign(ctx, "b", time.Second)
+		assert.NoError(t, err)
+		done <- b
+	}()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, a.Resign(ctx))
+	b := <-done
+	assert.Equal(t, int64(2), b.Term())
+	li, err = e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "b", li.Value)
+	require.NoError(t, b.Resign(ctx))
+}
+
+func TestElectionObserveSeesEachChange(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := m.Election("obs")
+	require.NoError(t, err)
+	ch := e.Observe(ctx)
+	first := <-ch
+	require.ErrorIs(t, first.Err, ErrNoLeader)
+	a, err := e.Campaign(ctx, "a", time.Second)
+	require.NoError(t, err)
+	next := <-ch
+	require.NotNil(t, next.Leader, "%v", next.Err)
+	assert.Equal(t, "a", next.Leader.Value)
+	require.NoError(t, a.Resign(ctx))
+	next = <-ch
+	require.Nil(t, next.Leader)
+	assert.True(t, errors.Is(next.Err, ErrNoLeader))
+}
+
+func TestClassifyKey(t *testing.T) {
+	tests := []struct {
+		name, typ string
+		want      KeyClass
+	}{
+		{"a", "string", KeyClass{KeyLock, "a", -1}},
+		{"a", "zset", KeyClass{KeyShared, "a", -1}},
+		{"a", "hash", KeyClass{KeyOther, "a", -1}},
+		{"a:xwait", "string", KeyClass{KeyWriterWaiting, "a", -1}},
+		{"a:permit:3", "string", KeyClass{KeyPermit, "a", 3}},
+		{"a:permit:3:fence", "string", KeyClass{KeyFence, "a", 3}},
+		{"a:permit:queue", "zset", KeyClass{KeyQueue, "a", -1}},
+		{"a:leader", "string", KeyClass{KeyLeader, "a", -1}},
+		{"a:leader:fence", "string", KeyClass{KeyFence, "a", -1}},
+		{"a:leader:term", "hash", KeyClass{KeyTerm, "a", -1}},
+		{"a:fence", "string", KeyClass{KeyFence, "a", -1}},
+		{"a:queue", "zset", KeyClass{KeyQueue, "a", -1}},
+		{"a:permit:x", "string", KeyClass{KeyLock, "a:permit:x", -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, ClassifyKey(tt.name, tt.typ))
+			if tt.want.Kind != KeyLock && tt.want.Kind != KeyShared && tt.want.Kind != KeyOther {
+				assert.ErrorIs(t, ValidateName(tt.name), ErrInvalidName, "a user cannot name a lock like a primitive's key")
+			}
+		})
+	}
+}
