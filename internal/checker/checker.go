@@ -2,7 +2,9 @@
 // violations: overlapping holds of different owners, lock keys without a TTL, keys
 // left behind, foreign tokens touching another owner's key, validity deadlines
 // later than the algorithm allows, a lost signal (Done) later than the deadline,
-// and untyped failures.
+// and untyped failures; and the primitives' invariants (primitives.go): at most N
+// holders of a semaphore, shared holds never overlapping an exclusive one, terms
+// increasing, and all names of a multi-name hold or none.
 //
 // A hold lasts from the moment the acquisition returned to the moment its holder
 // stopped relying on it: when it saw Done fire or called Release, whichever came
@@ -53,6 +55,11 @@ type Hold struct {
 	Pieces     []Piece  `json:"pieces"`
 	ReleasedAt *float64 `json:"released_ms,omitempty"`
 	DoneAt     *float64 `json:"done_ms,omitempty"`
+	// The primitives (primitives.go): every name of a multi-name hold (Lock is
+	// the first), a shared hold, a leadership's term.
+	Locks  []string `json:"locks,omitempty"`
+	Shared bool     `json:"shared,omitempty"`
+	Term   int64    `json:"term,omitempty"`
 }
 
 // Piece is one successful acquire or extend: held from From (when the call returned)
@@ -101,6 +108,7 @@ type Recorder struct {
 	base time.Time
 
 	mu         sync.Mutex
+	limits     map[string]int // locks with more than one holder allowed (Limit)
 	holds      []*Hold
 	events     []Event
 	violations []Violation
@@ -236,14 +244,21 @@ func redact(v string) string {
 	return v[:8] + "…"
 }
 
-// Intervals returns each hold as one interval, from its acquisition's return to
-// the moment its holder saw Done or called Release, whichever came first. A hold
-// with neither (still held when the history ended) ends at its last deadline.
-func (r *Recorder) Intervals() []Interval {
+// Intervals returns each hold as one interval (one per name of a multi-name
+// hold), from its acquisition's return to the moment its holder saw Done or
+// called Release, whichever came first. A hold with neither (still held when the
+// history ended) ends at its last deadline.
+func (r *Recorder) Intervals() []Interval { return r.intervals(func(*Hold) bool { return true }) }
+
+// intervals returns the intervals of the holds keep selects.
+func (r *Recorder) intervals(keep func(*Hold) bool) []Interval {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Interval
 	for _, h := range r.holds {
+		if !keep(h) {
+			continue
+		}
 		if len(h.Pieces) == 0 {
 			continue
 		}
@@ -261,7 +276,9 @@ func (r *Recorder) Intervals() []Interval {
 			to = *h.DoneAt
 		}
 		if to > from {
-			out = append(out, Interval{Owner: h.Owner, Lock: h.Lock, From: from, To: to})
+			for _, lock := range h.locks() {
+				out = append(out, Interval{Owner: h.Owner, Lock: lock, From: from, To: to})
+			}
 		}
 	}
 	return out
@@ -292,7 +309,7 @@ func Overlaps(iv []Interval) []Violation {
 // Violations returns every violation: the overlaps of the history and those
 // recorded by the checks.
 func (r *Recorder) Violations() []Violation {
-	out := Overlaps(r.Intervals())
+	out := r.primitiveViolations()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append(out, r.violations...)
