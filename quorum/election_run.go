@@ -22,22 +22,38 @@ func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration
 	for _, o := range opts {
 		o(&lc)
 	}
-	if lc.semaphore || lc.shared || lc.multi != nil || lc.fair || lc.fencing || lc.wait != 0 || lc.override != nil {
+	if lc.semaphore || lc.shared || lc.multi != nil || lc.fair || lc.fencing || lc.wait != 0 {
 		return nil, fmt.Errorf("%w: Campaign takes only WithKeepAlive, WithLockOwner and WithLossWatch", ErrInvalidOption)
 	}
 	if lc.keepAlive == nil {
 		opts = append(slices.Clip(opts), WithKeepAlive(KeepAlive{Fraction: DefaultKeepAliveFraction}))
 	}
-	a := &electAcquirer{e: e, value: value}
+	var acq termer = &electAcquirer{e: e, value: value}
+	if lc.override != nil { // a test's broken term
+		a, err := lc.override(e.m, e.name, &lc)
+		if err != nil {
+			return nil, err
+		}
+		acq = a.(termer)
+	}
 	opts = append(slices.Clip(opts), func(c *lockConfig) {
-		c.override = func(*Manager, string, *lockConfig) (acquirer, error) { return a, nil }
+		c.override = func(*Manager, string, *lockConfig) (acquirer, error) { return acq, nil }
 	})
 	l, err := e.m.acquire(ctx, e.name, ttl, math.MaxInt, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Leadership{e: e, lock: l, term: a.term, since: a.since, value: value}, nil
+	term, since := acq.termOf()
+	return &Leadership{e: e, lock: l, term: term, since: since, value: value}, nil
 }
+
+// termer is the acquirer of a leadership: it tells the term it handed out.
+type termer interface {
+	acquirer
+	termOf() (int64, time.Time)
+}
+
+func (a *electAcquirer) termOf() (int64, time.Time) { return a.term, a.since }
 
 // electAcquirer takes the leadership: a plain round on NAME:leader, then the term.
 type electAcquirer struct {
