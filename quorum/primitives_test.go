@@ -292,3 +292,101 @@ func TestTokenOperationsTakePermitAndLeaderKeys(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidName)
 	_ = ld.Resign(ctx)
 }
+
+func TestFairSemaphoreServesWaitersInOrder(t *testing.T) {
+	_, m := testCluster(t, 3, WithRetry(1000, 30*time.Millisecond, 10*time.Millisecond))
+	ctx := context.Background()
+	opts := []LockOption{WithPermits(2), WithFair()}
+	p1, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
+	require.NoError(t, err)
+	p2, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
+	require.NoError(t, err)
+	got := make(chan string, 2)
+	wait := func(who string) {
+		l, err := m.Acquire(ctx, "fsem", 5*time.Second, opts...)
+		if assert.NoError(t, err) {
+			got <- who
+			<-time.After(time.Second)
+			_ = l.Release(ctx)
+		}
+	}
+	go wait("first")
+	time.Sleep(100 * time.Millisecond)
+	go wait("second")
+	time.Sleep(100 * time.Millisecond)
+	_, err = m.TryAcquire(ctx, "fsem", time.Second, opts...)
+	require.ErrorIs(t, err, ErrHeld, "a try does not jump the queue")
+	require.NoError(t, p1.Release(ctx))
+	assert.Equal(t, "first", <-got)
+	select {
+	case w := <-got:
+		t.Fatalf("%s got a permit while both were held", w)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, p2.Release(ctx))
+	assert.Equal(t, "second", <-got)
+}
+
+func TestPermitFencingIsPerSlot(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	opts := []LockOption{WithPermits(2), WithFencing()}
+	a, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
+	require.NoError(t, err)
+	b, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), a.Fence())
+	assert.Equal(t, int64(1), b.Fence(), "another slot, another counter")
+	require.NoError(t, a.Release(ctx))
+	c, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, a.Permit(), c.Permit())
+	assert.Equal(t, int64(2), c.Fence())
+}
+
+func TestPrimitivesSurviveScriptFlush(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	flush := func() {
+		for _, s := range c.Servers {
+			require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+		}
+	}
+	flush()
+	p, err := m.TryAcquire(ctx, "s", time.Second, WithPermits(2))
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, p.Extend(ctx, time.Second))
+	flush()
+	require.NoError(t, p.Release(ctx))
+	flush()
+	ml, err := m.TryAcquireMulti(ctx, []string{"x", "y"}, time.Second)
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, ml.Extend(ctx, time.Second))
+	flush()
+	require.NoError(t, ml.Release(ctx))
+	flush()
+	sh, err := m.TryAcquire(ctx, "r", time.Second, WithShared())
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, sh.Extend(ctx, time.Second))
+	flush()
+	require.NoError(t, sh.Release(ctx))
+	flush()
+	e, _ := m.Election("e")
+	ld, err := e.Campaign(ctx, "v", time.Second)
+	require.NoError(t, err)
+	flush()
+	_, err = e.Leader(ctx)
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, ld.Proclaim(ctx, "w"))
+	require.NoError(t, ld.Resign(ctx))
+	for _, s := range c.Servers {
+		keys, _ := s.Client().Keys(ctx, "lock:*").Result()
+		for _, k := range keys {
+			assert.Contains(t, []string{"lock:s:permit:0:fence", "lock:e:leader:fence", "lock:e:leader:term"}, k, "left behind on %s", s.Name)
+		}
+	}
+}
