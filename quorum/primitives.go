@@ -281,21 +281,3 @@ func released(_ int, r int64) Outcome {
 	}
 	return OutcomeMissing
 }
-
-// checkKeyName is the name check of the token operations (ReleaseToken,
-// ExtendToken, ForceExpire, ForceExpireSeen): a lock name, or the key name of a
-// semaphore permit (NAME:permit:I) or an election's leadership (NAME:leader),
-// which a holder or an operator releases, extends or force-expires by token
-// like a lock.
-func checkKeyName(name string) error {
-	err := ValidateName(name)
-	if err == nil {
-		return nil
-	}
-	if kc := ClassifyKey(name, "string"); kc.Kind == KeyPermit || kc.Kind == KeyLeader {
-		if ValidateName(kc.Name) == nil {
-			return nil
-		}
-	}
-	return err
-}

@@ -242,57 +242,6 @@ func TestClassifyKey(t *testing.T) {
 	}
 }
 
-func TestSharedHoldersReadsAQuorum(t *testing.T) {
-	_, m := testCluster(t, 3)
-	ctx := context.Background()
-	si, err := m.SharedHolders(ctx, "rw")
-	require.NoError(t, err)
-	assert.Empty(t, si.Holders)
-	s1, err := m.TryAcquire(ctx, "rw", time.Second, WithShared(), WithLockOwner("reader-1"))
-	require.NoError(t, err)
-	s2, err := m.TryAcquire(ctx, "rw", 2*time.Second, WithShared())
-	require.NoError(t, err)
-	si, err = m.SharedHolders(ctx, "rw")
-	require.NoError(t, err)
-	require.Len(t, si.Holders, 2)
-	assert.Equal(t, s2.Token(), si.Holders[0].Value, "longest first")
-	assert.Equal(t, "reader-1", si.Holders[1].Owner.Label)
-	assert.Equal(t, "shared", si.Holders[1].Owner.Kind)
-	assert.False(t, si.WriterWaiting)
-	_, err = m.ReleaseSharedToken(ctx, "rw", s1.Token())
-	require.NoError(t, err)
-	_, _, err = m.ExtendSharedToken(ctx, "rw", s2.Token(), 3*time.Second)
-	require.NoError(t, err)
-	si, err = m.SharedHolders(ctx, "rw")
-	require.NoError(t, err)
-	require.Len(t, si.Holders, 1)
-	assert.Greater(t, si.Holders[0].Validity, 2*time.Second)
-	require.NoError(t, s2.Release(ctx))
-}
-
-func TestTokenOperationsTakePermitAndLeaderKeys(t *testing.T) {
-	c, m := testCluster(t, 3)
-	ctx := context.Background()
-	p, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(2))
-	require.NoError(t, err)
-	_, _, err = m.ExtendToken(ctx, "sem:permit:0", p.Token(), 2*time.Second)
-	require.NoError(t, err)
-	_, err = m.ReleaseToken(ctx, "sem:permit:0", p.Token())
-	require.NoError(t, err)
-	assert.Empty(t, keysOn(t, c, "lock:sem:permit:0"))
-	e, err := m.Election("el")
-	require.NoError(t, err)
-	ld, err := e.Campaign(ctx, "v", time.Second)
-	require.NoError(t, err)
-	_, err = m.ForceExpire(ctx, "el:leader", ld.Lock().Token())
-	require.NoError(t, err)
-	_, err = e.Leader(ctx)
-	require.ErrorIs(t, err, ErrNoLeader)
-	_, err = m.ReleaseToken(ctx, "el:term", "x")
-	require.ErrorIs(t, err, ErrInvalidName)
-	_ = ld.Resign(ctx)
-}
-
 func TestFairSemaphoreServesWaitersInOrder(t *testing.T) {
 	_, m := testCluster(t, 3, WithRetry(1000, 30*time.Millisecond, 10*time.Millisecond))
 	ctx := context.Background()

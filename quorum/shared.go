@@ -142,30 +142,3 @@ func (x *xwaiter) clear(ctx context.Context, m *Manager) {
 	}
 	m.scriptRound(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
 }
-
-// ReleaseSharedToken removes the shared holder token (a full value, as
-// Lock.Token returns) of name on every master, as Release of that shared hold
-// does; other holders are never touched. Missing holders are not an error.
-func (m *Manager) ReleaseSharedToken(ctx context.Context, name, token string) (*Report, error) {
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	key := m.Key(name)
-	rep := m.scriptRound(ctx, opRelease, key, sharedReleaseScript, []string{key}, nil, token, wakeChannel(key))
-	return rep, partialError(rep)
-}
-
-// ExtendSharedToken extends the shared holder token of name to ttl on every master
-// where it still holds, as Extend of that shared hold does (never recreating it,
-// never shortening it). It returns the new deadline when a quorum extended with
-// validity left; otherwise the error matches ErrLost or ErrUnavailable.
-func (m *Manager) ExtendSharedToken(ctx context.Context, name, token string, ttl time.Duration) (time.Time, *Report, error) {
-	if err := checkName(name); err != nil {
-		return time.Time{}, nil, err
-	}
-	if err := m.checkTTL(ttl); err != nil {
-		return time.Time{}, nil, err
-	}
-	l := &Lock{m: m, name: name, key: m.Key(name), value: token}
-	return sharedLock{}.extend(ctx, l, ttl)
-}
