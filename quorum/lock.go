@@ -187,7 +187,8 @@ func (l *Lock) setUntil(until, now time.Time) {
 	l.changed = make(chan struct{})
 }
 
-// Name returns the lock name.
+// Name returns the lock name (a multi-name lock's names, sorted, joined by a
+// space: see Names).
 func (l *Lock) Name() string { return l.name }
 
 // Key returns the Redis key (key prefix plus name).
