@@ -21,6 +21,10 @@ import (
 // message on the election's channel is only a hint to read again; what it reports
 // is always a quorum read.
 
+// MaxLeaderValue bounds the value a leader publishes (Campaign, Proclaim), in
+// bytes: it is stored on every master and read by every observer.
+const MaxLeaderValue = 4096
+
 // Election is one election name on a Manager. It is safe for concurrent use; it
 // holds no state of its own besides its name.
 type Election struct {
@@ -92,8 +96,9 @@ func (e *Election) Key() string { return e.m.Key(e.name) + leaderSuffix }
 // Observe report it) under a new term. The leadership is kept alive (WithKeepAlive
 // in opts replaces the default, Fraction 0.5 without caps) and is lost when a
 // majority no longer holds it: Done and Context fire no later than Until. ttl is
-// the leadership's TTL, checked as Acquire checks it; opts may also carry
-// WithLockOwner and WithLossWatch (others are ErrInvalidOption).
+// the leadership's TTL, checked as Acquire checks it; value is at most
+// MaxLeaderValue bytes; opts may also carry WithLockOwner and WithLossWatch
+// (others are ErrInvalidOption).
 func (e *Election) Campaign(ctx context.Context, value string, ttl time.Duration, opts ...LockOption) (*Leadership, error) {
 	return e.campaign(ctx, value, ttl, opts)
 }

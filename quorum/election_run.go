@@ -17,7 +17,18 @@ func (e *Election) keys() (leader, counter, record string) {
 	return leader, leader + fenceSuffix, leader + termSuffix
 }
 
+// checkLeaderValue bounds a published value before any I/O.
+func checkLeaderValue(value string) error {
+	if len(value) > MaxLeaderValue {
+		return fmt.Errorf("%w: a leader's value of %d bytes, more than %d", ErrInvalidOption, len(value), MaxLeaderValue)
+	}
+	return nil
+}
+
 func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration, opts []LockOption) (*Leadership, error) {
+	if err := checkLeaderValue(value); err != nil {
+		return nil, err
+	}
 	var lc lockConfig
 	for _, o := range opts {
 		o(&lc)
@@ -285,6 +296,9 @@ func changed(a, b Observation) bool {
 }
 
 func (l *Leadership) proclaim(ctx context.Context, value string) error {
+	if err := checkLeaderValue(value); err != nil {
+		return err
+	}
 	m := l.e.m
 	leader, _, record := l.e.keys()
 	rep := m.scriptRound(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader))

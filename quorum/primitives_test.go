@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -338,4 +339,50 @@ func TestPrimitivesSurviveScriptFlush(t *testing.T) {
 			assert.Contains(t, []string{"lock:s:permit:0:fence", "lock:e:leader:fence", "lock:e:leader:term"}, k, "left behind on %s", s.Name)
 		}
 	}
+}
+
+func TestLeaderNeverNamesAMinority(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := m.Election("minority")
+	require.NoError(t, err)
+	obs := e.Observe(ctx)
+	require.ErrorIs(t, (<-obs).Err, ErrNoLeader)
+	// A forged leadership with its record on one master of three, and a hint.
+	fake := "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.e30"
+	s := c.Servers[0].Client()
+	require.NoError(t, s.Set(ctx, "lock:minority:leader", fake, 5*time.Second).Err())
+	require.NoError(t, s.HSet(ctx, "lock:minority:leader:term", "token", fake, "term", "7", "since", "1", "value", "forged").Err())
+	require.NoError(t, s.Publish(ctx, "lock:minority:leader:wake", "term 7").Err())
+	_, err = e.Leader(ctx)
+	require.ErrorIs(t, err, ErrNoLeader)
+	select {
+	case o := <-obs:
+		t.Fatalf("Observe reported %+v for a leadership on one master of three", o)
+	case <-time.After(1500 * time.Millisecond): // past a poll
+	}
+	// On a quorum it is a leader, term and value included.
+	s2 := c.Servers[1].Client()
+	require.NoError(t, s2.Set(ctx, "lock:minority:leader", fake, 5*time.Second).Err())
+	require.NoError(t, s2.HSet(ctx, "lock:minority:leader:term", "token", fake, "term", "7", "since", "1", "value", "forged").Err())
+	li, err := e.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), li.Term)
+	assert.Equal(t, 2, li.Votes)
+	o := <-obs
+	require.NotNil(t, o.Leader)
+	assert.Equal(t, "forged", o.Leader.Value)
+	// A campaign gets a term above the one it read.
+	require.NoError(t, s.Set(ctx, "lock:minority:leader:fence", "7", 0).Err())
+	for _, sv := range c.Servers[:2] {
+		require.NoError(t, sv.Client().Del(ctx, "lock:minority:leader").Err())
+	}
+	ld, err := e.Campaign(ctx, "real", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), ld.Term())
+	_, err = e.Campaign(ctx, strings.Repeat("x", MaxLeaderValue+1), time.Second)
+	require.ErrorIs(t, err, ErrInvalidOption)
+	require.ErrorIs(t, ld.Proclaim(ctx, strings.Repeat("x", MaxLeaderValue+1)), ErrInvalidOption)
+	require.NoError(t, ld.Resign(ctx))
 }
