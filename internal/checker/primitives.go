@@ -145,13 +145,8 @@ func Crowds(iv []Interval, limits map[string]int) []Violation {
 	for _, x := range iv {
 		byLock[x.Lock] = append(byLock[x.Lock], edge{x.From, 1, x.Owner}, edge{x.To, -1, x.Owner})
 	}
-	var locks []string
-	for l := range byLock {
-		locks = append(locks, l)
-	}
-	sort.Strings(locks)
 	var out []Violation
-	for _, lock := range locks {
+	for _, lock := range slices.Sorted(maps.Keys(byLock)) {
 		edges := byLock[lock]
 		// Ends before starts at the same instant: [From, To) intervals.
 		sort.Slice(edges, func(i, j int) bool {
@@ -189,13 +184,8 @@ func Terms(holds []TermHold) []Violation {
 	for _, x := range holds {
 		byLock[x.Lock] = append(byLock[x.Lock], x)
 	}
-	var locks []string
-	for l := range byLock {
-		locks = append(locks, l)
-	}
-	sort.Strings(locks)
 	var out []Violation
-	for _, lock := range locks {
+	for _, lock := range slices.Sorted(maps.Keys(byLock)) {
 		hs := byLock[lock]
 		sort.Slice(hs, func(i, j int) bool { return hs[i].From < hs[j].From })
 		for i := 1; i < len(hs); i++ {
