@@ -281,3 +281,48 @@ func released(_ int, r int64) Outcome {
 	}
 	return OutcomeMissing
 }
+
+// verifier is a primitive whose keys Lock.Verify reads its own way: verify says
+// what one master holds of l.
+type verifier interface {
+	verify(ctx context.Context, l *Lock, n *node) (Outcome, error)
+}
+
+// verify checks that every name holds l's value on n.
+func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
+	pipe := n.client.Pipeline()
+	gets := make([]*redis.StringCmd, len(p.keys))
+	for i, k := range p.keys {
+		gets[i] = pipe.Get(ctx, k)
+	}
+	_, _ = pipe.Exec(ctx)
+	out := OutcomeOK
+	for _, g := range gets {
+		v, err := g.Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			out = max(out, OutcomeMissing)
+		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+			out = OutcomeForeign
+		case err != nil:
+			return OutcomeError, err
+		case v != l.value:
+			out = OutcomeForeign
+		}
+	}
+	return out, nil
+}
+
+// verify checks that l's member is in the shared holders on n.
+func (sharedLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
+	_, err := n.client.ZScore(ctx, l.key, l.value).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return OutcomeMissing, nil
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		return OutcomeForeign, nil
+	case err != nil:
+		return OutcomeError, err
+	}
+	return OutcomeOK, nil
+}

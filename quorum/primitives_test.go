@@ -386,3 +386,22 @@ func TestLeaderNeverNamesAMinority(t *testing.T) {
 	require.ErrorIs(t, ld.Proclaim(ctx, strings.Repeat("x", MaxLeaderValue+1)), ErrInvalidOption)
 	require.NoError(t, ld.Resign(ctx))
 }
+
+func TestVerifyReadsEachPrimitive(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	ml, err := m.TryAcquireMulti(ctx, []string{"v1", "v2"}, 5*time.Second)
+	require.NoError(t, err)
+	sh, err := m.TryAcquire(ctx, "v3", 5*time.Second, WithShared())
+	require.NoError(t, err)
+	require.NoError(t, ml.Verify(ctx))
+	require.NoError(t, sh.Verify(ctx))
+	for _, s := range c.Servers[:2] {
+		require.NoError(t, s.Client().Del(ctx, "lock:v2").Err())
+		require.NoError(t, s.Client().ZRem(ctx, "lock:v3", sh.Token()).Err())
+	}
+	require.ErrorIs(t, ml.Verify(ctx), ErrLost, "one name gone from a majority")
+	require.ErrorIs(t, sh.Verify(ctx), ErrLost)
+	<-ml.Done()
+	<-sh.Done()
+}
