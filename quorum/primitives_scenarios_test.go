@@ -178,13 +178,13 @@ var primFaults = []primFault{
 		cls[0].net((*faults.Proxy).LoseReplies, "c", "d")
 		cls[1].net((*faults.Proxy).LoseReplies, "e")
 	}},
-	{name: "nemesis", args: aofAlways, avail: true, run: primNemesis},
+	{name: "nemesis", args: aofAlways, avail: true, run: nemesis},
 }
 
-// primNemesis kills and restarts masters (AOF always), pauses them, partitions
+// nemesis kills and restarts masters (AOF always), pauses them, partitions
 // clients from some, adds latency, loses replies and resets connections, one
-// fault at a time, seeded.
-func primNemesis(ctx context.Context, s *scen, cls []*client) {
+// fault at a time, seeded, until ctx ends.
+func nemesis(ctx context.Context, s *scen, cls []*client) {
 	masters := []string{"a", "b", "c", "d", "e"}
 	for ctx.Err() == nil {
 		m := masters[s.intn(len(masters))]
