@@ -97,7 +97,7 @@ func (a *electAcquirer) won(ctx context.Context, l *Lock) error {
 		case err != nil:
 			return OutcomeError, err
 		case len(r) != 2:
-			return OutcomeError, fmt.Errorf("%w: term read gave %d values", errProtocol, len(r))
+			return OutcomeError, fmt.Errorf("%w: term read gave %d values", errPrimReply, len(r))
 		}
 		mu.Lock()
 		highest = max(highest, r[1])
@@ -219,7 +219,7 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 // parseElectView decodes elect_read.lua's reply.
 func parseElectView(r []any) (electView, error) {
 	if len(r) != 5 {
-		return electView{}, fmt.Errorf("%w: election read gave %d values", errProtocol, len(r))
+		return electView{}, fmt.Errorf("%w: election read gave %d values", errPrimReply, len(r))
 	}
 	str := func(x any) string { s, _ := x.(string); return s }
 	v := electView{holder: str(r[0]), value: str(r[4])}
@@ -232,7 +232,7 @@ func parseElectView(r []any) (electView, error) {
 	if s := str(r[2]); s != "" {
 		t, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return electView{}, fmt.Errorf("%w: term %q", errProtocol, s)
+			return electView{}, fmt.Errorf("%w: term %q", errPrimReply, s)
 		}
 		v.term = t
 		v.since, _ = strconv.ParseInt(str(r[3]), 10, 64)
@@ -301,7 +301,7 @@ func (l *Leadership) proclaim(ctx context.Context, value string) error {
 	}
 	m := l.e.m
 	leader, _, record := l.e.keys()
-	rep := m.scriptRound(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader))
+	rep := m.scriptFanout(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader))
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if rep.Votes >= m.quorum && now.Before(l.lock.Until()) {

@@ -53,13 +53,13 @@ type multiLock struct {
 
 func (p *multiLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
 	start := l.m.cfg.clock.Now()
-	rep := l.m.scriptRound(ctx, opExtend, l.key, multiExtendScript, p.keys, nil, l.value, ttl.Milliseconds())
+	rep := l.m.scriptFanout(ctx, opExtend, l.key, multiExtendScript, p.keys, nil, l.value, ttl.Milliseconds())
 	return l.m.scoredExtend(rep, start, ttl)
 }
 
 // release deletes every name where it is ours and wakes each name's waiters.
 func (p *multiLock) release(ctx context.Context, l *Lock) *Report {
-	return l.m.scriptRound(ctx, opRelease, l.key, multiReleaseScript, p.keys, released, l.value, "1")
+	return l.m.scriptFanout(ctx, opRelease, l.key, multiReleaseScript, p.keys, released, l.value, "1")
 }
 
 func (m *Manager) acquireMulti(ctx context.Context, names []string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
@@ -110,7 +110,7 @@ func (a *multiAcquirer) won(context.Context, *Lock) error { return nil }
 // round runs multi_acquire.lua on every master: all keys or none there.
 func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptRound(ctx, opAcquire, a.keys[0], multiAcquireScript, a.keys, func(_ int, r int64) Outcome {
+	rep := m.scriptFanout(ctx, opAcquire, a.keys[0], multiAcquireScript, a.keys, func(_ int, r int64) Outcome {
 		if r == 1 {
 			return OutcomeOK
 		}
@@ -120,6 +120,6 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 		return &Lock{m: m, name: strings.Join(a.names, " "), key: a.keys[0], value: value, ttl: ttl, votes: *rep,
 			start: start, until: until, untilFrom: start, prim: &multiLock{names: a.names, keys: a.keys}}, nil
 	}
-	m.scriptRound(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
+	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
 	return nil, m.roundError(rep)
 }

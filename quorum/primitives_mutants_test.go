@@ -54,7 +54,7 @@ func (a *countAcquirer) describe(o *Owner)                { o.Kind, o.Count = "s
 func (a *countAcquirer) won(context.Context, *Lock) error { return nil }
 func (a *countAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptRound(ctx, opAcquire, a.key, majorityCountScript, []string{a.key}, func(_ int, r int64) Outcome {
+	rep := m.scriptFanout(ctx, opAcquire, a.key, majorityCountScript, []string{a.key}, func(_ int, r int64) Outcome {
 		if r == 1 {
 			return OutcomeOK
 		}
@@ -64,7 +64,7 @@ func (a *countAcquirer) round(ctx context.Context, start time.Time, value string
 		// The holders' zset extends and releases as shared holders do.
 		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, prim: sharedLock{}}, nil
 	}
-	m.scriptRound(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
+	m.scriptFanout(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
 	return nil, m.roundError(rep)
 }
 
@@ -94,7 +94,7 @@ func withSomeNames() LockOption {
 
 func (a someNamesAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptRound(ctx, opAcquire, a.keys[0], someNamesScript, a.keys, func(_ int, r int64) Outcome {
+	rep := m.scriptFanout(ctx, opAcquire, a.keys[0], someNamesScript, a.keys, func(_ int, r int64) Outcome {
 		if r == 1 {
 			return OutcomeOK
 		}
@@ -104,7 +104,7 @@ func (a someNamesAcquirer) round(ctx context.Context, start time.Time, value str
 		return &Lock{m: m, name: a.names[0], key: a.keys[0], value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start,
 			prim: &multiLock{names: a.names, keys: a.keys}}, nil
 	}
-	m.scriptRound(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
+	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
 	return nil, m.roundError(rep)
 }
 

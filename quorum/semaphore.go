@@ -64,7 +64,7 @@ func (p *permitLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (ti
 // release deletes the permit where it is ours and wakes the semaphore's waiters
 // (only the head of its queue when fair waiters are queued).
 func (p *permitLock) release(ctx context.Context, l *Lock) *Report {
-	return l.m.scriptRound(ctx, opRelease, l.key, releaseScript, []string{l.key, p.base + queueSuffix}, nil, l.value, wakeChannel(p.base))
+	return l.m.scriptFanout(ctx, opRelease, l.key, releaseScript, []string{l.key, p.base + queueSuffix}, nil, l.value, wakeChannel(p.base))
 }
 
 // permitAcquirer takes one permit of a semaphore.
@@ -106,7 +106,7 @@ func (a *permitAcquirer) round(ctx context.Context, start time.Time, value strin
 		mode, id, score, hb = fw.mode, fw.id, fw.score, fw.hbMS
 	}
 	got := make([]int64, len(m.nodes)) // the slot each master gave; < 0 none
-	rep := m.scriptRound(ctx, opAcquire, a.base, semAcquireScript, keys, func(i int, r int64) Outcome {
+	rep := m.scriptFanout(ctx, opAcquire, a.base, semAcquireScript, keys, func(i int, r int64) Outcome {
 		got[i] = r
 		if r >= 0 {
 			return OutcomeOK
@@ -169,7 +169,7 @@ func (a *permitAcquirer) releaseSlots(ctx context.Context, value string, keep in
 		}
 	}
 	if len(keys) > 0 {
-		a.m.scriptRound(ctx, opRelease, a.base, multiReleaseScript, keys, released, value, "0")
+		a.m.scriptFanout(ctx, opRelease, a.base, multiReleaseScript, keys, released, value, "0")
 	}
 }
 

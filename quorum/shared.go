@@ -44,14 +44,14 @@ type sharedLock struct{}
 
 func (sharedLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
 	start := l.m.cfg.clock.Now()
-	rep := l.m.scriptRound(ctx, opExtend, l.key, sharedExtendScript, []string{l.key}, nil, l.value, ttl.Milliseconds())
+	rep := l.m.scriptFanout(ctx, opExtend, l.key, sharedExtendScript, []string{l.key}, nil, l.value, ttl.Milliseconds())
 	return l.m.scoredExtend(rep, start, ttl)
 }
 
 // release removes this holder; the last one out deletes the key and wakes the
 // waiters (an exclusive one among them).
 func (sharedLock) release(ctx context.Context, l *Lock) *Report {
-	return l.m.scriptRound(ctx, opRelease, l.key, sharedReleaseScript, []string{l.key}, nil, l.value, wakeChannel(l.key))
+	return l.m.scriptFanout(ctx, opRelease, l.key, sharedReleaseScript, []string{l.key}, nil, l.value, wakeChannel(l.key))
 }
 
 // sharedAcquirer takes a shared hold.
@@ -80,7 +80,7 @@ func (a *sharedAcquirer) won(context.Context, *Lock) error { return nil }
 // round runs shared_acquire.lua on every master.
 func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptRound(ctx, opAcquire, a.key, sharedAcquireScript, []string{a.key, a.key + xwaitSuffix}, func(_ int, r int64) Outcome {
+	rep := m.scriptFanout(ctx, opAcquire, a.key, sharedAcquireScript, []string{a.key, a.key + xwaitSuffix}, func(_ int, r int64) Outcome {
 		if r == 1 {
 			return OutcomeOK
 		}
@@ -90,7 +90,7 @@ func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value strin
 		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start,
 			until: until, untilFrom: start, prim: sharedLock{}}, nil
 	}
-	m.scriptRound(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
+	m.scriptFanout(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
 	return nil, m.roundError(rep)
 }
 
@@ -127,7 +127,7 @@ func (m *Manager) markExclusive(ctx context.Context, x *xwaiter, key string, las
 		x = &xwaiter{key: key, value: v}
 	}
 	hb := m.heartbeatTTL().Milliseconds()
-	rep := m.scriptRound(ctx, "mark", key+xwaitSuffix, xwaitMarkScript, []string{key, key + xwaitSuffix}, nil, x.value, hb)
+	rep := m.scriptFanout(ctx, "mark", key+xwaitSuffix, xwaitMarkScript, []string{key, key + xwaitSuffix}, nil, x.value, hb)
 	if rep.count(OutcomeOK) > 0 {
 		x.marked = true
 	}
@@ -140,5 +140,5 @@ func (x *xwaiter) clear(ctx context.Context, m *Manager) {
 	if x == nil || !x.marked {
 		return
 	}
-	m.scriptRound(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
+	m.scriptFanout(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
 }
