@@ -2,10 +2,13 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Multi-name locks: several names taken all or none, under one value.
@@ -122,4 +125,29 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 	}
 	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
 	return nil, m.roundError(rep)
+}
+
+// verify checks that every name holds l's value on n.
+func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
+	pipe := n.client.Pipeline()
+	gets := make([]*redis.StringCmd, len(p.keys))
+	for i, k := range p.keys {
+		gets[i] = pipe.Get(ctx, k)
+	}
+	_, _ = pipe.Exec(ctx)
+	out := OutcomeOK
+	for _, g := range gets {
+		v, err := g.Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			out = max(out, OutcomeMissing)
+		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+			out = OutcomeForeign
+		case err != nil:
+			return OutcomeError, err
+		case v != l.value:
+			out = OutcomeForeign
+		}
+	}
+	return out, nil
 }

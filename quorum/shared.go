@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Shared holds: any number of shared holders of a name, or one exclusive holder.
@@ -141,4 +144,18 @@ func (x *xwaiter) clear(ctx context.Context, m *Manager) {
 		return
 	}
 	m.scriptFanout(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
+}
+
+// verify checks that l's member is in the shared holders on n.
+func (sharedLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
+	_, err := n.client.ZScore(ctx, l.key, l.value).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return OutcomeMissing, nil
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		return OutcomeForeign, nil
+	case err != nil:
+		return OutcomeError, err
+	}
+	return OutcomeOK, nil
 }
