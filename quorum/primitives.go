@@ -291,4 +291,3 @@ func released(_ int, r int64) Outcome {
 type verifier interface {
 	verify(ctx context.Context, l *Lock, n *node) (Outcome, error)
 }
-
