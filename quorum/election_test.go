@@ -120,3 +120,40 @@ func TestLeaderNeverNamesAMinority(t *testing.T) {
 	require.ErrorIs(t, ld.Proclaim(ctx, strings.Repeat("x", MaxLeaderValue+1)), ErrInvalidOption)
 	require.NoError(t, ld.Resign(ctx))
 }
+
+func TestLeadershipMovesWhenTheLeaderDies(t *testing.T) {
+	c, m := testCluster(t, 3)
+	dead := managerFor(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	e, err := m.Election("moves")
+	require.NoError(t, err)
+	de, err := dead.Election("moves")
+	require.NoError(t, err)
+	a, err := de.Campaign(ctx, "a", 500*time.Millisecond)
+	require.NoError(t, err)
+	obs := e.Observe(ctx)
+	first := <-obs
+	require.NotNil(t, first.Leader)
+	assert.Equal(t, "a", first.Leader.Value)
+	won := make(chan *Leadership, 1)
+	go func() {
+		b, err := e.Campaign(ctx, "b", 500*time.Millisecond)
+		assert.NoError(t, err)
+		won <- b
+	}()
+	// The leader's process dies: no resignation, no more extensions.
+	killed := time.Now()
+	require.NoError(t, dead.Close())
+	b := <-won
+	assert.Less(t, time.Since(killed), 2*time.Second, "the next candidate leads once the dead one's leadership expired")
+	assert.Greater(t, b.Term(), a.Term())
+	<-a.Done()
+	for o := range obs {
+		if o.Leader != nil && o.Leader.Value == "b" {
+			assert.Equal(t, b.Term(), o.Leader.Term)
+			break
+		}
+	}
+	require.NoError(t, b.Resign(ctx))
+}
