@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,7 +18,7 @@ import (
 var runCmd = &Command{
 	Name:     "run",
 	Synopsis: "hold a lock while a command runs",
-	Usage: `Usage: redlock run NAME [-ttl D] [-wait D] [-max-hold D] [-margin D] [-grace D] [-conflict-exit-code N] [-owner S] [-config PATH] [-var name=value] [-timeout D] -- CMD [ARGS...]
+	Usage: `Usage: redlock run NAME [NAME...] [-permits N | -shared] [-ttl D] [-wait D] [-max-hold D] [-margin D] [-grace D] [-conflict-exit-code N] [-owner S] [-config PATH] [-var name=value] [-timeout D] -- CMD [ARGS...]
 
 Takes the lock NAME (waiting up to -wait), runs CMD while a keep-alive extends the
 lock in the background, releases the lock when CMD exits and exits with CMD's
@@ -47,7 +48,13 @@ until continued, and run itself is not stopped.
 
 CMD gets REDLOCK_NAME, REDLOCK_TOKEN, REDLOCK_VALID_UNTIL (RFC 3339, the validity
 at start; the keep-alive moves it) and REDLOCK_FENCE when the lock policy uses
-fencing. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process group.
+fencing; under several names REDLOCK_NAMES (space-separated), under -permits
+REDLOCK_PERMIT (the slot held, from 0) and REDLOCK_PERMITS, under -shared
+REDLOCK_SHARED=1.
+
+` + primNote + `
+
+SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process group.
 
 Flags:
   -ttl D       lock TTL (default: the lock policy's ttl, else the cluster's ttl)
@@ -61,6 +68,7 @@ Flags:
                exit N instead of 3 when the lock is not acquired (as flock -E);
                not one of run's own codes below
   -owner S     owner label written into the lock value
+` + primUsage + `
   -metrics-addr ADDR
                serve this process's lock metrics (Prometheus) at http://ADDR/metrics
 ` + commonUsage + `
@@ -71,7 +79,8 @@ stderr; pick a -conflict-exit-code that CMD never uses to tell "not acquired" ap
   N    CMD's exit status (128+signal when it was killed by a signal)
   1    error (fewer than a quorum of masters reachable, interrupted before CMD started)
   2    usage error or invalid topology file
-  3    not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)
+  3    not acquired: held by another owner (every permit taken; an exclusive
+       holder against -shared), or -wait expired (or -conflict-exit-code N)
   4    the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
        after acquiring that the validity ended before CMD could start (not started)
   5    -max-hold or the lock policy's max_extensions ended the run (CMD was stopped)
@@ -88,35 +97,16 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	flags := newFlagSet(cmd)
 	var cf common
 	cf.register(flags, env)
-	ttl := flags.Duration("ttl", 0, "lock TTL")
-	wait := flags.Duration("wait", 0, "keep trying until D has passed")
-	maxHold := flags.Duration("max-hold", 0, "stop extending after D")
-	margin := flags.Duration("margin", 0, "SIGTERM this long before the validity ends")
-	grace := flags.Duration("grace", 5*time.Second, "SIGTERM to SIGKILL delay")
-	conflict := flags.Int("conflict-exit-code", ExitNotHeld, "exit code when not acquired")
-	owner := flags.String("owner", "", "owner label")
+	var gf guardFlags
+	gf.register(flags)
+	var pf primFlags
+	pf.register(flags)
 	cf.metricsFlagOn(flags)
-	name, argv, code, ok := parseLockArgs(env, cmd, flags, args)
+	names, argv, code, ok := parseLockNames(env, cmd, flags, args, true)
 	if !ok {
 		return code
 	}
-	switch {
-	case len(argv) == 0:
-		return usageErrorf(env, cmd, "missing CMD after --")
-	case *wait < 0:
-		return usageErrorf(env, cmd, "-wait must not be negative, got %v", *wait)
-	case *maxHold < 0:
-		return usageErrorf(env, cmd, "-max-hold must not be negative, got %v", *maxHold)
-	case *grace < 0:
-		return usageErrorf(env, cmd, "-grace must not be negative, got %v", *grace)
-	case flagGiven(flags, "margin") && *margin <= 0:
-		return usageErrorf(env, cmd, "-margin must be positive, got %v", *margin)
-	case *conflict < 1 || *conflict > 255:
-		return usageErrorf(env, cmd, "-conflict-exit-code must be in 1..255, got %d", *conflict)
-	case *conflict != ExitNotHeld && runOwnCode(*conflict):
-		return usageErrorf(env, cmd, "-conflict-exit-code %d is one of run's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", *conflict)
-	}
-	if code, ok := checkTTLFlag(env, cmd, flags, *ttl); !ok {
+	if code, ok := gf.check(env, cmd, flags, argv); !ok {
 		return code
 	}
 	s, code := openSession(env, cmd, &cf)
@@ -124,22 +114,94 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer s.close()
-	lockTTL, code := s.ttlFor(env, cmd, name, *ttl, flagGiven(flags, "ttl"))
+	k, code, ok := pf.kind(env, cmd, s, names)
+	if !ok {
+		return code
+	}
+	lockTTL, code := s.ttlForAll(env, cmd, names, gf.ttl, flagGiven(flags, "ttl"))
 	if code != ExitOK {
 		return code
 	}
-	dl, err := runDeadlines(lockTTL, *margin, *grace, flagGiven(flags, "margin"))
-	if err != nil {
-		return usageErrorf(env, cmd, "%v", err)
+	dl, code, ok := gf.deadlines(env, cmd, s, lockTTL)
+	if !ok {
+		return code
 	}
-	if *maxHold > 0 && *maxHold-time.Millisecond-s.m.DriftBudget(*maxHold) <= dl.margin {
-		return usageErrorf(env, cmd, "-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", *maxHold, dl.margin)
-	}
-	if dl.clipped && flagGiven(flags, "grace") {
-		fmt.Fprintf(env.Stderr, "redlock run: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
-			*grace, dl.margin, dl.lead, dl.grace)
-	}
+	opts := append(s.kindOptions(k, gf.owner), quorum.WithLossWatch(),
+		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: s.maxExtensionsFor(names), MaxHold: gf.maxHold}))
+	return holdAndRun(ctx, env, cmd, s, &gf, dl, k.what(), argv, func(ctx context.Context) (*quorum.Lock, []string, error) {
+		tctx, cancel := context.WithTimeout(ctx, addSat(gf.wait, cf.timeout))
+		defer cancel()
+		l, err := acquireKind(tctx, s.m, k, lockTTL, gf.wait, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, kindEnv(l), nil
+	})
+}
 
+// guardFlags are the flags of the commands that run CMD under the guard while
+// they hold something (run, elect).
+type guardFlags struct {
+	ttl, wait, maxHold, margin, grace time.Duration
+	conflict                          int
+	owner                             string
+	fs                                *flag.FlagSet
+}
+
+func (g *guardFlags) register(fs *flag.FlagSet) {
+	g.fs = fs
+	fs.DurationVar(&g.ttl, "ttl", 0, "lock TTL")
+	fs.DurationVar(&g.wait, "wait", 0, "keep trying until D has passed")
+	fs.DurationVar(&g.maxHold, "max-hold", 0, "stop extending after D")
+	fs.DurationVar(&g.margin, "margin", 0, "SIGTERM this long before the validity ends")
+	fs.DurationVar(&g.grace, "grace", 5*time.Second, "SIGTERM to SIGKILL delay")
+	fs.IntVar(&g.conflict, "conflict-exit-code", ExitNotHeld, "exit code when not acquired")
+	fs.StringVar(&g.owner, "owner", "", "owner label")
+}
+
+// check checks the flags that need no topology, and that a CMD was given.
+func (g *guardFlags) check(env *Env, cmd *Command, flags *flag.FlagSet, argv []string) (int, bool) {
+	switch {
+	case len(argv) == 0:
+		return usageErrorf(env, cmd, "missing CMD after --"), false
+	case g.wait < 0:
+		return usageErrorf(env, cmd, "-wait must not be negative, got %v", g.wait), false
+	case g.maxHold < 0:
+		return usageErrorf(env, cmd, "-max-hold must not be negative, got %v", g.maxHold), false
+	case g.grace < 0:
+		return usageErrorf(env, cmd, "-grace must not be negative, got %v", g.grace), false
+	case flagGiven(flags, "margin") && g.margin <= 0:
+		return usageErrorf(env, cmd, "-margin must be positive, got %v", g.margin), false
+	case g.conflict < 1 || g.conflict > 255:
+		return usageErrorf(env, cmd, "-conflict-exit-code must be in 1..255, got %d", g.conflict), false
+	case g.conflict != ExitNotHeld && runOwnCode(g.conflict):
+		return usageErrorf(env, cmd, "-conflict-exit-code %d is one of %s's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", g.conflict, cmd.Name), false
+	}
+	return checkTTLFlag(env, cmd, flags, g.ttl)
+}
+
+// deadlines computes the guard's timings for a hold of ttl.
+func (g *guardFlags) deadlines(env *Env, cmd *Command, s *lockSession, ttl time.Duration) (deadlines, int, bool) {
+	dl, err := runDeadlines(ttl, g.margin, g.grace, flagGiven(g.fs, "margin"))
+	if err != nil {
+		return dl, usageErrorf(env, cmd, "%v", err), false
+	}
+	if g.maxHold > 0 && g.maxHold-time.Millisecond-s.m.DriftBudget(g.maxHold) <= dl.margin {
+		return dl, usageErrorf(env, cmd, "-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", g.maxHold, dl.margin), false
+	}
+	if dl.clipped && flagGiven(g.fs, "grace") {
+		fmt.Fprintf(env.Stderr, "redlock %s: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
+			cmd.Name, g.grace, dl.margin, dl.lead, dl.grace)
+	}
+	return dl, ExitOK, true
+}
+
+// holdAndRun takes what acquire takes (what names it for messages), runs argv
+// under the guard while it holds, and releases it when argv ends: the body of run
+// and elect. acquire returns the lock and the variables to add to the command's
+// environment.
+func holdAndRun(ctx context.Context, env *Env, cmd *Command, s *lockSession, gf *guardFlags, dl deadlines, what string, argv []string,
+	acquire func(ctx context.Context) (*quorum.Lock, []string, error)) int {
 	// Signals are ours from here on: forwarded to the child once it runs.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -158,22 +220,17 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		}
 	}()
 
-	policy := s.cluster.PolicyFor(name)
-	opts := append(s.policyOptions(name, *owner), quorum.WithLossWatch(),
-		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: *maxHold}))
-	tctx, tcancel := context.WithTimeout(actx, addSat(*wait, cf.timeout))
-	l, err := waitAcquire(tctx, s.m, name, lockTTL, *wait, opts...)
-	tcancel()
+	l, extra, err := acquire(actx)
 	if err != nil {
 		if actx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "redlock run: interrupted before %s was acquired; nothing is left locked\n", escape.Text(name))
+			fmt.Fprintf(env.Stderr, "redlock %s: interrupted before %s was acquired; nothing is left locked\n", cmd.Name, what)
 			return ExitError
 		}
 		code := acquireExit(actx, err)
 		if code == ExitNotHeld {
-			code = *conflict
+			code = gf.conflict
 		}
-		fmt.Fprintf(env.Stderr, "redlock run: %s\n", escape.Text(s.redact(err.Error())))
+		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(s.redact(err.Error())))
 		return code
 	}
 	release := func() {
@@ -182,23 +239,23 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 		switch err := l.Release(rctx); {
 		case errors.Is(err, quorum.ErrPartialRelease):
 			// Released: deleted on every master that answered, a quorum.
-			fmt.Fprintf(env.Stderr, "redlock run: note: %s\n", escape.Text(s.redact(err.Error())))
+			fmt.Fprintf(env.Stderr, "redlock %s: note: %s\n", cmd.Name, escape.Text(s.redact(err.Error())))
 		case err != nil:
-			fmt.Fprintf(env.Stderr, "redlock run: release %s: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
+			fmt.Fprintf(env.Stderr, "redlock %s: release %s: %s\n", cmd.Name, what, escape.Text(s.redact(err.Error())))
 		}
 	}
 	cancel() // the signal goroutine exits; signals now go to the child
 	<-watching
 	if interrupted.Load() || ctx.Err() != nil {
 		release()
-		fmt.Fprintf(env.Stderr, "redlock run: interrupted before the command started; %s released\n", escape.Text(name))
+		fmt.Fprintf(env.Stderr, "redlock %s: interrupted before the command started; %s released\n", cmd.Name, what)
 		return ExitError
 	}
 	defer release()
-	if *maxHold > 0 {
-		dl.hard = holdEnd(l.Acquired(), *maxHold, s.m.DriftBudget(*maxHold))
+	if gf.maxHold > 0 {
+		dl.hard = holdEnd(l.Acquired(), gf.maxHold, s.m.DriftBudget(gf.maxHold))
 	}
-	return superviseRun(env, l, argv, dl, *maxHold, sigs)
+	return superviseRun(env, cmd.Name, l, argv, extra, dl, gf.maxHold, sigs)
 }
 
 // runOwnCode reports whether code is one that run exits with for its own reasons
