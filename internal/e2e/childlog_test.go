@@ -60,7 +60,7 @@ func childMain(args []string) int {
 	}
 	defer f.Close()
 	attrs := []string{"pid=" + strconv.Itoa(os.Getpid())}
-	for _, k := range []string{"REDLOCK_NAME", "REDLOCK_FENCE", "REDLOCK_TERM", "REDLOCK_VALUE", "REDLOCK_PERMIT", "REDLOCK_NAMES"} {
+	for _, k := range []string{"REDLOCK_NAME", "REDLOCK_FENCE", "REDLOCK_TERM", "REDLOCK_VALUE", "REDLOCK_PERMIT", "REDLOCK_PERMITS", "REDLOCK_NAMES", "REDLOCK_SHARED"} {
 		if v, ok := os.LookupEnv(k); ok {
 			attrs = append(attrs, strings.ToLower(strings.TrimPrefix(k, "REDLOCK_"))+"="+strings.ReplaceAll(v, " ", ","))
 		}
