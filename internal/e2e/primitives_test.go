@@ -217,6 +217,7 @@ func TestBlackBoxElectOneAtATimeAndLeaderWatchSeesEachChange(t *testing.T) {
 	assert.Equal(t, 0, watch.wait(t, 10*time.Second), "leader -watch ends with 0 on Ctrl-C: %s", watch.stderr)
 
 	spans := readSpans(t, file)
+	t.Logf("children: %v\nleader -watch:\n%s", spans, watch.stdout)
 	require.Len(t, spans, 3, "three leaders, one after another")
 	spans[0].End = min(spans[0].End, firstGone) // SIGKILLed: it ended no later than seen gone
 	n, at := maxConcurrent(spans)
