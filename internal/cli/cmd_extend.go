@@ -14,7 +14,7 @@ import (
 var extendCmd = &Command{
 	Name:     "extend",
 	Synopsis: "extend a lock we hold",
-	Usage: `Usage: redlock extend NAME [-token TOKEN | -token - | -token-file PATH] [-ttl D] [-json] [-config PATH] [-var name=value] [-timeout D]
+	Usage: `Usage: redlock extend NAME [NAME...] [-token TOKEN | -token - | -token-file PATH] [-ttl D] [-json] [-config PATH] [-var name=value] [-timeout D]
 
 Resets the TTL of the lock NAME on every master where it still holds TOKEN (the
 line printed by 'redlock acquire'). It never recreates a key that expired, so an
@@ -23,6 +23,10 @@ what is left only lowers the reported validity (use force-expire or release to
 end a lock early). The new validity goes to stderr, or with
 -json to stdout as one JSON document (name, key, extended, valid_until,
 validity_ms, votes).
+
+It extends whatever the token took: every name of a multi-name hold (give all of
+its names, in any order), the permit of a semaphore that the token holds, or a
+shared hold; the token says which.
 
 Flags:
 ` + tokenUsage + `
@@ -45,13 +49,15 @@ func init() {
 
 // extendJSON is the -json output of extend.
 type extendJSON struct {
-	Name       string      `json:"name"`
-	Key        string      `json:"key"`
-	Extended   bool        `json:"extended"`
-	ValidUntil *time.Time  `json:"valid_until,omitempty"`
-	ValidityMS int64       `json:"validity_ms"`
-	Error      string      `json:"error,omitempty"`
-	Votes      *reportJSON `json:"votes,omitempty"`
+	Name       string     `json:"name"`
+	Key        string     `json:"key"`
+	Extended   bool       `json:"extended"`
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	ValidityMS int64      `json:"validity_ms"`
+	// Names are every name of a multi-name hold (absent for one name).
+	Names []string    `json:"names,omitempty"`
+	Error string      `json:"error,omitempty"`
+	Votes *reportJSON `json:"votes,omitempty"`
 }
 
 func runExtend(ctx context.Context, env *Env, args []string) int {
@@ -63,7 +69,7 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 	tf.register(fs)
 	ttl := fs.Duration("ttl", 0, "new TTL")
 	asJSON := cf.jsonFlag(fs, "JSON output")
-	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
+	names, _, code, ok := parseLockNames(env, cmd, fs, args, true)
 	if !ok {
 		return code
 	}
@@ -83,7 +89,8 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer s.close()
-	lockTTL, code := s.ttlFor(env, cmd, name, *ttl, flagGiven(fs, "ttl"))
+	name := names[0]
+	lockTTL, code := s.ttlForAll(env, cmd, names, *ttl, flagGiven(fs, "ttl"))
 	if code != ExitOK {
 		return code
 	}
@@ -92,12 +99,18 @@ func runExtend(ctx context.Context, env *Env, args []string) int {
 	}
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	until, rep, err := s.m.ExtendToken(cctx, name, token, lockTTL)
+	until, rep, err := s.m.ExtendHeld(cctx, names, token, lockTTL)
 	out := extendJSON{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}
+	if len(names) > 1 {
+		out.Names = names
+	}
 	code = ExitOK
 	if err != nil {
 		out.Error = s.redact(err.Error())
 		code = ExitError
+		if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
+			return usageErrorf(env, cmd, "%s", escape.Text(out.Error))
+		}
 		if errors.Is(err, quorum.ErrLost) {
 			code = ExitLost
 		}

@@ -12,12 +12,17 @@ import (
 var releaseCmd = &Command{
 	Name:     "release",
 	Synopsis: "release a lock we hold",
-	Usage: `Usage: redlock release NAME [-token TOKEN | -token - | -token-file PATH] [-json] [-config PATH] [-var name=value] [-timeout D]
+	Usage: `Usage: redlock release NAME [NAME...] [-token TOKEN | -token - | -token-file PATH] [-json] [-config PATH] [-var name=value] [-timeout D]
 
 Deletes the lock NAME on every master where it still holds TOKEN
 (compare-and-delete: another owner's lock is never touched). A lock that already
 expired is not an error. Per master it reports released, missing, foreign (held
 by another owner) or the error; with -json as one JSON document.
+
+It releases whatever the token took: every name of a multi-name hold (give all
+of its names, in any order), the permit of a semaphore that the token holds (the
+other permits are untouched), or a shared hold (the other shared holders keep
+theirs); the token says which.
 
 Flags:
 ` + tokenUsage + `
@@ -66,7 +71,7 @@ func runRelease(ctx context.Context, env *Env, args []string) int {
 	var tf tokenFlags
 	tf.register(fs)
 	asJSON := cf.jsonFlag(fs, "JSON output")
-	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
+	names, _, code, ok := parseLockNames(env, cmd, fs, args, true)
 	if !ok {
 		return code
 	}
@@ -85,7 +90,11 @@ func runRelease(ctx context.Context, env *Env, args []string) int {
 	defer s.close()
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	rep, err := s.m.ReleaseToken(cctx, name, token)
+	name := names[0]
+	rep, err := s.m.ReleaseHeld(cctx, names, token)
+	if errors.Is(err, quorum.ErrInvalidOption) {
+		return usageErrorf(env, cmd, "%s", escape.Text(s.redact(err.Error())))
+	}
 	code = s.finishDelete(env, cmd, name, rep, err, *asJSON, releaseWords)
 	if code == ExitOK && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
 		fmt.Fprintf(env.Stderr, "redlock release: %s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there\n",
