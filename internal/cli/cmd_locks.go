@@ -23,6 +23,13 @@ the owner (decoded from values written by redlock) or the library that wrote it
 (redsync, node-redlock, redlock.net/pottery, redisson), and per master the value
 (shortened: full values are secrets of their owners) and PTTL.
 
+Each row is a primitive, shown for what it is (KIND): a plain lock; a multi-name
+hold (its names under one token, each name below it); a semaphore (holders k/N,
+each permit below it); a shared hold (its holders and their count, each below it,
+and whether an exclusive holder waits); an election's leader (its value and
+term, read from a quorum as 'redlock leader' does). With -json, "locks" lists
+the keys and "primitives" the same rows.
+
 States:
   held       one value on a quorum of masters, with validity left
   partial    one value on fewer than a quorum (a round in progress, or leftovers
@@ -116,7 +123,9 @@ type listingJSON struct {
 	Answered   int                `json:"answered"`
 	Masters    []masterAnswerJSON `json:"masters"`
 	Locks      []lockJSON         `json:"locks"`
-	Error      string             `json:"error,omitempty"`
+	// Primitives are the locks seen as what wrote them (prim_view.go).
+	Primitives []primitiveJSON `json:"primitives"`
+	Error      string          `json:"error,omitempty"`
 }
 
 func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
@@ -160,7 +169,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 
 func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
 	out := listingJSON{ObservedAt: lst.ObservedAt, Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Answered: lst.Answered(),
-		Locks: []lockJSON{}}
+		Locks: []lockJSON{}, Primitives: []primitiveJSON{}}
 	for _, a := range lst.Masters {
 		out.Masters = append(out.Masters, masterAnswerJSON{Master: a.Master, Answered: a.Answered, Error: s.redact(a.Error), Keys: a.Keys, LatencyMS: ms(a.Latency)})
 	}
@@ -210,7 +219,7 @@ func validityText(li *quorum.LockInfo) string {
 
 // printLocks writes the listing as a table, with one line per master under each lock.
 func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
-	s.printLockTable(w, lst, lockSeq(lst))
+	s.printLockTable(w, lst, lockSeq(lst), nil)
 }
 
 func runLocks(ctx context.Context, env *Env, args []string) int {
@@ -236,12 +245,13 @@ func runLocks(ctx context.Context, env *Env, args []string) int {
 	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
 	lst, locks, err := s.m.InspectStream(cctx, *match)
+	prims := s.primitiveKeys(cctx, env, cmd.Name, lst)
 	if *asJSON {
-		if werr := s.writeListingJSON(env.Stdout, lst, locks, err); werr != nil {
+		if werr := s.writeListingJSON(env.Stdout, lst, locks, err, prims); werr != nil {
 			return s.fail(env, cmd, werr)
 		}
 	} else {
-		s.printLockTable(env.Stdout, lst, locks)
+		s.printLockTable(env.Stdout, lst, locks, prims)
 	}
 	for _, a := range lst.Masters {
 		if !a.Answered && err == nil {

@@ -51,7 +51,9 @@ type snapshotJSON struct {
 	Healthy int          `json:"healthy"`
 	Nodes   []healthJSON `json:"nodes"`
 	Locks   []lockJSON   `json:"locks"`
-	Error   string       `json:"error,omitempty"`
+	// Primitives are the locks seen as what wrote them (prim_view.go).
+	Primitives []primitiveJSON `json:"primitives"`
+	Error      string          `json:"error,omitempty"`
 }
 
 func runWatch(ctx context.Context, env *Env, args []string) int {
@@ -104,7 +106,7 @@ func runWatch(ctx context.Context, env *Env, args []string) int {
 func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match string, timeout time.Duration) snapshotJSON {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	snap := snapshotJSON{Time: time.Now(), Quorum: s.cluster.Quorum(), Total: len(s.cluster.Masters), Locks: []lockJSON{}}
+	snap := snapshotJSON{Time: time.Now(), Quorum: s.cluster.Quorum(), Total: len(s.cluster.Masters), Locks: []lockJSON{}, Primitives: []primitiveJSON{}}
 	var nodes []topology.NodeHealth
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -116,6 +118,11 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 	wg.Wait()
 	if lst != nil {
 		snap.Locks = s.listingJSON(lst, err).Locks
+		prims, perr := s.m.Primitives(cctx, lst)
+		snap.Primitives = s.primitivesJSON(prims)
+		if err == nil {
+			err = perr
+		}
 	}
 	if err != nil {
 		snap.Error = s.redact(err.Error())

@@ -59,7 +59,7 @@ func TestWriteListingJSONMatchesWholeDocument(t *testing.T) {
 				require.NoError(t, writeDoc(&want, s.listingJSON(lst, lerr)))
 				head := *lst
 				head.Locks = nil
-				require.NoError(t, s.writeListingJSON(&got, &head, lockSeq(lst), lerr))
+				require.NoError(t, s.writeListingJSON(&got, &head, lockSeq(lst), lerr, nil))
 				assert.Equal(t, want.String(), got.String())
 			})
 		}
