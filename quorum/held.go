@@ -63,7 +63,7 @@ func (m *Manager) ReleaseHeld(ctx context.Context, names []string, token string)
 			best = rep
 		}
 	}
-	return best, partialError(best)
+	return best, releaseError(best, time.Time{})
 }
 
 // HeldKind returns the primitive that wrote token ("" for a plain lock or a
@@ -129,4 +129,53 @@ func (m *Manager) heldLocks(names []string, token string) ([]*Lock, error) {
 		return nil, fmt.Errorf("%w: a leadership's token: it ends with its candidate process (elect), or with its TTL", ErrInvalidOption)
 	}
 	return []*Lock{lock(m.Key(name), nil)}, nil
+}
+
+// ForceExpireListed is ForceExpireSeen for any name a listing shows, the keys of
+// the primitives included: a permit slot (NAME:permit:I) and a leadership
+// (NAME:leader) are deleted on each master only where they still hold the value
+// seen there, and the wake-up goes to the primitive's channel (the semaphore's
+// waiters, the election's candidates and observers). A shared key (a sorted set)
+// is deleted where it is still one, its members not compared: to remove one shared
+// holder, ReleaseHeld its value. A leader's record and an exclusive waiter's
+// marker are refused (ErrInvalidOption): they go with their primitive.
+func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*Report, error) {
+	typ := ""
+	for _, sn := range seen {
+		if sn.Type != "" {
+			typ = sn.Type
+			break
+		}
+	}
+	kc := ClassifyKey(listed, typ)
+	var channel string
+	switch kc.Kind {
+	case KeyPermit:
+		if err := checkName(kc.Name); err != nil {
+			return nil, err
+		}
+		channel = wakeChannel(m.Key(kc.Name) + permitBase)
+	case KeyLeader:
+		if err := checkName(kc.Name); err != nil {
+			return nil, err
+		}
+		channel = wakeChannel(m.Key(listed))
+	case KeyTerm, KeyFence, KeyQueue, KeyWriterWaiting:
+		return nil, fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidOption, listed, kc.Kind, kc.Name, kc.Name)
+	default:
+		return m.ForceExpireSeen(ctx, listed, seen)
+	}
+	key := m.Key(listed)
+	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
+		sn := seen[n.name]
+		if sn.Type == "" {
+			return OutcomeMissing, nil
+		}
+		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, sn.Value, channel, sn.Type).Int64()
+		if err != nil {
+			return OutcomeError, err
+		}
+		return outcomeOf(r), nil
+	})
+	return rep, releaseError(rep, time.Time{})
 }

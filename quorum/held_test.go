@@ -73,3 +73,50 @@ func TestHeldRefusesWhatTheTokenDoesNotHold(t *testing.T) {
 	_, _, err = m.ExtendHeld(ctx, []string{"r-p"}, plain.Token(), 0)
 	assert.Error(t, err, "the TTL is checked before any I/O")
 }
+
+// A force-expire of a permit or a leadership deletes what was seen, never what
+// came after, and wakes the primitive's holder (the leader learns it lost).
+func TestForceExpireListedPrimitiveKeys(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	p, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, WithPermits(2))
+	require.NoError(t, err)
+	seenOf := func(key string) map[string]Seen {
+		out := map[string]Seen{}
+		for name, v := range keysOn(t, c, key) {
+			out[name] = Seen{Type: "string", Value: v}
+		}
+		return out
+	}
+	seen := seenOf("lock:fx-sem:permit:0")
+	rep, err := m.ForceExpireListed(ctx, "fx-sem:permit:0", seen)
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Votes)
+	assert.Empty(t, keysOn(t, c, "lock:fx-sem:permit:0"))
+	assert.ErrorIs(t, p.Extend(ctx, time.Second), ErrLost)
+
+	q, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, WithPermits(2))
+	require.NoError(t, err)
+	rep, err = m.ForceExpireListed(ctx, "fx-sem:permit:0", seen)
+	require.NoError(t, err)
+	assert.Equal(t, 0, rep.Votes, "the permit changed hands since it was seen: kept")
+	assert.Len(t, keysOn(t, c, "lock:fx-sem:permit:0"), 3)
+	require.NoError(t, q.Release(ctx))
+
+	e, err := m.Election("fx-el")
+	require.NoError(t, err)
+	lead, err := e.Campaign(ctx, "v", 5*time.Second, WithLossWatch())
+	require.NoError(t, err)
+	rep, err = m.ForceExpireListed(ctx, "fx-el:leader", seenOf("lock:fx-el:leader"))
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Votes)
+	select {
+	case <-lead.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the leader did not learn it was deposed")
+	}
+	_, err = e.Leader(ctx)
+	assert.ErrorIs(t, err, ErrNoLeader)
+	_, err = m.ForceExpireListed(ctx, "fx-el:leader:term", map[string]Seen{"a": {Type: "hash"}})
+	assert.ErrorIs(t, err, ErrInvalidOption, "a leader's record goes with its leadership")
+}

@@ -30,6 +30,13 @@ changed hands in between, nothing of the new holder is deleted: it says who hold
 it now and exits 1. With -token (or $REDLOCK_TOKEN) only keys that hold TOKEN are
 deleted. Per master it reports what it deleted; with -json as one JSON document.
 
+NAME may be a primitive: a semaphore (every permit shown is deleted; with -token
+only that holder's permit), a shared hold (each holder shown is removed, one by
+one, never one that came after; with -token only that holder), an election (the
+leadership shown is deleted: the leader's command is stopped at once and the next
+candidate is elected under a higher term), or one name of a multi-name hold (every
+name of the hold is deleted, as shown). With -json, "parts" reports each key.
+
 Flags:
 ` + tokenUsage + `
   -yes         do not ask
@@ -85,6 +92,17 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 	}
 	defer s.close()
 	name = s.shownName(ctx, name, cf.timeout)
+	pctx, pcancel := context.WithTimeout(ctx, cf.timeout)
+	p, plst, perr := s.primitiveOf(pctx, name)
+	pcancel()
+	if perr != nil {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", escapeLines(s.redact(perr.Error())))
+	}
+	if p != nil {
+		return s.forceExpirePrimitive(ctx, env, cmd, p, plst, token, *yes, *asJSON, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(ctx, cf.timeout)
+		})
+	}
 	failJSON := func(why string) {
 		if *asJSON {
 			_ = writeDoc(env.Stdout, releaseJSON{Name: name, Key: s.m.Key(name), Error: why})

@@ -48,10 +48,14 @@ func init() {
 
 // releaseJSON is the -json output of release and force-expire.
 type releaseJSON struct {
-	Name    string `json:"name"`
-	Key     string `json:"key"`
-	Deleted int    `json:"deleted"`
-	Error   string `json:"error,omitempty"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
+	// Kind is the primitive force-expire deleted, when not a plain lock; Parts
+	// report each of its keys (or shared holders).
+	Kind    string        `json:"kind,omitempty"`
+	Parts   []releaseJSON `json:"parts,omitempty"`
+	Deleted int           `json:"deleted"`
+	Error   string        `json:"error,omitempty"`
 	// Note names the masters a release could not reach when a quorum answered.
 	Note  string      `json:"note,omitempty"`
 	Votes *reportJSON `json:"votes,omitempty"`

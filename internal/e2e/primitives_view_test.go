@@ -111,3 +111,57 @@ func TestLocksShowEachPrimitiveAsTheMastersHoldIt(t *testing.T) {
 	assert.Equal(t, 3, r.code, "nobody leads after the leader resigned: %s", r.stdout)
 	checkDoc(t, "leader", r.stdout)
 }
+
+// force-expire of a primitive deletes what it showed of it: every permit, every
+// shared holder, every name of a multi-name hold, the leadership (the leader's
+// command is stopped and the next candidate elected); with -token only that
+// holder's part.
+func TestForceExpirePrimitives(t *testing.T) {
+	e := newEnv(t)
+	acq := func(args ...string) string {
+		t.Helper()
+		r := e.run(append([]string{"acquire"}, args...)...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		return strings.TrimSpace(r.stdout)
+	}
+	fx := func(args ...string) map[string]any {
+		t.Helper()
+		r := e.run(append([]string{"force-expire"}, append(args, "-yes", "-json")...)...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		return checkDoc(t, "force-expire", r.stdout)
+	}
+	acq("sem", "-permits", "3", "-ttl", "8s")
+	second := acq("sem", "-permits", "3", "-ttl", "8s")
+	doc := fx("sem", "-token", second)
+	assert.Equal(t, "semaphore", doc["kind"])
+	assert.Len(t, e.keys("lock:sem:permit:0"), 5, "-token: the other permit is kept")
+	assert.Empty(t, e.keys("lock:sem:permit:1"))
+	fx("sem")
+	assert.Empty(t, e.keys("lock:sem:permit:0"))
+
+	acq("doc", "-shared", "-ttl", "8s")
+	acq("doc", "-shared", "-ttl", "8s")
+	doc = fx("doc")
+	assert.Equal(t, "shared", doc["kind"])
+	assert.Len(t, doc["parts"], 2, "each holder removed")
+	assert.Empty(t, e.keys("lock:doc"))
+	r := e.run("acquire", "doc", "-ttl", "1s")
+	assert.Equal(t, 0, r.code, "the name is free: %s", r.stderr)
+
+	acq("x", "y", "z", "-ttl", "8s")
+	doc = fx("y")
+	assert.Equal(t, "multi", doc["kind"])
+	for _, k := range []string{"lock:x", "lock:y", "lock:z"} {
+		assert.Empty(t, e.keys(k), "every name of the hold: %s", k)
+	}
+
+	file := logFile(t)
+	el := e.start(append([]string{"elect", "crond", "-ttl", "8s", "--"}, childArgv(t, "l0", file, 0)...)...)
+	e.waitKey("lock:crond:leader")
+	require.Eventually(t, func() bool { return len(readSpans(t, file)) == 1 }, 10*time.Second, 10*time.Millisecond)
+	doc = fx("crond")
+	assert.Equal(t, "leader", doc["kind"])
+	assert.Equal(t, 4, el.wait(t, 10*time.Second), "the deposed leader's elect reports the loss: %s", el.stderr)
+	spans := readSpans(t, file)
+	assert.Equal(t, "term", spans[0].Why, "the leader's command got SIGTERM")
+}
