@@ -89,7 +89,7 @@ func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, er
 	}
 	for i := range lst.Locks {
 		li := &lst.Locks[i]
-		kc := ClassifyKey(li.Name, keyType(li))
+		kc := ClassifyKey(li.Name, li.KeyType())
 		switch kc.Kind {
 		case KeyTerm, KeyFence, KeyQueue:
 			continue // a leader's record, counters, queues: part of their primitive
@@ -174,8 +174,9 @@ func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, er
 	return out, errors.Join(errs...)
 }
 
-// keyType is the Redis type of a listed key (the first master that has it).
-func keyType(li *LockInfo) string {
+// KeyType is the Redis type of a listed key as the first master that has it
+// reports it ("string", "zset", "hash", ...; "" when no master has it).
+func (li *LockInfo) KeyType() string {
 	for _, mv := range li.Masters {
 		if mv.Present && mv.Type != "" {
 			return mv.Type
