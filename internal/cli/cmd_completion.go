@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,7 +108,10 @@ func commandFlags(cmd *Command) []string {
 }
 
 // lockNameCommands take a lock NAME as their argument.
-var lockNameCommands = map[string]bool{"acquire": true, "extend": true, "release": true, "run": true, "force-expire": true}
+var lockNameCommands = map[string]bool{"acquire": true, "extend": true, "release": true, "run": true, "force-expire": true, "elect": true, "leader": true}
+
+// multiNameCommands take several lock NAMEs (before "--").
+var multiNameCommands = map[string]bool{"acquire": true, "extend": true, "release": true, "run": true}
 
 func runComplete(ctx context.Context, env *Env, args []string) int {
 	if len(args) == 0 {
@@ -151,8 +155,9 @@ func runComplete(ctx context.Context, env *Env, args []string) int {
 		}
 		return ExitOK
 	}
-	if lockNameCommands[cmd.Name] && !hasPositional(args[1:len(args)-1]) {
-		for _, n := range liveNames(ctx, env, args[1:len(args)-1], cur) {
+	words := args[1 : len(args)-1]
+	if lockNameCommands[cmd.Name] && (!hasPositional(words) || multiNameCommands[cmd.Name] && !slices.Contains(words, "--")) {
+		for _, n := range liveNames(ctx, env, words, cur, cmd.Name == "elect" || cmd.Name == "leader") {
 			fmt.Fprintln(env.Stdout, n)
 		}
 	}
@@ -180,7 +185,7 @@ func hasPositional(words []string) bool {
 
 func boolFlag(f string) bool {
 	switch strings.TrimLeft(f, "-") {
-	case "json", "yes", "read-only", "embedded", "quiet", "fair", "check", "diff", "auto-approve", "detailed-exitcode", "recursive":
+	case "json", "yes", "read-only", "embedded", "quiet", "fair", "check", "diff", "auto-approve", "detailed-exitcode", "recursive", "shared", "watch":
 		return true
 	}
 	return false
@@ -188,8 +193,9 @@ func boolFlag(f string) bool {
 
 // liveNames lists the lock names starting with prefix, read from the masters of
 // the topology the words name (or the default one), within a second; nothing when
-// there is no topology or no answer.
-func liveNames(ctx context.Context, env *Env, words []string, prefix string) []string {
+// there is no topology or no answer. A semaphore's permits and a shared key give
+// their name; with elections, only the names of elections are listed.
+func liveNames(ctx context.Context, env *Env, words []string, prefix string, elections bool) []string {
 	var cf common
 	fs := newFlagSet(completeCmd)
 	cf.register(fs, env)
@@ -218,8 +224,13 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string) []s
 	}
 	var out []string
 	for _, li := range lst.Locks {
-		if shellSafe(li.Name) {
-			out = append(out, li.Name)
+		kc := quorum.ClassifyKey(li.Name, li.KeyType())
+		switch {
+		case elections != (kc.Kind == quorum.KeyLeader):
+		case kc.Kind == quorum.KeyLock, kc.Kind == quorum.KeyShared, kc.Kind == quorum.KeyPermit, kc.Kind == quorum.KeyLeader:
+			if shellSafe(kc.Name) && strings.HasPrefix(kc.Name, prefix) && !slices.Contains(out, kc.Name) {
+				out = append(out, kc.Name)
+			}
 		}
 	}
 	return out
