@@ -122,6 +122,8 @@ func runElect(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "redlock elect: campaigning for %s: %s leads (term %d)\n", escape.Text(name), escape.Line(li.Value, 80), li.Term)
 	} else if errors.Is(err, quorum.ErrNoLeader) {
 		fmt.Fprintf(env.Stderr, "redlock elect: campaigning for %s: nobody leads\n", escape.Text(name))
+	} else {
+		fmt.Fprintf(env.Stderr, "redlock elect: campaigning for %s, although the leader could not be read: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
 	}
 	rcancel()
 	opts := []quorum.LockOption{quorum.WithLossWatch(),

@@ -327,7 +327,7 @@ func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []
 			who := "nobody leads"
 			if l := p.Leader; l != nil {
 				who = escape.Line(l.Value, 60)
-				if l.Owner != nil {
+				if l.Owner != nil && l.Value != fmt.Sprintf("%s pid %d", l.Owner.Host, l.Owner.PID) {
 					who += " (" + escape.Line(fmt.Sprintf("%s pid %d", l.Owner.Host, l.Owner.PID), 40) + ")"
 				}
 			}
