@@ -165,7 +165,12 @@ func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map
 	default:
 		return m.ForceExpireSeen(ctx, listed, seen)
 	}
-	key := m.Key(listed)
+	return m.forceExpireSeenKey(ctx, m.Key(listed), channel, seen)
+}
+
+// forceExpireSeenKey deletes key on each master where it still holds what was
+// seen there (ForceExpireSeen), publishing on channel where it deleted.
+func (m *Manager) forceExpireSeenKey(ctx context.Context, key, channel string, seen map[string]Seen) (*Report, error) {
 	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
 		sn := seen[n.name]
 		if sn.Type == "" {

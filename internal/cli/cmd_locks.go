@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -215,11 +214,6 @@ func validityText(li *quorum.LockInfo) string {
 		return human.Duration(li.Validity)
 	}
 	return "-"
-}
-
-// printLocks writes the listing as a table, with one line per master under each lock.
-func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
-	s.printLockTable(w, lst, lockSeq(lst), nil)
 }
 
 func runLocks(ctx context.Context, env *Env, args []string) int {

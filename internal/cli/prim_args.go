@@ -233,13 +233,7 @@ func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait t
 			err = fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
 		}
 	}
-	if err == nil && ctx.Err() != nil { // interrupted as the round succeeded
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		defer cancel()
-		_ = l.Release(rctx)
-		return nil, fmt.Errorf("%w: %w", quorum.ErrNotAcquired, context.Cause(ctx))
-	}
-	return l, err
+	return releaseIfInterrupted(ctx, l, err)
 }
 
 // kindEnv is what a command run under a primitive learns besides run's usual
