@@ -202,14 +202,26 @@ func TestBlackBoxElectOneAtATimeAndLeaderWatchSeesEachChange(t *testing.T) {
 		i := int(s.ID[1] - '0')
 		return cands[i]
 	}
+	// watched waits until leader -watch has shown s's leadership: each leader is
+	// deposed only once the watch saw it, so the test asks "every change is
+	// shown", not "a leadership of a few milliseconds is caught by a poll".
+	watched := func(s span) {
+		t.Helper()
+		want := fmt.Sprintf(`"value":"10.0.0.%c:8080","term":%s,`, s.ID[1]+1, s.Attrs["term"])
+		require.Eventually(t, func() bool { return strings.Contains(watch.stdout.String(), want) }, 10*time.Second, 10*time.Millisecond,
+			"leader -watch never showed %s:\n%s", want, watch.stdout)
+	}
 	first := leaderAt(1)
+	watched(first)
 	require.NoError(t, candOf(first).cmd.Process.Signal(syscall.SIGKILL))
 	firstGone := waitGone(t, first)
 	e.c.Servers[len(e.c.Servers)-1].Kill()
 	second := leaderAt(2)
+	watched(second)
 	require.NoError(t, candOf(second).cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, 0, candOf(second).wait(t, 30*time.Second), "a leader stopped with SIGTERM passes its CMD's status: %s", candOf(second).stderr)
 	third := leaderAt(3)
+	watched(third)
 	require.NoError(t, candOf(third).cmd.Process.Signal(syscall.SIGTERM))
 	candOf(third).wait(t, 30*time.Second)
 	time.Sleep(300 * time.Millisecond) // the watch sees the resignation
