@@ -85,6 +85,9 @@ func newEnv(t *testing.T) *env {
   lock "fenced/*" {
     fencing = true
   }
+  lock "pool/*" {
+    permits = 2
+  }
 }
 `)
 	path := filepath.Join(t.TempDir(), "redlock.hcl")

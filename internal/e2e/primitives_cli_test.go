@@ -81,6 +81,24 @@ func TestAcquireExtendReleasePrimitives(t *testing.T) {
 	assert.Equal(t, 3, r.code, "a shared hold waits for the exclusive holder")
 }
 
+// permits = N in a lock policy makes every acquire and run of a matching name
+// take a permit; -permits overrides it.
+func TestPolicyPermits(t *testing.T) {
+	e := newEnv(t)
+	for i := range 2 {
+		r := e.run("acquire", "pool/a", "-ttl", "5s", "-json")
+		require.Equal(t, 0, r.code, r.stderr)
+		doc := checkDoc(t, "acquire", r.stdout)
+		assert.Equal(t, "2", fmt.Sprint(doc["permits"]))
+		assert.Equal(t, fmt.Sprint(i), fmt.Sprint(doc["permit"]))
+	}
+	r := e.run("acquire", "pool/a")
+	assert.Equal(t, 3, r.code, "both permits of the policy are taken: %s", r.stderr)
+	r = e.run("run", "pool/a", "-permits", "3", "--", "sh", "-c", "echo $REDLOCK_PERMIT/$REDLOCK_PERMITS")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "2/3\n", r.stdout, "-permits overrides the policy")
+}
+
 func TestPrimitiveUsageErrors(t *testing.T) {
 	e := newEnv(t)
 	tests := []struct {
@@ -98,6 +116,8 @@ func TestPrimitiveUsageErrors(t *testing.T) {
 		{[]string{"elect", "a"}, "missing CMD"},
 		{[]string{"leader"}, "missing lock NAME"},
 		{[]string{"acquire", "x:leader"}, "x:leader"},
+		{[]string{"acquire", "pool/a", "-shared"}, "semaphore of 2 permits"},
+		{[]string{"acquire", "pool/a", "b"}, "semaphore of 2 permits"},
 	}
 	for _, tt := range tests {
 		r := e.run(tt.args...)
