@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -99,7 +100,7 @@ func printLeader(w io.Writer, d leaderJSON, err error, oneLine bool) {
 		switch {
 		case d.Leading:
 			fmt.Fprintf(w, "%s  %s  term %d  %s  (%s; %d/%d masters, valid %v)\n", stamp, name, d.Term, escape.Line(d.Value, 80),
-				leaderHolder(d.Owner), d.Votes, d.Total, (time.Duration(d.ValidityMS) * time.Millisecond).String())
+				leaderHolder(d.Owner), d.Votes, d.Total, human.Duration(time.Duration(d.ValidityMS)*time.Millisecond))
 		case err != nil && !errors.Is(err, quorum.ErrNoLeader):
 			fmt.Fprintf(w, "%s  %s  read failed: %s\n", stamp, name, escape.Text(d.Error))
 		default:
@@ -116,7 +117,7 @@ func printLeader(w io.Writer, d leaderJSON, err error, oneLine bool) {
 	if d.Since != nil {
 		fmt.Fprintf(w, "  since    %s (%v ago)\n", d.Since.Format(time.RFC3339), time.Since(*d.Since).Round(time.Second))
 	}
-	fmt.Fprintf(w, "  validity %v (%d of %d masters, quorum %d)\n", time.Duration(d.ValidityMS)*time.Millisecond, d.Votes, d.Total, d.Quorum)
+	fmt.Fprintf(w, "  validity %s (%d of %d masters, quorum %d)\n", human.Duration(time.Duration(d.ValidityMS)*time.Millisecond), d.Votes, d.Total, d.Quorum)
 	fmt.Fprintf(w, "  holder   %s\n", leaderHolder(d.Owner))
 }
 

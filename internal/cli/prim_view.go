@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -359,7 +360,7 @@ func printMasters(tw io.Writer, li *quorum.LockInfo) {
 		default:
 			pttl := "no ttl"
 			if mv.PTTL >= 0 {
-				pttl = mv.PTTL.Round(time.Millisecond).String()
+				pttl = human.Duration(mv.PTTL)
 			}
 			val := escape.Line(quorum.Redact(mv.Value), 60)
 			if mv.Type != "string" {
@@ -387,7 +388,7 @@ func msText(v int64) string {
 	case v == 0:
 		return "-"
 	}
-	return (time.Duration(v) * time.Millisecond).String()
+	return human.Duration(time.Duration(v) * time.Millisecond)
 }
 
 // listedType is the Redis type of a listed key (the first master that has it).
