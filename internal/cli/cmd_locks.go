@@ -22,12 +22,14 @@ the owner (decoded from values written by redlock) or the library that wrote it
 (redsync, node-redlock, redlock.net/pottery, redisson), and per master the value
 (shortened: full values are secrets of their owners) and PTTL.
 
-Each row is a primitive, shown for what it is (KIND): a plain lock; a multi-name
-hold (its names under one token, each name below it); a semaphore (holders k/N,
-each permit below it); a shared hold (its holders and their count, each below it,
-and whether an exclusive holder waits); an election's leader (its value and
-term, read from a quorum as 'redlock leader' does). With -json, "locks" lists
-the keys and "primitives" the same rows.
+Plain locks are listed first, as they are read (a listing of 100,000 locks is
+never held whole). The keys of the other primitives follow in a table of their
+own, each shown for what it is (KIND): a multi-name hold (its names under one
+token, each name below it); a semaphore (holders k/N, each permit below it); a
+shared hold (its holders and their count, each below it, and whether an
+exclusive holder waits); an election's leader (its value and term, read from a
+quorum as 'redlock leader' does). With -json, "locks" lists every key and
+"primitives" the same groups.
 
 States:
   held       one value on a quorum of masters, with validity left

@@ -208,7 +208,7 @@ func isPrimitiveKey(li *quorum.LockInfo) bool {
 	if li.Owner != nil && li.Owner.Kind == "multi" {
 		return true
 	}
-	switch quorum.ClassifyKey(li.Name, listedType(li)).Kind {
+	switch quorum.ClassifyKey(li.Name, li.KeyType()).Kind {
 	case quorum.KeyLock, quorum.KeyOther, quorum.KeyFence, quorum.KeyQueue:
 		return false
 	}
@@ -389,14 +389,4 @@ func msText(v int64) string {
 		return "-"
 	}
 	return human.Duration(time.Duration(v) * time.Millisecond)
-}
-
-// listedType is the Redis type of a listed key (the first master that has it).
-func listedType(li *quorum.LockInfo) string {
-	for _, mv := range li.Masters {
-		if mv.Present && mv.Type != "" {
-			return mv.Type
-		}
-	}
-	return ""
 }
