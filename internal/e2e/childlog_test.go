@@ -318,16 +318,6 @@ func (b *background) wait(t *testing.T, d time.Duration) int {
 	}
 }
 
-// exited reports whether the process has ended.
-func (b *background) exited() bool {
-	select {
-	case <-b.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // lockedBuffer is a buffer that the exec package's copying goroutine writes
 // while a test reads it.
 type lockedBuffer struct {
