@@ -119,13 +119,17 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 // against the plain locks); the primitives follow in a table of their own.
 func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo], prims *primitiveKeys) {
 	t := &blockTable{w: bufio.NewWriterSize(w, 64<<10)}
-	t.row("NAME", "STATE", "VOTES", "VALIDITY", "HOLDER")
-	n, inBlock := 0, 0
+	header := func() { t.row("NAME", "STATE", "VOTES", "VALIDITY", "HOLDER") }
+	n, plain, inBlock := 0, 0, 0
 	for li := range locks {
 		if prims.keep(li) {
 			n++
 			continue
 		}
+		if plain == 0 { // no header over a table of primitives only
+			header()
+		}
+		plain++
 		lockRows(t, li)
 		n++
 		if inBlock++; inBlock == tableBlock {
@@ -133,8 +137,14 @@ func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks it
 			inBlock = 0
 		}
 	}
+	if n == 0 {
+		header()
+	}
 	t.flush()
 	_ = t.w.Flush()
+	if plain > 0 && n > plain {
+		fmt.Fprintln(w)
+	}
 	prims.print(w, head)
 	switch {
 	case head.Answered() == 0:

@@ -264,7 +264,6 @@ func (p *primitiveKeys) print(w io.Writer, head *quorum.Listing) {
 	if p == nil || len(p.keys) == 0 {
 		return
 	}
-	fmt.Fprintln(w)
 	p.s.printPrimitives(w, head, p.group())
 }
 
