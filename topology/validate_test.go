@@ -99,7 +99,9 @@ func TestValidate(t *testing.T) {
 			want: []want{{E, "Invalid max_extensions", "lock[0].max_extensions"}}},
 		{name: "negative permits", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a/*", Permits: -1}} },
 			want: []want{{E, "Invalid permits", "lock[0].permits"}}},
-		{name: "too many permits", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a/*", Permits: topology.MaxPermits + 1}} },
+		{name: "too many permits", mutate: func(c *topology.Cluster) {
+			c.Locks = []topology.Policy{{Match: "a/*", Permits: topology.MaxPermits + 1}}
+		},
 			want: []want{{E, "Invalid permits", "lock[0].permits"}}},
 		{name: "permits", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a/*", Permits: 3}} }},
 		{name: "fencing without always", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a", Fencing: true}} },
