@@ -7,8 +7,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // The election's keys: the leadership, its term counter and the leader's record.
@@ -87,50 +88,14 @@ func (a *electAcquirer) round(ctx context.Context, start time.Time, value string
 // the masters that hold our leadership count towards the quorum), then raise it
 // to max+1 and write the record on a quorum, as WithFencing raises a fence.
 func (a *electAcquirer) won(ctx context.Context, l *Lock) error {
-	m := a.e.m
 	leader, counter, record := a.e.keys()
-	var mu sync.Mutex
-	var highest int64
-	rep := m.fanout(ctx, opFenceRead, leader, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := fenceReadScript.Run(ctx, n.client, []string{leader, counter}, l.value).Int64Slice()
-		switch {
-		case err != nil:
-			return OutcomeError, err
-		case len(r) != 2:
-			return OutcomeError, fmt.Errorf("%w: term read gave %d values", errPrimReply, len(r))
-		}
-		mu.Lock()
-		highest = max(highest, r[1])
-		mu.Unlock()
-		if r[0] != 1 {
-			return OutcomeForeign, nil
-		}
-		return OutcomeOK, nil
-	})
-	if err := m.fenceRound(l, rep); err != nil {
-		return err
-	}
-	next := highest + 1
 	since := time.Now()
-	rep = m.fanout(ctx, opFenceRaise, leader, func(ctx context.Context, n *node) (Outcome, error) {
-		v, err := electTermScript.Run(ctx, n.client, []string{leader, counter, record}, l.value, next,
+	next, err := a.e.m.raiseCounter(ctx, l, counter, "term", func(ctx context.Context, n *node, next int64) (int64, error) {
+		return electTermScript.Run(ctx, n.client, []string{leader, counter, record}, l.value, next,
 			since.UnixMilli(), a.value, wakeChannel(leader)).Int64()
-		switch {
-		case err != nil:
-			return OutcomeError, err
-		case v == replyStale:
-			return OutcomeError, fmt.Errorf("%w (term %d)", ErrFenceStale, next)
-		}
-		return outcomeOf(v), nil
 	})
-	if err := m.fenceRound(l, rep); err != nil {
+	if err != nil {
 		return err
-	}
-	for _, nr := range rep.Nodes {
-		if errors.Is(nr.Err, ErrFenceStale) {
-			m.release(context.Background(), opRelease, leader, l.value)
-			return fmt.Errorf("%w: term: master %s: %w", ErrNotAcquired, nr.Node, nr.Err)
-		}
 	}
 	a.term, a.since = next, since
 	l.fence = next
@@ -219,7 +184,7 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 // parseElectView decodes elect_read.lua's reply.
 func parseElectView(r []any) (electView, error) {
 	if len(r) != 5 {
-		return electView{}, fmt.Errorf("%w: election read gave %d values", errPrimReply, len(r))
+		return electView{}, fmt.Errorf("%w: election read gave %d values", wire.ErrProtocol, len(r))
 	}
 	str := func(x any) string { s, _ := x.(string); return s }
 	v := electView{holder: str(r[0]), value: str(r[4])}
@@ -232,7 +197,7 @@ func parseElectView(r []any) (electView, error) {
 	if s := str(r[2]); s != "" {
 		t, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return electView{}, fmt.Errorf("%w: term %q", errPrimReply, s)
+			return electView{}, fmt.Errorf("%w: term %q", wire.ErrProtocol, s)
 		}
 		v.term = t
 		v.since, _ = strconv.ParseInt(str(r[3]), 10, 64)

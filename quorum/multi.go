@@ -121,7 +121,7 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 	}, value, ttl.Milliseconds())
 	if until, ok := m.score(rep, start, ttl); ok {
 		return &Lock{m: m, name: strings.Join(a.names, " "), key: a.keys[0], value: value, ttl: ttl, votes: *rep,
-			start: start, until: until, untilFrom: start, prim: &multiLock{names: a.names, keys: a.keys}}, nil
+			start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: &multiLock{names: a.names, keys: a.keys}}, nil
 	}
 	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
 	return nil, m.roundError(rep)

@@ -119,7 +119,7 @@ func (a *permitAcquirer) round(ctx context.Context, start time.Time, value strin
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
 		l := &Lock{m: m, name: a.name, key: a.slots[best], value: value, ttl: ttl, votes: *rep, start: start,
-			until: until, untilFrom: start, prim: &permitLock{n: len(a.slots), slot: best, base: a.base}}
+			until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: &permitLock{n: len(a.slots), slot: best, base: a.base}}
 		if stray {
 			a.releaseSlots(backgroundFor(ctx), value, best)
 		}
