@@ -1,0 +1,82 @@
+package quorum
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// TestAttackLeaderReadCountsItsOwnDuration: Leader read each master's PTTL and
+// reported it as the validity left from the end of the read, as if the read took
+// no time. Through a slow link (replies 300ms late) it named a leader whose
+// leadership had expired on every master before the read returned, with hundreds
+// of milliseconds of validity "left".
+func TestAttackLeaderReadCountsItsOwnDuration(t *testing.T) {
+	a := newAtk(t, 5, redistest.Options{})
+	cand := a.client("candidate")
+	reader := a.client("reader", WithNodeTimeout(2*time.Second))
+	ctx := context.Background()
+
+	e, err := cand.Election("attack/slow-read")
+	require.NoError(t, err)
+	ld, err := e.Campaign(ctx, "10.0.0.1:8080", 600*time.Millisecond)
+	require.NoError(t, err)
+	// The reader's connections are open and its script loaded before the link slows.
+	re, err := reader.Election("attack/slow-read")
+	require.NoError(t, err)
+	_, err = re.Leader(ctx)
+	require.NoError(t, err)
+	// The leader is cut off: its keep-alive fails, its keys expire on their own.
+	a.net.Each("candidate", (*faults.Proxy).Blackhole)
+	a.fault("leader partitioned")
+	// The reader's replies arrive 300ms late.
+	a.net.Each("reader", func(p *faults.Proxy) { p.SetLatency(0, 300*time.Millisecond) })
+	a.fault("reader replies 300ms late")
+
+	// Read when about 150ms of the leadership are left on the masters.
+	expiry := latestExpiry(t, a, e.Key())
+	time.Sleep(time.Until(expiry.Add(-150 * time.Millisecond)))
+	li, err := re.Leader(ctx)
+	if err != nil {
+		t.Logf("Leader: %v (expiry %v, now %v)", err, expiry.Format("15:04:05.000"), time.Now().Format("15:04:05.000"))
+		require.ErrorIs(t, err, ErrNoLeader)
+		return
+	}
+	gone := true
+	for _, s := range a.c.Servers {
+		if s.Client().Exists(ctx, e.Key()).Val() == 1 {
+			gone = false
+		}
+	}
+	t.Logf("leader term %d, validity %v from %v; latest expiry on the masters %v", li.Term, li.Validity,
+		li.ObservedAt.Format("15:04:05.000"), expiry.Format("15:04:05.000"))
+	require.Falsef(t, gone && li.Validity > 0, "Leader reported term %d valid for %v, but the leadership is gone from every master", li.Term, li.Validity)
+	require.False(t, li.ObservedAt.Add(li.Validity).After(expiry.Add(5*time.Millisecond)),
+		"Leader's validity ends at %v, after the latest expiry on the masters %v",
+		li.ObservedAt.Add(li.Validity).Format("15:04:05.000"), expiry.Format("15:04:05.000"))
+	_ = ld
+}
+
+// latestExpiry reads key's PTTL on every master directly and returns the latest
+// moment it expires.
+func latestExpiry(t *testing.T, a *atk, key string) time.Time {
+	t.Helper()
+	var latest time.Time
+	for _, s := range a.c.Servers {
+		t0 := time.Now()
+		ms, err := s.Client().PTTL(context.Background(), key).Result()
+		require.NoError(t, err)
+		if ms > 0 {
+			if e := t0.Add(ms); e.After(latest) {
+				latest = e
+			}
+		}
+	}
+	require.False(t, latest.IsZero(), "%s on no master", key)
+	return latest
+}

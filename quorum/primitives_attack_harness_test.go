@@ -1,0 +1,124 @@
+package quorum
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/checker"
+	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// The harness of the attacks on the primitives (primitives_attack*_test.go): real
+// masters, one proxy per (client, master) so that each client's network can be
+// broken on its own, and a checker that records what each holder relies on: from
+// the moment its acquisition returned to the moment it saw Done fire or called
+// Release.
+
+// atk is one attack: masters, proxies, a history, and counters for the report.
+type atk struct {
+	t   *testing.T
+	c   *redistest.Cluster
+	net *faults.Net
+	rec *checker.Recorder
+
+	holds  atomic.Int64 // holds recorded
+	faults atomic.Int64 // faults injected
+}
+
+func newAtk(t *testing.T, masters int, opts redistest.Options) *atk {
+	t.Helper()
+	return &atk{t: t, c: redistest.Start(t, masters, opts), net: faults.NewNet(t), rec: checker.New(1)}
+}
+
+// client returns a Manager of client name whose connections run through its own
+// proxies (base options as the package's tests: no quarantine, 200ms node
+// timeout, fast retries; opts after them).
+func (a *atk) client(name string, opts ...Option) *Manager {
+	a.t.Helper()
+	nodes := make([]Node, len(a.c.Servers))
+	for i, s := range a.c.Servers {
+		p := a.net.Proxy(name, s.Name, s.Addr())
+		nodes[i] = Node{Name: s.Name, Addr: s.Addr(), Dialer: p.Dial}
+	}
+	base := []Option{WithRestartQuarantine(0), WithNodeTimeout(200 * time.Millisecond), WithRetry(3, 20*time.Millisecond, 10*time.Millisecond)}
+	m, err := New(nodes, append(base, opts...)...)
+	require.NoError(a.t, err)
+	a.t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// fault counts an injected fault and notes it in the history.
+func (a *atk) fault(format string, args ...any) {
+	a.faults.Add(1)
+	a.rec.Event(format, args...)
+}
+
+// hold records l (acquired by owner, returned at returned) and, in the
+// background, the moment its holder sees Done. kind: "" exclusive, "shared",
+// "multi" (every name of l).
+func (a *atk) hold(owner string, l *Lock, returned time.Time, kind string) *checker.Hold {
+	a.holds.Add(1)
+	var h *checker.Hold
+	switch kind {
+	case "shared":
+		h = a.rec.AcquiredShared(owner, l.Name(), returned, l.Until())
+	case "multi":
+		h = a.rec.AcquiredMulti(owner, l.Names(), returned, l.Until())
+	default:
+		h = a.rec.Acquired(owner, l.Name(), returned, l.Until())
+	}
+	go func() {
+		<-l.Done()
+		h.Done(time.Now(), l.Until())
+	}()
+	return h
+}
+
+// atkRelease records the release of h, then releases l.
+func atkRelease(h *checker.Hold, l *Lock) {
+	h.Released(time.Now())
+	_ = l.Release(context.Background())
+}
+
+// check fails the test on any violation of the history, and logs the counts.
+func (a *atk) check() {
+	a.t.Helper()
+	time.Sleep(3 * checker.DoneSlack) // the Done watchers of the last holds
+	v := a.rec.Report(a.t)
+	a.t.Logf("holds checked: %d, faults injected: %d", a.holds.Load(), a.faults.Load())
+	require.Empty(a.t, v, "violations")
+}
+
+// leftovers returns, per master, the keys under prefix that are still there.
+func (a *atk) leftovers(pattern string) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range a.c.Servers {
+		ks, err := s.Client().Keys(context.Background(), pattern).Result()
+		require.NoError(a.t, err)
+		if len(ks) > 0 {
+			out[s.Name] = ks
+		}
+	}
+	return out
+}
+
+// atkWorkers runs fn in n goroutines until ctx ends, and waits for them.
+func atkWorkers(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				fn(ctx, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
