@@ -45,7 +45,8 @@ type LeaderInfo struct {
 	// Since is when the leader took office (its clock, Unix milliseconds precision).
 	Since time.Time `json:"since"`
 	// Validity is how long the leadership lasts, from ObservedAt, on the quorum's
-	// view: the PTTL that a quorum of masters still exceeds, minus its drift budget.
+	// view: the PTTL that a quorum of masters still exceeds, minus its drift budget
+	// and the read's own duration (a PTTL may have been read at its start).
 	Validity time.Duration `json:"validity_ns"`
 	// ObservedAt is when the read ended.
 	ObservedAt time.Time `json:"observed_at"`

@@ -115,6 +115,10 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 	m := e.m
 	leader, _, record := e.keys()
 	views := make([]electView, len(m.nodes))
+	// A master's PTTL may have been read at any moment of the round: count the
+	// whole round against it, or a slow reply reports a leadership that has
+	// already ended.
+	sent := time.Now()
 	rep := m.fanout(ctx, "leader", leader, func(ctx context.Context, n *node) (Outcome, error) {
 		r, err := electReadScript.Run(ctx, n.client, []string{leader, record}).Slice()
 		if err != nil {
@@ -157,7 +161,7 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		}
 		slices.SortFunc(g.pttls, func(a, b time.Duration) int { return int(ttlRank(b) - ttlRank(a)) })
 		q := g.pttls[m.quorum-1]
-		validity := q - m.cfg.drift(q)
+		validity := q - m.cfg.drift(q) - observed.Sub(sent)
 		if q < 0 {
 			validity = NoExpiry
 		}
