@@ -29,11 +29,15 @@ type atk struct {
 
 	holds  atomic.Int64 // holds recorded
 	faults atomic.Int64 // faults injected
+
+	stalls stallMonitor
 }
 
 func newAtk(t *testing.T, masters int, opts redistest.Options) *atk {
 	t.Helper()
-	return &atk{t: t, c: redistest.Start(t, masters, opts), net: faults.NewNet(t), rec: checker.New(1)}
+	a := &atk{t: t, c: redistest.Start(t, masters, opts), net: faults.NewNet(t), rec: checker.New(1)}
+	a.stalls.start(t)
+	return a
 }
 
 // client returns a Manager of client name whose connections run through its own
@@ -75,9 +79,64 @@ func (a *atk) hold(owner string, l *Lock, returned time.Time, kind string) *chec
 	}
 	go func() {
 		<-l.Done()
-		h.Done(time.Now(), l.Until())
+		at := time.Now()
+		until := l.Until()
+		// The mutual exclusion check uses the moment Done was seen; the deadline
+		// check excuses the time this process was not running at all (a loaded
+		// machine), measured by a goroutine that ticks every millisecond.
+		h.Done(at, until.Add(a.stalls.during(until, at)))
 	}()
 	return h
+}
+
+// stallMonitor measures the periods when this process's goroutines were not
+// scheduled: a ticker goroutine's sleeps of 1ms that took more than 5ms.
+type stallMonitor struct {
+	mu     sync.Mutex
+	stalls [][2]time.Time
+}
+
+func (s *stallMonitor) start(t *testing.T) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	t.Cleanup(func() { close(done); <-stopped })
+	go func() {
+		defer close(stopped)
+		for {
+			t0 := time.Now()
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if t1 := time.Now(); t1.Sub(t0) > 5*time.Millisecond {
+				s.mu.Lock()
+				s.stalls = append(s.stalls, [2]time.Time{t0.Add(time.Millisecond), t1})
+				s.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// during returns how long the process stalled between from and to.
+func (s *stallMonitor) during(from, to time.Time) time.Duration {
+	time.Sleep(2 * time.Millisecond) // let the monitor note a stall that just ended
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var d time.Duration
+	for _, st := range s.stalls {
+		a, b := st[0], st[1]
+		if from.After(a) {
+			a = from
+		}
+		if to.Before(b) {
+			b = to
+		}
+		if b.After(a) {
+			d += b.Sub(a)
+		}
+	}
+	return d
 }
 
 // atkRelease records the release of h, then releases l.
