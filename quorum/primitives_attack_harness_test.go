@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,6 +32,20 @@ type atk struct {
 	faults atomic.Int64 // faults injected
 
 	stalls stallMonitor
+
+	mu      sync.Mutex
+	byOwner map[string]int // holds per owner
+}
+
+// count counts a hold of owner.
+func (a *atk) count(owner string) {
+	a.holds.Add(1)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byOwner == nil {
+		a.byOwner = map[string]int{}
+	}
+	a.byOwner[owner]++
 }
 
 func newAtk(t *testing.T, masters int, opts redistest.Options) *atk {
@@ -67,7 +82,7 @@ func (a *atk) fault(format string, args ...any) {
 // background, the moment its holder sees Done. kind: "" exclusive, "shared",
 // "multi" (every name of l).
 func (a *atk) hold(owner string, l *Lock, returned time.Time, kind string) *checker.Hold {
-	a.holds.Add(1)
+	a.count(owner)
 	var h *checker.Hold
 	switch kind {
 	case "shared":
@@ -150,18 +165,26 @@ func (a *atk) check() {
 	a.t.Helper()
 	time.Sleep(3 * checker.DoneSlack) // the Done watchers of the last holds
 	v := a.rec.Report(a.t)
-	a.t.Logf("holds checked: %d, faults injected: %d", a.holds.Load(), a.faults.Load())
+	a.mu.Lock()
+	a.t.Logf("holds checked: %d %v, faults injected: %d", a.holds.Load(), a.byOwner, a.faults.Load())
+	a.mu.Unlock()
 	require.Empty(a.t, v, "violations")
 }
 
-// leftovers returns, per master, the keys under prefix that are still there.
+// leftovers returns, per master, the keys matching pattern that are still there:
+// every key without a TTL, and every other key but the waiters' own (fair
+// queues and exclusive waiters' markers, which their heartbeat TTL removes).
 func (a *atk) leftovers(pattern string) map[string][]string {
 	out := map[string][]string{}
+	ctx := context.Background()
 	for _, s := range a.c.Servers {
-		ks, err := s.Client().Keys(context.Background(), pattern).Result()
+		ks, err := s.Client().Keys(ctx, pattern).Result()
 		require.NoError(a.t, err)
-		if len(ks) > 0 {
-			out[s.Name] = ks
+		for _, k := range ks {
+			waiters := strings.HasSuffix(k, queueSuffix) || strings.HasSuffix(k, xwaitSuffix)
+			if !waiters || s.Client().PTTL(ctx, k).Val() < 0 {
+				out[s.Name] = append(out[s.Name], k)
+			}
 		}
 	}
 	return out

@@ -196,3 +196,12 @@ func atkSeed(t interface{ Logf(string, ...any) }) uint64 {
 	t.Logf("seed %d (replay with REDLOCK_SEED=%d)", seed, seed)
 	return seed
 }
+
+// atkDuration is how long a randomized attack runs: 3s, or REDLOCK_ATTACK_SOAK
+// (a duration) for a longer soak.
+func atkDuration() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("REDLOCK_ATTACK_SOAK")); err == nil && d > 0 {
+		return d
+	}
+	return 3 * time.Second
+}

@@ -29,7 +29,7 @@ func TestAttackSemaphoreUnderNemesis(t *testing.T) {
 		names = append(names, n)
 		ms = append(ms, a.client(n))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
 	defer cancel()
 	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
 	atkWorkers(ctx, len(ms), func(ctx context.Context, i int) {
