@@ -2,6 +2,8 @@ package quorum
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -79,4 +81,68 @@ func latestExpiry(t *testing.T, a *atk, key string) time.Time {
 	}
 	require.False(t, latest.IsZero(), "%s on no master", key)
 	return latest
+}
+
+// TestAttackElectionUnderNemesis: four candidates campaign (deadlines at random
+// points), lead for a while, then resign (with a context that may be cancelled at
+// once) or keep leading until they lose, under the nemesis. One leader at a time
+// (from Campaign's return to Done or Resign), each term given once and greater
+// than every earlier leader's, Done no later than Until.
+func TestAttackElectionUnderNemesis(t *testing.T) {
+	a := newAtk(t, 5, atkAOFAlways)
+	seed := atkSeed(t)
+	const ttl = 300 * time.Millisecond
+	var names []string
+	var es []*Election
+	for i := range 4 {
+		n := fmt.Sprintf("cand%d", i)
+		names = append(names, n)
+		e, err := a.client(n).Election("job")
+		require.NoError(t, err)
+		es = append(es, e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
+	defer cancel()
+	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
+	// An observer: the terms it reports never go back.
+	oe, err := a.client("observer").Election("job")
+	require.NoError(t, err)
+	observed := make(chan []int64, 1)
+	go func() {
+		var terms []int64
+		for o := range oe.Observe(ctx) {
+			if o.Leader != nil {
+				terms = append(terms, o.Leader.Term)
+			}
+		}
+		observed <- terms
+	}()
+	atkWorkers(ctx, len(es), func(ctx context.Context, i int) {
+		rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
+		cctx, stop := randCtx(ctx, rng, 3*ttl)
+		ld, err := es[i].Campaign(cctx, names[i], ttl)
+		returned := time.Now()
+		stop()
+		a.typedOrCancelled(names[i], err)
+		if err != nil {
+			return
+		}
+		l := ld.Lock()
+		h := a.hold(names[i], l, returned, "")
+		h.SetTerm(ld.Term())
+		select {
+		case <-time.After(time.Duration(rng.Int64N(int64(2 * ttl)))):
+		case <-ld.Done():
+		}
+		h.Released(time.Now())
+		rctx, cancel := randCtx(context.Background(), rng, 50*time.Millisecond)
+		_ = ld.Resign(rctx)
+		cancel()
+	})
+	a.check()
+	terms := <-observed
+	t.Logf("observed terms %v", terms)
+	for i := 1; i < len(terms); i++ {
+		require.Greater(t, terms[i], terms[i-1], "Observe reported term %d after term %d", terms[i], terms[i-1])
+	}
 }

@@ -182,7 +182,7 @@ func (a *atk) leftovers(pattern string) map[string][]string {
 		require.NoError(a.t, err)
 		for _, k := range ks {
 			waiters := strings.HasSuffix(k, queueSuffix) || strings.HasSuffix(k, xwaitSuffix)
-			if !waiters || s.Client().PTTL(ctx, k).Val() < 0 {
+			if !waiters || s.Client().PTTL(ctx, k).Val() == -1 { // -1: no TTL
 				out[s.Name] = append(out[s.Name], k)
 			}
 		}
