@@ -146,3 +146,50 @@ func TestAttackElectionUnderNemesis(t *testing.T) {
 		require.Greater(t, terms[i], terms[i-1], "Observe reported term %d after term %d", terms[i], terms[i-1])
 	}
 }
+
+// TestAttackResignDuringAnExtension: the leader resigns while its keep-alive's
+// extension is in flight on slow links. Done fires at once, Resign returns within
+// a round, the extension landing after the resignation never brings the
+// leadership back, and a rival leads at once with a greater term.
+func TestAttackResignDuringAnExtension(t *testing.T) {
+	a := newAtk(t, 5, redistest.Options{})
+	ctx := context.Background()
+	e, err := a.client("leader").Election("job")
+	require.NoError(t, err)
+	r, err := a.client("rival").Election("job")
+	require.NoError(t, err)
+	const ttl = 400 * time.Millisecond
+	ld, err := e.Campaign(ctx, "leader", ttl, WithKeepAlive(KeepAlive{Fraction: 0.3}))
+	require.NoError(t, err)
+	// The keep-alive extends when 30% of the TTL is left, about 280ms in: slow
+	// the links just before, so that the extension is in flight when Resign comes.
+	time.Sleep(time.Until(ld.Until().Add(-ttl * 4 / 10)))
+	a.net.Each("leader", func(p *faults.Proxy) { p.SetLatency(60*time.Millisecond, 0) })
+	a.fault("leader's links slow (60ms up)")
+	changed := ld.Lock().UntilChanged()
+	time.Sleep(ttl/10 + 30*time.Millisecond)
+	select {
+	case <-changed:
+		t.Fatal("the extension completed before Resign: the links were not slow enough")
+	default:
+	}
+	t0 := time.Now()
+	err = ld.Resign(ctx)
+	took := time.Since(t0)
+	require.NoError(t, err)
+	select {
+	case <-ld.Done():
+	default:
+		t.Fatal("Done not fired after Resign")
+	}
+	require.ErrorIs(t, ld.Err(), ErrReleased)
+	require.Less(t, took, 2*200*time.Millisecond+100*time.Millisecond, "Resign took %v", took)
+	time.Sleep(300 * time.Millisecond) // every late command has landed
+	require.Empty(t, a.leftovers("lock:job:leader"), "the leadership came back")
+	cctx, cancel := context.WithTimeout(ctx, ttl)
+	defer cancel()
+	rl, err := r.Campaign(cctx, "rival", ttl)
+	require.NoError(t, err)
+	require.Greater(t, rl.Term(), ld.Term())
+	require.NoError(t, rl.Resign(ctx))
+}
