@@ -127,6 +127,11 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 	return nil, m.roundError(rep)
 }
 
+// watchKeys returns the keys whose wake-up channels the loss watch of a
+// multi-name lock listens on: every name's, so that a force-expire of any one
+// of them is heard.
+func (p *multiLock) watchKeys() []string { return p.keys }
+
 // verify checks that every name holds l's value on n.
 func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
 	pipe := n.client.Pipeline()
