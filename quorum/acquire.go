@@ -282,6 +282,10 @@ func (m *Manager) cancelled(key string, last error, ctx context.Context) error {
 	if errors.As(last, &re) {
 		cp := *re
 		cp.Cause = context.Cause(ctx)
+		if cp.Op != opAcquire {
+			// A fencing or term round: the acquisition failed all the same.
+			return fmt.Errorf("%w: %w", ErrNotAcquired, &cp)
+		}
 		return &cp
 	}
 	return &RoundError{Report: Report{Op: opAcquire, Key: key, Quorum: m.quorum}, Kind: ErrUnavailable, Cause: context.Cause(ctx)}
