@@ -32,6 +32,9 @@ type atk struct {
 	faults atomic.Int64 // faults injected
 
 	stalls stallMonitor
+	// forget: the nemesis restarts masters without their data (at once), for
+	// clients that run the restart quarantine.
+	forget bool
 
 	mu      sync.Mutex
 	byOwner map[string]int // holds per owner

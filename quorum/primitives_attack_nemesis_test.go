@@ -42,6 +42,11 @@ func (a *atk) nemesis(ctx context.Context, rng *rand.Rand, ttl time.Duration, cl
 			a.fault("pause %s for %v", s.Name, d)
 			faults.Pause(s, d)
 		case 1:
+			if a.forget {
+				a.fault("kill and restart %s at once (its data lost)", s.Name)
+				faults.KillRestart(s, 0, false)
+				break
+			}
 			a.fault("kill and restart %s (AOF always)", s.Name)
 			faults.KillRestart(s, time.Duration(rng.Int64N(int64(ttl))), true)
 		case 2:
