@@ -2,12 +2,14 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/checker"
@@ -95,16 +97,40 @@ func (a *atk) hold(owner string, l *Lock, returned time.Time, kind string) *chec
 	default:
 		h = a.rec.Acquired(owner, l.Name(), returned, l.Until())
 	}
-	go func() {
-		<-l.Done()
-		at := time.Now()
-		until := l.Until()
-		// The mutual exclusion check uses the moment Done was seen; the deadline
-		// check excuses the time this process was not running at all (a loaded
-		// machine), measured by a goroutine that ticks every millisecond.
-		h.Done(at, until.Add(a.stalls.during(until, at)))
-	}()
+	go a.watchDone(l, h)
 	return h
+}
+
+// watchDone records the moment the holder of l sees Done. The mutual exclusion
+// check uses that moment; the deadline check excuses the time this process was
+// not running (a loaded machine): the stalls a goroutine ticking every
+// millisecond saw, or the lateness of a control timer of our own armed for the
+// same deadline (when the runtime's timers are late, the lock's is too).
+func (a *atk) watchDone(l *Lock, h *checker.Hold) {
+	for {
+		changed := l.UntilChanged()
+		until := l.Until()
+		fired := make(chan time.Time, 1)
+		ctl := time.AfterFunc(time.Until(until), func() { fired <- time.Now() })
+		select {
+		case <-l.Done():
+			at := time.Now()
+			until = l.Until()
+			excuse := a.stalls.during(until, at) // sleeps 2ms first
+			select {
+			case f := <-fired:
+				excuse = max(excuse, f.Sub(until))
+			default:
+				if ctl.Stop() && at.After(until) {
+					excuse = at.Sub(until) // the control timer is later still
+				}
+			}
+			h.Done(at, until.Add(excuse))
+			return
+		case <-changed:
+			ctl.Stop()
+		}
+	}
 }
 
 // stallMonitor measures the periods when this process's goroutines were not
@@ -206,4 +232,50 @@ func atkWorkers(ctx context.Context, n int, fn func(ctx context.Context, i int))
 		}()
 	}
 	wg.Wait()
+}
+
+// held checks what the masters really hold right after an acquisition returned:
+// read directly (not through the client's proxies), the masters that answer
+// within 50ms and show someone else's keys, or none of ours, must leave room for
+// a quorum of ours among the rest. A read that ends after the lock's Until proves
+// nothing and is skipped. kind as for hold.
+func (a *atk) held(owner string, l *Lock, kind string) {
+	keys := []string{l.Key()}
+	if kind == "multi" {
+		keys = keys[:0]
+		for _, n := range l.Names() {
+			keys = append(keys, l.m.Key(n))
+		}
+	}
+	notOurs := 0
+	for _, s := range a.c.Servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		ours, known := true, true
+		for _, k := range keys {
+			if kind == "shared" {
+				_, err := s.Client().ZScore(ctx, k, l.Token()).Result()
+				switch {
+				case errors.Is(err, redis.Nil), err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+					ours = false
+				case err != nil:
+					known = false
+				}
+				continue
+			}
+			v, err := s.Client().Get(ctx, k).Result()
+			switch {
+			case errors.Is(err, redis.Nil), err == nil && v != l.Token(), err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+				ours = false
+			case err != nil:
+				known = false
+			}
+		}
+		cancel()
+		if known && !ours {
+			notOurs++
+		}
+	}
+	if time.Now().Before(l.Until()) && len(a.c.Servers)-notOurs < len(a.c.Servers)/2+1 {
+		a.rec.Violate("not-held", "%s: %s acquired, but %d of %d masters do not hold it", owner, l.Name(), notOurs, len(a.c.Servers))
+	}
 }

@@ -158,6 +158,9 @@ func (p *peer) unlock(key, value string) {
 // context that may be cancelled at once.
 func (a *atk) holdFor(rng *rand.Rand, owner string, l *Lock, returned time.Time, kind string, d time.Duration) {
 	h := a.hold(owner, l, returned, kind)
+	if !a.forget { // a master restarted without its data forgets what it held
+		a.held(owner, l, kind)
+	}
 	select {
 	case <-time.After(d):
 	case <-l.Done():
