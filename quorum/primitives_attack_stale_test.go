@@ -2,6 +2,8 @@ package quorum
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +92,43 @@ func TestAttackStaleHolderNeverTouchesTheNextOne(t *testing.T) {
 		require.NoError(t, lb.Verify(ctx), p.name)
 		require.NoError(t, lb.Release(ctx), p.name)
 	}
+}
+
+// TestAttackHostileValuesAndLabels: a candidate publishes a value with NUL, CR,
+// LF, ESC, invalid UTF-8 and 100KB of data, under an owner label with terminal
+// escapes; Leader and Observe return the value byte for byte and the label as
+// stored (escaping is the printer's job), and the other primitives take the same
+// label.
+func TestAttackHostileValuesAndLabels(t *testing.T) {
+	a := newAtk(t, 3, redistest.Options{})
+	m := a.client("c")
+	ctx := context.Background()
+	label := "\x1b[2J\x1b]0;pwned\x07\r\nowner\x00"
+	value := "\x00\r\n\x1b[31mleader\xff\xfe" + strings.Repeat("v", 100<<10)
+	e, err := m.Election("hv/job")
+	require.NoError(t, err)
+	ld, err := e.Campaign(ctx, value, 2*time.Second, WithLockOwner(label))
+	require.NoError(t, err)
+	li, err := e.Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, value, li.Value)
+	require.NotNil(t, li.Owner)
+	oc, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	o := <-e.Observe(oc)
+	require.NotNil(t, o.Leader)
+	require.Equal(t, value, o.Leader.Value)
+	require.NoError(t, ld.Proclaim(ctx, value+"2"))
+	li, err = e.Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, value+"2", li.Value)
+	require.NoError(t, ld.Resign(ctx))
+	for _, opt := range []LockOption{WithPermits(3), WithShared()} {
+		l, err := m.TryAcquire(ctx, "hv/x"+fmt.Sprint(len(label)), time.Second, opt, WithLockOwner(label))
+		require.NoError(t, err)
+		require.NoError(t, l.Release(ctx))
+	}
+	l, err := m.TryAcquireMulti(ctx, []string{"hv/[a]*?", "hv/\\b"}, time.Second, WithLockOwner(label))
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
 }
