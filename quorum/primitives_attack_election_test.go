@@ -193,3 +193,44 @@ func TestAttackResignDuringAnExtension(t *testing.T) {
 	require.Greater(t, rl.Term(), ld.Term())
 	require.NoError(t, rl.Resign(ctx))
 }
+
+// TestAttackCampaignAndObserveEndWhenTheManagerCloses: a candidate waiting behind
+// a leader, and an observer, on a Manager that is closed. Campaign kept making a
+// round every retry delay for ever (its attempts are unbounded), and Observe kept
+// reading every second, until their contexts ended: with context.Background, never.
+// Both must end promptly, Campaign with an error matching ErrNotAcquired.
+func TestAttackCampaignAndObserveEndWhenTheManagerCloses(t *testing.T) {
+	a := newAtk(t, 3, redistest.Options{})
+	ctx := context.Background()
+	e1, err := a.client("leader").Election("close/job")
+	require.NoError(t, err)
+	m2 := a.client("candidate")
+	e2, err := m2.Election("close/job")
+	require.NoError(t, err)
+	ld, err := e1.Campaign(ctx, "leader", 5*time.Second)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e2.Campaign(ctx, "candidate", 5*time.Second)
+		done <- err
+	}()
+	obs := e2.Observe(ctx)
+	<-obs // the first report
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, m2.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrNotAcquired)
+	case <-time.After(2 * time.Second):
+		t.Fatal("Campaign still running 2s after its Manager was closed")
+	}
+	deadline := time.After(2 * time.Second)
+	for open := true; open; {
+		select {
+		case _, open = <-obs:
+		case <-deadline:
+			t.Fatal("Observe still running 2s after its Manager was closed")
+		}
+	}
+	require.NoError(t, ld.Resign(ctx))
+}
