@@ -153,7 +153,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		if !woken {
 			tries++
 		}
-		if tries >= attempts {
+		if tries >= attempts || m.closed() { // a closed Manager fails every round
 			return nil, m.giveUp(ctx, key, fw, last)
 		}
 		if w == nil {

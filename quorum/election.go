@@ -93,7 +93,8 @@ func (e *Election) Name() string { return e.name }
 func (e *Election) Key() string { return e.m.Key(e.name) + leaderSuffix }
 
 // Campaign blocks until this candidate leads the election, or ctx ends (an error
-// matching ErrNotAcquired and ctx.Err()). It then publishes value (Leader and
+// matching ErrNotAcquired and ctx.Err()), or the Manager is closed (an error
+// matching ErrNotAcquired). It then publishes value (Leader and
 // Observe report it) under a new term. The leadership is kept alive (WithKeepAlive
 // in opts replaces the default, Fraction 0.5 without caps) and is lost when a
 // majority no longer holds it: Done and Context fire no later than Until. ttl is
@@ -113,7 +114,8 @@ func (e *Election) Leader(ctx context.Context) (*LeaderInfo, error) {
 }
 
 // Observe reports the leader now and at every change (another term, another value,
-// nobody leading), until ctx ends; the channel is then closed. A wake-up message
+// nobody leading), until ctx ends or the Manager is closed; the channel is then
+// closed. A wake-up message
 // published by a campaign, a resignation or a proclamation is a hint to read
 // again; the leader's validity ending and a poll every poll interval (at most a
 // second) are the others. Every report is a quorum read, so it never names a leader

@@ -223,7 +223,7 @@ func (e *Election) observe(ctx context.Context) <-chan Observation {
 			defer unreg()
 		}
 		var last *Observation
-		for ctx.Err() == nil {
+		for ctx.Err() == nil && !e.m.closed() { // a closed Manager reads nothing
 			since := time.Now()
 			li, err := e.leader(ctx)
 			if ctx.Err() != nil {
