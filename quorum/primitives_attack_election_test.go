@@ -234,3 +234,34 @@ func TestAttackCampaignAndObserveEndWhenTheManagerCloses(t *testing.T) {
 	}
 	require.NoError(t, ld.Resign(ctx))
 }
+
+// TestAttackLeaderDoesNotReportAFailedProclaim: a Proclaim that reached two of
+// five masters failed (its leader was told so), and a reader that reaches four
+// masters saw the new value on two and the old one on two: it broke the tie by
+// sorting the values and reported the failed proclamation's. A value is reported
+// only once a quorum of masters has it (or a later one).
+func TestAttackLeaderDoesNotReportAFailedProclaim(t *testing.T) {
+	a := newAtk(t, 5, redistest.Options{})
+	ctx := context.Background()
+	e, err := a.client("leader").Election("p/job")
+	require.NoError(t, err)
+	r, err := a.client("reader").Election("p/job")
+	require.NoError(t, err)
+	ld, err := e.Campaign(ctx, "zzz-old", 10*time.Second)
+	require.NoError(t, err)
+	a.net.Each("leader", (*faults.Proxy).Blackhole, "c", "d", "e")
+	a.fault("leader cut from c, d, e")
+	require.Error(t, ld.Proclaim(ctx, "aaa-new"), "the proclamation reaches a and b only")
+	require.Equal(t, "zzz-old", ld.Value())
+	a.net.Each("reader", (*faults.Proxy).Blackhole, "e")
+	a.fault("reader cut from e")
+	li, err := r.Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "zzz-old", li.Value, "Leader reported a proclamation that reached a minority")
+	// Once a later proclamation reaches a quorum, it is reported.
+	a.net.HealAll()
+	require.NoError(t, ld.Proclaim(ctx, "bbb-newer"))
+	li, err = r.Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "bbb-newer", li.Value)
+}
