@@ -76,6 +76,7 @@ type Leadership struct {
 
 	mu    sync.Mutex
 	value string
+	seq   int64 // the last proclamation's number
 }
 
 // Election returns the election name on m. The name follows ValidateName.
@@ -164,7 +165,8 @@ func (l *Leadership) Resign(ctx context.Context) error { return l.lock.Release(c
 
 // Proclaim publishes a new value without an election (etcd's Proclaim): it
 // rewrites the record on every master where the leadership is still ours and
-// needs a quorum of them; the term does not change. It fails with ErrLost once
+// needs a quorum of them; the term does not change. Leader reports a value only
+// once a quorum has it (or a later one), so a failed Proclaim is not reported. It fails with ErrLost once
 // the leadership is gone.
 func (l *Leadership) Proclaim(ctx context.Context, value string) error {
 	return l.proclaim(ctx, value)

@@ -109,6 +109,7 @@ type electView struct {
 	term   int64
 	since  int64
 	value  string
+	seq    int64 // the proclamation that wrote value, 0 for Campaign's
 }
 
 func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
@@ -140,7 +141,8 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 	type group struct {
 		v     electView
 		pttls []time.Duration
-		vals  map[string]int
+		seqs  []int64
+		vals  map[int64]string // by proclamation number
 	}
 	var groups []*group
 	for i, v := range views {
@@ -149,11 +151,12 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		}
 		j := slices.IndexFunc(groups, func(g *group) bool { return g.v.holder == v.holder && g.v.term == v.term })
 		if j < 0 {
-			groups = append(groups, &group{v: v, vals: map[string]int{}})
+			groups = append(groups, &group{v: v, vals: map[int64]string{}})
 			j = len(groups) - 1
 		}
 		groups[j].pttls = append(groups[j].pttls, v.pttl)
-		groups[j].vals[v.value]++
+		groups[j].seqs = append(groups[j].seqs, v.seq)
+		groups[j].vals[v.seq] = v.value
 	}
 	for _, g := range groups {
 		if len(g.pttls) < m.quorum {
@@ -170,12 +173,11 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		}
 		li := &LeaderInfo{Election: e.name, Term: g.v.term, Since: time.UnixMilli(g.v.since), Validity: validity,
 			ObservedAt: observed, Votes: len(g.pttls), Quorum: m.quorum}
-		best := -1
-		for val, c := range g.vals {
-			if c > best || c == best && val < li.Value {
-				li.Value, best = val, c
-			}
-		}
+		// The latest value a quorum has (a master holding a later proclamation
+		// had this one before): a proclamation that reached only a minority is
+		// not reported.
+		slices.Sort(g.seqs)
+		li.Value = g.vals[g.seqs[len(g.seqs)-m.quorum]]
 		if pv, err := ParseValue(g.v.holder); err == nil {
 			owner := pv.Owner
 			li.Owner = &owner
@@ -187,7 +189,7 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 
 // parseElectView decodes elect_read.lua's reply.
 func parseElectView(r []any) (electView, error) {
-	if len(r) != 5 {
+	if len(r) != 6 {
 		return electView{}, fmt.Errorf("%w: election read gave %d values", wire.ErrProtocol, len(r))
 	}
 	str := func(x any) string { s, _ := x.(string); return s }
@@ -205,6 +207,7 @@ func parseElectView(r []any) (electView, error) {
 		}
 		v.term = t
 		v.since, _ = strconv.ParseInt(str(r[3]), 10, 64)
+		v.seq, _ = strconv.ParseInt(str(r[5]), 10, 64)
 	}
 	return v, nil
 }
@@ -270,7 +273,11 @@ func (l *Leadership) proclaim(ctx context.Context, value string) error {
 	}
 	m := l.e.m
 	leader, _, record := l.e.keys()
-	rep := m.scriptFanout(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader))
+	l.mu.Lock()
+	l.seq++
+	seq := l.seq
+	l.mu.Unlock()
+	rep := m.scriptFanout(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader), seq)
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if rep.Votes >= m.quorum && now.Before(l.lock.Until()) {
