@@ -117,8 +117,7 @@ func TestAttackElectionUnderNemesis(t *testing.T) {
 		}
 		observed <- terms
 	}()
-	atkWorkers(ctx, len(es), func(ctx context.Context, i int) {
-		rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
+	atkWorkers(ctx, len(es), seed, func(ctx context.Context, i int, rng *rand.Rand) {
 		cctx, stop := randCtx(ctx, rng, 3*ttl)
 		ld, err := es[i].Campaign(cctx, names[i], ttl)
 		returned := time.Now()

@@ -3,6 +3,8 @@ package quorum
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -219,19 +221,59 @@ func (a *atk) leftovers(pattern string) map[string][]string {
 	return out
 }
 
-// atkWorkers runs fn in n goroutines until ctx ends, and waits for them.
-func atkWorkers(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
+// atkWorkers runs fn in n goroutines until ctx ends, and waits for them. Worker
+// i draws from its own generator, seeded from seed and i.
+func atkWorkers(ctx context.Context, n int, seed uint64, fn func(ctx context.Context, i int, rng *rand.Rand)) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
 			for ctx.Err() == nil {
-				fn(ctx, i)
+				fn(ctx, i, rng)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// clients returns n clients named prefix0, prefix1, ... (see client).
+func (a *atk) clients(prefix string, n int, opts ...Option) ([]string, []*Manager) {
+	var names []string
+	var ms []*Manager
+	for i := range n {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		names = append(names, name)
+		ms = append(ms, a.client(name, opts...))
+	}
+	return names, ms
+}
+
+// workload runs one goroutine per client for atkDuration under the nemesis (the
+// clients' links are names'): each takes a hold with take (under a context
+// cancelled at a random point), records it, keeps it a random time up to hold
+// and releases it, and checks the history at the end. take returns the lock and
+// its kind (as for hold); a nil lock with a nil error is a hold take handled
+// itself.
+func (a *atk) workload(seed uint64, ttl, hold time.Duration, names []string,
+	take func(ctx context.Context, rng *rand.Rand, i int) (*Lock, string, error)) {
+	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
+	defer cancel()
+	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
+	atkWorkers(ctx, len(names), seed, func(ctx context.Context, i int, rng *rand.Rand) {
+		actx, stop := randCtx(ctx, rng, 2*ttl)
+		l, kind, err := take(actx, rng, i)
+		returned := time.Now()
+		stop()
+		a.typedOrCancelled(names[i], err)
+		if l == nil {
+			atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl/4))))
+			return
+		}
+		a.holdFor(rng, names[i], l, returned, kind, time.Duration(rng.Int64N(int64(hold))))
+	})
+	a.check()
 }
 
 // held checks what the masters really hold right after an acquisition returned:

@@ -2,7 +2,6 @@ package quorum
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -20,50 +19,31 @@ func TestAttackPrimitivesUnderRestartsWithoutData(t *testing.T) {
 	seed := atkSeed(t)
 	const ttl = 300 * time.Millisecond
 	a.rec.Limit("q/sem", 2)
-	var names []string
-	var ms []*Manager
-	for i := range 6 {
-		n := fmt.Sprintf("q%d", i)
-		names = append(names, n)
-		ms = append(ms, a.client(n, WithMaxTTL(ttl), WithRestartQuarantine(ttl+50*time.Millisecond)))
-	}
+	names, ms := a.clients("q", 6, WithMaxTTL(ttl), WithRestartQuarantine(ttl+50*time.Millisecond))
 	time.Sleep(1100 * time.Millisecond) // the brand-new masters' own quarantine
-	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
-	defer cancel()
-	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
-	atkWorkers(ctx, len(ms), func(ctx context.Context, i int) {
-		rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
+	a.workload(seed, ttl, ttl, names, func(ctx context.Context, rng *rand.Rand, i int) (*Lock, string, error) {
 		var opts []LockOption
 		if rng.IntN(2) == 0 {
 			opts = append(opts, WithKeepAlive(KeepAlive{}))
 		}
-		actx, stop := randCtx(ctx, rng, 2*ttl)
 		var l *Lock
 		var err error
 		kind := ""
 		switch i {
 		case 0, 1:
-			l, err = ms[i].Acquire(actx, "q/sem", ttl, append(opts, WithPermits(2))...)
+			l, err = ms[i].Acquire(ctx, "q/sem", ttl, append(opts, WithPermits(2))...)
 		case 2:
 			kind = "shared"
-			l, err = ms[i].Acquire(actx, "q/rw", ttl, append(opts, WithShared())...)
+			l, err = ms[i].Acquire(ctx, "q/rw", ttl, append(opts, WithShared())...)
 		case 3:
-			l, err = ms[i].Acquire(actx, "q/rw", ttl, opts...)
+			l, err = ms[i].Acquire(ctx, "q/rw", ttl, opts...)
 		case 4:
 			kind = "multi"
-			l, err = ms[i].AcquireMulti(actx, []string{"q/a", "q/b"}, ttl, opts...)
+			l, err = ms[i].AcquireMulti(ctx, []string{"q/a", "q/b"}, ttl, opts...)
 		case 5:
 			kind = "multi"
-			l, err = ms[i].AcquireMulti(actx, []string{"q/b", "q/c"}, ttl, opts...)
+			l, err = ms[i].AcquireMulti(ctx, []string{"q/b", "q/c"}, ttl, opts...)
 		}
-		returned := time.Now()
-		stop()
-		a.typedOrCancelled(names[i], err)
-		if err != nil {
-			atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl/4))))
-			return
-		}
-		a.holdFor(rng, names[i], l, returned, kind, time.Duration(rng.Int64N(int64(ttl))))
+		return l, kind, err
 	})
-	a.check()
 }

@@ -2,7 +2,6 @@ package quorum
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -22,18 +21,8 @@ func TestAttackSemaphoreUnderNemesis(t *testing.T) {
 	seed := atkSeed(t)
 	const ttl = 300 * time.Millisecond
 	a.rec.Limit("sem", 2)
-	var names []string
-	var ms []*Manager
-	for i := range 6 {
-		n := fmt.Sprintf("c%d", i)
-		names = append(names, n)
-		ms = append(ms, a.client(n))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
-	defer cancel()
-	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
-	atkWorkers(ctx, len(ms), func(ctx context.Context, i int) {
-		rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
+	names, ms := a.clients("c", 6)
+	a.workload(seed, ttl, 2*ttl, names, func(ctx context.Context, _ *rand.Rand, i int) (*Lock, string, error) {
 		opts := []LockOption{WithPermits(2)}
 		if i%2 == 0 {
 			opts = append(opts, WithKeepAlive(KeepAlive{}))
@@ -41,18 +30,9 @@ func TestAttackSemaphoreUnderNemesis(t *testing.T) {
 		if i >= 4 {
 			opts = append(opts, WithFair())
 		}
-		actx, stop := randCtx(ctx, rng, 2*ttl)
-		l, err := ms[i].Acquire(actx, "sem", ttl, opts...)
-		returned := time.Now()
-		stop()
-		a.typedOrCancelled(names[i], err)
-		if err != nil {
-			atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl/4))))
-			return
-		}
-		a.holdFor(rng, names[i], l, returned, "", time.Duration(rng.Int64N(int64(2*ttl))))
+		l, err := ms[i].Acquire(ctx, "sem", ttl, opts...)
+		return l, "", err
 	})
-	a.check()
 	time.Sleep(2 * ttl)
 	if left := a.leftovers("lock:sem:permit:[0-9]*"); len(left) > 0 {
 		t.Errorf("permits left after quiescence: %v", left)

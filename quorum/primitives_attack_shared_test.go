@@ -27,26 +27,21 @@ func TestAttackSharedUnderNemesis(t *testing.T) {
 		ms[n] = a.client(n)
 	}
 	pr := a.peer("peer")
-	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
-	defer cancel()
-	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
-	atkWorkers(ctx, len(names), func(ctx context.Context, i int) {
-		rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
+	a.workload(seed, ttl, ttl, names, func(ctx context.Context, rng *rand.Rand, i int) (*Lock, string, error) {
 		who := names[i]
 		if who == "peer" {
 			value := fmt.Sprintf("peer-%d", rng.Int64())
 			until := pr.lock(ctx, "lock:rw", value, ttl)
 			returned := time.Now()
 			if until.IsZero() || !returned.Before(until) {
-				atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl/2))))
-				return
+				return nil, "", nil
 			}
 			a.count(who)
 			h := a.rec.Acquired(who, "rw", returned, until)
 			atkSleep(context.Background(), min(time.Until(until), time.Duration(rng.Int64N(int64(ttl)))))
 			h.Released(time.Now())
 			pr.unlock("lock:rw", value)
-			return
+			return nil, "", nil
 		}
 		var opts []LockOption
 		kind := ""
@@ -59,18 +54,9 @@ func TestAttackSharedUnderNemesis(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			opts = append(opts, WithKeepAlive(KeepAlive{}))
 		}
-		actx, stop := randCtx(ctx, rng, 2*ttl)
-		l, err := ms[who].Acquire(actx, "rw", ttl, opts...)
-		returned := time.Now()
-		stop()
-		a.typedOrCancelled(who, err)
-		if err != nil {
-			atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl/4))))
-			return
-		}
-		a.holdFor(rng, who, l, returned, kind, time.Duration(rng.Int64N(int64(ttl))))
+		l, err := ms[who].Acquire(ctx, "rw", ttl, opts...)
+		return l, kind, err
 	})
-	a.check()
 	time.Sleep(2 * ttl)
 	if left := a.leftovers("lock:rw*"); len(left) > 0 {
 		t.Errorf("keys left after quiescence: %v", left)
@@ -95,7 +81,7 @@ func TestAttackExclusiveWaiterIsNotStarved(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		atkWorkers(ctx, len(readers), func(ctx context.Context, i int) {
+		atkWorkers(ctx, len(readers), 1, func(ctx context.Context, i int, _ *rand.Rand) {
 			var l *Lock
 			var err error
 			if i == 0 {
