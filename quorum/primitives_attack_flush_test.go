@@ -25,6 +25,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 		take       func(m *Manager) (*Lock, int64)
 		holders    int // how many the first client takes
 	}
+	rivalM := a.client("rival")
 	prims := []prim{
 		{"fl/sem", "", func(m *Manager) (*Lock, int64) {
 			l, err := m.TryAcquire(ctx, "fl/sem", ttl, WithPermits(2))
@@ -56,7 +57,11 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 		}, 0},
 		{"fl/job", "", func(m *Manager) (*Lock, int64) {
 			e, _ := m.Election("fl/job")
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+			wait := 2 * time.Second // the holder campaigns; the rival polls
+			if m == rivalM {
+				wait = 5 * time.Millisecond
+			}
+			cctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
 			ld, err := e.Campaign(cctx, "x", ttl, WithKeepAlive(KeepAlive{MaxExtensions: 1}))
 			if err != nil {
@@ -65,7 +70,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 			return ld.Lock(), ld.Term()
 		}, 0},
 	}
-	holder, rival := a.client("holder"), a.client("rival")
+	holder := a.client("holder")
 	var lastTerm int64
 	for _, p := range prims {
 		n := max(p.holders, 1)
@@ -89,7 +94,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 		a.fault("FLUSHALL a, 10ms before %s expires", p.name)
 		deadline := time.Now().Add(ttl)
 		for time.Now().Before(deadline) {
-			if l, term := p.take(rival); l != nil {
+			if l, term := p.take(rivalM); l != nil {
 				h := a.hold("rival", l, time.Now(), p.kind)
 				if term > 0 {
 					h.SetTerm(term)
