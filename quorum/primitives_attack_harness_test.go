@@ -35,7 +35,6 @@ type atk struct {
 	holds  atomic.Int64 // holds recorded
 	faults atomic.Int64 // faults injected
 
-	stalls stallMonitor
 	// forget: the nemesis restarts masters without their data (at once), for
 	// clients that run the restart quarantine.
 	forget bool
@@ -58,7 +57,7 @@ func (a *atk) count(owner string) {
 func newAtk(t *testing.T, masters int, opts redistest.Options) *atk {
 	t.Helper()
 	a := &atk{t: t, c: redistest.Start(t, masters, opts), net: faults.NewNet(t), rec: checker.New(1)}
-	a.stalls.start(t)
+	t.Cleanup(a.rec.ProbeScheduling())
 	return a
 }
 
@@ -103,86 +102,12 @@ func (a *atk) hold(owner string, l *Lock, returned time.Time, kind string) *chec
 	return h
 }
 
-// watchDone records the moment the holder of l sees Done. The mutual exclusion
-// check uses that moment; the deadline check excuses the time this process was
-// not running (a loaded machine): the stalls a goroutine ticking every
-// millisecond saw, or the lateness of a control timer of our own armed for the
-// same deadline (when the runtime's timers are late, the lock's is too).
+// watchDone records the moment the holder of l sees Done, with the deadline
+// then. The checker's scheduling probe (started by newAtk) excuses a late Done
+// only by the test process's own measured timer lateness in that window.
 func (a *atk) watchDone(l *Lock, h *checker.Hold) {
-	for {
-		changed := l.UntilChanged()
-		until := l.Until()
-		fired := make(chan time.Time, 1)
-		ctl := time.AfterFunc(time.Until(until), func() { fired <- time.Now() })
-		select {
-		case <-l.Done():
-			at := time.Now()
-			until = l.Until()
-			excuse := a.stalls.during(until, at) // sleeps 2ms first
-			select {
-			case f := <-fired:
-				excuse = max(excuse, f.Sub(until))
-			default:
-				if ctl.Stop() && at.After(until) {
-					excuse = at.Sub(until) // the control timer is later still
-				}
-			}
-			h.Done(at, until.Add(excuse))
-			return
-		case <-changed:
-			ctl.Stop()
-		}
-	}
-}
-
-// stallMonitor measures the periods when this process's goroutines were not
-// scheduled: a ticker goroutine's sleeps of 1ms that took more than 5ms.
-type stallMonitor struct {
-	mu     sync.Mutex
-	stalls [][2]time.Time
-}
-
-func (s *stallMonitor) start(t *testing.T) {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	t.Cleanup(func() { close(done); <-stopped })
-	go func() {
-		defer close(stopped)
-		for {
-			t0 := time.Now()
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-			if t1 := time.Now(); t1.Sub(t0) > 5*time.Millisecond {
-				s.mu.Lock()
-				s.stalls = append(s.stalls, [2]time.Time{t0.Add(time.Millisecond), t1})
-				s.mu.Unlock()
-			}
-		}
-	}()
-}
-
-// during returns how long the process stalled between from and to.
-func (s *stallMonitor) during(from, to time.Time) time.Duration {
-	time.Sleep(2 * time.Millisecond) // let the monitor note a stall that just ended
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var d time.Duration
-	for _, st := range s.stalls {
-		a, b := st[0], st[1]
-		if from.After(a) {
-			a = from
-		}
-		if to.Before(b) {
-			b = to
-		}
-		if b.After(a) {
-			d += b.Sub(a)
-		}
-	}
-	return d
+	<-l.Done()
+	h.Done(time.Now(), l.Until())
 }
 
 // atkRelease records the release of h, then releases l.
