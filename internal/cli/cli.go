@@ -146,9 +146,6 @@ func newFlagSet(cmd *Command) *flag.FlagSet {
 	return fs
 }
 
-// errUsage marks an error in the command line; the caller exits ExitUsage.
-var errUsage = errors.New("usage")
-
 // usageErrorf prints a one-line reason and the command usage to stderr and
 // returns ExitUsage.
 func usageErrorf(env *Env, cmd *Command, format string, a ...any) int {
