@@ -6,117 +6,119 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
-	"github.com/redlock/redlock/internal/health"
 )
 
-var acquireCmd = &Command{
-	Name:     "acquire",
-	Synopsis: "take a lock and print its token",
-	Usage: `Usage: redlock acquire NAME [-ttl D] [-wait D] [-owner S] [-json] [-config PATH] [-var name=value] [-timeout D]
-
-Takes the lock NAME on a quorum of the masters and prints its token on stdout
-(one line, so TOKEN=$(redlock acquire NAME) captures it); the validity and the
-votes go to stderr. With -json, stdout gets one JSON document: name, key, token,
-valid_until, validity_ms, fence, votes. Keep the token secret: it releases the lock.
-The lock is not extended: it expires after its TTL unless you run
-'redlock extend NAME -token TOKEN'.
-
-Flags:
-  -ttl D       lock TTL (default: the lock policy's ttl, else the cluster's ttl)
-  -wait D      keep trying until D has passed (default 0: one round)
-  -owner S     owner label written into the lock value
-  -json        print one JSON document
-` + commonUsage + `
-                    (acquire: -wait comes on top of -timeout)
-
-Ctrl-C while waiting releases whatever was set; nothing is left locked.
-
-Exit codes:
-  0  acquired
-  1  error (fewer than a quorum of masters reachable, interrupted)
-  2  usage error or invalid topology file
-  3  held by another owner, or -wait expired while it was`,
+// acquireArgs are the arguments of acquire.
+type acquireArgs struct {
+	lockArgs
+	ttl, wait time.Duration
+	owner     string
 }
 
-func init() {
-	acquireCmd.Run = runAcquire
-	register(acquireCmd)
+func (a *acquireArgs) flags(f *Flags) {
+	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
+	f.Duration(&a.wait, "wait", 0, "keep trying until D has passed (default 0: one round); comes on top of -timeout")
+	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+func (a *acquireArgs) parse(p *parsed) error {
+	if err := a.lockArgs.parse(p); err != nil {
+		return err
+	}
+	if err := checkTTL(p, a.ttl); err != nil {
+		return err
+	}
+	if a.wait < 0 {
+		return usagef("-wait must not be negative, got %v", a.wait)
+	}
+	return nil
+}
+
+var acquireCmd = define(&Command{
+	Name:     "acquire",
+	Synopsis: "take a lock and print its token",
+	Args:     "NAME",
+	About: `
+Takes the lock NAME on a quorum of the masters and prints its token on stdout
+(one line, so TOKEN=$(redlock acquire NAME) captures it); the validity and the
+votes go to stderr. With -json, stdout gets one JSON document: name, key, ok,
+token, valid_until, validity_ms, fence, votes. Keep the token secret: it releases
+the lock. The lock is not extended: it expires after its TTL unless you run
+'redlock extend NAME -token TOKEN'.
+
+Ctrl-C while waiting releases whatever was set; nothing is left locked.`,
+	Exits: []Exit{
+		{0, "acquired"},
+		{1, "error (fewer than a quorum of masters reachable, interrupted)"},
+		{2, "usage error or invalid topology file"},
+		{3, "held by another owner, or -wait expired while it was"},
+	},
+	Complete: Completion{LockName: true},
+}, runAcquire)
+
+// lockOutcome is the shape every lock command's -json document starts with:
+// the lock, whether the command did what it was asked ("ok"), why not, and the
+// masters' votes.
+type lockOutcome struct {
+	Name  string      `json:"name"`
+	Key   string      `json:"key"`
+	OK    bool        `json:"ok"`
+	Error string      `json:"error,omitempty"`
+	Votes *reportJSON `json:"votes,omitempty"`
 }
 
 // acquireJSON is the -json output of acquire.
 type acquireJSON struct {
-	Name       string      `json:"name"`
-	Key        string      `json:"key"`
-	Acquired   bool        `json:"acquired"`
-	Token      string      `json:"token,omitempty"`
-	ValidUntil *time.Time  `json:"valid_until,omitempty"`
-	ValidityMS int64       `json:"validity_ms"`
-	Fence      int64       `json:"fence,omitempty"`
-	Error      string      `json:"error,omitempty"`
-	Votes      *reportJSON `json:"votes,omitempty"`
+	lockOutcome
+	Token      string     `json:"token,omitempty"`
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	ValidityMS float64    `json:"validity_ms"`
+	Fence      int64      `json:"fence,omitempty"`
 }
 
-func runAcquire(ctx context.Context, env *Env, args []string) int {
-	cmd := acquireCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	ttl := fs.Duration("ttl", 0, "lock TTL")
-	wait := fs.Duration("wait", 0, "keep trying until D has passed")
-	owner := fs.String("owner", "", "owner label")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
-	if !ok {
-		return code
+// human prints the token on stdout and the validity on stderr.
+func (d acquireJSON) human(env *Env) error {
+	if _, err := fmt.Fprintln(env.Stdout, d.Token); err != nil {
+		return err
 	}
-	if code, ok := checkTTLFlag(env, cmd, fs, *ttl); !ok {
-		return code
-	}
-	if *wait < 0 {
-		return usageErrorf(env, cmd, "-wait must not be negative, got %v", *wait)
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+	fmt.Fprintf(env.Stderr, "acquired %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
+		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	return nil
+}
+
+func runAcquire(ctx context.Context, env *Env, a *acquireArgs) error {
+	s, err := openSession(env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer s.close()
-	lockTTL, code := s.ttlFor(env, cmd, name, *ttl, flagGiven(fs, "ttl"))
-	if code != ExitOK {
-		return code
+	lockTTL, err := s.ttlFor(a.name, a.ttl, a.f.given("ttl"))
+	if err != nil {
+		return err
 	}
-	actx, cancel := context.WithTimeout(ctx, addSat(*wait, cf.timeout))
+	actx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 	defer cancel()
-	l, err := waitAcquire(actx, s.m, name, lockTTL, *wait, s.policyOptions(name, *owner)...)
+	l, err := waitAcquire(actx, s.m, a.name, lockTTL, a.wait, s.policyOptions(a.name, a.owner)...)
 	if err != nil {
 		code := acquireExit(ctx, err)
-		if *asJSON {
-			_ = writeDoc(env.Stdout, acquireJSON{Name: name, Key: s.m.Key(name), Error: s.redact(err.Error()), Votes: s.report(reportOf(err))})
-		}
 		if code == ExitNotHeld {
-			fmt.Fprintf(env.Stderr, "redlock acquire: %s is %s: %s\n", escape.Text(name), s.heldBy(ctx, name, cf.timeout), escape.Text(s.redact(err.Error())))
-		} else {
-			fmt.Fprintf(env.Stderr, "redlock acquire: %s\n", escape.Text(s.redact(err.Error())))
+			err = fmt.Errorf("%s is %s: %w", a.name, s.heldBy(ctx, a.name, a.timeout), err)
 		}
-		return code
+		err = redacted(err, s.redact)
+		doc := acquireJSON{lockOutcome: lockOutcome{Name: a.name, Key: s.m.Key(a.name), Error: err.Error(), Votes: s.report(reportOf(err))}}
+		return failDoc(code, err, doc)
 	}
 	until := l.Until()
 	votes := l.Votes()
-	if *asJSON {
-		err = writeDoc(env.Stdout, acquireJSON{Name: name, Key: l.Key(), Acquired: true, Token: l.Token(), ValidUntil: &until,
-			ValidityMS: ms(time.Until(until)), Fence: l.Fence(), Votes: s.report(&votes)})
-	} else {
-		_, err = fmt.Fprintln(env.Stdout, l.Token())
-		fmt.Fprintf(env.Stderr, "acquired %s (%d of %d masters), valid until %s (%v)\n", escape.Text(l.Key()), votes.Votes, len(votes.Nodes),
-			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
-		if missed := health.MissedVotes(&votes); missed != "" {
-			fmt.Fprintf(env.Stderr, "not acquired on %s\n", escape.Text(s.redact(missed)))
-		}
-	}
-	if err != nil { // nobody learned the token: do not leave the lock behind
+	doc := acquireJSON{lockOutcome: lockOutcome{Name: a.name, Key: l.Key(), OK: true, Votes: s.report(&votes)},
+		Token: l.Token(), ValidUntil: &until, ValidityMS: ms(time.Until(until)), Fence: l.Fence()}
+	if err := show(env, a.json, doc); err != nil { // nobody learned the token: do not leave the lock behind
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()
 		_ = l.Release(rctx)
-		return s.fail(env, cmd, fmt.Errorf("write token: %w", err))
+		return s.fail(ExitError, fmt.Errorf("write token: %w", err))
 	}
-	return ExitOK
+	return nil
 }

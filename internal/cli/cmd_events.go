@@ -15,11 +15,39 @@ import (
 	"github.com/redlock/redlock/topology"
 )
 
-var eventsCmd = &Command{
+// eventsArgs are the arguments of events.
+type eventsArgs struct {
+	common
+	match, mode string
+	interval    time.Duration
+}
+
+func (a *eventsArgs) flags(f *Flags) {
+	f.String(&a.match, "match", "GLOB", "*", "only lock names matching GLOB (default all)")
+	f.Bool(&a.json, "json", "JSON lines (docs/json/events.schema.json)")
+	f.String(&a.mode, "mode", "M", "auto", `auto (keyspace when a quorum has notifications on, else poll),
+keyspace, or poll (default auto)`)
+	f.Duration(&a.interval, "interval", 500*time.Millisecond, "poll mode: time between listings (default 500ms)")
+	a.common.flags(f)
+}
+
+func (a *eventsArgs) parse(p *parsed) error {
+	if err := a.common.parse(p); err != nil {
+		return err
+	}
+	switch {
+	case a.mode != "auto" && a.mode != "keyspace" && a.mode != "poll":
+		return usagef("-mode must be auto, keyspace or poll, got %q", a.mode)
+	case a.interval <= 0:
+		return usagef("-interval must be positive, got %v", a.interval)
+	}
+	return nil
+}
+
+var eventsCmd = define(&Command{
 	Name:     "events",
 	Synopsis: "stream lock events: acquired, extended, released, expired, changed hands",
-	Usage: `Usage: redlock events [-match GLOB] [-json] [-mode auto|keyspace|poll] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Streams lock events until Ctrl-C: acquired, extended, released, force-expired
 (keyspace mode), expired and changed-hands, each with the name, owner, library, the masters and the time.
 
@@ -34,26 +62,13 @@ Two modes, named on stderr at start and in every JSON line ("mode"):
             waits up to 150ms for the other masters and names those that
             reported ("(5 of 5 masters)"; "masters" in JSON).
   poll      the fallback: a listing every -interval compared with the previous
-            one; a lock held for less than an interval can be missed.
-
-Flags:
-  -match GLOB    only lock names matching GLOB (default all)
-  -json          JSON lines (format_version 1.0, docs/json/events.schema.json)
-  -mode M        auto (keyspace when a quorum has notifications on, else poll),
-                 keyspace, or poll (default auto)
-  -interval D    poll mode: time between listings (default 500ms)
-` + commonUsage + `
-
-Exit codes:
-  0  stopped by Ctrl-C
-  1  error (no quorum of masters, -mode keyspace without notifications)
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	eventsCmd.Run = runEvents
-	register(eventsCmd)
-}
+            one; a lock held for less than an interval can be missed.`,
+	Exits: []Exit{
+		{0, "stopped by Ctrl-C"},
+		{1, "error (no quorum of masters, -mode keyspace without notifications)"},
+		{2, "usage error or invalid topology file"},
+	},
+}, runEvents)
 
 // eventJSON is one line of `events -json`.
 type eventJSON struct {
@@ -67,42 +82,26 @@ type eventJSON struct {
 	Masters []string   `json:"masters"`
 }
 
-func runEvents(ctx context.Context, env *Env, args []string) int {
-	cmd := eventsCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	match := fs.String("match", "*", "only names matching GLOB")
-	asJSON := cf.jsonFlag(fs, "JSON lines")
-	mode := fs.String("mode", "auto", "auto, keyspace or poll")
-	interval := fs.Duration("interval", 500*time.Millisecond, "poll mode: time between listings")
-	if code, ok := parseNoArgs(env, cmd, fs, &cf, args); !ok {
-		return code
-	}
-	switch {
-	case *mode != "auto" && *mode != "keyspace" && *mode != "poll":
-		return usageErrorf(env, cmd, "-mode must be auto, keyspace or poll, got %q", *mode)
-	case *interval <= 0:
-		return usageErrorf(env, cmd, "-interval must be positive, got %v", *interval)
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+func runEvents(ctx context.Context, env *Env, a *eventsArgs) error {
+	s, err := openSession(env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer s.close()
 	clients, err := connect.Clients(s.cluster, s.cluster.NodeTimeout)
 	if err != nil {
-		return s.fail(env, cmd, err)
+		return s.fail(ExitError, err)
 	}
 	defer func() {
 		for _, c := range clients {
 			_ = c.Close()
 		}
 	}()
-	on := notificationsOn(ctx, clients, cf.timeout)
+	on := notificationsOn(ctx, clients, a.timeout)
+	mode := &a.mode
 	switch {
 	case *mode == "keyspace" && on < s.cluster.Quorum():
-		return s.fail(env, cmd, fmt.Errorf("-mode keyspace: notifications are on for %d of %d masters, a quorum needs %d: declare notify_keyspace_events = \"Kg$x\" in settings and run apply", on, len(clients), s.cluster.Quorum()))
+		return s.fail(ExitError, fmt.Errorf("-mode keyspace: notifications are on for %d of %d masters, a quorum needs %d: declare notify_keyspace_events = \"Kg$x\" in settings and run apply", on, len(clients), s.cluster.Quorum()))
 	case *mode == "auto" && on >= s.cluster.Quorum():
 		*mode = "keyspace"
 	case *mode == "auto":
@@ -117,7 +116,7 @@ func runEvents(ctx context.Context, env *Env, args []string) int {
 		if out.Masters == nil {
 			out.Masters = []string{}
 		}
-		if *asJSON {
+		if a.json {
 			_ = writeLine(env.Stdout, out)
 			return
 		}
@@ -129,11 +128,11 @@ func runEvents(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s %-13s %s%s (%d of %d masters) [%s]\n", ev.At.Format("15:04:05.000"), ev.Kind, escape.Line(ev.Name, 60), who, len(ev.Masters), len(clients), *mode)
 	}
 	if *mode == "keyspace" {
-		s.keyspaceEvents(ctx, clients, *match, emit)
+		s.keyspaceEvents(ctx, clients, a.match, emit)
 	} else {
-		s.pollEvents(ctx, *match, *interval, cf.timeout, emit)
+		s.pollEvents(ctx, a.match, a.interval, a.timeout, emit)
 	}
-	return ExitOK
+	return nil
 }
 
 // notificationsOn counts the masters whose notify-keyspace-events reports the

@@ -7,113 +7,94 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
-	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/quorum"
 )
 
-var extendCmd = &Command{
+// extendArgs are the arguments of extend.
+type extendArgs struct {
+	lockArgs
+	tokenFlags
+	ttl time.Duration
+}
+
+func (a *extendArgs) flags(f *Flags) {
+	a.tokenFlags.flags(f)
+	f.Duration(&a.ttl, "ttl", 0, `new TTL (default: the TTL the lock was taken with, as its token
+records; else the lock policy's ttl, else the cluster's ttl)`)
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+func (a *extendArgs) parse(p *parsed) error {
+	if err := a.lockArgs.parse(p); err != nil {
+		return err
+	}
+	return checkTTL(p, a.ttl)
+}
+
+var extendCmd = define(&Command{
 	Name:     "extend",
 	Synopsis: "extend a lock we hold",
-	Usage: `Usage: redlock extend NAME [-token TOKEN | -token - | -token-file PATH] [-ttl D] [-json] [-config PATH] [-var name=value] [-timeout D]
-
+	Args:     "NAME",
+	About: `
 Resets the TTL of the lock NAME on every master where it still holds TOKEN (the
 line printed by 'redlock acquire'). It never recreates a key that expired, so an
 extend after the lock was lost fails, and never shortens a key: a TTL shorter than
 what is left only lowers the reported validity (use force-expire or release to
-end a lock early). The new validity goes to stderr, or with
--json to stdout as one JSON document (name, key, extended, valid_until,
-validity_ms, votes).
-
-Flags:
-` + tokenUsage + `
-  -ttl D       new TTL (default: the TTL the lock was taken with, as its token
-               records; else the lock policy's ttl, else the cluster's ttl)
-  -json        print one JSON document
-` + commonUsage + `
-
-Exit codes:
-  0  extended
-  1  error (fewer than a quorum of masters reachable)
-  2  usage error or invalid topology file
-  4  lost: the lock is no longer held with TOKEN on a majority of the masters`,
-}
-
-func init() {
-	extendCmd.Run = runExtend
-	register(extendCmd)
-}
+end a lock early). The new validity goes to stderr, or with -json to stdout as one
+JSON document (name, key, ok, valid_until, validity_ms, votes).`,
+	Exits: []Exit{
+		{0, "extended"},
+		{1, "error (fewer than a quorum of masters reachable, interrupted while reading the token)"},
+		{2, "usage error or invalid topology file"},
+		{4, "lost: the lock is no longer held with TOKEN on a majority of the masters"},
+	},
+	Complete: Completion{LockName: true},
+}, runExtend)
 
 // extendJSON is the -json output of extend.
 type extendJSON struct {
-	Name       string      `json:"name"`
-	Key        string      `json:"key"`
-	Extended   bool        `json:"extended"`
-	ValidUntil *time.Time  `json:"valid_until,omitempty"`
-	ValidityMS int64       `json:"validity_ms"`
-	Error      string      `json:"error,omitempty"`
-	Votes      *reportJSON `json:"votes,omitempty"`
+	lockOutcome
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	ValidityMS float64    `json:"validity_ms"`
 }
 
-func runExtend(ctx context.Context, env *Env, args []string) int {
-	cmd := extendCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	var tf tokenFlags
-	tf.register(fs)
-	ttl := fs.Duration("ttl", 0, "new TTL")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
-	if !ok {
-		return code
-	}
-	token, err := tf.value(ctx, env)
-	if errors.Is(err, errInterrupted) {
-		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing done\n", cmd.Name)
-		return ExitError
-	}
+func (d extendJSON) human(env *Env) error {
+	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
+		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	return nil
+}
+
+func runExtend(ctx context.Context, env *Env, a *extendArgs) error {
+	token, err := a.value(ctx, env)
 	if err != nil {
-		return usageErrorf(env, cmd, "%v", err)
+		return err
 	}
-	if code, ok := checkTTLFlag(env, cmd, fs, *ttl); !ok {
-		return code
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+	s, err := openSession(env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer s.close()
-	lockTTL, code := s.ttlFor(env, cmd, name, *ttl, flagGiven(fs, "ttl"))
-	if code != ExitOK {
-		return code
+	lockTTL, err := s.ttlFor(a.name, a.ttl, a.f.given("ttl"))
+	if err != nil {
+		return err
 	}
-	if v, err := quorum.ParseValue(token); err == nil && v.Owner.TTL > 0 && !flagGiven(fs, "ttl") {
+	if v, err := quorum.ParseValue(token); err == nil && v.Owner.TTL > 0 && !a.f.given("ttl") {
 		lockTTL = min(v.Owner.TTL, s.cluster.MaxTTL) // the TTL it was taken with
 	}
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	until, rep, err := s.m.ExtendToken(cctx, name, token, lockTTL)
-	out := extendJSON{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}
-	code = ExitOK
+	until, rep, err := s.m.ExtendToken(cctx, a.name, token, lockTTL)
+	doc := extendJSON{lockOutcome: lockOutcome{Name: a.name, Key: s.m.Key(a.name), Votes: s.report(rep)}}
 	if err != nil {
-		out.Error = s.redact(err.Error())
-		code = ExitError
+		code := ExitError
 		if errors.Is(err, quorum.ErrLost) {
 			code = ExitLost
 		}
-		fmt.Fprintf(env.Stderr, "redlock extend: %s\n", escape.Text(out.Error))
-	} else {
-		out.Extended, out.ValidUntil, out.ValidityMS = true, &until, ms(time.Until(until))
-		fmt.Fprintf(env.Stderr, "extended %s (%d of %d masters), valid until %s (%v)\n", escape.Text(out.Key), rep.Votes, len(rep.Nodes),
-			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
-		if missed := health.MissedVotes(rep); missed != "" {
-			fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(s.redact(missed)))
-		}
+		err = redacted(err, s.redact)
+		doc.Error = err.Error()
+		return failDoc(code, err, doc)
 	}
-	if *asJSON {
-		if err := writeDoc(env.Stdout, out); err != nil {
-			return s.fail(env, cmd, err)
-		}
-	}
-	return code
+	doc.OK, doc.ValidUntil, doc.ValidityMS = true, &until, ms(time.Until(until))
+	return show(env, a.json, doc)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,78 +17,75 @@ import (
 	"github.com/redlock/redlock/hcl"
 )
 
-func init() {
-	cmd := &Command{
-		Name:     "fmt",
-		Synopsis: "rewrite topology files in canonical layout",
-		Usage: `Usage: redlock fmt [-check] [-diff] [-recursive] [-config PATH] [FILE|DIR|-]...
+// fmtArgs are the arguments of fmt.
+type fmtArgs struct {
+	config                 string
+	check, diff, recursive bool
+	files                  []string
+}
 
+func (a *fmtArgs) flags(f *Flags) {
+	f.Bool(&a.check, "check", "do not write; list the files that are not formatted and exit 3")
+	f.Bool(&a.diff, "diff", "print a unified diff of the changes")
+	f.Bool(&a.recursive, "recursive", "also format the *.hcl files in the subdirectories of a DIR")
+	def := DefaultConfigPath
+	if p := f.getenv(envConfig); p != "" {
+		def = p
+	}
+	f.String(&a.config, "config", "PATH", def, "the default file (default $REDLOCK_CONFIG, else ./redlock.hcl)")
+}
+
+func (a *fmtArgs) parse(p *parsed) error {
+	a.files = append(p.pos, p.rest...)
+	if len(a.files) == 0 {
+		a.files = []string{a.config}
+	}
+	return nil
+}
+
+var fmtCmd = define(&Command{
+	Name:     "fmt",
+	Synopsis: "rewrite topology files in canonical layout",
+	Args:     "[FILE|DIR|-]...",
+	About: `
 Rewrites each topology file in place in the canonical layout (aligned '=',
 two-space indentation). Without FILE it formats the -config file
 ($REDLOCK_CONFIG, else ./redlock.hcl). A DIR formats the *.hcl files in it
 (with -recursive, in its subdirectories too, skipping hidden ones);
 "-" reads standard input and writes the result to standard output. The names
 of the files that changed are printed. Only the syntax is checked: use
-"redlock validate" for the rest.
+"redlock validate" for the rest.`,
+	Exits: []Exit{
+		{0, "every file is formatted (or was rewritten)"},
+		{2, "a file cannot be read, parsed or written, or bad command line"},
+		{3, "with -check: at least one file is not formatted"},
+	},
+}, runFmt)
 
-Flags:
-  -check         do not write; list the files that are not formatted and exit 3
-  -diff          print a unified diff of the changes
-  -recursive     also format the *.hcl files in the subdirectories of a DIR
-  -config PATH   the default file (default $REDLOCK_CONFIG, else ./redlock.hcl)
-
-Exit codes:
-  0  every file is formatted (or was rewritten)
-  2  a file cannot be read, parsed or written, or bad command line
-  3  with -check: at least one file is not formatted`,
-	}
-	cmd.Run = func(ctx context.Context, env *Env, args []string) int { return runFmt(ctx, env, cmd, args) }
-	register(cmd)
-}
-
-func runFmt(ctx context.Context, env *Env, cmd *Command, args []string) int {
-	fs := newFlagSet(cmd)
-	def := DefaultConfigPath
-	if p := env.Getenv("REDLOCK_CONFIG"); p != "" {
-		def = p
-	}
-	config := fs.String("config", def, "default file")
-	check := fs.Bool("check", false, "list unformatted files, exit 3")
-	diff := fs.Bool("diff", false, "print a unified diff")
-	recursive := fs.Bool("recursive", false, "descend into subdirectories")
-	pos, _, err := interspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, cmd.Usage)
-		return ExitOK
-	}
-	if err != nil {
-		return usageErrorf(env, cmd, "%v", err)
-	}
-	if len(pos) == 0 {
-		pos = []string{*config}
-	}
-	failed, unformatted := false, false
-	for _, arg := range pos {
-		files, err := fmtTargets(arg, *recursive)
+func runFmt(ctx context.Context, env *Env, a *fmtArgs) error {
+	failed, unformatted := 0, false
+	for _, arg := range a.files {
+		files, err := fmtTargets(arg, a.recursive)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "redlock fmt: %v\n", err)
-			failed = true
+			failed++
 			continue
 		}
 		for _, name := range files {
-			changed, ok := fmtOne(ctx, env, name, *check, *diff)
-			failed = failed || !ok
+			changed, ok := fmtOne(ctx, env, name, a.check, a.diff)
+			if !ok {
+				failed++
+			}
 			unformatted = unformatted || changed
 		}
 	}
 	switch {
-	case failed:
-		return ExitUsage
-	case *check && unformatted:
-		return ExitUnformat
-	default:
-		return ExitOK
+	case failed > 0:
+		return &exitError{code: ExitUsage, err: fmt.Errorf("%s failed", pluralize(failed, "file")), shown: true}
+	case a.check && unformatted:
+		return &exitError{code: ExitUnformat, err: errors.New("not formatted"), shown: true}
 	}
+	return nil
 }
 
 // fmtTargets expands a FILE, DIR or "-" argument into the files to format.

@@ -12,41 +12,52 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var forceExpireCmd = &Command{
+// forceExpireArgs are the arguments of force-expire.
+type forceExpireArgs struct {
+	lockArgs
+	tokenFlags
+	yes bool
+}
+
+func (a *forceExpireArgs) flags(f *Flags) {
+	a.tokenFlags.flags(f)
+	f.Bool(&a.yes, "yes", "do not ask")
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+func (a *forceExpireArgs) parse(p *parsed) error {
+	if err := a.lockArgs.parse(p); err != nil {
+		return err
+	}
+	if a.tokenFlags.token == "-" && !a.yes {
+		return usagef("-token - reads stdin, which the prompt needs too: add -yes")
+	}
+	return nil
+}
+
+var forceExpireCmd = define(&Command{
 	Name:     "force-expire",
 	Synopsis: "admin: delete a lock on every master",
-	Usage: `Usage: redlock force-expire NAME [-token TOKEN | -token - | -token-file PATH] [-yes] [-json] [-config PATH] [-var name=value] [-timeout D]
-
+	Args:     "NAME",
+	About: `
 Deletes the lock NAME on every master. This breaks the mutual exclusion of the
-current holder: use it for locks left behind by a crashed process. NAME is any
-name that locks lists, including foreign keys that acquire's name rule refuses
-(quote it: redlock force-expire 'nightly report'), and a name with control
-characters as locks prints it escaped (redlock force-expire 'x\x1b]0;t\a').
+current holder: use it for locks left behind by a crashed process.
 
 It first reads the lock on every master and shows who holds it (on stderr), then
 asks for "yes" on stdin unless -yes is given. It deletes exactly what it showed:
 on each master only the value it read there (compare-and-delete). When the lock
 changed hands in between, nothing of the new holder is deleted: it says who holds
 it now and exits 1. With -token (or $REDLOCK_TOKEN) only keys that hold TOKEN are
-deleted. Per master it reports what it deleted; with -json as one JSON document.
-
-Flags:
-` + tokenUsage + `
-  -yes         do not ask
-  -json        print one JSON document
-` + commonUsage + `
-
-Exit codes:
-  0  done (also when there was nothing to delete)
-  1  error (some master did not answer), aborted at the prompt, or the lock
-     changed hands since it was shown (nothing of the new holder is deleted)
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	forceExpireCmd.Run = runForceExpire
-	register(forceExpireCmd)
-}
+deleted. Per master it reports what it deleted; with -json as one JSON document.`,
+	Exits: []Exit{
+		{0, "done (also when there was nothing to delete)"},
+		{1, `error (some master did not answer), aborted at the prompt, or the lock
+changed hands since it was shown (nothing of the new holder is deleted)`},
+		{2, "usage error or invalid topology file"},
+	},
+	Complete: Completion{LockName: true},
+}, runForceExpire)
 
 var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeOK:      "deleted",
@@ -54,52 +65,31 @@ var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeForeign: "changed since it was shown: kept",
 }
 
-func runForceExpire(ctx context.Context, env *Env, args []string) int {
-	cmd := forceExpireCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	var tf tokenFlags
-	tf.register(fs)
-	yes := fs.Bool("yes", false, "do not ask")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
-	if !ok {
-		return code
+func runForceExpire(ctx context.Context, env *Env, a *forceExpireArgs) error {
+	token, err := a.value(ctx, env)
+	if errors.Is(err, errNoToken) {
+		token, err = "", nil
 	}
-	token, err := tf.value(ctx, env)
-	switch {
-	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing deleted\n", cmd.Name)
-		return ExitError
-	case errors.Is(err, errNoToken):
-		token = ""
-	case err != nil:
-		return usageErrorf(env, cmd, "%v", err)
-	case tf.token == "-" && !*yes:
-		return usageErrorf(env, cmd, "-token - reads stdin, which the prompt needs too: add -yes")
+	if err != nil {
+		return err
 	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+	s, err := openSession(env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer s.close()
-	name = s.shownName(ctx, name, cf.timeout)
-	failJSON := func(why string) {
-		if *asJSON {
-			_ = writeDoc(env.Stdout, releaseJSON{Name: name, Key: s.m.Key(name), Error: why})
-		}
+	name := a.name
+	failed := func(why string) error {
+		return failDoc(ExitError, errors.New(why), deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Error: why}})
 	}
-	seen, unread, code, ok := s.showForceExpire(ctx, env, name, cf)
-	if !ok {
-		failJSON("could not read the lock: nothing deleted")
-		return code
+	seen, unread, err := s.showForceExpire(ctx, env, name, a.timeout)
+	if err != nil {
+		return failed(err.Error() + ": nothing deleted")
 	}
-	if !*yes && !confirm(ctx, env, s.m.Key(name)) {
-		failJSON("aborted at the prompt: nothing deleted")
-		return ExitError
+	if !a.yes && !confirm(ctx, env, s.m.Key(name)) {
+		return failed("aborted at the prompt: nothing deleted")
 	}
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	var rep *quorum.Report
 	if token != "" {
@@ -110,70 +100,10 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 			err = e
 		}
 	}
-	code = s.finishDelete(env, cmd, name, rep, err, *asJSON, forceWords)
-	if code == ExitOK && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
-		fmt.Fprintf(env.Stderr, "redlock force-expire: %s changed hands since it was shown: %s; its keys were kept\n",
-			escape.Text(s.m.Key(name)), s.holderNow(ctx, name, cf))
-		return ExitError
+	if err == nil && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
+		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
-	return code
-}
-
-// shownName returns the name of the lock that locks showed as shown: shown itself,
-// or, when shown holds escapes (locks prints a name with control characters as
-// "x\x1b]0;t\a") and no lock has that literal name, the one listed lock whose
-// escaped name is exactly shown.
-func (s *lockSession) shownName(ctx context.Context, shown string, timeout time.Duration) string {
-	if !strings.Contains(shown, `\`) {
-		return shown
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
-		return shown
-	}
-	lst, _ := s.m.Inspect(cctx, shownGlob(shown))
-	if lst == nil {
-		return shown
-	}
-	var found []string
-	for _, li := range lst.Locks {
-		if escape.Text(li.Name) == shown {
-			found = append(found, li.Name)
-		}
-	}
-	if len(found) != 1 {
-		return shown
-	}
-	return found[0]
-}
-
-// shownGlob returns a glob that matches every name whose escaped form
-// (escape.Text) is shown: its escapes become *, the rest is matched literally.
-func shownGlob(shown string) string {
-	var b strings.Builder
-	for i := 0; i < len(shown); i++ {
-		c := shown[i]
-		switch {
-		case c != '\\' || i+1 == len(shown):
-			if strings.IndexByte(`*?[]\`, c) >= 0 {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(c)
-		case shown[i+1] == '\\':
-			b.WriteString(`\\`)
-			i++
-		default:
-			b.WriteByte('*')
-			i++
-			if shown[i] == 'x' || shown[i] == 'u' {
-				for i+1 < len(shown) && strings.IndexByte("0123456789abcdef", shown[i+1]) >= 0 {
-					i++
-				}
-			}
-		}
-	}
-	return b.String()
+	return s.finishDelete(env, name, rep, err, a.json, forceWords)
 }
 
 // markUnread reports the masters that did not answer when the lock was read as
@@ -197,15 +127,14 @@ func markUnread(rep *quorum.Report, unread map[string]string) error {
 // showForceExpire reads the lock on every master, shows it on stderr, and returns
 // what was seen per master (what force-expire may delete) and the masters that did
 // not answer, with why.
-func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, cf common) (map[string]quorum.Seen, map[string]string, int, bool) {
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, timeout time.Duration) (map[string]quorum.Seen, map[string]string, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	lst, err := s.m.Inspect(cctx, quorum.EscapeGlob(name))
 	cancel()
 	seen := map[string]quorum.Seen{}
 	switch {
 	case lst == nil:
-		fmt.Fprintf(env.Stderr, "redlock force-expire: could not read %s: %s\n", escape.Text(s.m.Key(name)), escape.Text(s.redact(err.Error())))
-		return nil, nil, ExitError, false
+		return nil, nil, fmt.Errorf("could not read %s: %s", s.m.Key(name), s.redact(err.Error()))
 	case lst.Lock(name) == nil:
 		fmt.Fprintf(env.Stderr, "%s is not held on any master that answered (%d of %d)\n", escape.Text(s.m.Key(name)), lst.Answered(), lst.Total)
 	default:
@@ -228,7 +157,7 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 			unread[a.Master] = a.Error
 		}
 	}
-	return seen, unread, ExitOK, true
+	return seen, unread, nil
 }
 
 // confirm asks for "yes" on stdin.
@@ -246,13 +175,13 @@ func confirm(ctx context.Context, env *Env, key string) bool {
 }
 
 // holderNow describes who holds name now, for the message after a changed lock.
-func (s *lockSession) holderNow(ctx context.Context, name string, cf common) string {
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+func (s *lockSession) holderNow(ctx context.Context, name string, timeout time.Duration) string {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(name))
 	if lst == nil || lst.Lock(name) == nil {
 		return "nobody holds it now"
 	}
 	li := lst.Lock(name)
-	return fmt.Sprintf("now held by %s (%d/%d masters)", holder(li), li.Votes, li.Total)
+	return fmt.Sprintf("now held by %s (%d/%d masters)", holderRaw(li), li.Votes, li.Total)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -12,11 +13,29 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var locksCmd = &Command{
+// locksArgs are the arguments of locks.
+type locksArgs struct {
+	common
+	match string
+}
+
+func (a *locksArgs) flags(f *Flags) {
+	f.String(&a.match, "match", "GLOB", "*", "only names matching GLOB (Redis glob syntax; default all)")
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+func (a *locksArgs) parse(p *parsed) error {
+	if err := p.noArgs(" (use -match GLOB)"); err != nil {
+		return err
+	}
+	return a.check()
+}
+
+var locksCmd = define(&Command{
 	Name:     "locks",
 	Synopsis: "list live locks: quorum state, validity, owner, per-master values",
-	Usage: `Usage: redlock locks [-match GLOB] [-json] [-config PATH] [-var name=value] [-timeout D]
-
+	About: `
 Lists every lock under the cluster's key_prefix on every master (SCAN, never
 KEYS): its quorum state, votes k/N, remaining validity from the quorum's view,
 the owner (decoded from values written by redlock) or the library that wrote it
@@ -31,23 +50,13 @@ States:
   orphaned   leftovers that need an admin: keys of another type (a Redisson
              hash), keys without a TTL on a minority, or validity gone
 
-Masters that do not answer are listed as such; the listing needs a quorum of them.
-
-Flags:
-  -match GLOB  only names matching GLOB (Redis glob syntax; default all)
-  -json        print one JSON document
-` + commonUsage + `
-
-Exit codes:
-  0  listed
-  1  error: fewer than a quorum of masters answered (the partial listing is still printed)
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	locksCmd.Run = runLocks
-	register(locksCmd)
-}
+Masters that do not answer are listed as such; the listing needs a quorum of them.`,
+	Exits: []Exit{
+		{0, "listed"},
+		{1, "error: fewer than a quorum of masters answered (the partial listing is still printed)"},
+		{2, "usage error or invalid topology file"},
+	},
+}, runLocks)
 
 // masterViewJSON is one master's view of one lock in -json output.
 type masterViewJSON struct {
@@ -56,11 +65,9 @@ type masterViewJSON struct {
 	Type    string `json:"type,omitempty"`
 	// Value is shortened with quorum.Redact.
 	Value string `json:"value,omitempty"`
-	// ValueBytes is the value's length when it is longer than a listing reads.
-	ValueBytes int64 `json:"value_bytes,omitempty"`
 	// PTTLMS is the remaining TTL; -1 when the key has no TTL.
-	PTTLMS int64  `json:"pttl_ms,omitempty"`
-	Error  string `json:"error,omitempty"`
+	PTTLMS float64 `json:"pttl_ms,omitempty"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // ownerJSON is a lock's owner metadata in -json output.
@@ -69,14 +76,14 @@ type ownerJSON struct {
 	Host       string     `json:"host,omitempty"`
 	PID        int        `json:"pid,omitempty"`
 	AcquiredAt *time.Time `json:"acquired_at,omitempty"`
-	TTLMS      int64      `json:"ttl_ms,omitempty"`
+	TTLMS      float64    `json:"ttl_ms,omitempty"`
 }
 
 func toOwnerJSON(o *quorum.Owner) *ownerJSON {
 	if o == nil {
 		return nil
 	}
-	return &ownerJSON{Label: o.Label, Host: o.Host, PID: o.PID, AcquiredAt: timePtr(o.At), TTLMS: o.TTL.Milliseconds()}
+	return &ownerJSON{Label: o.Label, Host: o.Host, PID: o.PID, AcquiredAt: timePtr(o.At), TTLMS: ms(o.TTL)}
 }
 
 // lockJSON is one lock in -json output.
@@ -91,7 +98,7 @@ type lockJSON struct {
 	Owner   *ownerJSON `json:"owner,omitempty"`
 	Library string     `json:"library"`
 	// ValidityMS is the remaining validity from the quorum's view; 0 unless held.
-	ValidityMS int64            `json:"validity_ms"`
+	ValidityMS float64          `json:"validity_ms"`
 	ValidUntil *time.Time       `json:"valid_until,omitempty"`
 	NoExpiry   bool             `json:"no_expiry,omitempty"`
 	Fence      int64            `json:"fence,omitempty"`
@@ -100,11 +107,11 @@ type lockJSON struct {
 
 // masterAnswerJSON says whether one master answered the listing.
 type masterAnswerJSON struct {
-	Master    string `json:"master"`
-	Answered  bool   `json:"answered"`
-	Error     string `json:"error,omitempty"`
-	Keys      int    `json:"keys"`
-	LatencyMS int64  `json:"latency_ms"`
+	Master    string  `json:"master"`
+	Answered  bool    `json:"answered"`
+	Error     string  `json:"error,omitempty"`
+	Keys      int     `json:"keys"`
+	LatencyMS float64 `json:"latency_ms"`
 }
 
 // listingJSON is the -json output of locks.
@@ -123,7 +130,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 	out := lockJSON{Name: li.Name, Key: li.Key, State: string(li.State), Votes: li.Votes, Quorum: li.Quorum, Total: li.Total,
 		Owner: toOwnerJSON(li.Owner), Library: li.Library, Fence: li.Fence, Masters: []masterViewJSON{}}
 	if li.Value != "" {
-		out.Value = li.RedactedValue()
+		out.Value = quorum.Redact(li.Value)
 	}
 	switch {
 	case li.Validity == quorum.NoExpiry:
@@ -140,14 +147,8 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 			if mv.PTTL < 0 {
 				v.PTTLMS = -1
 			}
-			switch {
-			case mv.Value != "" && mv.Value == li.Value:
-				v.Value = out.Value // the same value, redacted once
-			case mv.Value != "":
+			if mv.Value != "" {
 				v.Value = quorum.Redact(mv.Value)
-			}
-			if mv.Truncated {
-				v.ValueBytes = mv.Size
 			}
 		}
 		if mv.Err != nil {
@@ -210,46 +211,74 @@ func validityText(li *quorum.LockInfo) string {
 
 // printLocks writes the listing as a table, with one line per master under each lock.
 func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
-	s.printLockTable(w, lst, lockSeq(lst))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tVOTES\tVALIDITY\tHOLDER")
+	for i := range lst.Locks {
+		li := &lst.Locks[i]
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", escape.Line(li.Name, 60), li.State, li.Votes, li.Total, validityText(li), holder(li))
+		for _, mv := range li.Masters {
+			master := escape.Line(mv.Master, 30)
+			switch {
+			case mv.Err != nil:
+				fmt.Fprintf(tw, "  %s\t(no answer)\t\t\t\n", master)
+			case !mv.Present:
+				fmt.Fprintf(tw, "  %s\t-\t\t\t\n", master)
+			default:
+				pttl := "no ttl"
+				if mv.PTTL >= 0 {
+					pttl = human.Duration(mv.PTTL)
+				}
+				val := escape.Line(quorum.Redact(mv.Value), 60)
+				if mv.Type != "string" {
+					val = "(" + escape.Line(mv.Type, 20) + ")"
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t\t%s\t%s\n", master, "present", pttl, val)
+			}
+		}
+	}
+	_ = tw.Flush()
+	switch {
+	case lst.Answered() == 0:
+		fmt.Fprintf(w, "no master answered (0 of %d): nothing can be listed\n", lst.Total)
+	case len(lst.Locks) == 0:
+		fmt.Fprintf(w, "no locks match %s on the %d of %d masters that answered\n", escape.Text(lst.Match), lst.Answered(), lst.Total)
+	}
 }
 
-func runLocks(ctx context.Context, env *Env, args []string) int {
-	cmd := locksCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	match := fs.String("match", "*", "only names matching GLOB")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	pos, _, err := interspersed(fs, args)
+// locksView is the output of locks: the listing, as a table or one document.
+type locksView struct {
+	listingJSON
+	s   *lockSession
+	lst *quorum.Listing
+}
+
+func (v locksView) human(env *Env) error {
+	v.s.printLocks(env.Stdout, v.lst)
+	return nil
+}
+
+func runLocks(ctx context.Context, env *Env, a *locksArgs) error {
+	s, err := openSession(env, &a.common)
 	if err != nil {
-		code, _ := parseFlags(env, cmd, fs, args)
-		return code
-	}
-	if len(pos) > 0 {
-		return usageErrorf(env, cmd, "unexpected argument %q (use -match GLOB)", pos[0])
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+		return err
 	}
 	defer s.close()
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	lst, locks, err := s.m.InspectStream(cctx, *match)
-	if *asJSON {
-		if werr := s.writeListingJSON(env.Stdout, lst, locks, err); werr != nil {
-			return s.fail(env, cmd, werr)
-		}
-	} else {
-		s.printLockTable(env.Stdout, lst, locks)
+	lst, err := s.m.Inspect(cctx, a.match)
+	if lst == nil {
+		return s.fail(ExitError, err)
 	}
-	for _, a := range lst.Masters {
-		if !a.Answered && err == nil {
-			fmt.Fprintf(env.Stderr, "redlock locks: %s\n", escape.Text(s.redact(a.Error)))
+	if werr := show(env, a.json, locksView{listingJSON: s.listingJSON(lst, err), s: s, lst: lst}); werr != nil {
+		return s.fail(ExitError, werr)
+	}
+	for _, m := range lst.Masters {
+		if !m.Answered && err == nil {
+			fmt.Fprintf(env.Stderr, "redlock locks: %s\n", escape.Text(s.redact(m.Error)))
 		}
 	}
 	if err != nil {
-		return s.fail(env, cmd, err)
+		return &exitError{code: ExitError, err: redacted(err, s.redact), doc: skipDoc{}}
 	}
-	return ExitOK
+	return nil
 }

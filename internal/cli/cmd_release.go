@@ -2,54 +2,61 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
-var releaseCmd = &Command{
+// releaseArgs are the arguments of release.
+type releaseArgs struct {
+	lockArgs
+	tokenFlags
+}
+
+func (a *releaseArgs) flags(f *Flags) {
+	a.tokenFlags.flags(f)
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+var releaseCmd = define(&Command{
 	Name:     "release",
 	Synopsis: "release a lock we hold",
-	Usage: `Usage: redlock release NAME [-token TOKEN | -token - | -token-file PATH] [-json] [-config PATH] [-var name=value] [-timeout D]
-
+	Args:     "NAME",
+	About: `
 Deletes the lock NAME on every master where it still holds TOKEN
 (compare-and-delete: another owner's lock is never touched). A lock that already
 expired is not an error. Per master it reports released, missing, foreign (held
-by another owner) or the error; with -json as one JSON document.
+by another owner) or the error; with -json as one JSON document (name, key, ok,
+deleted, votes).`,
+	Exits: []Exit{
+		{0, "released, or already gone"},
+		{1, "error: some master did not answer (its key expires with its TTL)"},
+		{2, "usage error or invalid topology file"},
+		{4, "lost: the lock expired and another owner holds it on a majority now"},
+	},
+	Complete: Completion{LockName: true},
+}, runRelease)
 
-Flags:
-` + tokenUsage + `
-  -json        print one JSON document
-` + commonUsage + `
-
-A release that a quorum of masters answered is a release: the lock is deleted on
-every master that answered, and a master that did not answer keeps its copy until
-its TTL ends (a note on stderr names it; "note" under -json).
-
-Exit codes:
-  0  released (on every master that answered, a quorum), or already gone
-  1  error: fewer than a quorum of masters answered (the lock stays in place on
-     the others until its TTL ends)
-  2  usage error or invalid topology file
-  4  lost: the lock expired and another owner holds it on a majority now`,
+// deleteJSON is the -json output of release and force-expire.
+type deleteJSON struct {
+	lockOutcome
+	// Deleted counts the masters where the key was deleted.
+	Deleted int `json:"deleted"`
+	words   map[quorum.Outcome]string
+	rep     *quorum.Report
+	redact  func(string) string
 }
 
-func init() {
-	releaseCmd.Run = runRelease
-	register(releaseCmd)
-}
-
-// releaseJSON is the -json output of release and force-expire.
-type releaseJSON struct {
-	Name    string `json:"name"`
-	Key     string `json:"key"`
-	Deleted int    `json:"deleted"`
-	Error   string `json:"error,omitempty"`
-	// Note names the masters a release could not reach when a quorum answered.
-	Note  string      `json:"note,omitempty"`
-	Votes *reportJSON `json:"votes,omitempty"`
+// human prints the count and one line per master.
+func (d deleteJSON) human(env *Env) error {
+	if d.rep == nil {
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(d.Key), d.Deleted, len(d.rep.Nodes))
+	printReport(env.Stdout, d.rep, d.words, d.redact)
+	return nil
 }
 
 var releaseWords = map[quorum.Outcome]string{
@@ -58,75 +65,47 @@ var releaseWords = map[quorum.Outcome]string{
 	quorum.OutcomeForeign: "held by another owner: not touched",
 }
 
-func runRelease(ctx context.Context, env *Env, args []string) int {
-	cmd := releaseCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	var tf tokenFlags
-	tf.register(fs)
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
-	if !ok {
-		return code
-	}
-	token, err := tf.value(ctx, env)
-	if errors.Is(err, errInterrupted) {
-		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing done\n", cmd.Name)
-		return ExitError
-	}
+func runRelease(ctx context.Context, env *Env, a *releaseArgs) error {
+	token, err := a.value(ctx, env)
 	if err != nil {
-		return usageErrorf(env, cmd, "%v", err)
+		return err
 	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+	s, err := openSession(env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer s.close()
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	rep, err := s.m.ReleaseToken(cctx, name, token)
-	code = s.finishDelete(env, cmd, name, rep, err, *asJSON, releaseWords)
-	if code == ExitOK && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
-		fmt.Fprintf(env.Stderr, "redlock release: %s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there\n",
-			escape.Text(s.m.Key(name)), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
-		return ExitLost
+	rep, err := s.m.ReleaseToken(cctx, a.name, token)
+	if err == nil && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
+		err = failf(ExitLost, "%s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there",
+			s.m.Key(a.name), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
 	}
-	return code
+	return s.finishDelete(env, a.name, rep, err, a.json, releaseWords)
 }
 
-// finishDelete prints the result of a release or force-expire and returns the exit code.
-func (s *lockSession) finishDelete(env *Env, cmd *Command, name string, rep *quorum.Report, err error, asJSON bool, words map[quorum.Outcome]string) int {
-	out := releaseJSON{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}
+// finishDelete shows the result of a release or force-expire: on failure the
+// per-master lines still go out (on stdout, as on success), then the error.
+func (s *lockSession) finishDelete(env *Env, name string, rep *quorum.Report, err error, asJSON bool, words map[quorum.Outcome]string) error {
+	doc := deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), OK: err == nil, Votes: s.report(rep)},
+		words: words, rep: rep, redact: s.redact}
 	if rep != nil {
-		out.Deleted = rep.Votes
+		doc.Deleted = rep.Votes
 	}
-	code := ExitOK
-	note := ""
-	if cmd == releaseCmd && errors.Is(err, quorum.ErrPartialRelease) {
-		// Released where a quorum answered: a note, not an error.
-		note, err = s.redact(err.Error()), nil
-		out.Note = note
+	if err == nil {
+		return show(env, asJSON, doc)
 	}
-	if err != nil {
-		out.Error = s.redact(err.Error())
-		code = ExitError
+	code := ExitError
+	if ee, ok := err.(*exitError); ok {
+		code = ee.code
 	}
-	if asJSON {
-		if werr := writeDoc(env.Stdout, out); werr != nil {
-			return s.fail(env, cmd, werr)
-		}
-	} else if rep != nil {
-		fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(out.Key), out.Deleted, len(rep.Nodes))
-		s.printReport(env.Stdout, rep, words)
+	err = redacted(err, s.redact)
+	doc.Error = err.Error()
+	if !asJSON {
+		_ = doc.human(env)
 	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(out.Error))
-	}
-	if note != "" {
-		fmt.Fprintf(env.Stderr, "redlock %s: note: %s\n", cmd.Name, escape.Text(note))
-	}
-	return code
+	return failDoc(code, err, doc)
 }
 
 // countOutcome counts the masters of rep with outcome o.

@@ -14,14 +14,71 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var runCmd = &Command{
+// runArgs are the arguments of run.
+type runArgs struct {
+	lockArgs
+	ttl, wait, maxHold, margin, grace time.Duration
+	conflict                          int
+	owner                             string
+	argv                              []string
+}
+
+func (a *runArgs) flags(f *Flags) {
+	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
+	f.Duration(&a.wait, "wait", 0, `keep trying to take the lock until D has passed (default 0: one round);
+-timeout bounds the acquisition after -wait (the command may run longer)`)
+	f.Duration(&a.maxHold, "max-hold", 0, `stop extending after D: CMD gets SIGTERM -margin before acquisition + D
+and run exits 5 (default: no cap)`)
+	f.Duration(&a.margin, "margin", 0, `SIGTERM this long before the validity ends (default ttl/5, at least
+10ms; shorter than ttl/2, when the keep-alive extends the lock)`)
+	f.Duration(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)")
+	f.Int(&a.conflict, "conflict-exit-code", "N", ExitNotHeld, `exit N instead of 3 when the lock is not acquired (as flock -E);
+not one of run's own codes below`)
+	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
+	a.metricsFlagOn(f)
+	a.common.flags(f)
+}
+
+// parse takes NAME and CMD: "NAME -- CMD ARGS..." or, as flock, "NAME CMD ARGS..."
+// (then CMD starts at the first word after NAME that is not a flag of run, and
+// every word after it is CMD's).
+func (a *runArgs) parse(p *parsed) error {
+	if err := oneName(p.pos); err != nil {
+		return err
+	}
+	a.name, a.argv = p.pos[0], p.rest
+	switch {
+	case len(a.argv) == 0:
+		return usagef("missing CMD: redlock run %s -- CMD [ARGS...]", escape.Text(a.name))
+	case a.wait < 0:
+		return usagef("-wait must not be negative, got %v", a.wait)
+	case a.maxHold < 0:
+		return usagef("-max-hold must not be negative, got %v", a.maxHold)
+	case a.grace < 0:
+		return usagef("-grace must not be negative, got %v", a.grace)
+	case p.given("margin") && a.margin <= 0:
+		return usagef("-margin must be positive, got %v", a.margin)
+	case a.conflict < 1 || a.conflict > 255:
+		return usagef("-conflict-exit-code must be in 1..255, got %d", a.conflict)
+	case a.conflict != ExitNotHeld && runOwnCode(a.conflict):
+		return usagef("-conflict-exit-code %d is one of run's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", a.conflict)
+	}
+	if err := checkTTL(p, a.ttl); err != nil {
+		return err
+	}
+	return a.check()
+}
+
+var runCmd = define(&Command{
 	Name:     "run",
 	Synopsis: "hold a lock while a command runs",
-	Usage: `Usage: redlock run NAME [-ttl D] [-wait D] [-max-hold D] [-margin D] [-grace D] [-conflict-exit-code N] [-owner S] [-config PATH] [-var name=value] [-timeout D] -- CMD [ARGS...]
-
+	Args:     "NAME [--] CMD [ARGS...]",
+	About: `
 Takes the lock NAME (waiting up to -wait), runs CMD while a keep-alive extends the
 lock in the background, releases the lock when CMD exits and exits with CMD's
-status (128+N when CMD was killed by signal N).
+status (128+N when CMD was killed by signal N). As with flock, the -- may be left
+out: CMD is then the first word after NAME that is not one of run's flags, and
+every word after it is CMD's ("redlock run job make -j4").
 
 The command never outlives the lock. CMD runs in a process group of its own under a
 guard: a small supervisor process (this binary again) that learns every new
@@ -47,97 +104,53 @@ until continued, and run itself is not stopped.
 
 CMD gets REDLOCK_NAME, REDLOCK_TOKEN, REDLOCK_VALID_UNTIL (RFC 3339, the validity
 at start; the keep-alive moves it) and REDLOCK_FENCE when the lock policy uses
-fencing. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process group.
+fencing. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process group.`,
+	ExitNote: `Run's own codes are always explained by a "redlock run:" line on stderr; pick a
+-conflict-exit-code that CMD never uses to tell "not acquired" apart.`,
+	Exits: []Exit{
+		{-1, "CMD's exit status (128+signal when it was killed by a signal)"},
+		{1, "error (fewer than a quorum of masters reachable, interrupted before CMD started)"},
+		{2, "usage error or invalid topology file"},
+		{3, "not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)"},
+		{4, `the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
+after acquiring that the validity ended before CMD could start (not started)`},
+		{5, "-max-hold or the lock policy's max_extensions ended the run (CMD was stopped)"},
+		{126, "CMD could not be started"},
+		{127, "CMD was not found"},
+	},
+	Complete: Completion{LockName: true},
+}, runRun)
 
-Flags:
-  -ttl D       lock TTL (default: the lock policy's ttl, else the cluster's ttl)
-  -wait D      keep trying to take the lock until D has passed (default 0: one round)
-  -max-hold D  stop extending after D: CMD gets SIGTERM -margin before acquisition + D
-               and run exits 5 (default: no cap)
-  -margin D    SIGTERM this long before the validity ends (default ttl/5, at least
-               10ms; shorter than ttl/2, when the keep-alive extends the lock)
-  -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)
-  -conflict-exit-code N
-               exit N instead of 3 when the lock is not acquired (as flock -E);
-               not one of run's own codes below
-  -owner S     owner label written into the lock value
-  -metrics-addr ADDR
-               serve this process's lock metrics (Prometheus) at http://ADDR/metrics
-` + commonUsage + `
-                    (run: bounds the acquisition after -wait; the command may run longer)
-
-Exit codes (run's own codes are always explained by a "redlock run:" line on
-stderr; pick a -conflict-exit-code that CMD never uses to tell "not acquired" apart):
-  N    CMD's exit status (128+signal when it was killed by a signal)
-  1    error (fewer than a quorum of masters reachable, interrupted before CMD started)
-  2    usage error or invalid topology file
-  3    not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)
-  4    the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
-       after acquiring that the validity ended before CMD could start (not started)
-  5    -max-hold or the lock policy's max_extensions ended the run (CMD was stopped)
-  126  CMD could not be started; 127 CMD was not found`,
+// exitStatus is the outcome of a command whose code was explained already (run's
+// CMD status, its own lines on stderr).
+func exitStatus(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return &exitError{code: code, err: fmt.Errorf("exit status %d", code), shown: true, doc: skipDoc{}}
 }
 
-func init() {
-	runCmd.Run = runRun
-	register(runCmd)
-}
-
-func runRun(ctx context.Context, env *Env, args []string) int {
-	cmd := runCmd
-	flags := newFlagSet(cmd)
-	var cf common
-	cf.register(flags, env)
-	ttl := flags.Duration("ttl", 0, "lock TTL")
-	wait := flags.Duration("wait", 0, "keep trying until D has passed")
-	maxHold := flags.Duration("max-hold", 0, "stop extending after D")
-	margin := flags.Duration("margin", 0, "SIGTERM this long before the validity ends")
-	grace := flags.Duration("grace", 5*time.Second, "SIGTERM to SIGKILL delay")
-	conflict := flags.Int("conflict-exit-code", ExitNotHeld, "exit code when not acquired")
-	owner := flags.String("owner", "", "owner label")
-	cf.metricsFlagOn(flags)
-	name, argv, code, ok := parseLockArgs(env, cmd, flags, args)
-	if !ok {
-		return code
-	}
-	switch {
-	case len(argv) == 0:
-		return usageErrorf(env, cmd, "missing CMD after --")
-	case *wait < 0:
-		return usageErrorf(env, cmd, "-wait must not be negative, got %v", *wait)
-	case *maxHold < 0:
-		return usageErrorf(env, cmd, "-max-hold must not be negative, got %v", *maxHold)
-	case *grace < 0:
-		return usageErrorf(env, cmd, "-grace must not be negative, got %v", *grace)
-	case flagGiven(flags, "margin") && *margin <= 0:
-		return usageErrorf(env, cmd, "-margin must be positive, got %v", *margin)
-	case *conflict < 1 || *conflict > 255:
-		return usageErrorf(env, cmd, "-conflict-exit-code must be in 1..255, got %d", *conflict)
-	case *conflict != ExitNotHeld && runOwnCode(*conflict):
-		return usageErrorf(env, cmd, "-conflict-exit-code %d is one of run's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", *conflict)
-	}
-	if code, ok := checkTTLFlag(env, cmd, flags, *ttl); !ok {
-		return code
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+func runRun(ctx context.Context, env *Env, a *runArgs) error {
+	name, argv := a.name, a.argv
+	s, err := openSession(env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer s.close()
-	lockTTL, code := s.ttlFor(env, cmd, name, *ttl, flagGiven(flags, "ttl"))
-	if code != ExitOK {
-		return code
-	}
-	dl, err := runDeadlines(lockTTL, *margin, *grace, flagGiven(flags, "margin"))
+	lockTTL, err := s.ttlFor(name, a.ttl, a.f.given("ttl"))
 	if err != nil {
-		return usageErrorf(env, cmd, "%v", err)
+		return err
 	}
-	if *maxHold > 0 && *maxHold-time.Millisecond-s.m.DriftBudget(*maxHold) <= dl.margin {
-		return usageErrorf(env, cmd, "-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", *maxHold, dl.margin)
+	dl, err := runDeadlines(lockTTL, a.margin, a.grace, a.f.given("margin"))
+	if err != nil {
+		return usagef("%v", err)
 	}
-	if dl.clipped && flagGiven(flags, "grace") {
+	if a.maxHold > 0 && a.maxHold-time.Millisecond-s.m.DriftBudget(a.maxHold) <= dl.margin {
+		return usagef("-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", a.maxHold, dl.margin)
+	}
+	if dl.clipped && a.f.given("grace") {
 		fmt.Fprintf(env.Stderr, "redlock run: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
-			*grace, dl.margin, dl.lead, dl.grace)
+			a.grace, dl.margin, dl.lead, dl.grace)
 	}
 
 	// Signals are ours from here on: forwarded to the child once it runs.
@@ -159,22 +172,20 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	}()
 
 	policy := s.cluster.PolicyFor(name)
-	opts := append(s.policyOptions(name, *owner), quorum.WithLossWatch(),
-		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: *maxHold}))
-	tctx, tcancel := context.WithTimeout(actx, addSat(*wait, cf.timeout))
-	l, err := waitAcquire(tctx, s.m, name, lockTTL, *wait, opts...)
+	opts := append(s.policyOptions(name, a.owner), quorum.WithLossWatch(),
+		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: a.maxHold}))
+	tctx, tcancel := context.WithTimeout(actx, addSat(a.wait, a.timeout))
+	l, err := waitAcquire(tctx, s.m, name, lockTTL, a.wait, opts...)
 	tcancel()
 	if err != nil {
 		if actx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "redlock run: interrupted before %s was acquired; nothing is left locked\n", escape.Text(name))
-			return ExitError
+			return failf(ExitError, "interrupted before %s was acquired; nothing is left locked", name)
 		}
 		code := acquireExit(actx, err)
 		if code == ExitNotHeld {
-			code = *conflict
+			code = a.conflict
 		}
-		fmt.Fprintf(env.Stderr, "redlock run: %s\n", escape.Text(s.redact(err.Error())))
-		return code
+		return s.fail(code, err)
 	}
 	release := func() {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
@@ -191,14 +202,13 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	<-watching
 	if interrupted.Load() || ctx.Err() != nil {
 		release()
-		fmt.Fprintf(env.Stderr, "redlock run: interrupted before the command started; %s released\n", escape.Text(name))
-		return ExitError
+		return failf(ExitError, "interrupted before the command started; %s released", name)
 	}
 	defer release()
-	if *maxHold > 0 {
-		dl.hard = holdEnd(l.Acquired(), *maxHold, s.m.DriftBudget(*maxHold))
+	if a.maxHold > 0 {
+		dl.hard = holdEnd(l.Acquired(), a.maxHold, s.m.DriftBudget(a.maxHold))
 	}
-	return superviseRun(env, l, argv, dl, *maxHold, sigs)
+	return exitStatus(superviseRun(env, l, argv, dl, a.maxHold, sigs))
 }
 
 // runOwnCode reports whether code is one that run exits with for its own reasons

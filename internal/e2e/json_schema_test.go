@@ -42,7 +42,7 @@ func checkDoc(t *testing.T, command, doc string) map[string]any {
 	require.NoError(t, err, "not JSON: %q", doc)
 	m, ok := inst.(map[string]any)
 	require.True(t, ok, "not an object: %q", doc)
-	assert.Equal(t, "1.0", m["format_version"])
+	assert.Equal(t, "2.0", m["format_version"])
 	name := command
 	if _, hasErr := m["error"]; hasErr && len(m) <= 3 {
 		if _, diag := m["diagnostics"]; diag || len(m) == 2 {
