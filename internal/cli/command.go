@@ -128,6 +128,9 @@ type Flags struct {
 type flagDecl struct {
 	name, arg, help string
 	isBool          bool
+	// echo: a bad value may be quoted in the error (durations and numbers; never
+	// -var or -token, whose values may be secret).
+	echo bool
 }
 
 func newFlags(name string, env *Env) *Flags {
@@ -162,6 +165,7 @@ func (f *Flags) Duration(p *time.Duration, name string, def time.Duration, help 
 	f.fs.Var(&durationValue{p: p}, name, help)
 	*p = def
 	f.add(name, "D", help, false)
+	f.decls[len(f.decls)-1].echo = true
 }
 
 // String declares a string flag with placeholder arg.
@@ -175,6 +179,7 @@ func (f *Flags) Int(p *int, name, arg string, def int, help string) {
 	f.fs.Var(&intValue{p: p}, name, help)
 	*p = def
 	f.add(name, arg, help, false)
+	f.decls[len(f.decls)-1].echo = true
 }
 
 // Var declares a flag of any flag.Value with placeholder arg.
@@ -215,7 +220,7 @@ func (d *durationValue) Set(s string) error {
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
 			return fmt.Errorf("a duration needs a unit, e.g. %ss, %sms or %sm", s, s, s)
 		}
-		return fmt.Errorf("%q is not a duration (e.g. 30s, 500ms, 2m)", s)
+		return errors.New("not a duration (e.g. 30s, 500ms, 2m)")
 	}
 	*d.p = v
 	return nil
@@ -234,7 +239,7 @@ func (i *intValue) String() string {
 func (i *intValue) Set(s string) error {
 	v, err := strconv.Atoi(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a whole number", s)
+		return errors.New("not a whole number")
 	}
 	*i.p = v
 	return nil
@@ -307,6 +312,9 @@ func (f *Flags) parseArgs(args []string, stopAt int) (*parsed, error) {
 			}
 		}
 		if err := f.fs.Set(name, value); err != nil {
+			if d != nil && d.echo {
+				return nil, usagef("-%s %s: %v", name, value, err)
+			}
 			return nil, usagef("-%s: %v", name, err)
 		}
 	}

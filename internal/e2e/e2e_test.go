@@ -250,7 +250,7 @@ func TestAcquireJSONAndWait(t *testing.T) {
 		Key        string    `json:"key"`
 		Token      string    `json:"token"`
 		ValidUntil time.Time `json:"valid_until"`
-		ValidityMS int64     `json:"validity_ms"`
+		ValidityMS float64   `json:"validity_ms"`
 		Votes      struct {
 			Votes   int `json:"votes"`
 			Quorum  int `json:"quorum"`
@@ -267,7 +267,7 @@ func TestAcquireJSONAndWait(t *testing.T) {
 	assert.Equal(t, 3, doc.Votes.Quorum)
 	assert.Len(t, doc.Votes.Masters, 5)
 	assert.Equal(t, "ok", doc.Votes.Masters[0].Outcome)
-	assert.Greater(t, doc.ValidityMS, int64(2000))
+	assert.Greater(t, doc.ValidityMS, 2000.0)
 	assert.WithinDuration(t, time.Now().Add(3*time.Second), doc.ValidUntil, 2*time.Second)
 
 	// A waiter gets the lock once the holder releases it.
@@ -441,7 +441,7 @@ type locksDoc struct {
 		State      string `json:"state"`
 		Votes      int    `json:"votes"`
 		Library    string `json:"library"`
-		ValidityMS int64  `json:"validity_ms"`
+		ValidityMS float64 `json:"validity_ms"`
 		Value      string `json:"value"`
 		Owner      *struct {
 			Label string `json:"owner"`
@@ -451,7 +451,7 @@ type locksDoc struct {
 			Master  string `json:"master"`
 			Present bool   `json:"present"`
 			Value   string `json:"value"`
-			PTTLMS  int64  `json:"pttl_ms"`
+			PTTLMS  float64 `json:"pttl_ms"`
 		} `json:"masters"`
 	} `json:"locks"`
 }
@@ -509,8 +509,8 @@ func TestLocksJSON(t *testing.T) {
 	ours := doc.Locks[byName["by-redlock"]]
 	require.NotNil(t, ours.Owner, "owner decoded")
 	assert.Equal(t, "nightly-report", ours.Owner.Label)
-	assert.Greater(t, ours.ValidityMS, int64(5000))
-	assert.Greater(t, ours.Masters[0].PTTLMS, int64(5000))
+	assert.Greater(t, ours.ValidityMS, 5000.0)
+	assert.Greater(t, ours.Masters[0].PTTLMS, 5000.0)
 	assert.True(t, strings.HasPrefix(ours.Value, "rl1."))
 
 	// Text output: one row per lock plus one per master; -match filters.
