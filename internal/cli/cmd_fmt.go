@@ -161,7 +161,7 @@ func fmtOne(ctx context.Context, env *Env, name string, check, diff bool) (chang
 			_, _ = env.Stdout.Write(out)
 		}
 		if diff && changed {
-			fmt.Fprint(env.Stdout, udiff.Unified("<stdin>", "<stdin>", string(src), string(out)))
+			fmt.Fprint(env.Stdout, unifiedDiff("<stdin>", "<stdin>", string(src), string(out)))
 		}
 		return changed, true
 	}
@@ -170,7 +170,7 @@ func fmtOne(ctx context.Context, env *Env, name string, check, diff bool) (chang
 	}
 	fmt.Fprintln(env.Stdout, name)
 	if diff {
-		fmt.Fprint(env.Stdout, udiff.Unified("a/"+filepath.ToSlash(name), "b/"+filepath.ToSlash(name), string(src), string(out)))
+		fmt.Fprint(env.Stdout, unifiedDiff("a/"+filepath.ToSlash(name), "b/"+filepath.ToSlash(name), string(src), string(out)))
 	}
 	if check {
 		return true, true
@@ -215,4 +215,58 @@ func writeFileAtomic(name string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
+}
+
+// unifiedDiff is the unified diff of old and new as diff -u and terraform fmt
+// -diff print it. The hunks come from go-udiff; their headers are numbered here,
+// since go-udiff's new-file start leaves out the unchanged lines inside earlier
+// hunks: a hunk's new-file start is its old-file start plus the lines the hunks
+// before it added, less those they removed.
+func unifiedDiff(oldLabel, newLabel, old, new string) string {
+	u, err := udiff.ToUnifiedDiff(oldLabel, newLabel, old, udiff.Strings(old, new), udiff.DefaultContextLines)
+	if err != nil || len(u.Hunks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", oldLabel, newLabel)
+	shift := 0
+	for _, h := range u.Hunks {
+		oldCount, newCount := 0, 0
+		for _, l := range h.Lines {
+			if l.Kind != udiff.Insert {
+				oldCount++
+			}
+			if l.Kind != udiff.Delete {
+				newCount++
+			}
+		}
+		fmt.Fprintf(&b, "@@ -%s +%s @@\n", hunkRange(h.FromLine, oldCount), hunkRange(h.FromLine+shift, newCount))
+		shift += newCount - oldCount
+		for _, l := range h.Lines {
+			prefix := " "
+			switch l.Kind {
+			case udiff.Delete:
+				prefix = "-"
+			case udiff.Insert:
+				prefix = "+"
+			}
+			b.WriteString(prefix + l.Content)
+			if !strings.HasSuffix(l.Content, "\n") {
+				b.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// hunkRange is one side of a hunk header: "start,count", "start" for one line,
+// and "start-1,0" for none, as diff -u.
+func hunkRange(start, count int) string {
+	switch count {
+	case 0:
+		return fmt.Sprintf("%d,0", start-1)
+	case 1:
+		return fmt.Sprint(start)
+	}
+	return fmt.Sprintf("%d,%d", start, count)
 }

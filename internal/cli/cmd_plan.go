@@ -187,7 +187,7 @@ func writeFindings(w io.Writer, plan *health.Plan) {
 			sev = "ack"
 		}
 		// Summaries and details quote server answers (version, role, errors): escaped.
-		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.f.Code, escape.Text(g.f.Summary), escape.Text(where))
+		fmt.Fprintf(w, "  %-7s %s [%s]\n", sev, escape.Text(findingText(g.f)), escape.Text(where))
 		if g.f.Detail != "" {
 			fmt.Fprintf(w, "          %s\n", escape.Text(g.f.Detail))
 		}

@@ -437,20 +437,20 @@ type locksDoc struct {
 		Answered bool   `json:"answered"`
 	} `json:"masters"`
 	Locks []struct {
-		Name       string `json:"name"`
-		State      string `json:"state"`
-		Votes      int    `json:"votes"`
-		Library    string `json:"library"`
+		Name       string  `json:"name"`
+		State      string  `json:"state"`
+		Votes      int     `json:"votes"`
+		Library    string  `json:"library"`
 		ValidityMS float64 `json:"validity_ms"`
-		Value      string `json:"value"`
+		Value      string  `json:"value"`
 		Owner      *struct {
 			Label string `json:"owner"`
 			PID   int    `json:"pid"`
 		} `json:"owner"`
 		Masters []struct {
-			Master  string `json:"master"`
-			Present bool   `json:"present"`
-			Value   string `json:"value"`
+			Master  string  `json:"master"`
+			Present bool    `json:"present"`
+			Value   string  `json:"value"`
 			PTTLMS  float64 `json:"pttl_ms"`
 		} `json:"masters"`
 	} `json:"locks"`
@@ -661,4 +661,27 @@ func TestWatchJSONLines(t *testing.T) {
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	assert.NoError(t, cmd.Wait(), "Ctrl-C ends watch with 0")
+}
+
+// Issue 23 item 8: with 3 of 5 masters killed, `locks` printed its multi-line
+// error with literal \n between the lines, and `nodes` said "unreachable:
+// unreachable:". Each line of the error is its own line; each finding says its
+// code once.
+func TestQuorumLostMessagesAreReadable(t *testing.T) {
+	e := newEnv(t)
+	e.acquireToken("held", "-ttl", "9s")
+	for _, s := range e.c.Servers[2:] {
+		s.Kill()
+	}
+	r := e.run("locks")
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.NotContains(t, r.stderr, `\n`, "no literal \\n")
+	assert.Contains(t, r.stderr, "2 of 5 masters answered (quorum 3)\n")
+	assert.GreaterOrEqual(t, strings.Count(r.stderr, "\n"), 4, "one line per master that did not answer: %s", r.stderr)
+
+	r = e.run("nodes")
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "unreachable: unreachable:")
+	assert.Contains(t, r.stdout, "error   unreachable: dial tcp")
+	assert.Contains(t, r.stdout, "BELOW QUORUM")
 }
