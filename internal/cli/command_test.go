@@ -125,3 +125,49 @@ func TestCompletionFlagsAreTheDeclaredFlags(t *testing.T) {
 		assert.ElementsMatch(t, c.flagNames(), got, name)
 	}
 }
+
+// Issue 23 item 16: an invalid topology file exits 2 in every command that reads
+// one (up exited 1), and 1 in plan and apply, whose 2 means "changes pending".
+func TestInvalidFileExitCode(t *testing.T) {
+	bad := writeFile(t, t.TempDir(), "bad.hcl", "cluster \"x\" {\n  ttl = \"30\"\n}\n")
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"acquire", "x"}, ExitInvalid},
+		{[]string{"extend", "x", "-token", "t"}, ExitInvalid},
+		{[]string{"release", "x", "-token", "t"}, ExitInvalid},
+		{[]string{"force-expire", "x", "-yes"}, ExitInvalid},
+		{[]string{"run", "x", "--", "true"}, ExitInvalid},
+		{[]string{"locks"}, ExitInvalid},
+		{[]string{"nodes"}, ExitInvalid},
+		{[]string{"watch"}, ExitInvalid},
+		{[]string{"events"}, ExitInvalid},
+		{[]string{"up"}, ExitInvalid},
+		{[]string{"console"}, ExitInvalid},
+		{[]string{"exporter"}, ExitInvalid},
+		{[]string{"bench"}, ExitInvalid},
+		{[]string{"validate"}, ExitInvalid},
+		{[]string{"plan"}, ExitError},
+		{[]string{"apply"}, ExitError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args[0], func(t *testing.T) {
+			args := append([]string{tt.args[0], "-config", bad}, tt.args[1:]...)
+			code, stdout, stderr := runCLI(t, nil, args...)
+			assert.Equal(t, tt.code, code, stderr)
+			assert.Contains(t, stderr, "bad.hcl")
+			assert.Empty(t, stdout)
+		})
+	}
+}
+
+// Issue 23 item 16: version -json claimed "modified": false for a build without
+// VCS information (a test binary has none); it says nothing then.
+func TestVersionWithoutVCSInformation(t *testing.T) {
+	v := buildVersion()
+	require.Empty(t, v.Commit, "a test binary records no VCS information")
+	r := runHealthCmd(t, "", "version", "-json")
+	require.Equal(t, ExitOK, r.code)
+	assert.NotContains(t, r.stdout, `"modified"`)
+}
