@@ -17,7 +17,7 @@ type acquireArgs struct {
 
 func (a *acquireArgs) flags(f *Flags) {
 	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
-	f.Duration(&a.wait, "wait", 0, "keep trying until D has passed (default 0: one round); comes on top of -timeout")
+	f.Duration(&a.wait, "wait", 0, "keep trying until D has passed (default 0: one round); comes on top of -timeout").atLeast(0)
 	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
 	a.jsonFlag(f)
 	a.common.flags(f)
@@ -27,13 +27,7 @@ func (a *acquireArgs) parse(p *parsed) error {
 	if err := a.lockArgs.parse(p); err != nil {
 		return err
 	}
-	if err := checkTTL(p, a.ttl); err != nil {
-		return err
-	}
-	if a.wait < 0 {
-		return usagef("-wait must not be negative, got %v", a.wait)
-	}
-	return nil
+	return checkTTL(p, a.ttl)
 }
 
 var acquireCmd = define(&Command{
@@ -56,7 +50,7 @@ Ctrl-C while waiting releases whatever was set; nothing is left locked.`,
 		{3, "held by another owner, or -wait expired while it was"},
 	},
 	Complete: Completion{LockName: true},
-}, runAcquire)
+}, withSession(runAcquire))
 
 // lockOutcome is the shape every lock command's -json document starts with:
 // the lock, whether the command did what it was asked ("ok"), why not, and the
@@ -88,12 +82,7 @@ func (d acquireJSON) human(env *Env) error {
 	return nil
 }
 
-func runAcquire(ctx context.Context, env *Env, a *acquireArgs) error {
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
+func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) error {
 	lockTTL, err := s.ttlFor(a.name, a.ttl, a.f.given("ttl"))
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ func (b *benchArgs) flags(f *Flags) {
 	f.Int(&b.clients, "clients", "N", 5, "processes (default 5)")
 	f.Int(&b.ops, "ops", "K", 100, "acquisitions per process (default 100)")
 	f.Bool(&b.fair, "fair", "take the lock in fair (FIFO) mode")
-	f.Duration(&b.hold, "hold", 0, "how long each acquisition holds the lock (default 0)")
+	f.Duration(&b.hold, "hold", 0, "how long each acquisition holds the lock (default 0)").atLeast(0)
 	f.String(&b.name, "name", "NAME", "redlock-bench", "the lock name (default redlock-bench)")
 	b.jsonFlag(f)
 	b.common.flags(f)
@@ -45,8 +45,6 @@ func (b *benchArgs) parse(p *parsed) error {
 		return usagef("-clients must be between 1 and 256, got %d", b.clients)
 	case b.ops < 1:
 		return usagef("-ops must be at least 1, got %d", b.ops)
-	case b.hold < 0:
-		return usagef("-hold must not be negative, got %v", b.hold)
 	case b.name == "":
 		return usagef("-name must not be empty")
 	}

@@ -27,19 +27,9 @@ type consoleArgs struct {
 
 func (a *consoleArgs) flags(f *Flags) {
 	f.Bool(&a.readOnly, "read-only", "hide and refuse the writing keys (a, e, r, x)")
-	f.Duration(&a.interval, "interval", time.Second, "refresh interval (default 1s)")
+	f.Duration(&a.interval, "interval", time.Second, "refresh interval (default 1s)").atLeast(50 * time.Millisecond)
 	a.metricsFlagOn(f)
 	a.common.flags(f)
-}
-
-func (a *consoleArgs) parse(p *parsed) error {
-	if err := a.common.parse(p); err != nil {
-		return err
-	}
-	if a.interval < 50*time.Millisecond {
-		return usagef("-interval must be at least 50ms, got %v", a.interval)
-	}
-	return nil
 }
 
 var consoleCmd = define(&Command{

@@ -24,19 +24,11 @@ func (a *demoArgs) flags(f *Flags) {
 	f.Bool(&a.quiet, "quiet", "no background workers")
 	f.Bool(&a.embedded, "embedded", "use in-process embedded servers even when redis-server is installed")
 	f.Bool(&a.readOnly, "read-only", "open the console read-only")
-	f.Duration(&a.interval, "interval", time.Second, "refresh interval (default 1s)")
+	f.Duration(&a.interval, "interval", time.Second, "refresh interval (default 1s)").atLeast(50 * time.Millisecond)
 	a.metrics.flags(f)
 }
 
-func (a *demoArgs) parse(p *parsed) error {
-	if err := p.noArgs(""); err != nil {
-		return err
-	}
-	if a.interval < 50*time.Millisecond {
-		return usagef("-interval must be at least 50ms, got %v", a.interval)
-	}
-	return nil
-}
+func (a *demoArgs) parse(p *parsed) error { return p.noArgs("") }
 
 var demoCmd = define(&Command{
 	Name:     "demo",

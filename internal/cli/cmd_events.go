@@ -25,23 +25,10 @@ type eventsArgs struct {
 func (a *eventsArgs) flags(f *Flags) {
 	f.String(&a.match, "match", "GLOB", "*", "only lock names matching GLOB (default all)")
 	f.Bool(&a.json, "json", "JSON lines (docs/json/events.schema.json)")
-	f.String(&a.mode, "mode", "M", "auto", `auto (keyspace when a quorum has notifications on, else poll),
+	f.Choice(&a.mode, "mode", "M", []string{"auto", "keyspace", "poll"}, `auto (keyspace when a quorum has notifications on, else poll),
 keyspace, or poll (default auto)`)
-	f.Duration(&a.interval, "interval", 500*time.Millisecond, "poll mode: time between listings (default 500ms)")
+	f.Duration(&a.interval, "interval", 500*time.Millisecond, "poll mode: time between listings (default 500ms)").atLeast(positive)
 	a.common.flags(f)
-}
-
-func (a *eventsArgs) parse(p *parsed) error {
-	if err := a.common.parse(p); err != nil {
-		return err
-	}
-	switch {
-	case a.mode != "auto" && a.mode != "keyspace" && a.mode != "poll":
-		return usagef("-mode must be auto, keyspace or poll, got %q", a.mode)
-	case a.interval <= 0:
-		return usagef("-interval must be positive, got %v", a.interval)
-	}
-	return nil
 }
 
 var eventsCmd = define(&Command{
@@ -68,7 +55,7 @@ Two modes, named on stderr at start and in every JSON line ("mode"):
 		{1, "error (no quorum of masters, -mode keyspace without notifications)"},
 		{2, "usage error or invalid topology file"},
 	},
-}, runEvents)
+}, withSession(runEvents))
 
 // eventJSON is one line of `events -json`.
 type eventJSON struct {
@@ -82,12 +69,7 @@ type eventJSON struct {
 	Masters []string   `json:"masters"`
 }
 
-func runEvents(ctx context.Context, env *Env, a *eventsArgs) error {
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
+func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) error {
 	clients, err := connect.Clients(s.cluster, s.cluster.NodeTimeout)
 	if err != nil {
 		return s.fail(ExitError, err)

@@ -29,18 +29,8 @@ type exporterArgs struct {
 
 func (a *exporterArgs) flags(f *Flags) {
 	f.String(&a.listen, "listen", "ADDR", "127.0.0.1:9452", "where to serve /metrics (default 127.0.0.1:9452: loopback only)")
-	f.Duration(&a.interval, "interval", 5*time.Second, "time between polls (default 5s)")
+	f.Duration(&a.interval, "interval", 5*time.Second, "time between polls (default 5s)").atLeast(positive)
 	a.common.flags(f)
-}
-
-func (a *exporterArgs) parse(p *parsed) error {
-	if err := a.common.parse(p); err != nil {
-		return err
-	}
-	if a.interval <= 0 {
-		return usagef("-interval must be positive, got %v", a.interval)
-	}
-	return nil
 }
 
 var exporterCmd = define(&Command{
@@ -64,15 +54,10 @@ one interval. -timeout bounds one poll. Metrics (README "Monitoring" lists them)
 		{1, "cannot listen, or the first poll failed to run"},
 		{2, "usage error or invalid topology file"},
 	},
-}, runExporter)
+}, withSession(runExporter))
 
-func runExporter(ctx context.Context, env *Env, a *exporterArgs) error {
+func runExporter(ctx context.Context, env *Env, s *lockSession, a *exporterArgs) error {
 	listen, interval := &a.listen, &a.interval
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
 	prober, err := health.NewProber(s.cluster)
 	if err != nil {
 		return s.fail(ExitError, err)

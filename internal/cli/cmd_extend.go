@@ -50,7 +50,7 @@ JSON document (name, key, ok, valid_until, validity_ms, votes).`,
 		{4, "lost: the lock is no longer held with TOKEN on a majority of the masters"},
 	},
 	Complete: Completion{LockName: true},
-}, runExtend)
+}, withSession(runExtend))
 
 // extendJSON is the -json output of extend.
 type extendJSON struct {
@@ -65,16 +65,8 @@ func (d extendJSON) human(env *Env) error {
 	return nil
 }
 
-func runExtend(ctx context.Context, env *Env, a *extendArgs) error {
-	token, err := a.value(ctx, env)
-	if err != nil {
-		return err
-	}
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
+func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) error {
+	token := a.tok
 	lockTTL, err := s.ttlFor(a.name, a.ttl, a.f.given("ttl"))
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ type forceExpireArgs struct {
 
 func (a *forceExpireArgs) flags(f *Flags) {
 	a.tokenFlags.flags(f)
+	a.optional = true
 	f.Bool(&a.yes, "yes", "do not ask")
 	a.jsonFlag(f)
 	a.common.flags(f)
@@ -57,7 +58,7 @@ changed hands since it was shown (nothing of the new holder is deleted)`},
 		{2, "usage error or invalid topology file"},
 	},
 	Complete: Completion{LockName: true},
-}, runForceExpire)
+}, withSession(runForceExpire))
 
 var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeOK:      "deleted",
@@ -65,19 +66,8 @@ var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeForeign: "changed since it was shown: kept",
 }
 
-func runForceExpire(ctx context.Context, env *Env, a *forceExpireArgs) error {
-	token, err := a.value(ctx, env)
-	if errors.Is(err, errNoToken) {
-		token, err = "", nil
-	}
-	if err != nil {
-		return err
-	}
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
+func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpireArgs) error {
+	token := a.tok
 	name := a.name
 	failed := func(why string) error {
 		return failDoc(ExitError, errors.New(why), deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Error: why}})

@@ -56,7 +56,7 @@ Masters that do not answer are listed as such; the listing needs a quorum of the
 		{1, "error: fewer than a quorum of masters answered (the partial listing is still printed)"},
 		{2, "usage error or invalid topology file"},
 	},
-}, runLocks)
+}, withSession(runLocks))
 
 // masterViewJSON is one master's view of one lock in -json output.
 type masterViewJSON struct {
@@ -257,12 +257,7 @@ func (v locksView) human(env *Env) error {
 	return nil
 }
 
-func runLocks(ctx context.Context, env *Env, a *locksArgs) error {
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
+func runLocks(ctx context.Context, env *Env, s *lockSession, a *locksArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	lst, err := s.m.Inspect(cctx, a.match)

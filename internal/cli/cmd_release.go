@@ -37,7 +37,7 @@ deleted, votes).`,
 		{4, "lost: the lock expired and another owner holds it on a majority now"},
 	},
 	Complete: Completion{LockName: true},
-}, runRelease)
+}, withSession(runRelease))
 
 // deleteJSON is the -json output of release and force-expire.
 type deleteJSON struct {
@@ -65,19 +65,10 @@ var releaseWords = map[quorum.Outcome]string{
 	quorum.OutcomeForeign: "held by another owner: not touched",
 }
 
-func runRelease(ctx context.Context, env *Env, a *releaseArgs) error {
-	token, err := a.value(ctx, env)
-	if err != nil {
-		return err
-	}
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
+func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	rep, err := s.m.ReleaseToken(cctx, a.name, token)
+	rep, err := s.m.ReleaseToken(cctx, a.name, a.tok)
 	if err == nil && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
 		err = failf(ExitLost, "%s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there",
 			s.m.Key(a.name), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))

@@ -26,12 +26,12 @@ type runArgs struct {
 func (a *runArgs) flags(f *Flags) {
 	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
 	f.Duration(&a.wait, "wait", 0, `keep trying to take the lock until D has passed (default 0: one round);
--timeout bounds the acquisition after -wait (the command may run longer)`)
+-timeout bounds the acquisition after -wait (the command may run longer)`).atLeast(0)
 	f.Duration(&a.maxHold, "max-hold", 0, `stop extending after D: CMD gets SIGTERM -margin before acquisition + D
-and run exits 5 (default: no cap)`)
+and run exits 5 (default: no cap)`).atLeast(0)
 	f.Duration(&a.margin, "margin", 0, `SIGTERM this long before the validity ends (default ttl/5, at least
-10ms; shorter than ttl/2, when the keep-alive extends the lock)`)
-	f.Duration(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)")
+10ms; shorter than ttl/2, when the keep-alive extends the lock)`).atLeast(positive)
+	f.Duration(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)").atLeast(0)
 	f.Int(&a.conflict, "conflict-exit-code", "N", ExitNotHeld, `exit N instead of 3 when the lock is not acquired (as flock -E);
 not one of run's own codes below`)
 	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
@@ -50,14 +50,6 @@ func (a *runArgs) parse(p *parsed) error {
 	switch {
 	case len(a.argv) == 0:
 		return usagef("missing CMD: redlock run %s -- CMD [ARGS...]", escape.Text(a.name))
-	case a.wait < 0:
-		return usagef("-wait must not be negative, got %v", a.wait)
-	case a.maxHold < 0:
-		return usagef("-max-hold must not be negative, got %v", a.maxHold)
-	case a.grace < 0:
-		return usagef("-grace must not be negative, got %v", a.grace)
-	case p.given("margin") && a.margin <= 0:
-		return usagef("-margin must be positive, got %v", a.margin)
 	case a.conflict < 1 || a.conflict > 255:
 		return usagef("-conflict-exit-code must be in 1..255, got %d", a.conflict)
 	case a.conflict != ExitNotHeld && runOwnCode(a.conflict):
@@ -119,7 +111,7 @@ after acquiring that the validity ended before CMD could start (not started)`},
 		{127, "CMD was not found"},
 	},
 	Complete: Completion{LockName: true},
-}, runRun)
+}, withSession(runRun))
 
 // exitStatus is the outcome of a command whose code was explained already (run's
 // CMD status, its own lines on stderr).
@@ -130,13 +122,8 @@ func exitStatus(code int) error {
 	return &exitError{code: code, err: fmt.Errorf("exit status %d", code), shown: true, doc: skipDoc{}}
 }
 
-func runRun(ctx context.Context, env *Env, a *runArgs) error {
+func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 	name, argv := a.name, a.argv
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
 	lockTTL, err := s.ttlFor(name, a.ttl, a.f.given("ttl"))
 	if err != nil {
 		return err

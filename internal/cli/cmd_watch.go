@@ -21,21 +21,11 @@ type watchArgs struct {
 }
 
 func (a *watchArgs) flags(f *Flags) {
-	f.Duration(&a.interval, "interval", time.Second, "time between snapshots (default 1s)")
+	f.Duration(&a.interval, "interval", time.Second, "time between snapshots (default 1s)").atLeast(positive)
 	f.String(&a.match, "match", "GLOB", "*", "only locks whose names match GLOB (default all)")
 	f.Bool(&a.json, "json", "JSON lines, one snapshot a line (default: one human line a snapshot)")
 	a.metricsFlagOn(f)
 	a.common.flags(f)
-}
-
-func (a *watchArgs) parse(p *parsed) error {
-	if err := a.common.parse(p); err != nil {
-		return err
-	}
-	if a.interval <= 0 {
-		return usagef("-interval must be positive, got %v", a.interval)
-	}
-	return nil
 }
 
 var watchCmd = define(&Command{
@@ -58,7 +48,7 @@ bounds each snapshot.`,
 		{1, "error (stdout closed)"},
 		{2, "usage error or invalid topology file"},
 	},
-}, runWatch)
+}, withSession(runWatch))
 
 // snapshotJSON is one line of watch.
 type snapshotJSON struct {
@@ -144,12 +134,7 @@ func (s snapshotJSON) humanLine(prev *snapshotJSON) string {
 	return line
 }
 
-func runWatch(ctx context.Context, env *Env, a *watchArgs) error {
-	s, err := openSession(env, &a.common)
-	if err != nil {
-		return err
-	}
-	defer s.close()
+func runWatch(ctx context.Context, env *Env, s *lockSession, a *watchArgs) error {
 	prober, err := health.NewProber(s.cluster)
 	if err != nil {
 		return s.fail(ExitError, err)

@@ -35,6 +35,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,12 +161,15 @@ func (f *Flags) Bool(p *bool, name, help string) {
 	f.add(name, "", help, true)
 }
 
-// Duration declares a duration flag; its placeholder is D.
-func (f *Flags) Duration(p *time.Duration, name string, def time.Duration, help string) {
-	f.fs.Var(&durationValue{p: p}, name, help)
+// Duration declares a duration flag; its placeholder is D. The value it returns
+// can bound it: f.Duration(...).atLeast(positive).
+func (f *Flags) Duration(p *time.Duration, name string, def time.Duration, help string) *durationValue {
+	v := &durationValue{p: p, min: math.MinInt64}
+	f.fs.Var(v, name, help)
 	*p = def
 	f.add(name, "D", help, false)
 	f.decls[len(f.decls)-1].echo = true
+	return v
 }
 
 // String declares a string flag with placeholder arg.
@@ -180,6 +184,35 @@ func (f *Flags) Int(p *int, name, arg string, def int, help string) {
 	*p = def
 	f.add(name, arg, help, false)
 	f.decls[len(f.decls)-1].echo = true
+}
+
+// Choice declares a flag whose value is one of choices; the first is the default.
+func (f *Flags) Choice(p *string, name, arg string, choices []string, help string) {
+	*p = choices[0]
+	f.fs.Var(&choiceValue{p: p, choices: choices}, name, help)
+	f.add(name, arg, help, false)
+	f.decls[len(f.decls)-1].echo = true
+}
+
+// choiceValue is a string flag limited to a few values.
+type choiceValue struct {
+	p       *string
+	choices []string
+}
+
+func (c *choiceValue) String() string {
+	if c.p == nil {
+		return ""
+	}
+	return *c.p
+}
+
+func (c *choiceValue) Set(s string) error {
+	if !slices.Contains(c.choices, s) {
+		return fmt.Errorf("must be %s", strings.Join(c.choices, ", "))
+	}
+	*c.p = s
+	return nil
 }
 
 // Var declares a flag of any flag.Value with placeholder arg.
@@ -204,8 +237,19 @@ func (f *Flags) lookup(name string) *flagDecl {
 	return nil
 }
 
-// durationValue is a duration flag whose error for a bare number says it needs a unit.
-type durationValue struct{ p *time.Duration }
+// durationValue is a duration flag whose error for a bare number says it needs a
+// unit, with an optional lower bound.
+type durationValue struct {
+	p   *time.Duration
+	min time.Duration
+}
+
+// positive is the lower bound of a duration that must be above zero.
+const positive = time.Nanosecond
+
+// atLeast refuses values below min: 0 for "not negative", positive for "above
+// zero".
+func (d *durationValue) atLeast(min time.Duration) { d.min = min }
 
 func (d *durationValue) String() string {
 	if d.p == nil {
@@ -221,6 +265,15 @@ func (d *durationValue) Set(s string) error {
 			return fmt.Errorf("a duration needs a unit, e.g. %ss, %sms or %sm", s, s, s)
 		}
 		return errors.New("not a duration (e.g. 30s, 500ms, 2m)")
+	}
+	switch {
+	case v >= d.min:
+	case d.min == 0:
+		return errors.New("must not be negative")
+	case d.min == positive:
+		return errors.New("must be positive")
+	default:
+		return fmt.Errorf("must be at least %v", d.min)
 	}
 	*d.p = v
 	return nil

@@ -85,7 +85,7 @@ func (c *common) flags(f *Flags) {
 block (default $REDLOCK_MASTERS); restart quarantine is off only
 when every master is on a loopback address`)
 	f.Var(&c.vars, "var", "NAME=VALUE", "set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults")
-	f.Duration(&c.timeout, "timeout", timeout, "overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)")
+	f.Duration(&c.timeout, "timeout", timeout, "overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)").atLeast(positive)
 }
 
 // check validates the parsed common flags; it returns a usage error naming the

@@ -111,7 +111,7 @@ func TestValidate(t *testing.T) {
 		{name: "var from env", env: map[string]string{"REDLOCK_VAR_pw": "Hunter2Secret"}, args: []string{"-config", secret}, code: 2,
 			stderr: []string{"Sensitive value not allowed here"}, notInOut: "Hunter2Secret"},
 		{name: "bad var flag", args: []string{"-config", good, "-var", "novalue"}, code: 2, stderr: []string{"-var", "want NAME=VALUE", "run 'redlock validate -h' for usage"}},
-		{name: "bad timeout", args: []string{"-config", good, "-timeout", "0s"}, code: 2, stderr: []string{"-timeout must be positive"}},
+		{name: "bad timeout", args: []string{"-config", good, "-timeout", "0s"}, code: 2, stderr: []string{"-timeout 0s: must be positive"}},
 		{name: "stray argument", args: []string{good}, code: 2, stderr: []string{"unexpected argument", "-config"}},
 		{name: "help", args: []string{"-h"}, code: 0, stdout: []string{"Exit codes:", "-json", "-var NAME=VALUE"}},
 	}

@@ -43,6 +43,38 @@ type lockSession struct {
 	stopMetrics func()
 }
 
+// topoFlags returns the topology flags of a command's arguments.
+func (c *common) topoFlags() *common { return c }
+
+// tokenReader is implemented by the arguments of a command that takes a lock's
+// token: it is read before any master is contacted.
+type tokenReader interface {
+	readToken(ctx context.Context, env *Env) error
+}
+
+// withSession makes run a command's run step: it reads the token when the
+// arguments take one, opens a session on the topology, runs run, and closes the
+// session.
+func withSession[A any, P interface {
+	*A
+	arguments
+	topoFlags() *common
+}](run func(ctx context.Context, env *Env, s *lockSession, a P) error) func(context.Context, *Env, P) error {
+	return func(ctx context.Context, env *Env, a P) error {
+		if t, ok := any(a).(tokenReader); ok {
+			if err := t.readToken(ctx, env); err != nil {
+				return err
+			}
+		}
+		s, err := openSession(env, a.topoFlags())
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return run(ctx, env, s, a)
+	}
+}
+
 // openSession loads the topology named by the common flags and builds the Manager.
 func openSession(env *Env, cf *common) (*lockSession, error) {
 	quietRedis()

@@ -16,6 +16,20 @@ import (
 type tokenFlags struct {
 	token string
 	file  string
+	// optional: no token at all is not an error (force-expire); tok is then "".
+	optional bool
+	// tok is the token read by readToken.
+	tok string
+}
+
+// readToken reads the token into t.tok.
+func (t *tokenFlags) readToken(ctx context.Context, env *Env) error {
+	tok, err := t.value(ctx, env)
+	if t.optional && errors.Is(err, errNoToken) {
+		return nil
+	}
+	t.tok = tok
+	return err
 }
 
 func (t *tokenFlags) flags(f *Flags) {
