@@ -30,7 +30,7 @@ func (a *acquireArgs) parse(p *parsed) error {
 	return checkTTL(p, a.ttl)
 }
 
-var acquireCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "acquire",
 	Synopsis: "take a lock and print its token",
 	Args:     "NAME",

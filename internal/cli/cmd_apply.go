@@ -19,7 +19,7 @@ func (a *applyArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var applyCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "apply",
 	Synopsis: "CONFIG SET the settings drift shown by plan, after a yes prompt",
 	About: `

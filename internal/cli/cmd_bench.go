@@ -57,7 +57,7 @@ func (b *benchArgs) parse(p *parsed) error {
 	return nil
 }
 
-var benchCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "bench",
 	Synopsis: "contention experiment: N processes take one lock K times",
 	About: `

@@ -29,7 +29,7 @@ func (a *completionArgs) parse(p *parsed) error {
 	return nil
 }
 
-var completionCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "completion",
 	Synopsis: "print a shell completion script (bash, zsh, fish)",
 	Args:     "bash|zsh|fish",
@@ -59,8 +59,8 @@ func (a *completeArgs) parse(p *parsed) error {
 	return nil
 }
 
-// completeCmd is what the scripts call; it prints the candidates, one per line.
-var completeCmd = define(&Command{
+// __complete is what the scripts call; it prints the candidates, one per line.
+var _ = define(&Command{
 	Name:   "__complete",
 	Args:   "WORDS...",
 	Exits:  []Exit{{0, "printed the candidates (none is not an error)"}},

@@ -32,7 +32,7 @@ func (a *consoleArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var consoleCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "console",
 	Synopsis: "terminal console: live node health and locks; acquire, extend, release, force-expire",
 	About: `

@@ -30,7 +30,7 @@ func (a *demoArgs) flags(f *Flags) {
 
 func (a *demoArgs) parse(p *parsed) error { return p.noArgs("") }
 
-var demoCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "demo",
 	Synopsis: "five local masters, background workers and the console on them; no file needed",
 	About: `

@@ -31,7 +31,7 @@ keyspace, or poll (default auto)`)
 	a.common.flags(f)
 }
 
-var eventsCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "events",
 	Synopsis: "stream lock events: acquired, extended, released, expired, changed hands",
 	About: `

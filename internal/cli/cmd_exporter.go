@@ -33,7 +33,7 @@ func (a *exporterArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var exporterCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "exporter",
 	Synopsis: "serve Prometheus metrics of the cluster, as seen from outside",
 	About: `

@@ -32,7 +32,7 @@ func (a *extendArgs) parse(p *parsed) error {
 	return checkTTL(p, a.ttl)
 }
 
-var extendCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "extend",
 	Synopsis: "extend a lock we hold",
 	Args:     "NAME",

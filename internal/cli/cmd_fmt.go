@@ -43,7 +43,7 @@ func (a *fmtArgs) parse(p *parsed) error {
 	return nil
 }
 
-var fmtCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "fmt",
 	Synopsis: "rewrite topology files in canonical layout",
 	Args:     "[FILE|DIR|-]...",

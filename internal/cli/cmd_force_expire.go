@@ -37,7 +37,7 @@ func (a *forceExpireArgs) parse(p *parsed) error {
 	return nil
 }
 
-var forceExpireCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "force-expire",
 	Synopsis: "admin: delete a lock on every master",
 	Args:     "NAME",

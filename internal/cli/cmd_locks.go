@@ -32,7 +32,7 @@ func (a *locksArgs) parse(p *parsed) error {
 	return a.check()
 }
 
-var locksCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "locks",
 	Synopsis: "list live locks: quorum state, validity, owner, per-master values",
 	About: `

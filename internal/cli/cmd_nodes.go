@@ -20,7 +20,7 @@ func (a *nodesArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var nodesCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "nodes",
 	Synopsis: "node health: state, latency, role, version, uptime, quarantine, clock, persistence, eviction",
 	About: `

@@ -26,7 +26,7 @@ func (a *planArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var planCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "plan",
 	Synopsis: "check every live master against the file and show the settings apply would change",
 	About: `

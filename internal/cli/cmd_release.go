@@ -20,7 +20,7 @@ func (a *releaseArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var releaseCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "release",
 	Synopsis: "release a lock we hold",
 	Args:     "NAME",

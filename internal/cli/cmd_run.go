@@ -61,7 +61,7 @@ func (a *runArgs) parse(p *parsed) error {
 	return a.check()
 }
 
-var runCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "run",
 	Synopsis: "hold a lock while a command runs",
 	Args:     "NAME [--] CMD [ARGS...]",

@@ -23,7 +23,7 @@ func (a *upArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var upCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "up",
 	Synopsis: "start local masters for a topology whose addresses are loopback, until Ctrl-C",
 	About: `

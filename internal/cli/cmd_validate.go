@@ -23,7 +23,7 @@ func (a *validateArgs) parse(p *parsed) error {
 	return a.check()
 }
 
-var validateCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "validate",
 	Synopsis: "check the topology file offline",
 	About: `

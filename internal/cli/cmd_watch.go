@@ -28,7 +28,7 @@ func (a *watchArgs) flags(f *Flags) {
 	a.common.flags(f)
 }
 
-var watchCmd = define(&Command{
+var _ = define(&Command{
 	Name:     "watch",
 	Synopsis: "a snapshot of nodes and locks every interval (JSON lines with -json)",
 	About: `

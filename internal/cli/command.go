@@ -16,11 +16,15 @@ package cli
 //     flags.
 //  3. Give it a parse method that takes the positional arguments and checks what
 //     the flags cannot check alone; it returns usagef(...) for a bad command line.
-//  4. Declare the command with define: its name, synopsis, argument synopsis, the
-//     prose of its help, its exit-code table (exits), what its positional argument
-//     completes to, and its run function, which returns nil (exit 0) or an error:
-//     fail(code, err) carries an exit code of the table; a -json document to print
-//     instead of the generic error document goes with failDoc.
+//  4. Declare the command with `var _ = define(&Command{...}, run)`: its name,
+//     synopsis, argument synopsis (Args), the prose of its help (About), its
+//     exit-code table (Exits), what its positional argument completes to
+//     (Complete), and its run function, which returns nil (exit 0) or an error:
+//     usagef for a bad command line, fail(code, err) for an exit code of the
+//     table, failDoc when a -json document of the command's own is to be printed
+//     instead of the generic error document. A command on the masters wraps run
+//     in withSession, which reads the token (when the arguments take one), opens
+//     the session and closes it: run(ctx, env, s, a).
 //  5. Output goes through a view: show(env, a.json, doc) prints doc as one JSON
 //     document under -json, else calls its human method. Errors are printed by one
 //     printer (report): a usage error as the reason and `run 'redlock CMD -h' for
