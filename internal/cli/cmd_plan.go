@@ -51,11 +51,16 @@ type planView struct {
 	planJSON
 	cluster *topology.Cluster
 	plan    *health.Plan
+	redact  func(string) string
 }
 
+// human writes the plan, redacted, and escaped: server answers and errors are in
+// there.
 func (v planView) human(env *Env) error {
-	writePlan(env.Stdout, v.cluster, v.plan)
-	return nil
+	var out strings.Builder
+	writePlan(&out, v.cluster, v.plan)
+	_, err := io.WriteString(env.Stdout, escapeLines(v.redact(out.String())))
+	return err
 }
 
 func runPlan(ctx context.Context, env *Env, a *planArgs) error {
@@ -64,15 +69,12 @@ func runPlan(ctx context.Context, env *Env, a *planArgs) error {
 		return err
 	}
 	defer p.Close()
-	var out strings.Builder
-	if err := show(&Env{Stdout: &out}, a.json, planView{planJSON: toPlanJSON(plan, time.Now(), cfg.Redact), cluster: cfg.Cluster, plan: plan}); err != nil {
+	doc := planView{planJSON: toPlanJSON(plan, time.Now(), cfg.Redact), cluster: cfg.Cluster, plan: plan, redact: cfg.Redact}
+	var out strings.Builder // the whole output is redacted, JSON too
+	if err := show(&Env{Stdout: &out}, a.json, doc); err != nil {
 		return fail(ExitError, err)
 	}
-	text := cfg.Redact(out.String())
-	if !a.json {
-		text = escapeLines(text) // server answers and errors are in there
-	}
-	_, _ = io.WriteString(env.Stdout, text)
+	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
 	summary := func(code int) error {
 		return &exitError{code: code, err: errors.New(plan.Summary.String()), shown: true, doc: skipDoc{}}
 	}

@@ -93,10 +93,8 @@ func (s *lockSession) finishDelete(env *Env, name string, rep *quorum.Report, er
 	}
 	err = redacted(err, s.redact)
 	doc.Error = err.Error()
-	if !asJSON {
-		_ = doc.human(env)
-	}
-	return failDoc(code, err, doc)
+	_ = show(env, asJSON, doc) // the per-master lines, or the document with "ok": false
+	return &exitError{code: code, err: err, doc: skipDoc{}}
 }
 
 // countOutcome counts the masters of rep with outcome o.

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	hclv2 "github.com/hashicorp/hcl/v2"
+
+	"github.com/redlock/redlock/hcl"
+
 	"github.com/redlock/redlock/internal/escape"
 )
 
@@ -37,30 +41,41 @@ as file:line:col with the offending source line.`,
 	},
 }, runValidate)
 
+// validateView is the output of validate: the report (shaped like terraform
+// validate -json), or the diagnostics on stderr and one line.
+type validateView struct {
+	*hcl.Report
+	cfg    *hcl.Config
+	diags  hclv2.Diagnostics
+	source string
+}
+
+func (v validateView) human(env *Env) error {
+	if len(v.diags) > 0 {
+		_ = v.cfg.WriteDiagnostics(env.Stderr, v.diags, colorFor(env.Stderr, env.Getenv))
+	}
+	if !v.Valid || v.cfg.Cluster == nil {
+		return nil // the printer says it is invalid
+	}
+	cl := v.cfg.Cluster
+	line := fmt.Sprintf("%s is valid: cluster %q, %d masters, quorum %d, ttl %v, max_ttl %v", escape.Text(v.source), cl.Name, len(cl.Masters), cl.Quorum(), cl.TTL, cl.MaxTTL)
+	if v.WarningCount > 0 {
+		line += fmt.Sprintf(", %d warning(s)", v.WarningCount)
+	}
+	_, err := fmt.Fprintln(env.Stdout, line+".")
+	return err
+}
+
 func runValidate(_ context.Context, env *Env, a *validateArgs) error {
 	cfg, diags := a.loadOffline(env)
-	if a.json {
-		rep := cfg.Report(diags)
-		if err := writeDoc(env.Stdout, rep); err != nil {
-			return fail(ExitError, err)
-		}
-		if !rep.Valid {
-			return &exitError{code: ExitInvalid, err: fmt.Errorf("%s is invalid", a.source()), shown: true, doc: skipDoc{}}
-		}
-		return nil
+	rep := cfg.Report(diags)
+	if err := show(env, a.json, validateView{Report: rep, cfg: cfg, diags: diags, source: a.source()}); err != nil {
+		return fail(ExitError, err)
 	}
-	if len(diags) > 0 {
-		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))
+	if !rep.Valid || cfg.Cluster == nil {
+		// Under -json the document says it all, as terraform validate -json.
+		return &exitError{code: ExitInvalid, err: fmt.Errorf("%s is invalid: %d error(s), %d warning(s).", a.source(), rep.ErrorCount, rep.WarningCount),
+			doc: skipDoc{}, shown: a.json}
 	}
-	warnings := len(diags) - len(diags.Errs())
-	if diags.HasErrors() || cfg.Cluster == nil {
-		return failf(ExitInvalid, "%s is invalid: %d error(s), %d warning(s).", a.source(), len(diags.Errs()), warnings)
-	}
-	cl := cfg.Cluster
-	fmt.Fprintf(env.Stdout, "%s is valid: cluster %q, %d masters, quorum %d, ttl %v, max_ttl %v", escape.Text(a.source()), cl.Name, len(cl.Masters), cl.Quorum(), cl.TTL, cl.MaxTTL)
-	if warnings > 0 {
-		fmt.Fprintf(env.Stdout, ", %d warning(s)", warnings)
-	}
-	fmt.Fprintln(env.Stdout, ".")
 	return nil
 }

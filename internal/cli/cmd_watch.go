@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -88,9 +87,17 @@ func groupedFindings(hs []topology.NodeHealth) []findingJSON {
 	return out
 }
 
+// watchLine is one line of watch: a snapshot, and the one before for the human
+// line's changes.
+type watchLine struct {
+	snapshotJSON
+	prev *snapshotJSON
+}
+
 // humanLine is the snapshot in one line for a terminal, with what changed since
-// prev: masters down or back, findings raised or cleared.
-func (s snapshotJSON) humanLine(prev *snapshotJSON) string {
+// the previous one: masters down or back, findings raised or cleared.
+func (l watchLine) humanLine() string {
+	s, prev := l.snapshotJSON, l.prev
 	states := map[string]int{}
 	for _, l := range s.Locks {
 		states[l.State]++
@@ -148,12 +155,7 @@ func runWatch(ctx context.Context, env *Env, s *lockSession, a *watchArgs) error
 		if ctx.Err() != nil {
 			return nil
 		}
-		if a.json {
-			err = writeLine(env.Stdout, snap)
-		} else {
-			_, err = io.WriteString(env.Stdout, snap.humanLine(prev)+"\n")
-		}
-		if err != nil {
+		if err := showLine(env, a.json, watchLine{snapshotJSON: snap, prev: prev}); err != nil {
 			return s.fail(ExitError, fmt.Errorf("write: %w", err))
 		}
 		prev = &snap

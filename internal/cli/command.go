@@ -629,6 +629,21 @@ type jsonDoc interface {
 	human(env *Env) error
 }
 
+// lineDoc is one line of a stream (watch, events): its JSON form is the value
+// itself, its human form humanLine.
+type lineDoc interface {
+	humanLine() string
+}
+
+// showLine prints one line of a stream in the view the command line asked for.
+func showLine(env *Env, asJSON bool, doc lineDoc) error {
+	if asJSON {
+		return writeLine(env.Stdout, doc)
+	}
+	_, err := io.WriteString(env.Stdout, doc.humanLine()+"\n")
+	return err
+}
+
 // show prints doc in the view the command line asked for.
 func show(env *Env, asJSON bool, doc jsonDoc) error {
 	if asJSON {
