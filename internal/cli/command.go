@@ -559,7 +559,7 @@ func (c *Command) Help() string {
 	if len(c.Exits) > 0 {
 		b.WriteString("\n")
 		if c.ExitNote != "" {
-			b.WriteString(strings.TrimSpace(c.ExitNote) + "\n")
+			b.WriteString(strings.TrimSpace(c.ExitNote) + "\n\n")
 		}
 		b.WriteString("Exit codes:\n")
 		for _, e := range c.Exits {
