@@ -89,8 +89,6 @@ type Completion struct {
 	LockName bool
 	// Words: the first positional argument is one of these words.
 	Words []string
-	// Commands: the first positional argument is a command name.
-	Commands bool
 }
 
 // bound is a command's arguments after its flags were declared.
