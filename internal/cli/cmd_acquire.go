@@ -46,7 +46,7 @@ Ctrl-C while waiting releases whatever was set; nothing is left locked.`,
 	Exits: []Exit{
 		{0, "acquired"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 		{3, "held by another owner, or -wait expired while it was"},
 	},
 	Complete: Completion{LockName: true},

@@ -76,7 +76,7 @@ the whole experiment here (default 2m).`,
 	Exits: []Exit{
 		{0, "the experiment ran"},
 		{1, "error (masters unreachable, a process failed, timeout, interrupted)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, runBench)
 
@@ -100,7 +100,7 @@ var benchWorkerCmd = define(&Command{
 	Exits: []Exit{
 		{0, "the process took the lock -ops times"},
 		{1, "error"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 	Hidden: true,
 }, runBenchWorker)

@@ -45,7 +45,7 @@ action of the console, not the session.`,
 	Exits: []Exit{
 		{0, "the console was quit (q)"},
 		{1, "error (no terminal, a lock the console held could not be released)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, runConsoleCmd)
 

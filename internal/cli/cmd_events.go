@@ -50,7 +50,7 @@ Two modes, named on stderr at start and in every JSON line ("mode"):
 	Exits: []Exit{
 		{0, "stopped by Ctrl-C"},
 		{1, "error (no quorum of masters, -mode keyspace without notifications)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, withSession(runEvents))
 

@@ -52,7 +52,7 @@ one interval. -timeout bounds one poll. Metrics (README "Monitoring" lists them)
 	Exits: []Exit{
 		{0, "stopped by Ctrl-C"},
 		{1, "cannot listen, or the first poll failed to run"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, withSession(runExporter))
 

@@ -46,7 +46,7 @@ JSON document (name, key, ok, valid_until, validity_ms, votes).`,
 	Exits: []Exit{
 		{0, "extended"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted while reading the token)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 		{4, "lost: the lock is no longer held with TOKEN on a majority of the masters"},
 	},
 	Complete: Completion{LockName: true},

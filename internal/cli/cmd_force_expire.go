@@ -55,7 +55,7 @@ deleted. Per master it reports what it deleted; with -json as one JSON document.
 		{0, "done (also when there was nothing to delete)"},
 		{1, `error (some master did not answer), aborted at the prompt, or the lock
 changed hands since it was shown (nothing of the new holder is deleted)`},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 	Complete: Completion{LockName: true},
 }, withSession(runForceExpire))

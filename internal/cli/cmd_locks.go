@@ -54,7 +54,7 @@ Masters that do not answer are listed as such; the listing needs a quorum of the
 	Exits: []Exit{
 		{0, "listed"},
 		{1, "error: fewer than a quorum of masters answered (the partial listing is still printed)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, withSession(runLocks))
 

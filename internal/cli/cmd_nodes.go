@@ -29,7 +29,7 @@ row per master with its findings below the table. -json prints one JSON document
 	Exits: []Exit{
 		{0, "a quorum of masters is healthy (up, no error finding, not quarantined)"},
 		{1, "fewer than a quorum is healthy, or an error occurred"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, runNodes)
 

@@ -33,7 +33,7 @@ deleted, votes).`,
 	Exits: []Exit{
 		{0, "released, or already gone"},
 		{1, "error: some master did not answer (its key expires with its TTL)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 		{4, "lost: the lock expired and another owner holds it on a majority now"},
 	},
 	Complete: Completion{LockName: true},

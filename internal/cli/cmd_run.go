@@ -102,7 +102,7 @@ fencing. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process g
 	Exits: []Exit{
 		{-1, "CMD's exit status (128+signal when it was killed by a signal)"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted before CMD started)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 		{3, "not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)"},
 		{4, `the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
 after acquiring that the validity ended before CMD could start (not started)`},

@@ -39,7 +39,7 @@ on, it does not vote until the window has passed).`,
 	Exits: []Exit{
 		{0, "stopped by Ctrl-C"},
 		{1, "error (non-loopback address, port in use, or a master ended and was not restarted)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, runUp)
 

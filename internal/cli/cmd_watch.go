@@ -45,7 +45,7 @@ bounds each snapshot.`,
 	Exits: []Exit{
 		{0, "stopped by Ctrl-C (SIGINT/SIGTERM)"},
 		{1, "error (stdout closed)"},
-		{2, "usage error or invalid topology file"},
+		exitBadInput,
 	},
 }, withSession(runWatch))
 

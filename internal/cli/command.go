@@ -76,6 +76,10 @@ type Command struct {
 	bind func(f *Flags) bound
 }
 
+// exitBadInput is the row of every command that reads the topology file: a bad
+// command line and an invalid file are one outcome (nothing was tried).
+var exitBadInput = Exit{ExitUsage, "usage error or invalid topology file"}
+
 // Exit is one row of a command's exit-code table. Code is -1 for a row that is
 // not one number ("N  CMD's exit status").
 type Exit struct {
