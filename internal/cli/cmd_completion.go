@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -23,7 +22,7 @@ func (a *completionArgs) parse(p *parsed) error {
 		return usagef("one shell expected: bash, zsh or fish")
 	}
 	if _, ok := completionScripts[p.pos[0]]; !ok {
-		return usagef("unknown shell %q%s: bash, zsh or fish", escape.Text(p.pos[0]), didYouMean(p.pos[0], shells))
+		return usagef("unknown shell %q%s: bash, zsh or fish", p.pos[0], didYouMean(p.pos[0], shells))
 	}
 	a.shell = p.pos[0]
 	return nil

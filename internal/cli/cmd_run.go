@@ -49,7 +49,7 @@ func (a *runArgs) parse(p *parsed) error {
 	a.name, a.argv = p.pos[0], p.rest
 	switch {
 	case len(a.argv) == 0:
-		return usagef("missing CMD: redlock run %s -- CMD [ARGS...]", escape.Text(a.name))
+		return usagef("missing CMD: redlock run %s -- CMD [ARGS...]", a.name)
 	case a.conflict < 1 || a.conflict > 255:
 		return usagef("-conflict-exit-code must be in 1..255, got %d", a.conflict)
 	case a.conflict != ExitNotHeld && runOwnCode(a.conflict):

@@ -161,10 +161,32 @@ func (f *Flags) add(name, arg, help string, isBool bool) {
 	f.decls = append(f.decls, flagDecl{name: name, arg: arg, help: help, isBool: isBool})
 }
 
-// Bool declares a boolean flag.
+// Bool declares a boolean flag: -name, or -name=true|false.
 func (f *Flags) Bool(p *bool, name, help string) {
-	f.fs.BoolVar(p, name, false, help)
+	f.fs.Var(&boolValue{p: p}, name, help)
 	f.add(name, "", help, true)
+	f.decls[len(f.decls)-1].echo = true
+}
+
+// boolValue is a boolean flag with a plain error.
+type boolValue struct{ p *bool }
+
+func (b *boolValue) IsBoolFlag() bool { return true }
+
+func (b *boolValue) String() string {
+	if b.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*b.p)
+}
+
+func (b *boolValue) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("must be true or false")
+	}
+	*b.p = v
+	return nil
 }
 
 // Duration declares a duration flag; its placeholder is D. The value it returns
@@ -390,7 +412,7 @@ func argHint(d *flagDecl) string {
 // noArgs refuses positional arguments.
 func (p *parsed) noArgs(hint string) error {
 	if len(p.pos) > 0 {
-		return usagef("unexpected argument %q%s", escape.Text(p.pos[0]), hint)
+		return usagef("unexpected argument %q%s", p.pos[0], hint)
 	}
 	if p.rest != nil {
 		return usagef("unexpected arguments after --")

@@ -184,10 +184,10 @@ func oneName(pos []string) error {
 	case len(pos) == 0:
 		return usagef("missing lock NAME")
 	case len(pos) > 1:
-		return usagef("one lock NAME expected, got %d arguments (%s)", len(pos), escape.Text(strings.Join(pos, " ")))
+		return usagef("one lock NAME expected, got %d arguments (%s)", len(pos), strings.Join(pos, " "))
 	}
 	if err := quorum.ValidateName(pos[0]); err != nil {
-		return usagef("lock NAME %s: %v", escape.Text(pos[0]), err)
+		return usagef("lock NAME %s: %v", pos[0], err)
 	}
 	return nil
 }
