@@ -684,6 +684,16 @@ func TestQuorumLostMessagesAreReadable(t *testing.T) {
 	assert.NotContains(t, r.stdout, "unreachable: unreachable:")
 	assert.Contains(t, r.stdout, "error   unreachable: dial tcp")
 	assert.Contains(t, r.stdout, "BELOW QUORUM")
+
+	// Under -json: one document each, the partial listing and the health.
+	r = e.run("locks", "-json")
+	assert.Equal(t, 1, r.code, r.stderr)
+	doc := checkDoc(t, "locks", r.stdout)
+	assert.Contains(t, doc["error"], "2 of 5 masters answered")
+	r = e.run("nodes", "-json")
+	assert.Equal(t, 1, r.code, r.stderr)
+	doc = checkDoc(t, "nodes", r.stdout)
+	assert.Equal(t, false, doc["ok"])
 }
 
 // Issue 23 item 16: watch without -json printed JSON anyway, and each line
