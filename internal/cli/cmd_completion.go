@@ -137,6 +137,12 @@ func runComplete(ctx context.Context, env *Env, a *completeArgs) error {
 	words := args[1 : len(args)-1]
 	f := newFlags(cmd.Name, nil)
 	cmd.bind(f)
+	if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "-") {
+		if d := f.lookup(strings.TrimLeft(words[n-1], "-")); d != nil && !d.isBool {
+			offer(d.choices) // the flag's value: its choices, or nothing
+			return nil
+		}
+	}
 	topo, hasPos := f.scanWords(words)
 	switch {
 	case hasPos:

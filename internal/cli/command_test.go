@@ -171,3 +171,13 @@ func TestVersionWithoutVCSInformation(t *testing.T) {
 	require.Equal(t, ExitOK, r.code)
 	assert.NotContains(t, r.stdout, `"modified"`)
 }
+
+// A flag's value completes to its declared choices.
+func TestCompletionOffersAFlagsChoices(t *testing.T) {
+	r := runHealthCmd(t, "", "__complete", "events", "-mode", "")
+	assert.Equal(t, "auto\nkeyspace\npoll\n", r.stdout)
+	r = runHealthCmd(t, "", "__complete", "events", "-mode", "k")
+	assert.Equal(t, "keyspace\n", r.stdout)
+	r = runHealthCmd(t, "", "__complete", "acquire", "-ttl", "")
+	assert.Empty(t, r.stdout, "a duration has no candidates")
+}

@@ -29,6 +29,8 @@ type flagDecl struct {
 	// echo: a bad value may be quoted in the error (durations and numbers; never
 	// -var or -token, whose values may be secret).
 	echo bool
+	// choices are the values of a Choice flag, which completion offers.
+	choices []string
 }
 
 func newFlags(name string, env *Env) *Flags {
@@ -111,6 +113,7 @@ func (f *Flags) Choice(p *string, name, arg string, choices []string, help strin
 	f.fs.Var(&choiceValue{p: p, choices: choices}, name, help)
 	f.add(name, arg, help, false)
 	f.decls[len(f.decls)-1].echo = true
+	f.decls[len(f.decls)-1].choices = choices
 }
 
 // choiceValue is a string flag limited to a few values.
