@@ -621,6 +621,11 @@ func TestUsageErrors(t *testing.T) {
 			assert.Equal(t, 2, r.code, r.stderr)
 			assert.Contains(t, r.stderr, tt.want)
 			assert.Empty(t, e.keys("lock:x"), "nothing locked")
+			if !strings.HasSuffix(tt.want, ".hcl") {
+				// The reason and where the usage is, never the whole help.
+				assert.Equal(t, 2, strings.Count(r.stderr, "\n"), r.stderr)
+				assert.True(t, strings.HasSuffix(r.stderr, "\nrun 'redlock "+tt.args[0]+" -h' for usage\n"), r.stderr)
+			}
 		})
 	}
 	for _, name := range []string{"acquire", "extend", "release", "run", "locks", "force-expire", "watch"} {
