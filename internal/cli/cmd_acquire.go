@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/health"
 )
 
 // acquireArgs are the arguments of acquire.
@@ -70,6 +71,8 @@ type acquireJSON struct {
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	ValidityMS float64    `json:"validity_ms"`
 	Fence      int64      `json:"fence,omitempty"`
+	// missed names the masters that did not vote, and why (stderr only).
+	missed string
 }
 
 // human prints the token on stdout and the validity on stderr.
@@ -79,6 +82,9 @@ func (d acquireJSON) human(env *Env) error {
 	}
 	fmt.Fprintf(env.Stderr, "acquired %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
 		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	if d.missed != "" {
+		fmt.Fprintf(env.Stderr, "not acquired on %s\n", escape.Text(d.missed))
+	}
 	return nil
 }
 
@@ -102,7 +108,7 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 	until := l.Until()
 	votes := l.Votes()
 	doc := acquireJSON{lockOutcome: lockOutcome{Name: a.name, Key: l.Key(), OK: true, Votes: s.report(&votes)},
-		Token: l.Token(), ValidUntil: &until, ValidityMS: ms(time.Until(until)), Fence: l.Fence()}
+		Token: l.Token(), ValidUntil: &until, ValidityMS: ms(time.Until(until)), Fence: l.Fence(), missed: s.redact(health.MissedVotes(&votes))}
 	if err := show(env, a.json, doc); err != nil { // nobody learned the token: do not leave the lock behind
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()

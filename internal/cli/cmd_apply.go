@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/redlock/redlock/internal/health"
 )
 
 // applyArgs are the arguments of apply.
@@ -26,7 +28,10 @@ var _ = define(&Command{
 Shows the plan, asks for "yes" on stdin (anything else aborts), then runs CONFIG
 SET for every declared setting that differs on each master and CONFIG REWRITE so
 the change survives a restart. Reports per master what changed, what failed and
-which masters were not checked (down, credentials refused, CONFIG GET refused).`,
+which masters were not checked (down, credentials refused, CONFIG GET refused);
+when anything failed or was skipped it ends with an error summary naming each
+failure (never "Apply complete"). validate refuses a file whose settings break
+lock safety (an allkeys-* or volatile-* maxmemory_policy): apply never sets them.`,
 	ExitNote: "As Terraform's, a usage error exits 1.",
 	Exits: []Exit{
 		{0, "every master checked and every change applied"},
@@ -104,11 +109,11 @@ func runApply(ctx context.Context, env *Env, a *applyArgs) error {
 			say("master %q: not saved to its config file (CONFIG REWRITE: %s): the change lasts until the master restarts\n", o.Master, o.PersistError)
 		}
 	}
-	say("\nApply complete: %s changed on %s; %s failed; %s skipped.\n",
-		pluralize(changed, "setting"), pluralize(masters, "master"), pluralize(failed, "setting"), pluralize(skipped, "master"))
 	if failed > 0 || skipped > 0 {
-		return failf(ExitError, "%s failed, %s skipped", pluralize(failed, "setting"), pluralize(skipped, "master"))
+		say("\n%s", health.FailureSummary(outcomes))
+		return failf(ExitError, "%s failed, %s skipped: the masters do not match the file", pluralize(failed, "setting"), pluralize(skipped, "master"))
 	}
+	say("\nApply complete: %s changed on %s.\n", pluralize(changed, "setting"), pluralize(masters, "master"))
 	return nil
 }
 

@@ -42,9 +42,12 @@ Two modes, named on stderr at start and in every JSON line ("mode"):
   keyspace  Redis keyspace notifications (notify-keyspace-events with K and
             either A or g, $ and x, on a quorum of masters: declare
             notify_keyspace_events = "Kg$x" in the settings block and run apply).
-            Each master's notifications are merged: an event is printed once a
-            quorum of masters reported it, so a lock taken and released between
-            two polls still appears.
+            Each master's notifications are merged: an event is a quorum of
+            masters reporting the same operation about the same value (the
+            expire of SET ... PX is part of the acquisition, not an extension),
+            so a lock taken and released between two polls still appears. It
+            waits up to 150ms for the other masters and names those that
+            reported ("(5 of 5 masters)"; "masters" in JSON).
   poll      the fallback: a listing every -interval compared with the previous
             one; a lock held for less than an interval can be missed.`,
 	Exits: []Exit{
@@ -69,7 +72,8 @@ type eventJSON struct {
 // eventLine is one event, as a JSON line or a human line.
 type eventLine struct {
 	eventJSON
-	ev events.Event
+	ev    events.Event
+	total int // masters declared
 }
 
 func (l eventLine) humanLine() string {
@@ -78,7 +82,7 @@ func (l eventLine) humanLine() string {
 		li := quorum.LockInfo{Owner: l.ev.Owner, Library: l.ev.Library}
 		who = " by " + holder(&li)
 	}
-	return fmt.Sprintf("%s %-13s %s%s (%d masters) [%s]", l.ev.At.Format("15:04:05.000"), l.ev.Kind, escape.Line(l.ev.Name, 60), who, len(l.ev.Masters), l.Mode)
+	return fmt.Sprintf("%s %-13s %s%s (%d of %d masters) [%s]", l.ev.At.Format("15:04:05.000"), l.ev.Kind, escape.Line(l.ev.Name, 60), who, len(l.ev.Masters), l.total, l.Mode)
 }
 
 func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) error {
@@ -110,7 +114,7 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 		if out.Masters == nil {
 			out.Masters = []string{}
 		}
-		_ = showLine(env, a.json, eventLine{eventJSON: out, ev: ev})
+		_ = showLine(env, a.json, eventLine{eventJSON: out, ev: ev, total: len(clients)})
 	}
 	if *mode == "keyspace" {
 		s.keyspaceEvents(ctx, clients, a.match, emit)
@@ -162,7 +166,15 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(cluster.KeyPrefix)+match, quorum.EscapeGlob(cluster.KeyPrefix)+match+":wake")
 		go func() {
 			defer ps.Close()
-			for msg := range ps.Channel() {
+			rd := events.NewReader(ps)
+			for {
+				msg, err := rd.Next(ctx)
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					continue // go-redis reconnects and subscribes again
+				}
 				if wake, ok := strings.CutSuffix(msg.Channel, ":wake"); ok && !strings.HasPrefix(msg.Channel, prefix) {
 					if msg.Payload == quorum.ForceExpiredMessage {
 						n := keyspaceNote{master: m.Name, name: strings.TrimPrefix(wake, cluster.KeyPrefix), op: msg.Payload, at: time.Now()}
@@ -181,9 +193,11 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 				}
 				n := keyspaceNote{master: m.Name, name: name, op: msg.Payload, at: time.Now()}
 				if n.op == "set" {
-					gctx, cancel := context.WithTimeout(ctx, cluster.NodeTimeout)
-					n.value, _ = c.Get(gctx, key).Result()
-					cancel()
+					n.value = rd.ValueAfterSet(ctx, msg.Channel, func(ctx context.Context) (string, error) {
+						gctx, cancel := context.WithTimeout(ctx, cluster.NodeTimeout)
+						defer cancel()
+						return c.Get(gctx, key).Result()
+					})
 				}
 				select {
 				case notes <- n:
@@ -193,15 +207,21 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 			}
 		}()
 	}
-	merger := events.NewMerger(cluster.Quorum(), time.Second)
+	merger := events.NewMerger(cluster.Quorum(), len(clients), time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
+		var evs []events.Event
 		select {
 		case <-ctx.Done():
 			return
 		case n := <-notes:
-			if ev := merger.Add(n.master, n.name, n.op, n.value, n.at); ev != nil {
-				print(*ev)
-			}
+			evs = merger.Add(n.master, n.name, n.op, n.value, n.at)
+		case now := <-tick.C:
+			evs = merger.Flush(now)
+		}
+		for _, ev := range evs {
+			print(ev)
 		}
 	}
 }

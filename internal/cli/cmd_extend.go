@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -57,11 +58,16 @@ type extendJSON struct {
 	lockOutcome
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	ValidityMS float64    `json:"validity_ms"`
+	// missed names the masters that did not vote, and why (stderr only).
+	missed string
 }
 
 func (d extendJSON) human(env *Env) error {
 	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
 		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	if d.missed != "" {
+		fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(d.missed))
+	}
 	return nil
 }
 
@@ -88,5 +94,6 @@ func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) err
 		return failDoc(code, err, doc)
 	}
 	doc.OK, doc.ValidUntil, doc.ValidityMS = true, &until, ms(time.Until(until))
+	doc.missed = s.redact(health.MissedVotes(rep))
 	return show(env, a.json, doc)
 }

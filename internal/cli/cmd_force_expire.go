@@ -28,7 +28,9 @@ func (a *forceExpireArgs) flags(f *Flags) {
 }
 
 func (a *forceExpireArgs) parse(p *parsed) error {
-	if err := a.lockArgs.parse(p); err != nil {
+	// An admin action on any key locks lists: the name rule of acquire is not
+	// checked.
+	if err := a.lockArgs.parseWith(p, quorum.ValidateKeyName); err != nil {
 		return err
 	}
 	if a.tokenFlags.token == "-" && !a.yes {
@@ -43,7 +45,10 @@ var _ = define(&Command{
 	Args:     "NAME",
 	About: `
 Deletes the lock NAME on every master. This breaks the mutual exclusion of the
-current holder: use it for locks left behind by a crashed process.
+current holder: use it for locks left behind by a crashed process. NAME is any
+name that locks lists, including foreign keys that acquire's name rule refuses
+(quote it: redlock force-expire 'nightly report'), and a name with control
+characters as locks prints it escaped (redlock force-expire 'x\x1b]0;t\a').
 
 It first reads the lock on every master and shows who holds it (on stderr), then
 asks for "yes" on stdin unless -yes is given. It deletes exactly what it showed:
@@ -68,7 +73,7 @@ var forceWords = map[quorum.Outcome]string{
 
 func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpireArgs) error {
 	token := a.tok
-	name := a.name
+	name := s.shownName(ctx, a.name, a.timeout)
 	failed := func(why string) error {
 		return failDoc(ExitError, errors.New(why), deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Error: why}})
 	}
@@ -94,6 +99,63 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
 	return s.finishDelete(env, name, rep, err, a.json, forceWords)
+}
+
+// shownName returns the name of the lock that locks showed as shown: shown itself,
+// or, when shown holds escapes (locks prints a name with control characters as
+// "x\x1b]0;t\a") and no lock has that literal name, the one listed lock whose
+// escaped name is exactly shown.
+func (s *lockSession) shownName(ctx context.Context, shown string, timeout time.Duration) string {
+	if !strings.Contains(shown, `\`) {
+		return shown
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
+		return shown
+	}
+	lst, _ := s.m.Inspect(cctx, shownGlob(shown))
+	if lst == nil {
+		return shown
+	}
+	var found []string
+	for _, li := range lst.Locks {
+		if escape.Text(li.Name) == shown {
+			found = append(found, li.Name)
+		}
+	}
+	if len(found) != 1 {
+		return shown
+	}
+	return found[0]
+}
+
+// shownGlob returns a glob that matches every name whose escaped form
+// (escape.Text) is shown: its escapes become *, the rest is matched literally.
+func shownGlob(shown string) string {
+	var b strings.Builder
+	for i := 0; i < len(shown); i++ {
+		c := shown[i]
+		switch {
+		case c != '\\' || i+1 == len(shown):
+			if strings.IndexByte(`*?[]\`, c) >= 0 {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		case shown[i+1] == '\\':
+			b.WriteString(`\\`)
+			i++
+		default:
+			b.WriteByte('*')
+			i++
+			if shown[i] == 'x' || shown[i] == 'u' {
+				for i+1 < len(shown) && strings.IndexByte("0123456789abcdef", shown[i+1]) >= 0 {
+					i++
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 // markUnread reports the masters that did not answer when the lock was read as

@@ -99,7 +99,8 @@ func runNodes(ctx context.Context, env *Env, a *nodesArgs) error {
 	return nil
 }
 
-// writeNodesTable writes the health table and then every finding, master by master.
+// writeNodesTable writes the health table and then the findings grouped across
+// masters, as plan does (acknowledged ones left out).
 func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MASTER\tADDRESS\tSTATE\tLATENCY\tROLE\tVERSION\tUPTIME\tQUARANTINE\tCLOCK\tPERSISTENCE\tEVICTION")
@@ -114,16 +115,7 @@ func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
 			fmtUptime(h), quarantineLeft(h, now), fmtClock(h), h.Persistence(), h.EvictionPolicy())
 	}
 	_ = tw.Flush()
-	first := true
-	for i := range hs {
-		for _, f := range hs[i].Findings {
-			if first {
-				fmt.Fprintln(w)
-				first = false
-			}
-			fmt.Fprintf(w, "%s: %-7s %s\n", hs[i].Master, f.Severity, findingText(f))
-		}
-	}
+	health.WriteFindings(w, hs, false)
 }
 
 func dash(s string) string {
@@ -169,10 +161,4 @@ func fmtClock(h *topology.NodeHealth) string {
 		return d.Round(100 * time.Microsecond)
 	}
 	return sign + round(h.ClockOffset).String() + "±" + round(h.ClockUncertainty).String()
-}
-
-// findingText is "code: summary", without saying the code twice when the summary
-// starts with it ("unreachable: unreachable: dial tcp ...").
-func findingText(f topology.Finding) string {
-	return f.Code + ": " + strings.TrimPrefix(f.Summary, f.Code+": ")
 }

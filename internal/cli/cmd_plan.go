@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/hcl"
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/topology"
 )
@@ -33,7 +32,9 @@ var _ = define(&Command{
 Probes every master: reachable, credentials, role:master, standalone mode,
 version, settings drift, eviction and persistence risk, uptime against the
 restart quarantine, clock offset against the drift budget. Prints each master's
-findings and the settings changes apply would make, then a summary line.`,
+findings and the settings changes apply would make, then a summary line. Live
+values are compared as Redis means them (sizes by bytes, yes/no, case, and
+notify-keyspace-events as a set of flags), so a plan right after apply is empty.`,
 	ExitNote: "As Terraform's, a usage error exits 1: 2 means changes pending to a CI gate.",
 	Exits: []Exit{
 		{0, "no changes, or changes without -detailed-exitcode"},
@@ -131,70 +132,10 @@ func writePlan(w io.Writer, c *topology.Cluster, plan *health.Plan) {
 			fmt.Fprintf(w, "  %s\n", ch)
 		}
 	}
-	writeFindings(w, plan)
-	fmt.Fprintf(w, "\n%s\n", plan.Summary)
-}
-
-// findingGroup is one finding seen, identical, on one or more masters.
-type findingGroup struct {
-	f       topology.Finding
-	masters []string
-}
-
-// groupFindings groups identical findings (same severity, code, summary, detail
-// and acknowledgement) across masters, in the order they are first seen.
-func groupFindings(plan *health.Plan) []findingGroup {
 	hs := make([]topology.NodeHealth, len(plan.Masters))
 	for i := range plan.Masters {
 		hs[i] = plan.Masters[i].Health
 	}
-	return groupFindingsOf(hs)
-}
-
-// groupFindingsOf groups identical findings of hs across masters.
-func groupFindingsOf(hs []topology.NodeHealth) []findingGroup {
-	var out []findingGroup
-	index := map[topology.Finding]int{}
-	for _, h := range hs {
-		for _, f := range h.Findings {
-			key := f
-			key.Fixable = false
-			i, ok := index[key]
-			if !ok {
-				i = len(out)
-				index[key] = i
-				out = append(out, findingGroup{f: f})
-			}
-			out[i].masters = append(out[i].masters, h.Master)
-		}
-	}
-	return out
-}
-
-// writeFindings prints the findings grouped across masters: "warning CODE: summary
-// [3 masters: a, b, c]", acknowledged ones marked with their reason.
-func writeFindings(w io.Writer, plan *health.Plan) {
-	groups := groupFindings(plan)
-	if len(groups) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nFindings:")
-	for _, g := range groups {
-		where := "master " + g.masters[0]
-		if len(g.masters) > 1 {
-			where = fmt.Sprintf("%d masters: %s", len(g.masters), strings.Join(g.masters, ", "))
-		}
-		sev := g.f.Severity.String()
-		if g.f.Acknowledged != "" {
-			sev = "ack"
-		}
-		// Summaries and details quote server answers (version, role, errors): escaped.
-		fmt.Fprintf(w, "  %-7s %s [%s]\n", sev, escape.Text(findingText(g.f)), escape.Text(where))
-		if g.f.Detail != "" {
-			fmt.Fprintf(w, "          %s\n", escape.Text(g.f.Detail))
-		}
-		if g.f.Acknowledged != "" {
-			fmt.Fprintf(w, "          acknowledged in the file: %s\n", escape.Text(g.f.Acknowledged))
-		}
-	}
+	health.WriteFindings(w, hs, true)
+	fmt.Fprintf(w, "\n%s\n", plan.Summary)
 }

@@ -43,7 +43,7 @@ not one of run's own codes below`)
 // (then CMD starts at the first word after NAME that is not a flag of run, and
 // every word after it is CMD's).
 func (a *runArgs) parse(p *parsed) error {
-	if err := oneName(p.pos); err != nil {
+	if err := oneName(p.pos, quorum.ValidateName); err != nil {
 		return err
 	}
 	a.name, a.argv = p.pos[0], p.rest

@@ -81,8 +81,8 @@ type findingJSON struct {
 // are first seen.
 func groupedFindings(hs []topology.NodeHealth) []findingJSON {
 	out := []findingJSON{}
-	for _, g := range groupFindingsOf(hs) {
-		out = append(out, findingJSON{Finding: g.f, Masters: g.masters})
+	for _, g := range health.GroupFindings(hs) {
+		out = append(out, findingJSON{Finding: g.Finding, Masters: g.Masters})
 	}
 	return out
 }

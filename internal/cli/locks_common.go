@@ -169,24 +169,27 @@ type lockArgs struct {
 
 // parse takes exactly one NAME ("--" ends the flags: what follows is the NAME,
 // even if it starts with "-").
-func (a *lockArgs) parse(p *parsed) error {
+func (a *lockArgs) parse(p *parsed) error { return a.parseWith(p, quorum.ValidateName) }
+
+// parseWith is parse with the name rule valid.
+func (a *lockArgs) parseWith(p *parsed, valid func(string) error) error {
 	pos := append(p.pos, p.rest...)
-	if err := oneName(pos); err != nil {
+	if err := oneName(pos, valid); err != nil {
 		return err
 	}
 	a.name = pos[0]
 	return a.check()
 }
 
-// oneName checks that pos is exactly one valid lock NAME.
-func oneName(pos []string) error {
+// oneName checks that pos is exactly one lock NAME that valid accepts.
+func oneName(pos []string, valid func(string) error) error {
 	switch {
 	case len(pos) == 0:
 		return usagef("missing lock NAME")
 	case len(pos) > 1:
 		return usagef("one lock NAME expected, got %d arguments (%s)", len(pos), strings.Join(pos, " "))
 	}
-	if err := quorum.ValidateName(pos[0]); err != nil {
+	if err := valid(pos[0]); err != nil {
 		return usagef("lock NAME %s: %v", pos[0], err)
 	}
 	return nil
