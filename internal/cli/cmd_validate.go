@@ -74,7 +74,7 @@ func runValidate(_ context.Context, env *Env, a *validateArgs) error {
 	}
 	if !rep.Valid || cfg.Cluster == nil {
 		// Under -json the document says it all, as terraform validate -json.
-		return &exitError{code: ExitInvalid, err: fmt.Errorf("%s is invalid: %d error(s), %d warning(s).", a.source(), rep.ErrorCount, rep.WarningCount),
+		return &exitError{code: ExitInvalid, err: fmt.Errorf("%s is invalid: %d error(s), %d warning(s)", a.source(), rep.ErrorCount, rep.WarningCount),
 			doc: skipDoc{}, shown: a.json}
 	}
 	return nil
