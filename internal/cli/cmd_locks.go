@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -65,6 +65,8 @@ type masterViewJSON struct {
 	Type    string `json:"type,omitempty"`
 	// Value is shortened with quorum.Redact.
 	Value string `json:"value,omitempty"`
+	// ValueBytes is the value's length when it is longer than a listing reads.
+	ValueBytes int64 `json:"value_bytes,omitempty"`
 	// PTTLMS is the remaining TTL; -1 when the key has no TTL.
 	PTTLMS float64 `json:"pttl_ms,omitempty"`
 	Error  string  `json:"error,omitempty"`
@@ -130,7 +132,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 	out := lockJSON{Name: li.Name, Key: li.Key, State: string(li.State), Votes: li.Votes, Quorum: li.Quorum, Total: li.Total,
 		Owner: toOwnerJSON(li.Owner), Library: li.Library, Fence: li.Fence, Masters: []masterViewJSON{}}
 	if li.Value != "" {
-		out.Value = quorum.Redact(li.Value)
+		out.Value = li.RedactedValue()
 	}
 	switch {
 	case li.Validity == quorum.NoExpiry:
@@ -147,8 +149,14 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 			if mv.PTTL < 0 {
 				v.PTTLMS = -1
 			}
-			if mv.Value != "" {
+			switch {
+			case mv.Value != "" && mv.Value == li.Value:
+				v.Value = out.Value // the same value, redacted once
+			case mv.Value != "":
 				v.Value = quorum.Redact(mv.Value)
+			}
+			if mv.Truncated {
+				v.ValueBytes = mv.Size
 			}
 		}
 		if mv.Err != nil {
@@ -211,60 +219,33 @@ func validityText(li *quorum.LockInfo) string {
 
 // printLocks writes the listing as a table, with one line per master under each lock.
 func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tVOTES\tVALIDITY\tHOLDER")
-	for i := range lst.Locks {
-		li := &lst.Locks[i]
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", escape.Line(li.Name, 60), li.State, li.Votes, li.Total, validityText(li), holder(li))
-		for _, mv := range li.Masters {
-			master := escape.Line(mv.Master, 30)
-			switch {
-			case mv.Err != nil:
-				fmt.Fprintf(tw, "  %s\t(no answer)\t\t\t\n", master)
-			case !mv.Present:
-				fmt.Fprintf(tw, "  %s\t-\t\t\t\n", master)
-			default:
-				pttl := "no ttl"
-				if mv.PTTL >= 0 {
-					pttl = human.Duration(mv.PTTL)
-				}
-				val := escape.Line(quorum.Redact(mv.Value), 60)
-				if mv.Type != "string" {
-					val = "(" + escape.Line(mv.Type, 20) + ")"
-				}
-				fmt.Fprintf(tw, "  %s\t%s\t\t%s\t%s\n", master, "present", pttl, val)
-			}
-		}
-	}
-	_ = tw.Flush()
-	switch {
-	case lst.Answered() == 0:
-		fmt.Fprintf(w, "no master answered (0 of %d): nothing can be listed\n", lst.Total)
-	case len(lst.Locks) == 0:
-		fmt.Fprintf(w, "no locks match %s on the %d of %d masters that answered\n", escape.Text(lst.Match), lst.Answered(), lst.Total)
-	}
+	s.printLockTable(w, lst, lockSeq(lst))
 }
 
-// locksView is the output of locks: the listing, as a table or one document.
+// locksView is the output of locks, written while the listing is iterated
+// (locks_stream.go): a table, or one JSON document.
 type locksView struct {
-	listingJSON
-	s   *lockSession
-	lst *quorum.Listing
+	s     *lockSession
+	head  *quorum.Listing
+	locks iter.Seq[*quorum.LockInfo]
+	err   error
 }
 
 func (v locksView) human(env *Env) error {
-	v.s.printLocks(env.Stdout, v.lst)
+	v.s.printLockTable(env.Stdout, v.head, v.locks)
 	return nil
+}
+
+// writeJSON streams the document, byte for byte what writeDoc would write.
+func (v locksView) writeJSON(w io.Writer) error {
+	return v.s.writeListingJSON(w, v.head, v.locks, v.err)
 }
 
 func runLocks(ctx context.Context, env *Env, s *lockSession, a *locksArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	lst, err := s.m.Inspect(cctx, a.match)
-	if lst == nil {
-		return s.fail(ExitError, err)
-	}
-	if werr := show(env, a.json, locksView{listingJSON: s.listingJSON(lst, err), s: s, lst: lst}); werr != nil {
+	lst, locks, err := s.m.InspectStream(cctx, a.match)
+	if werr := show(env, a.json, locksView{s: s, head: lst, locks: locks, err: err}); werr != nil {
 		return s.fail(ExitError, werr)
 	}
 	for _, m := range lst.Masters {

@@ -30,8 +30,17 @@ func showLine(env *Env, asJSON bool, doc lineDoc) error {
 	return err
 }
 
+// jsonWriter is a jsonDoc that writes its JSON form itself (a listing streamed
+// one lock at a time).
+type jsonWriter interface {
+	writeJSON(w io.Writer) error
+}
+
 // show prints doc in the view the command line asked for.
 func show(env *Env, asJSON bool, doc jsonDoc) error {
+	if w, ok := doc.(jsonWriter); ok && asJSON {
+		return w.writeJSON(env.Stdout)
+	}
 	if asJSON {
 		return writeDoc(env.Stdout, doc)
 	}
