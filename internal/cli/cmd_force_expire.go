@@ -98,7 +98,7 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	if err == nil && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
 		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
-	return s.finishDelete(env, name, rep, err, a.json, forceWords)
+	return s.finishDelete(env, name, rep, err, a.json, forceWords, "")
 }
 
 // shownName returns the name of the lock that locks showed as shown: shown itself,

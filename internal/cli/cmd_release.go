@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -29,10 +30,15 @@ Deletes the lock NAME on every master where it still holds TOKEN
 (compare-and-delete: another owner's lock is never touched). A lock that already
 expired is not an error. Per master it reports released, missing, foreign (held
 by another owner) or the error; with -json as one JSON document (name, key, ok,
-deleted, votes).`,
+deleted, note, votes).
+
+A release that a quorum of masters answered is a release: the lock is deleted on
+every master that answered, and a master that did not answer keeps its copy until
+its TTL ends (a note on stderr names it; "note" under -json).`,
 	Exits: []Exit{
-		{0, "released, or already gone"},
-		{1, "error: some master did not answer (its key expires with its TTL)"},
+		{0, "released (on every master that answered, a quorum), or already gone"},
+		{1, `error: fewer than a quorum of masters answered (the lock stays in place on
+the others until its TTL ends)`},
 		exitBadInput,
 		{4, "lost: the lock expired and another owner holds it on a majority now"},
 	},
@@ -44,9 +50,11 @@ type deleteJSON struct {
 	lockOutcome
 	// Deleted counts the masters where the key was deleted.
 	Deleted int `json:"deleted"`
-	words   map[quorum.Outcome]string
-	rep     *quorum.Report
-	redact  func(string) string
+	// Note names the masters a release could not reach when a quorum answered.
+	Note   string `json:"note,omitempty"`
+	words  map[quorum.Outcome]string
+	rep    *quorum.Report
+	redact func(string) string
 }
 
 // human prints the count and one line per master.
@@ -69,18 +77,26 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	rep, err := s.m.ReleaseToken(cctx, a.name, a.tok)
+	note := ""
+	if errors.Is(err, quorum.ErrPartialRelease) {
+		// Released where a quorum answered: a note, not an error.
+		note, err = s.redact(err.Error()), nil
+	}
 	if err == nil && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
 		err = failf(ExitLost, "%s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there",
 			s.m.Key(a.name), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
 	}
-	return s.finishDelete(env, a.name, rep, err, a.json, releaseWords)
+	if note != "" && err == nil {
+		fmt.Fprintf(env.Stderr, "redlock release: note: %s\n", escape.Text(note))
+	}
+	return s.finishDelete(env, a.name, rep, err, a.json, releaseWords, note)
 }
 
 // finishDelete shows the result of a release or force-expire: on failure the
 // per-master lines still go out (on stdout, as on success), then the error.
-func (s *lockSession) finishDelete(env *Env, name string, rep *quorum.Report, err error, asJSON bool, words map[quorum.Outcome]string) error {
+func (s *lockSession) finishDelete(env *Env, name string, rep *quorum.Report, err error, asJSON bool, words map[quorum.Outcome]string, note string) error {
 	doc := deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), OK: err == nil, Votes: s.report(rep)},
-		words: words, rep: rep, redact: s.redact}
+		Note: note, words: words, rep: rep, redact: s.redact}
 	if rep != nil {
 		doc.Deleted = rep.Votes
 	}
