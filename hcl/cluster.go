@@ -45,7 +45,7 @@ var tlsSchema = &hclv2.BodySchema{Attributes: []hclv2.AttributeSchema{
 }}
 
 var lockSchema = &hclv2.BodySchema{Attributes: []hclv2.AttributeSchema{
-	{Name: "ttl"}, {Name: "max_extensions"}, {Name: "fair"}, {Name: "fencing"},
+	{Name: "ttl"}, {Name: "max_extensions"}, {Name: "fair"}, {Name: "fencing"}, {Name: "permits"},
 }}
 
 // setters maps attribute names of one block to functions that decode them.
@@ -328,6 +328,7 @@ func (d *decoder) lock(i int, b *hclv2.Block) topology.Policy {
 		"max_extensions": d.whole(&p.MaxExtensions),
 		"fair":           d.flag(&p.Fair),
 		"fencing":        d.flag(&p.Fencing),
+		"permits":        d.whole(&p.Permits),
 	})
 	return p
 }

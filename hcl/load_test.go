@@ -353,6 +353,9 @@ cluster "payments" {
     fair           = true
     fencing        = true
   }
+  lock "nightly/*" {
+    permits = 3
+  }
 }
 `
 	cfg, diags := Load(filepath.Join("conf", "redlock.hcl"), []byte(src), Options{Getenv: noEnv})
@@ -379,7 +382,8 @@ cluster "payments" {
 		ServerName: "redis-a", InsecureSkipVerify: true,
 	}}, c.Masters[0])
 	assert.Nil(t, c.Masters[1].TLS)
-	assert.Equal(t, []topology.Policy{{Match: "billing/*", TTL: 5 * time.Second, MaxExtensions: 4, Fair: true, Fencing: true}}, c.Locks)
+	assert.Equal(t, []topology.Policy{{Match: "billing/*", TTL: 5 * time.Second, MaxExtensions: 4, Fair: true, Fencing: true},
+		{Match: "nightly/*", Permits: 3}}, c.Locks)
 }
 
 func TestDefaults(t *testing.T) {

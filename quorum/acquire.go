@@ -45,15 +45,16 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	// The first round's validity counts from the call itself, so that Until is never
 	// later than call start + ttl - drift; later rounds count from their own start.
 	start := m.cfg.clock.Now()
-	if err := checkName(name); err != nil {
+	lc := lockConfig{owner: m.cfg.owner}
+	for _, o := range opts {
+		o(&lc)
+	}
+	acq, err := m.acquirerFor(name, &lc) // nil for a plain lock (primitives.go)
+	if err != nil {
 		return nil, err
 	}
 	if err := m.checkTTL(ttl); err != nil {
 		return nil, err
-	}
-	lc := lockConfig{owner: m.cfg.owner}
-	for _, o := range opts {
-		o(&lc)
 	}
 	if lc.wait > 0 && attempts > 1 {
 		attempts = math.MaxInt
@@ -65,6 +66,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	owner.Label = lc.owner
 	owner.At = time.Now()
 	owner.TTL = ttl
+	if acq != nil {
+		acq.describe(&owner)
+	}
 	// Every round writes a value of its own: the clean-up of a failed round
 	// (compare-and-delete of its value) may reach a master late, after a later
 	// round of this call set its key there, and must not delete that key.
@@ -73,6 +77,13 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		return nil, err
 	}
 	key := m.Key(name)
+	if acq != nil {
+		key = acq.waitKey()
+	}
+	// A blocking exclusive acquisition keeps new shared holders out while it
+	// waits behind shared ones (shared.go).
+	var xw *xwaiter
+	defer func() { xw.clear(backgroundFor(ctx), m) }()
 	var fw *fairWaiter
 	if lc.fair {
 		if fw, err = m.newFairWaiter(attempts == 1); err != nil {
@@ -108,12 +119,20 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			start = m.cfg.clock.Now()
 		}
 		roundStart := time.Now()
-		l, err := m.round(ctx, start, name, key, value, ttl, fw)
+		var l *Lock
+		if acq != nil {
+			l, err = acq.round(ctx, start, value, ttl, fw)
+		} else {
+			l, err = m.round(ctx, start, name, key, value, ttl, fw)
+		}
 		if made != nil {
 			*made++
 		}
 		if err == nil && lc.fencing {
 			err = m.raiseFence(ctx, l)
+		}
+		if err == nil && acq != nil {
+			err = acq.won(ctx, l)
 		}
 		if err == nil {
 			l.start0(lc)
@@ -128,6 +147,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 		last = err
+		if acq == nil && fw == nil && attempts > 1 {
+			xw = m.markExclusive(ctx, xw, key, last)
+		}
 		if !woken {
 			tries++
 		}

@@ -18,6 +18,13 @@ type lockConfig struct {
 	fair      bool
 	wait      time.Duration
 	watch     bool
+	// The primitives (primitives.go): a permit count, a shared hold, the names
+	// of a multi-name lock, and a test's replacement of the acquirer.
+	permits   int
+	semaphore bool // WithPermits was given
+	shared    bool
+	multi     []string
+	override  func(m *Manager, name string, lc *lockConfig) (acquirer, error)
 }
 
 // WithLockOwner overrides the Manager's owner label for one lock.
@@ -40,6 +47,7 @@ type Lock struct {
 	value string
 	fence int64
 	votes Report
+	prim  primitive // nil for a plain lock (primitives.go)
 	start time.Time // acquisition round start (the injectable clock)
 	// acquired is when the acquisition returned (real time), for Event.Held.
 	acquired time.Time
@@ -179,7 +187,8 @@ func (l *Lock) setUntil(until, now time.Time) {
 	l.changed = make(chan struct{})
 }
 
-// Name returns the lock name.
+// Name returns the lock name (a multi-name lock's names, sorted, joined by a
+// space: see Names).
 func (l *Lock) Name() string { return l.name }
 
 // Key returns the Redis key (key prefix plus name).
@@ -282,7 +291,7 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 	}
 	l.mu.Unlock()
 
-	until, rep, err := l.m.extend(ctx, l.key, l.value, ttl)
+	until, rep, err := l.extendRound(ctx, ttl)
 
 	var ev *Event
 	l.mu.Lock()
@@ -341,6 +350,6 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	l.report(ev)
-	rep := l.m.release(ctx, opRelease, l.key, l.value)
+	rep := l.releaseRound(ctx)
 	return releaseError(rep, keysUntil)
 }

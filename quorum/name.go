@@ -18,7 +18,8 @@ var reservedSuffixes = []string{":fence", ":queue"}
 // and the console share: 1 to MaxNameLen bytes of valid UTF-8, without whitespace,
 // control characters (C0, DEL, C1) or invisible format characters (bidi controls,
 // zero-width characters), and not ending with a reserved suffix (":fence",
-// ":queue"). Every other character is allowed, glob characters included (listing
+// ":queue", and the primitives' ":xwait", ":leader", ":term", ":permit" and
+// ":permit:<digits>": see the key layout in primitives.go). Every other character is allowed, glob characters included (listing
 // escapes them). The error matches ErrInvalidName and says what is wrong, with the
 // offending character escaped. Keys written by other tools may break the rule:
 // they are listed (escaped), never created.
@@ -43,6 +44,9 @@ func ValidateName(name string) error {
 		if strings.HasSuffix(name, s) {
 			return fmt.Errorf("%w: %q ends with the reserved suffix %q", ErrInvalidName, name, s)
 		}
+	}
+	if s := reservedName(name); s != "" {
+		return fmt.Errorf("%w: %q ends with the reserved suffix %q", ErrInvalidName, name, s)
 	}
 	return nil
 }

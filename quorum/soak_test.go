@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlock/redlock/internal/faults"
 )
 
 // soakDuration is 60s by default, REDLOCK_SOAK (a Go duration) when set.
@@ -39,50 +37,11 @@ func TestNemesisSoak(t *testing.T) {
 	for _, n := range names {
 		cls = append(cls, s.client(n))
 	}
-	masters := []string{"a", "b", "c", "d", "e"}
 	d := soakDuration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for ctx.Err() == nil {
-			m := masters[s.intn(len(masters))]
-			cl := names[s.intn(len(names))]
-			hold := time.Duration(50+s.intn(500)) * time.Millisecond
-			var some []string
-			for _, x := range masters {
-				if s.intn(2) == 0 {
-					some = append(some, x)
-				}
-			}
-			switch s.intn(6) {
-			case 0:
-				s.rec.Event("kill and restart %s", m)
-				faults.KillRestart(s.server(m), hold/4, true)
-			case 1:
-				s.rec.Event("pause %s for %v", m, hold)
-				faults.Pause(s.server(m), hold)
-			case 2:
-				s.rec.Event("partition %s from %v for %v", cl, some, hold)
-				s.net.Each(cl, (*faults.Proxy).Blackhole, some...)
-				time.Sleep(hold)
-			case 3:
-				lat := time.Duration(s.intn(40)) * time.Millisecond
-				s.rec.Event("latency %v from %s to %v for %v", lat, cl, some, hold)
-				s.net.Each(cl, func(p *faults.Proxy) { p.SetLatency(lat, lat) }, some...)
-				time.Sleep(hold)
-			case 4:
-				s.rec.Event("lost replies from %v to %s for %v", some, cl, hold)
-				s.net.Each(cl, (*faults.Proxy).LoseReplies, some...)
-				time.Sleep(hold)
-			case 5:
-				s.rec.Event("reset %s's connections to %v", cl, some)
-				s.net.Each(cl, (*faults.Proxy).Reset, some...)
-				time.Sleep(hold)
-			}
-			s.net.HealAll()
-		}
-	})
+	wg.Go(func() { nemesis(ctx, s, cls) })
 	var got []int
 	var kwg sync.WaitGroup
 	kwg.Go(func() {

@@ -110,19 +110,7 @@ func (m *Manager) ForceExpireSeen(ctx context.Context, name string, seen map[str
 		return nil, err
 	}
 	key := m.Key(name)
-	channel := wakeChannel(key)
-	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
-		sn := seen[n.name]
-		if sn.Type == "" {
-			return OutcomeMissing, nil
-		}
-		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, sn.Value, channel, sn.Type).Int64()
-		if err != nil {
-			return OutcomeError, err
-		}
-		return outcomeOf(r), nil
-	})
-	return rep, releaseError(rep, time.Time{})
+	return m.forceExpireSeenKey(ctx, key, wakeChannel(key), seen)
 }
 
 // ExtendToken extends the lock name held with token to ttl on every master where

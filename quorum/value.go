@@ -31,6 +31,13 @@ type Owner struct {
 	// TTL is the TTL the lock was taken with (0 when unknown): extending by token
 	// defaults to it.
 	TTL time.Duration `json:"-"`
+	// Kind is the primitive that wrote the value: "" for a plain lock, "sem" for a
+	// semaphore permit, "multi" for a multi-name lock, "shared" for a shared hold,
+	// "leader" for an election's leadership (primitives.go).
+	Kind string `json:"kind,omitempty"`
+	// Count is a semaphore's permit count N, or the number of names of a
+	// multi-name lock; 0 otherwise.
+	Count int `json:"count,omitempty"`
 }
 
 // ownerWire is the compact JSON form of Owner inside a value.
@@ -40,6 +47,8 @@ type ownerWire struct {
 	O string `json:"o,omitempty"`
 	T int64  `json:"t,omitempty"`
 	L int64  `json:"l,omitempty"` // TTL in ms
+	K string `json:"k,omitempty"` // Owner.Kind
+	N int    `json:"n,omitempty"` // Owner.Count
 }
 
 // Value is a parsed lock value "rl1.<token>.<owner>".
@@ -81,7 +90,7 @@ func ParseValue(s string) (Value, error) {
 	if err := json.Unmarshal(dec[:n], &w); err != nil {
 		return Value{}, fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
 	}
-	v.Owner = Owner{Host: w.H, PID: w.P, Label: w.O}
+	v.Owner = Owner{Host: w.H, PID: w.P, Label: w.O, Kind: w.K, Count: w.N}
 	if w.L > 0 {
 		v.Owner.TTL = time.Duration(w.L) * time.Millisecond
 	}
@@ -93,7 +102,7 @@ func ParseValue(s string) (Value, error) {
 
 // String formats the value as it is stored in Redis.
 func (v Value) String() string {
-	w := ownerWire{H: v.Owner.Host, P: v.Owner.PID, O: v.Owner.Label, L: v.Owner.TTL.Milliseconds()}
+	w := ownerWire{H: v.Owner.Host, P: v.Owner.PID, O: v.Owner.Label, L: v.Owner.TTL.Milliseconds(), K: v.Owner.Kind, N: v.Owner.Count}
 	if !v.Owner.At.IsZero() {
 		w.T = v.Owner.At.UnixMilli()
 	}

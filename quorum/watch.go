@@ -25,6 +25,9 @@ func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } 
 // It neither extends the lock nor moves Until.
 func (l *Lock) Verify(ctx context.Context) error {
 	rep := l.m.fanout(ctx, opVerify, l.key, func(ctx context.Context, n *node) (Outcome, error) {
+		if v, ok := l.prim.(verifier); ok {
+			return v.verify(ctx, l, n)
+		}
 		v, err := n.client.Get(ctx, l.key).Result()
 		switch {
 		case errors.Is(err, redis.Nil):

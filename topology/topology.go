@@ -129,7 +129,13 @@ type Policy struct {
 	Fair bool
 	// Fencing hands out a strictly increasing fence number per acquisition.
 	Fencing bool
+	// Permits makes matching names semaphores of that many holders (acquire and
+	// run without -permits); 0 means a plain lock. At most MaxPermits.
+	Permits int
 }
+
+// MaxPermits bounds a lock policy's permits (the quorum package's MaxPermits).
+const MaxPermits = 1024
 
 // Quorum returns the number of votes a lock needs: N/2+1.
 func (c *Cluster) Quorum() int { return len(c.Masters)/2 + 1 }

@@ -341,6 +341,9 @@ func (v *validator) policies(c *Cluster) {
 		if p.MaxExtensions < 0 {
 			v.errorf(fs(f("max_extensions")), "Invalid max_extensions", "lock %q: max_extensions must not be negative, got %d.", p.Match, p.MaxExtensions)
 		}
+		if p.Permits < 0 || p.Permits > MaxPermits {
+			v.errorf(fs(f("permits")), "Invalid permits", "lock %q: permits must be in 1..%d (0 or absent: a plain lock), got %d.", p.Match, MaxPermits, p.Permits)
+		}
 		if p.Fencing && fencing < 0 {
 			fencing = i
 		}

@@ -97,6 +97,13 @@ func TestValidate(t *testing.T) {
 			want: []want{{E, "Lock ttl not above node_timeout", "lock[0].ttl"}}},
 		{name: "negative extensions", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a/*", MaxExtensions: -1}} },
 			want: []want{{E, "Invalid max_extensions", "lock[0].max_extensions"}}},
+		{name: "negative permits", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a/*", Permits: -1}} },
+			want: []want{{E, "Invalid permits", "lock[0].permits"}}},
+		{name: "too many permits", mutate: func(c *topology.Cluster) {
+			c.Locks = []topology.Policy{{Match: "a/*", Permits: topology.MaxPermits + 1}}
+		},
+			want: []want{{E, "Invalid permits", "lock[0].permits"}}},
+		{name: "permits", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a/*", Permits: 3}} }},
 		{name: "fencing without always", mutate: func(c *topology.Cluster) { c.Locks = []topology.Policy{{Match: "a", Fencing: true}} },
 			want: []want{{W, "Fencing without appendfsync always", "lock[0].fencing"}}},
 		{name: "fencing with always", mutate: func(c *topology.Cluster) {

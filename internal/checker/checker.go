@@ -2,7 +2,9 @@
 // violations: overlapping holds of different owners, lock keys without a TTL, keys
 // left behind, foreign tokens touching another owner's key, validity deadlines
 // later than the algorithm allows, a lost signal (Done) later than the deadline,
-// and untyped failures.
+// and untyped failures; and the primitives' invariants (primitives.go): at most N
+// holders of a semaphore, shared holds never overlapping an exclusive one, terms
+// increasing, and all names of a multi-name hold or none.
 //
 // A hold lasts from the moment the acquisition returned to the moment its holder
 // stopped relying on it: when it saw Done fire or called Release, whichever came
@@ -53,6 +55,13 @@ type Hold struct {
 	Pieces     []Piece  `json:"pieces"`
 	ReleasedAt *float64 `json:"released_ms,omitempty"`
 	DoneAt     *float64 `json:"done_ms,omitempty"`
+	// The primitives (primitives.go): every name of a multi-name hold (Lock is
+	// the first), a shared hold, a leadership's term.
+	Locks  []string `json:"locks,omitempty"`
+	Shared bool     `json:"shared,omitempty"`
+	Term   int64    `json:"term,omitempty"`
+	// doneDue is the deadline Done was due at (ms), set with DoneAt.
+	doneDue float64
 }
 
 // Piece is one successful acquire or extend: held from From (when the call returned)
@@ -101,9 +110,11 @@ type Recorder struct {
 	base time.Time
 
 	mu         sync.Mutex
+	limits     map[string]int // locks with more than one holder allowed (Limit)
 	holds      []*Hold
 	events     []Event
 	violations []Violation
+	lags       []lagSample // the scheduling probe's samples, in order
 }
 
 // New returns a recorder whose clock starts now. seed is printed on failure.
@@ -143,7 +154,8 @@ func (h *Hold) Released(at time.Time) {
 
 // Done records the moment the holder saw the lock's Done fire, and the lock's
 // deadline then (both real, monotonic times). The hold ends there at the latest;
-// Done seen later than until + DoneSlack is a violation.
+// Done seen later than until + DoneSlack is a violation, unless the test process
+// itself was not scheduled in that window (see ProbeScheduling).
 func (h *Hold) Done(at, until time.Time) {
 	r := h.rec
 	r.mu.Lock()
@@ -153,10 +165,7 @@ func (h *Hold) Done(at, until time.Time) {
 	}
 	v := r.ms(at)
 	h.DoneAt = &v
-	if late := at.Sub(until); late > DoneSlack {
-		r.violations = append(r.violations, Violation{Kind: KindLateDone,
-			Detail: fmt.Sprintf("%s: Done of %s seen %v after its deadline", h.Owner, h.Lock, late)})
-	}
+	h.doneDue = r.ms(until)
 }
 
 // Event adds a note to the history (a fault, a failure) at the current time.
@@ -236,14 +245,21 @@ func redact(v string) string {
 	return v[:8] + "…"
 }
 
-// Intervals returns each hold as one interval, from its acquisition's return to
-// the moment its holder saw Done or called Release, whichever came first. A hold
-// with neither (still held when the history ended) ends at its last deadline.
-func (r *Recorder) Intervals() []Interval {
+// Intervals returns each hold as one interval (one per name of a multi-name
+// hold), from its acquisition's return to the moment its holder saw Done or
+// called Release, whichever came first. A hold with neither (still held when the
+// history ended) ends at its last deadline.
+func (r *Recorder) Intervals() []Interval { return r.intervals(func(*Hold) bool { return true }) }
+
+// intervals returns the intervals of the holds keep selects.
+func (r *Recorder) intervals(keep func(*Hold) bool) []Interval {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Interval
 	for _, h := range r.holds {
+		if !keep(h) {
+			continue
+		}
 		if len(h.Pieces) == 0 {
 			continue
 		}
@@ -261,7 +277,9 @@ func (r *Recorder) Intervals() []Interval {
 			to = *h.DoneAt
 		}
 		if to > from {
-			out = append(out, Interval{Owner: h.Owner, Lock: h.Lock, From: from, To: to})
+			for _, lock := range h.locks() {
+				out = append(out, Interval{Owner: h.Owner, Lock: lock, From: from, To: to})
+			}
 		}
 	}
 	return out
@@ -292,9 +310,10 @@ func Overlaps(iv []Interval) []Violation {
 // Violations returns every violation: the overlaps of the history and those
 // recorded by the checks.
 func (r *Recorder) Violations() []Violation {
-	out := Overlaps(r.Intervals())
+	out := r.primitiveViolations()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	out = append(out, r.lateDone()...)
 	return append(out, r.violations...)
 }
 

@@ -187,3 +187,51 @@ func TestReportWritesHistoryAndSeed(t *testing.T) {
 	assert.Empty(t, clean.Report(f2))
 	assert.Empty(t, f2.errors)
 }
+
+// TestLateDoneAllowsOnlyTheMeasuredSchedulingLag: a Done seen late is excused only
+// by the probe's own timers being at least as late in the same window, never by a
+// lag measured at another moment.
+func TestLateDoneAllowsOnlyTheMeasuredSchedulingLag(t *testing.T) {
+	tests := []struct {
+		name  string
+		lags  []lagSample
+		kinds []string
+	}{
+		{"no probe samples", nil, []string{KindLateDone}},
+		{"the machine starved the test then", []lagSample{{due: 101, late: 50 * time.Millisecond}}, nil},
+		{"the machine starved the test, but less", []lagSample{{due: 101, late: 10 * time.Millisecond}}, []string{KindLateDone}},
+		{"starved at another moment", []lagSample{{due: 400, late: time.Second}, {due: 20, late: time.Second}}, []string{KindLateDone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			r.lags = tt.lags
+			at := func(ms int) time.Time { return r.base.Add(time.Duration(ms) * time.Millisecond) }
+			a := r.Acquired("A", "x", at(0), at(100))
+			a.Done(at(160), at(100))
+			var kinds []string
+			for _, v := range r.Violations() {
+				kinds = append(kinds, v.Kind)
+			}
+			assert.Equal(t, tt.kinds, kinds)
+		})
+	}
+}
+
+// TestProbeSchedulingRecordsAndStops: the probe samples while it runs and its stop
+// waits for it (no goroutine left behind).
+func TestProbeSchedulingRecordsAndStops(t *testing.T) {
+	r := New(1)
+	stop := r.ProbeScheduling()
+	time.Sleep(30 * time.Millisecond)
+	stop()
+	stop() // idempotent
+	r.mu.Lock()
+	n := len(r.lags)
+	r.mu.Unlock()
+	assert.Positive(t, n)
+	time.Sleep(20 * time.Millisecond)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	assert.Equal(t, n, len(r.lags), "no samples after stop")
+}

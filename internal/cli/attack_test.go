@@ -254,9 +254,16 @@ func TestAttackConfigFlagWinsOverMastersEnv(t *testing.T) {
 // name taken from another user's lock (xargs over `locks -json`) put its escape
 // sequences on the terminal, where every other path escapes them.
 func TestAttackExtraArgumentsAreEscaped(t *testing.T) {
-	code, _, stderr := runCLI(t, nil, "release", "a", "\x1b]52;c;SGk=\x07\x1b[2J", "-token", "t", "-masters", "127.0.0.1:1")
+	// force-expire takes one NAME (release now takes several, each checked as a name).
+	code, _, stderr := runCLI(t, nil, "force-expire", "a", "\x1b]52;c;SGk=\x07\x1b[2J", "-token", "t", "-masters", "127.0.0.1:1")
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, stderr, "one lock NAME expected")
+	assert.NotContains(t, stderr, "\x1b")
+	assert.NotContains(t, stderr, "\x07")
+	// release takes several names: the hostile one is refused as a name, escaped.
+	code, _, stderr = runCLI(t, nil, "release", "a", "\x1b]52;c;SGk=\x07\x1b[2J", "-token", "t", "-masters", "127.0.0.1:1")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "invalid lock name")
 	assert.NotContains(t, stderr, "\x1b")
 	assert.NotContains(t, stderr, "\x07")
 }

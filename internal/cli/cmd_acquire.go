@@ -3,15 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/quorum"
 )
 
 // acquireArgs are the arguments of acquire.
 type acquireArgs struct {
-	lockArgs
+	namesArgs
+	primArgs
 	ttl, wait time.Duration
 	owner     string
 }
@@ -20,12 +23,13 @@ func (a *acquireArgs) flags(f *Flags) {
 	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
 	f.Duration(&a.wait, "wait", 0, "keep trying until D has passed (default 0: one round); comes on top of -timeout").atLeast(0)
 	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
+	a.primArgs.flags(f)
 	a.jsonFlag(f)
 	a.common.flags(f)
 }
 
 func (a *acquireArgs) parse(p *parsed) error {
-	if err := a.lockArgs.parse(p); err != nil {
+	if err := a.namesArgs.parse(p); err != nil {
 		return err
 	}
 	return checkTTL(p, a.ttl)
@@ -34,23 +38,27 @@ func (a *acquireArgs) parse(p *parsed) error {
 var _ = define(&Command{
 	Name:     "acquire",
 	Synopsis: "take a lock and print its token",
-	Args:     "NAME",
+	Args:     "NAME [NAME...]",
 	About: `
 Takes the lock NAME on a quorum of the masters and prints its token on stdout
 (one line, so TOKEN=$(redlock acquire NAME) captures it); the validity and the
 votes go to stderr. With -json, stdout gets one JSON document: name, key, ok,
 token, valid_until, validity_ms, fence, votes. Keep the token secret: it releases
-the lock. The lock is not extended: it expires after its TTL unless you run
-'redlock extend NAME -token TOKEN'.
+the lock (and names, permit, permits, shared for the primitives). The lock is
+not extended: it expires after its TTL unless you run 'redlock extend NAME -token
+TOKEN' (with the same NAMEs).
+
+` + primNote + `
 
 Ctrl-C while waiting releases whatever was set; nothing is left locked.`,
 	Exits: []Exit{
 		{0, "acquired"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted)"},
 		exitBadInput,
-		{3, "held by another owner, or -wait expired while it was"},
+		{3, `held by another owner (every permit taken; an exclusive holder against
+-shared, shared holders against a plain lock), or -wait expired while it was`},
 	},
-	Complete: Completion{LockName: true},
+	Complete: Completion{LockName: true, Several: true},
 }, withSession(runAcquire))
 
 // lockOutcome is the shape every lock command's -json document starts with:
@@ -71,8 +79,30 @@ type acquireJSON struct {
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	ValidityMS float64    `json:"validity_ms"`
 	Fence      int64      `json:"fence,omitempty"`
+	// Names are every name of a multi-name hold (absent for one name).
+	Names []string `json:"names,omitempty"`
+	// Permits is the semaphore's permit count and Permit the slot held (0-based).
+	Permits int  `json:"permits,omitempty"`
+	Permit  *int `json:"permit,omitempty"`
+	Shared  bool `json:"shared,omitempty"`
+	detail  string
 	// missed names the masters that did not vote, and why (stderr only).
 	missed string
+}
+
+// kind fills the primitive's members of an acquire document.
+func (d *acquireJSON) kind(k lockKind, l *quorum.Lock) {
+	if k.multi() {
+		d.Names = k.names
+	}
+	d.Permits, d.Shared = k.permits, k.shared
+	if l != nil {
+		d.detail = heldDetail(k, l)
+		if l.Permits() > 0 {
+			p := l.Permit()
+			d.Permit = &p
+		}
+	}
 }
 
 // human prints the token on stdout and the validity on stderr.
@@ -80,7 +110,7 @@ func (d acquireJSON) human(env *Env) error {
 	if _, err := fmt.Fprintln(env.Stdout, d.Token); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "acquired %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
+	fmt.Fprintf(env.Stderr, "acquired %s%s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.detail, d.Votes.summary(),
 		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
 	if d.missed != "" {
 		fmt.Fprintf(env.Stderr, "not acquired on %s\n", escape.Text(d.missed))
@@ -89,26 +119,36 @@ func (d acquireJSON) human(env *Env) error {
 }
 
 func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) error {
-	lockTTL, err := s.ttlFor(a.name, a.ttl, a.f.given("ttl"))
+	k, err := a.kind(s, a.names)
 	if err != nil {
 		return err
 	}
+	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.f.given("ttl"))
+	if err != nil {
+		return err
+	}
+	name := a.names[0]
 	actx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 	defer cancel()
-	l, err := waitAcquire(actx, s.m, a.name, lockTTL, a.wait, s.policyOptions(a.name, a.owner)...)
+	l, err := acquireKind(actx, s.m, k, lockTTL, a.wait, s.kindOptions(k, a.owner)...)
 	if err != nil {
 		code := acquireExit(ctx, err)
-		if code == ExitNotHeld {
-			err = fmt.Errorf("%s is %s: %w", a.name, s.heldBy(ctx, a.name, a.timeout), err)
+		switch {
+		case code == ExitNotHeld && !k.multi() && k.permits == 0:
+			err = fmt.Errorf("%s is %s: %w", name, s.heldBy(ctx, name, a.timeout), err)
+		default:
+			err = fmt.Errorf("%s: %w", k.what(), err)
 		}
 		err = redacted(err, s.redact)
-		doc := acquireJSON{lockOutcome: lockOutcome{Name: a.name, Key: s.m.Key(a.name), Error: err.Error(), Votes: s.report(reportOf(err))}}
+		doc := acquireJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Error: err.Error(), Votes: s.report(reportOf(err))}}
+		doc.kind(k, nil)
 		return failDoc(code, err, doc)
 	}
 	until := l.Until()
 	votes := l.Votes()
-	doc := acquireJSON{lockOutcome: lockOutcome{Name: a.name, Key: l.Key(), OK: true, Votes: s.report(&votes)},
+	doc := acquireJSON{lockOutcome: lockOutcome{Name: name, Key: l.Key(), OK: true, Votes: s.report(&votes)},
 		Token: l.Token(), ValidUntil: &until, ValidityMS: ms(time.Until(until)), Fence: l.Fence(), missed: s.redact(health.MissedVotes(&votes))}
+	doc.kind(k, l)
 	if err := show(env, a.json, doc); err != nil { // nobody learned the token: do not leave the lock behind
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()
@@ -116,4 +156,18 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 		return s.fail(ExitError, fmt.Errorf("write token: %w", err))
 	}
 	return nil
+}
+
+// heldDetail says what else a primitive's acquisition holds, for acquire's
+// message: " with b, c", " permit 1 of 3", " shared".
+func heldDetail(k lockKind, l *quorum.Lock) string {
+	switch {
+	case k.multi():
+		return " with " + escape.Line(strings.Join(l.Names()[1:], ", "), 200)
+	case l.Permits() > 0:
+		return fmt.Sprintf(" permit %d of %d", l.Permit(), l.Permits())
+	case l.Shared():
+		return " shared"
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -145,11 +146,11 @@ func runComplete(ctx context.Context, env *Env, a *completeArgs) error {
 	}
 	topo, hasPos := f.scanWords(words)
 	switch {
-	case hasPos:
+	case hasPos && !(cmd.Complete.Several && !slices.Contains(words, "--")):
 	case len(cmd.Complete.Words) > 0:
 		offer(cmd.Complete.Words)
 	case cmd.Complete.LockName:
-		for _, n := range liveNames(ctx, env, topo, cur) {
+		for _, n := range liveNames(ctx, env, topo, cur, cmd.Complete.Elections) {
 			fmt.Fprintln(env.Stdout, n)
 		}
 	}
@@ -189,7 +190,10 @@ func (f *Flags) scanWords(words []string) (topo []string, positional bool) {
 // liveNames lists the lock names starting with prefix, read from the masters of
 // the topology the words name (or the default one), within a second; nothing when
 // there is no topology or no answer.
-func liveNames(ctx context.Context, env *Env, words []string, prefix string) []string {
+//
+// A semaphore's permits and a shared key give their name; with elections, only
+// the names of elections are listed.
+func liveNames(ctx context.Context, env *Env, words []string, prefix string, elections bool) []string {
 	var cf common
 	f := newFlags("__complete", env)
 	cf.flags(f)
@@ -218,8 +222,13 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string) []s
 	}
 	var out []string
 	for _, li := range lst.Locks {
-		if shellSafe(li.Name) {
-			out = append(out, li.Name)
+		kc := quorum.ClassifyKey(li.Name, li.KeyType())
+		switch {
+		case elections != (kc.Kind == quorum.KeyLeader):
+		case kc.Kind == quorum.KeyLock, kc.Kind == quorum.KeyShared, kc.Kind == quorum.KeyPermit, kc.Kind == quorum.KeyLeader:
+			if shellSafe(kc.Name) && strings.HasPrefix(kc.Name, prefix) && !slices.Contains(out, kc.Name) {
+				out = append(out, kc.Name)
+			}
 		}
 	}
 	return out

@@ -37,6 +37,9 @@ var _ = define(&Command{
 	About: `
 Streams lock events until Ctrl-C: acquired, extended, released, force-expired
 (keyspace mode), expired and changed-hands, each with the name, owner, library, the masters and the time.
+Each event names the primitive its key belongs to (kind: lock, multi, semaphore
+with the permit's slot, leader, shared); shared holders coming and going are
+events in poll mode only (keyspace mode sees only the deletion of the shared key).
 
 Two modes, named on stderr at start and in every JSON line ("mode"):
   keyspace  Redis keyspace notifications (notify-keyspace-events with K and
@@ -67,6 +70,11 @@ type eventJSON struct {
 	Library string     `json:"library,omitempty"`
 	Value   string     `json:"value,omitempty"`
 	Masters []string   `json:"masters"`
+	// Kind and Primitive: what the key belongs to (prim_events.go); Permit is a
+	// semaphore permit's slot.
+	Kind      string `json:"kind,omitempty"`
+	Primitive string `json:"primitive,omitempty"`
+	Permit    *int   `json:"permit,omitempty"`
 }
 
 // eventLine is one event, as a JSON line or a human line.
@@ -82,7 +90,7 @@ func (l eventLine) humanLine() string {
 		li := quorum.LockInfo{Owner: l.ev.Owner, Library: l.ev.Library}
 		who = " by " + holder(&li)
 	}
-	return fmt.Sprintf("%s %-13s %s%s (%d of %d masters) [%s]", l.ev.At.Format("15:04:05.000"), l.ev.Kind, escape.Line(l.ev.Name, 60), who, len(l.ev.Masters), l.total, l.Mode)
+	return fmt.Sprintf("%s %-13s %s%s%s (%d of %d masters) [%s]", l.ev.At.Format("15:04:05.000"), l.ev.Kind, escape.Line(l.ev.Name, 60), l.primitiveText(), who, len(l.ev.Masters), l.total, l.Mode)
 }
 
 func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) error {
@@ -113,6 +121,9 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 		}
 		if out.Masters == nil {
 			out.Masters = []string{}
+		}
+		if !out.annotate(ev) {
+			return
 		}
 		_ = showLine(env, a.json, eventLine{eventJSON: out, ev: ev, total: len(clients)})
 	}
@@ -229,22 +240,32 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 // pollEvents lists the locks every interval and prints the differences.
 func (s *lockSession) pollEvents(ctx context.Context, match string, interval, timeout time.Duration, print func(events.Event)) {
 	var prev *quorum.Listing
+	var prevPrims []quorum.Primitive
+	var prevAt time.Time
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		cur, err := s.m.Inspect(cctx, match)
+		var prims []quorum.Primitive
+		if cur != nil && err == nil {
+			prims, err = s.m.Primitives(cctx, cur)
+		}
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
 		if cur != nil && err == nil {
+			now := time.Now()
 			if prev != nil {
-				for _, ev := range events.Diff(prev, cur, time.Now()) {
+				for _, ev := range events.Diff(prev, cur, now) {
+					print(ev)
+				}
+				for _, ev := range sharedEvents(prevPrims, prims, prevAt, now) {
 					print(ev)
 				}
 			}
-			prev = cur
+			prev, prevPrims, prevAt = cur, prims, now
 		}
 		select {
 		case <-ctx.Done():

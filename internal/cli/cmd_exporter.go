@@ -122,6 +122,7 @@ type clusterPoll struct {
 	took     time.Duration
 	nodes    []topology.NodeHealth
 	listing  *quorum.Listing
+	prims    []quorum.Primitive
 	inspectE error
 }
 
@@ -134,6 +135,11 @@ func (s *lockSession) poll(ctx context.Context, prober *health.Prober, timeout t
 	var wg sync.WaitGroup
 	wg.Go(func() { p.nodes = prober.Probe(cctx) })
 	p.listing, p.inspectE = s.m.Inspect(cctx, "*")
+	if p.listing != nil {
+		var err error
+		p.prims, err = s.m.Primitives(cctx, p.listing)
+		p.inspectE = errors.Join(p.inspectE, err)
+	}
 	wg.Wait()
 	p.at, p.took = time.Now(), time.Since(t0)
 	return p
@@ -162,7 +168,12 @@ var (
 	descQuorum         = prometheus.NewDesc("redlock_quorum", "Votes a lock needs: N/2+1.", nil, nil)
 	descMasters        = prometheus.NewDesc("redlock_masters", "Declared masters.", nil, nil)
 	descHealthy        = prometheus.NewDesc("redlock_masters_healthy", "Masters up, without an error finding, out of quarantine.", nil, nil)
-	descLocks          = prometheus.NewDesc("redlock_locks", "Live lock names by state (held, partial, contested, orphaned).", []string{"state"}, nil)
+	descLocks          = prometheus.NewDesc("redlock_locks", "Live locks by state (held, partial, contested, orphaned): each primitive counts once (a multi-name hold, a semaphore, a name's shared holders, an election).", []string{"state"}, nil)
+	descPrimitives     = prometheus.NewDesc("redlock_primitives", "Live primitives by kind (lock, multi, semaphore, shared, leader).", []string{"kind"}, nil)
+	descPermitsHeld    = prometheus.NewDesc("redlock_policy_permits_held", "Semaphore permits held on a quorum, by policy.", []string{"policy"}, nil)
+	descSharedHolders  = prometheus.NewDesc("redlock_policy_shared_holders", "Shared holders on a quorum, by policy.", []string{"policy"}, nil)
+	descElectionTerm   = prometheus.NewDesc("redlock_election_term", "The term of the election's current leader (absent when nobody leads).", []string{"election"}, nil)
+	descElectionLead   = prometheus.NewDesc("redlock_election_leading", "1 when a candidate leads the election on a quorum, else 0.", []string{"election"}, nil)
 	descPolicyLocks    = prometheus.NewDesc("redlock_policy_locks", "Held locks by policy.", []string{"policy"}, nil)
 	descOldest         = prometheus.NewDesc("redlock_policy_oldest_lock_age_seconds", "Age of the oldest held lock of the policy (from its owner metadata).", []string{"policy"}, nil)
 	descMinValidity    = prometheus.NewDesc("redlock_policy_min_validity_seconds", "Smallest validity left among the policy's held locks.", []string{"policy"}, nil)
@@ -222,22 +233,62 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		policies[pol.Match] = &agg{}
 	}
 	policies[metrics.DefaultPolicy] = &agg{}
-	if p.listing != nil {
-		for i := range p.listing.Locks {
-			li := &p.listing.Locks[i]
-			states[li.State]++
-			if li.State != quorum.StateHeld {
-				continue
+	kinds := map[quorum.PrimitiveKind]float64{quorum.KindLock: 0, quorum.KindMulti: 0, quorum.KindSemaphore: 0, quorum.KindShared: 0, quorum.KindLeader: 0}
+	permits, shared := map[string]float64{}, map[string]float64{}
+	for name := range policies {
+		permits[name], shared[name] = 0, 0
+	}
+	held := func(name string, owner *quorum.Owner, validity time.Duration) {
+		a := policies[policyLabel(c.cluster, name)]
+		a.n++
+		if owner != nil && !owner.At.IsZero() {
+			a.oldest = max(a.oldest, p.at.Sub(owner.At))
+		}
+		if a.n == 1 || validity < a.minValid {
+			a.minValid = validity
+		}
+	}
+	for i := range p.prims {
+		pr := &p.prims[i]
+		kinds[pr.Kind]++
+		if st := quorum.LockState(c.primitiveState(pr)); st != "free" {
+			states[st]++
+		}
+		switch pr.Kind {
+		case quorum.KindSemaphore:
+			permits[policyLabel(c.cluster, pr.Name)] += float64(pr.Held)
+			for _, li := range pr.Locks {
+				if li.State == quorum.StateHeld {
+					held(pr.Name, li.Owner, li.Validity)
+				}
 			}
-			a := policies[policyLabel(c.cluster, li.Name)]
-			a.n++
-			if li.Owner != nil && !li.Owner.At.IsZero() {
-				a.oldest = max(a.oldest, p.at.Sub(li.Owner.At))
+		case quorum.KindShared:
+			shared[policyLabel(c.cluster, pr.Name)] += float64(pr.Held)
+			for _, h := range pr.Holders {
+				if h.Validity > 0 {
+					held(pr.Name, h.Owner, h.Validity)
+				}
 			}
-			if a.n == 1 || li.Validity < a.minValid {
-				a.minValid = li.Validity
+		case quorum.KindLeader:
+			if l := pr.Leader; l != nil {
+				gauge(descElectionTerm, float64(l.Term), pr.Name)
+				held(pr.Name, l.Owner, l.Validity)
+			}
+			gauge(descElectionLead, b2f(pr.Leader != nil), pr.Name)
+		default: // a lock, each name of a multi-name hold
+			for _, li := range pr.Locks {
+				if li.State == quorum.StateHeld {
+					held(li.Name, li.Owner, li.Validity)
+				}
 			}
 		}
+	}
+	for k, v := range kinds {
+		gauge(descPrimitives, v, string(k))
+	}
+	for name := range policies {
+		gauge(descPermitsHeld, permits[name], name)
+		gauge(descSharedHolders, shared[name], name)
 	}
 	for st, v := range states {
 		gauge(descLocks, v, string(st))
@@ -258,6 +309,23 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descPollDuration, p.took.Seconds())
 	gauge(descPollTime, float64(p.at.UnixNano())/1e9)
+}
+
+// primitiveState is the state a primitive counts under in redlock_locks.
+func (c *clusterCollector) primitiveState(p *quorum.Primitive) string {
+	switch p.Kind {
+	case quorum.KindSemaphore, quorum.KindShared:
+		return heldOr(p.Held)
+	case quorum.KindMulti:
+		st := p.Locks[0].State
+		for _, li := range p.Locks[1:] {
+			if stateRank(li.State) > stateRank(st) {
+				st = li.State
+			}
+		}
+		return string(st)
+	}
+	return string(p.Locks[0].State)
 }
 
 // policyLabel is the metric label of a lock name: the glob of the policy that

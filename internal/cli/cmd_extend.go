@@ -13,7 +13,7 @@ import (
 
 // extendArgs are the arguments of extend.
 type extendArgs struct {
-	lockArgs
+	namesArgs
 	tokenFlags
 	ttl time.Duration
 }
@@ -27,7 +27,7 @@ records; else the lock policy's ttl, else the cluster's ttl)`)
 }
 
 func (a *extendArgs) parse(p *parsed) error {
-	if err := a.lockArgs.parse(p); err != nil {
+	if err := a.namesArgs.parse(p); err != nil {
 		return err
 	}
 	return checkTTL(p, a.ttl)
@@ -36,21 +36,25 @@ func (a *extendArgs) parse(p *parsed) error {
 var _ = define(&Command{
 	Name:     "extend",
 	Synopsis: "extend a lock we hold",
-	Args:     "NAME",
+	Args:     "NAME [NAME...]",
 	About: `
 Resets the TTL of the lock NAME on every master where it still holds TOKEN (the
 line printed by 'redlock acquire'). It never recreates a key that expired, so an
 extend after the lock was lost fails, and never shortens a key: a TTL shorter than
 what is left only lowers the reported validity (use force-expire or release to
 end a lock early). The new validity goes to stderr, or with -json to stdout as one
-JSON document (name, key, ok, valid_until, validity_ms, votes).`,
+JSON document (name, key, ok, valid_until, validity_ms, votes).
+
+It extends whatever the token took: every name of a multi-name hold (give all of
+its names, in any order), the permit of a semaphore that the token holds, or a
+shared hold; the token says which.`,
 	Exits: []Exit{
 		{0, "extended"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted while reading the token)"},
 		exitBadInput,
 		{4, "lost: the lock is no longer held with TOKEN on a majority of the masters"},
 	},
-	Complete: Completion{LockName: true},
+	Complete: Completion{LockName: true, Several: true},
 }, withSession(runExtend))
 
 // extendJSON is the -json output of extend.
@@ -58,6 +62,8 @@ type extendJSON struct {
 	lockOutcome
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	ValidityMS float64    `json:"validity_ms"`
+	// Names are every name of a multi-name hold (absent for one name).
+	Names []string `json:"names,omitempty"`
 	// missed names the masters that did not vote, and why (stderr only).
 	missed string
 }
@@ -72,8 +78,8 @@ func (d extendJSON) human(env *Env) error {
 }
 
 func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) error {
-	token := a.tok
-	lockTTL, err := s.ttlFor(a.name, a.ttl, a.f.given("ttl"))
+	token, name := a.tok, a.names[0]
+	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.f.given("ttl"))
 	if err != nil {
 		return err
 	}
@@ -82,8 +88,14 @@ func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) err
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	until, rep, err := s.m.ExtendToken(cctx, a.name, token, lockTTL)
-	doc := extendJSON{lockOutcome: lockOutcome{Name: a.name, Key: s.m.Key(a.name), Votes: s.report(rep)}}
+	until, rep, err := s.m.ExtendHeld(cctx, a.names, token, lockTTL)
+	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
+		return usagef("%s", s.redact(err.Error()))
+	}
+	doc := extendJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}}
+	if len(a.names) > 1 {
+		doc.Names = a.names
+	}
 	if err != nil {
 		code := ExitError
 		if errors.Is(err, quorum.ErrLost) {

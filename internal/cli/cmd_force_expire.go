@@ -55,7 +55,14 @@ asks for "yes" on stdin unless -yes is given. It deletes exactly what it showed:
 on each master only the value it read there (compare-and-delete). When the lock
 changed hands in between, nothing of the new holder is deleted: it says who holds
 it now and exits 1. With -token (or $REDLOCK_TOKEN) only keys that hold TOKEN are
-deleted. Per master it reports what it deleted; with -json as one JSON document.`,
+deleted. Per master it reports what it deleted; with -json as one JSON document.
+
+NAME may be a primitive: a semaphore (every permit shown is deleted; with -token
+only that holder's permit), a shared hold (each holder shown is removed, one by
+one, never one that came after; with -token only that holder), an election (the
+leadership shown is deleted: the leader's command is stopped at once and the next
+candidate is elected under a higher term), or one name of a multi-name hold (every
+name of the hold is deleted, as shown). With -json, "parts" reports each key.`,
 	Exits: []Exit{
 		{0, "done (also when there was nothing to delete)"},
 		{1, `error (some master did not answer), aborted at the prompt, or the lock
@@ -76,6 +83,15 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	name := s.shownName(ctx, a.name, a.timeout)
 	failed := func(why string) error {
 		return failDoc(ExitError, errors.New(why), deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Error: why}})
+	}
+	pctx, pcancel := context.WithTimeout(ctx, a.timeout)
+	p, plst, perr := s.primitiveOf(pctx, name)
+	pcancel()
+	if perr != nil {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", escapeLines(s.redact(perr.Error())))
+	}
+	if p != nil {
+		return s.forceExpirePrimitive(ctx, env, p, plst, token, a.yes, a.json, a.timeout)
 	}
 	seen, unread, err := s.showForceExpire(ctx, env, name, a.timeout)
 	if err != nil {
@@ -193,7 +209,7 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 		li := lst.Lock(name)
 		fmt.Fprintf(env.Stderr, "%s is %s (%d/%d masters), validity %s, holder: %s\n", escape.Text(li.Key), li.State, li.Votes, li.Total, validityText(li), holder(li))
 		one := &quorum.Listing{Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Masters: lst.Masters, Locks: []quorum.LockInfo{*li}}
-		s.printLocks(env.Stderr, one)
+		s.printPrimitives(env.Stderr, one, []quorum.Primitive{{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{&one.Locks[0]}}})
 		for _, mv := range li.Masters {
 			if mv.Present {
 				seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}

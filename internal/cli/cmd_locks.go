@@ -42,6 +42,15 @@ the owner (decoded from values written by redlock) or the library that wrote it
 (redsync, node-redlock, redlock.net/pottery, redisson), and per master the value
 (shortened: full values are secrets of their owners) and PTTL.
 
+Plain locks are listed first, as they are read (a listing of 100,000 locks is
+never held whole). The keys of the other primitives follow in a table of their
+own, each shown for what it is (KIND): a multi-name hold (its names under one
+token, each name below it); a semaphore (holders k/N, each permit below it); a
+shared hold (its holders and their count, each below it, and whether an
+exclusive holder waits); an election's leader (its value and term, read from a
+quorum as 'redlock leader' does). With -json, "locks" lists every key and
+"primitives" the same groups.
+
 States:
   held       one value on a quorum of masters, with validity left
   partial    one value on fewer than a quorum (a round in progress, or leftovers
@@ -125,7 +134,9 @@ type listingJSON struct {
 	Answered   int                `json:"answered"`
 	Masters    []masterAnswerJSON `json:"masters"`
 	Locks      []lockJSON         `json:"locks"`
-	Error      string             `json:"error,omitempty"`
+	// Primitives are the locks seen as what wrote them (prim_view.go).
+	Primitives []primitiveJSON `json:"primitives"`
+	Error      string          `json:"error,omitempty"`
 }
 
 func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
@@ -169,7 +180,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 
 func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
 	out := listingJSON{ObservedAt: lst.ObservedAt, Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Answered: lst.Answered(),
-		Locks: []lockJSON{}}
+		Locks: []lockJSON{}, Primitives: []primitiveJSON{}}
 	for _, a := range lst.Masters {
 		out.Masters = append(out.Masters, masterAnswerJSON{Master: a.Master, Answered: a.Answered, Error: s.redact(a.Error), Keys: a.Keys, LatencyMS: ms(a.Latency)})
 	}
@@ -217,35 +228,39 @@ func validityText(li *quorum.LockInfo) string {
 	return "-"
 }
 
-// printLocks writes the listing as a table, with one line per master under each lock.
+// printLocks writes the listing as a table, with one line per master under each
+// lock (every key a plain lock's row).
 func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
-	s.printLockTable(w, lst, lockSeq(lst))
+	s.printLockTable(w, lst, lockSeq(lst), nil)
 }
 
 // locksView is the output of locks, written while the listing is iterated
-// (locks_stream.go): a table, or one JSON document.
+// (locks_stream.go): a table, or one JSON document; the primitives' keys are
+// kept aside as they pass and shown after the plain locks.
 type locksView struct {
 	s     *lockSession
 	head  *quorum.Listing
 	locks iter.Seq[*quorum.LockInfo]
 	err   error
+	prims *primitiveKeys
 }
 
 func (v locksView) human(env *Env) error {
-	v.s.printLockTable(env.Stdout, v.head, v.locks)
+	v.s.printLockTable(env.Stdout, v.head, v.locks, v.prims)
 	return nil
 }
 
 // writeJSON streams the document, byte for byte what writeDoc would write.
 func (v locksView) writeJSON(w io.Writer) error {
-	return v.s.writeListingJSON(w, v.head, v.locks, v.err)
+	return v.s.writeListingJSON(w, v.head, v.locks, v.err, v.prims)
 }
 
 func runLocks(ctx context.Context, env *Env, s *lockSession, a *locksArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	lst, locks, err := s.m.InspectStream(cctx, a.match)
-	if werr := show(env, a.json, locksView{s: s, head: lst, locks: locks, err: err}); werr != nil {
+	prims := s.primitiveKeys(cctx, env, "locks", lst)
+	if werr := show(env, a.json, locksView{s: s, head: lst, locks: locks, err: err, prims: prims}); werr != nil {
 		return s.fail(ExitError, werr)
 	}
 	for _, m := range lst.Masters {

@@ -11,7 +11,7 @@ import (
 
 // releaseArgs are the arguments of release.
 type releaseArgs struct {
-	lockArgs
+	namesArgs
 	tokenFlags
 }
 
@@ -24,7 +24,7 @@ func (a *releaseArgs) flags(f *Flags) {
 var _ = define(&Command{
 	Name:     "release",
 	Synopsis: "release a lock we hold",
-	Args:     "NAME",
+	Args:     "NAME [NAME...]",
 	About: `
 Deletes the lock NAME on every master where it still holds TOKEN
 (compare-and-delete: another owner's lock is never touched). A lock that already
@@ -34,7 +34,12 @@ deleted, note, votes).
 
 A release that a quorum of masters answered is a release: the lock is deleted on
 every master that answered, and a master that did not answer keeps its copy until
-its TTL ends (a note on stderr names it; "note" under -json).`,
+its TTL ends (a note on stderr names it; "note" under -json).
+
+It releases whatever the token took: every name of a multi-name hold (give all
+of its names, in any order), the permit of a semaphore that the token holds (the
+other permits are untouched), or a shared hold (the other shared holders keep
+theirs); the token says which.`,
 	Exits: []Exit{
 		{0, "released (on every master that answered, a quorum), or already gone"},
 		{1, `error: fewer than a quorum of masters answered (the lock stays in place on
@@ -42,7 +47,7 @@ the others until its TTL ends)`},
 		exitBadInput,
 		{4, "lost: the lock expired and another owner holds it on a majority now"},
 	},
-	Complete: Completion{LockName: true},
+	Complete: Completion{LockName: true, Several: true},
 }, withSession(runRelease))
 
 // deleteJSON is the -json output of release and force-expire.
@@ -51,7 +56,11 @@ type deleteJSON struct {
 	// Deleted counts the masters where the key was deleted.
 	Deleted int `json:"deleted"`
 	// Note names the masters a release could not reach when a quorum answered.
-	Note   string `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Kind is the primitive force-expire deleted, when not a plain lock; Parts
+	// report each of its keys (or shared holders).
+	Kind   string       `json:"kind,omitempty"`
+	Parts  []deleteJSON `json:"parts,omitempty"`
 	words  map[quorum.Outcome]string
 	rep    *quorum.Report
 	redact func(string) string
@@ -76,7 +85,11 @@ var releaseWords = map[quorum.Outcome]string{
 func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	rep, err := s.m.ReleaseToken(cctx, a.name, a.tok)
+	name := a.names[0]
+	rep, err := s.m.ReleaseHeld(cctx, a.names, a.tok)
+	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
+		return usagef("%s", s.redact(err.Error()))
+	}
 	note := ""
 	if errors.Is(err, quorum.ErrPartialRelease) {
 		// Released where a quorum answered: a note, not an error.
@@ -84,12 +97,12 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 	}
 	if err == nil && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
 		err = failf(ExitLost, "%s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there",
-			s.m.Key(a.name), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
+			s.m.Key(name), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
 	}
 	if note != "" && err == nil {
 		fmt.Fprintf(env.Stderr, "redlock release: note: %s\n", escape.Text(note))
 	}
-	return s.finishDelete(env, a.name, rep, err, a.json, releaseWords, note)
+	return s.finishDelete(env, name, rep, err, a.json, releaseWords, note)
 }
 
 // finishDelete shows the result of a release or force-expire: on failure the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -16,55 +17,83 @@ import (
 
 // runArgs are the arguments of run.
 type runArgs struct {
-	lockArgs
-	ttl, wait, maxHold, margin, grace time.Duration
-	conflict                          int
-	owner                             string
-	argv                              []string
+	namesArgs
+	guardArgs
+	primArgs
 }
 
 func (a *runArgs) flags(f *Flags) {
-	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
-	f.Duration(&a.wait, "wait", 0, `keep trying to take the lock until D has passed (default 0: one round);
--timeout bounds the acquisition after -wait (the command may run longer)`).atLeast(0)
-	f.Duration(&a.maxHold, "max-hold", 0, `stop extending after D: CMD gets SIGTERM -margin before acquisition + D
-and run exits 5 (default: no cap)`).atLeast(0)
-	f.Duration(&a.margin, "margin", 0, `SIGTERM this long before the validity ends (default ttl/5, at least
-10ms; shorter than ttl/2, when the keep-alive extends the lock)`).atLeast(positive)
-	f.Duration(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)").atLeast(0)
-	f.Int(&a.conflict, "conflict-exit-code", "N", ExitNotHeld, `exit N instead of 3 when the lock is not acquired (as flock -E);
-not one of run's own codes below`)
-	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
+	a.guardArgs.flags(f, "run")
+	a.primArgs.flags(f)
 	a.metricsFlagOn(f)
 	a.common.flags(f)
 }
 
-// parse takes NAME and CMD: "NAME -- CMD ARGS..." or, as flock, "NAME CMD ARGS..."
-// (then CMD starts at the first word after NAME that is not a flag of run, and
-// every word after it is CMD's).
+// guardArgs are the flags of the commands that run CMD under the guard while
+// they hold something (run, elect), and CMD.
+type guardArgs struct {
+	ttl, wait, maxHold, margin, grace time.Duration
+	conflict                          int
+	owner                             string
+	argv                              []string
+	gf                                *Flags
+}
+
+func (a *guardArgs) flags(f *Flags, prog string) {
+	a.gf = f
+	ttlHelp := "lock TTL (default: the lock policy's ttl, else the cluster's ttl)"
+	waitHelp := `keep trying to take the lock until D has passed (default 0: one round);
+-timeout bounds the acquisition after -wait (the command may run longer)`
+	if prog == "elect" {
+		ttlHelp = `leadership TTL: how long a dead leader keeps the office (default: the
+lock policy's ttl for NAME, else the cluster's ttl)`
+		waitHelp = "give up after campaigning for D and exit 3 (default 0: campaign until elected)"
+	}
+	f.Duration(&a.ttl, "ttl", 0, ttlHelp)
+	f.Duration(&a.wait, "wait", 0, waitHelp).atLeast(0)
+	f.Duration(&a.maxHold, "max-hold", 0, `stop extending after D: CMD gets SIGTERM -margin before acquisition + D
+and `+prog+` exits 5 (default: no cap)`).atLeast(0)
+	f.Duration(&a.margin, "margin", 0, `SIGTERM this long before the validity ends (default ttl/5, at least
+10ms; shorter than ttl/2, when the keep-alive extends the lock)`).atLeast(positive)
+	f.Duration(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)").atLeast(0)
+	f.Int(&a.conflict, "conflict-exit-code", "N", ExitNotHeld, `exit N instead of 3 when not acquired (as flock -E);
+not one of `+prog+`'s own codes below`)
+	f.String(&a.owner, "owner", "S", "", "owner label written into the value")
+}
+
+// parse takes NAME and CMD: "NAME... -- CMD ARGS..." or, as flock, "NAME CMD
+// ARGS..." (then CMD starts at the first word after NAME that is not a flag of
+// run, and every word after it is CMD's; several names need the "--").
 func (a *runArgs) parse(p *parsed) error {
-	if err := oneName(p.pos, quorum.ValidateName); err != nil {
+	names, err := checkLockNames(p.pos, true)
+	if err != nil {
 		return err
 	}
-	a.name, a.argv = p.pos[0], p.rest
-	switch {
-	case len(a.argv) == 0:
-		return usagef("missing CMD: redlock run %s -- CMD [ARGS...]", a.name)
-	case a.conflict < 1 || a.conflict > 255:
-		return usagef("-conflict-exit-code must be in 1..255, got %d", a.conflict)
-	case a.conflict != ExitNotHeld && runOwnCode(a.conflict):
-		return usagef("-conflict-exit-code %d is one of run's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", a.conflict)
-	}
-	if err := checkTTL(p, a.ttl); err != nil {
+	a.names = names
+	if err := a.guardArgs.parse(p, "run "+strings.Join(names, " ")); err != nil {
 		return err
 	}
 	return a.check()
 }
 
+// parse takes CMD and checks the guard's flags; usage shows how to give CMD.
+func (a *guardArgs) parse(p *parsed, usage string) error {
+	a.argv = p.rest
+	switch {
+	case len(a.argv) == 0:
+		return usagef("missing CMD: redlock %s -- CMD [ARGS...]", usage)
+	case a.conflict < 1 || a.conflict > 255:
+		return usagef("-conflict-exit-code must be in 1..255, got %d", a.conflict)
+	case a.conflict != ExitNotHeld && runOwnCode(a.conflict):
+		return usagef("-conflict-exit-code %d is one of the command's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", a.conflict)
+	}
+	return checkTTL(p, a.ttl)
+}
+
 var _ = define(&Command{
 	Name:     "run",
 	Synopsis: "hold a lock while a command runs",
-	Args:     "NAME [--] CMD [ARGS...]",
+	Args:     "NAME [NAME...] [--] CMD [ARGS...]",
 	About: `
 Takes the lock NAME (waiting up to -wait), runs CMD while a keep-alive extends the
 lock in the background, releases the lock when CMD exits and exits with CMD's
@@ -96,21 +125,27 @@ until continued, and run itself is not stopped.
 
 CMD gets REDLOCK_NAME, REDLOCK_TOKEN, REDLOCK_VALID_UNTIL (RFC 3339, the validity
 at start; the keep-alive moves it) and REDLOCK_FENCE when the lock policy uses
-fencing. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process group.`,
+fencing; under several names REDLOCK_NAMES (space-separated), under -permits
+REDLOCK_PERMIT (the slot held, from 0) and REDLOCK_PERMITS, under -shared
+REDLOCK_SHARED=1. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's
+process group.
+
+` + primNote + ` Several names need the "--" before CMD.`,
 	ExitNote: `Run's own codes are always explained by a "redlock run:" line on stderr; pick a
 -conflict-exit-code that CMD never uses to tell "not acquired" apart.`,
 	Exits: []Exit{
 		{-1, "CMD's exit status (128+signal when it was killed by a signal)"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted before CMD started)"},
 		exitBadInput,
-		{3, "not acquired: held by another owner, or -wait expired (or -conflict-exit-code N)"},
+		{3, `not acquired: held by another owner (every permit taken; an exclusive
+holder against -shared), or -wait expired (or -conflict-exit-code N)`},
 		{4, `the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
 after acquiring that the validity ended before CMD could start (not started)`},
 		{5, "-max-hold or the lock policy's max_extensions ended the run (CMD was stopped)"},
 		{126, "CMD could not be started"},
 		{127, "CMD was not found"},
 	},
-	Complete: Completion{LockName: true},
+	Complete: Completion{LockName: true, Several: true},
 }, withSession(runRun))
 
 // exitStatus is the outcome of a command whose code was explained already (run's
@@ -123,23 +158,53 @@ func exitStatus(code int) error {
 }
 
 func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
-	name, argv := a.name, a.argv
-	lockTTL, err := s.ttlFor(name, a.ttl, a.f.given("ttl"))
+	k, err := a.kind(s, a.names)
 	if err != nil {
 		return err
 	}
-	dl, err := runDeadlines(lockTTL, a.margin, a.grace, a.f.given("margin"))
+	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.gf.given("ttl"))
 	if err != nil {
-		return usagef("%v", err)
+		return err
+	}
+	dl, err := a.deadlines(env, s, "run", lockTTL)
+	if err != nil {
+		return err
+	}
+	opts := append(s.kindOptions(k, a.owner), quorum.WithLossWatch(),
+		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: s.maxExtensionsFor(a.names), MaxHold: a.maxHold}))
+	return holdAndRun(ctx, env, s, "run", &a.guardArgs, dl, k.what(), func(ctx context.Context) (*quorum.Lock, []string, error) {
+		tctx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
+		defer cancel()
+		l, err := acquireKind(tctx, s.m, k, lockTTL, a.wait, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, kindEnv(l), nil
+	})
+}
+
+// deadlines computes the guard's timings for a hold of ttl.
+func (a *guardArgs) deadlines(env *Env, s *lockSession, prog string, ttl time.Duration) (deadlines, error) {
+	dl, err := runDeadlines(ttl, a.margin, a.grace, a.gf.given("margin"))
+	if err != nil {
+		return dl, usagef("%v", err)
 	}
 	if a.maxHold > 0 && a.maxHold-time.Millisecond-s.m.DriftBudget(a.maxHold) <= dl.margin {
-		return usagef("-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", a.maxHold, dl.margin)
+		return dl, usagef("-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", a.maxHold, dl.margin)
 	}
-	if dl.clipped && a.f.given("grace") {
-		fmt.Fprintf(env.Stderr, "redlock run: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
-			a.grace, dl.margin, dl.lead, dl.grace)
+	if dl.clipped && a.gf.given("grace") {
+		fmt.Fprintf(env.Stderr, "redlock %s: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
+			prog, a.grace, dl.margin, dl.lead, dl.grace)
 	}
+	return dl, nil
+}
 
+// holdAndRun takes what acquire takes (what names it for messages), runs a.argv
+// under the guard while it holds, and releases it when the command ends: the body
+// of run and elect (prog). acquire returns the lock and the variables to add to
+// the command's environment.
+func holdAndRun(ctx context.Context, env *Env, s *lockSession, prog string, a *guardArgs, dl deadlines, what string,
+	acquire func(ctx context.Context) (*quorum.Lock, []string, error)) error {
 	// Signals are ours from here on: forwarded to the child once it runs.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -158,15 +223,10 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 		}
 	}()
 
-	policy := s.cluster.PolicyFor(name)
-	opts := append(s.policyOptions(name, a.owner), quorum.WithLossWatch(),
-		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: policy.MaxExtensions, MaxHold: a.maxHold}))
-	tctx, tcancel := context.WithTimeout(actx, addSat(a.wait, a.timeout))
-	l, err := waitAcquire(tctx, s.m, name, lockTTL, a.wait, opts...)
-	tcancel()
+	l, extra, err := acquire(actx)
 	if err != nil {
 		if actx.Err() != nil {
-			return failf(ExitError, "interrupted before %s was acquired; nothing is left locked", name)
+			return failf(ExitError, "interrupted before %s was acquired; nothing is left locked", what)
 		}
 		code := acquireExit(actx, err)
 		if code == ExitNotHeld {
@@ -180,22 +240,22 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 		switch err := l.Release(rctx); {
 		case errors.Is(err, quorum.ErrPartialRelease):
 			// Released: deleted on every master that answered, a quorum.
-			fmt.Fprintf(env.Stderr, "redlock run: note: %s\n", escape.Text(s.redact(err.Error())))
+			fmt.Fprintf(env.Stderr, "redlock %s: note: %s\n", prog, escape.Text(s.redact(err.Error())))
 		case err != nil:
-			fmt.Fprintf(env.Stderr, "redlock run: release %s: %s\n", escape.Text(name), escape.Text(s.redact(err.Error())))
+			fmt.Fprintf(env.Stderr, "redlock %s: release %s: %s\n", prog, escape.Text(what), escape.Text(s.redact(err.Error())))
 		}
 	}
 	cancel() // the signal goroutine exits; signals now go to the child
 	<-watching
 	if interrupted.Load() || ctx.Err() != nil {
 		release()
-		return failf(ExitError, "interrupted before the command started; %s released", name)
+		return failf(ExitError, "interrupted before the command started; %s released", what)
 	}
 	defer release()
 	if a.maxHold > 0 {
 		dl.hard = holdEnd(l.Acquired(), a.maxHold, s.m.DriftBudget(a.maxHold))
 	}
-	return exitStatus(superviseRun(env, l, argv, dl, a.maxHold, sigs))
+	return exitStatus(superviseRun(env, prog, l, a.argv, extra, dl, a.maxHold, sigs))
 }
 
 // runOwnCode reports whether code is one that run exits with for its own reasons

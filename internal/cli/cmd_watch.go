@@ -57,6 +57,8 @@ type snapshotJSON struct {
 	Healthy int             `json:"healthy"`
 	Nodes   []watchNodeJSON `json:"nodes"`
 	Locks   []lockJSON      `json:"locks"`
+	// Primitives are the locks seen as what wrote them (prim_view.go).
+	Primitives []primitiveJSON `json:"primitives"`
 	// Findings lists each finding once, with the masters it concerns: the same
 	// long text is not repeated per master.
 	Findings []findingJSON `json:"findings"`
@@ -171,7 +173,7 @@ func runWatch(ctx context.Context, env *Env, s *lockSession, a *watchArgs) error
 func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match string, timeout time.Duration) snapshotJSON {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	snap := snapshotJSON{Time: time.Now(), Quorum: s.cluster.Quorum(), Total: len(s.cluster.Masters), Locks: []lockJSON{}, Nodes: []watchNodeJSON{}}
+	snap := snapshotJSON{Time: time.Now(), Quorum: s.cluster.Quorum(), Total: len(s.cluster.Masters), Locks: []lockJSON{}, Primitives: []primitiveJSON{}, Nodes: []watchNodeJSON{}}
 	var nodes []topology.NodeHealth
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -183,6 +185,11 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 	wg.Wait()
 	if lst != nil {
 		snap.Locks = s.listingJSON(lst, err).Locks
+		prims, perr := s.m.Primitives(cctx, lst)
+		snap.Primitives = s.primitivesJSON(prims)
+		if err == nil {
+			err = perr
+		}
 	}
 	if err != nil {
 		snap.Error = s.redact(err.Error())

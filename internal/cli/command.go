@@ -87,6 +87,10 @@ type Exit struct {
 
 // Completion says what a command's positional arguments complete to.
 type Completion struct {
+	// Several: the command takes several lock names (before "--"), each completed.
+	Several bool
+	// Elections: the lock name is an election's, and only those are offered.
+	Elections bool
 	// LockName: the first positional argument is a lock name, read live.
 	LockName bool
 	// Words: the first positional argument is one of these words.

@@ -85,6 +85,7 @@ func TestRunWithoutDoubleDash(t *testing.T) {
 	tests := []struct {
 		args       []string
 		name       string
+		names      []string
 		argv       []string
 		usageError string
 	}{
@@ -92,7 +93,8 @@ func TestRunWithoutDoubleDash(t *testing.T) {
 		{args: []string{"job", "-ttl", "5s", "make", "-ttl", "x"}, name: "job", argv: []string{"make", "-ttl", "x"}},
 		{args: []string{"-wait", "1s", "job", "--", "make", "-j4"}, name: "job", argv: []string{"make", "-j4"}},
 		{args: []string{"job", "--", "sh", "-c", "echo -- x"}, name: "job", argv: []string{"sh", "-c", "echo -- x"}},
-		{args: []string{"a", "b", "--", "true"}, usageError: "one lock NAME expected, got 2 arguments (a b)"},
+		{args: []string{"a", "b", "--", "true"}, names: []string{"a", "b"}, argv: []string{"true"}}, // several names need "--"
+		{args: []string{"a", "a", "--", "true"}, usageError: "lock NAME a given twice"},
 		{args: []string{"job"}, usageError: "missing CMD: redlock run job -- CMD [ARGS...]"},
 	}
 	for _, tt := range tests {
@@ -109,7 +111,10 @@ func TestRunWithoutDoubleDash(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.name, a.name)
+			if tt.names == nil {
+				tt.names = []string{tt.name}
+			}
+			assert.Equal(t, tt.names, a.names)
 			assert.Equal(t, tt.argv, a.argv)
 		})
 	}

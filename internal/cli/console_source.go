@@ -117,7 +117,12 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 	go func() { defer wg.Done(); nodes = s.prober.Probe(ctx) }()
 	if len(visible) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); fresh, freshErr = s.mgr.Describe(ctx, visible) }()
+		go func() {
+			defer wg.Done()
+			if fresh, freshErr = s.mgr.Describe(ctx, visible); fresh != nil {
+				annotateRows(ctx, s.mgr, fresh) // what primitive each key is (prim_console.go)
+			}
+		}()
 	}
 	v := s.listing.take(ctx)
 	wg.Wait()
@@ -284,9 +289,10 @@ func (l managerLocker) Lookup(ctx context.Context, name string) (*quorum.LockInf
 	return lst.Lock(name), nil
 }
 
-// ForceExpire deletes exactly what was seen on each master.
+// ForceExpire deletes exactly what was seen on each master, the primitives'
+// keys included (a permit slot, a leadership: their waiters are woken).
 func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
-	return l.m.ForceExpireSeen(ctx, name, seen)
+	return l.m.ForceExpireListed(ctx, name, seen)
 }
 
 // cpuClock measures the processor time the process used between two calls.

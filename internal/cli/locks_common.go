@@ -313,7 +313,13 @@ var errWaitExpired = errors.New("wait expired")
 // context.Canceled. Whatever a failed or interrupted attempt set is released.
 func waitAcquire(ctx context.Context, m *quorum.Manager, name string, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
 	l, err := acquireRounds(ctx, m, name, ttl, wait, opts)
-	if err == nil && ctx.Err() != nil { // interrupted as the round succeeded
+	return releaseIfInterrupted(ctx, l, err)
+}
+
+// releaseIfInterrupted releases l when ctx ended as its round succeeded, and
+// returns the error of an interrupted acquisition instead.
+func releaseIfInterrupted(ctx context.Context, l *quorum.Lock, err error) (*quorum.Lock, error) {
+	if err == nil && ctx.Err() != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer cancel()
 		_ = l.Release(rctx)

@@ -30,7 +30,10 @@ const jsonChunk = 256
 
 // writeListingJSON writes the -json document of a listing, byte for byte what
 // writeDoc(w, s.listingJSON(...)) writes for the whole listing, one lock at a time.
-func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo], err error) error {
+//
+// The primitives' keys are kept aside as they pass (copies: few, against the
+// plain locks) and their "primitives" member is written after the locks.
+func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo], err error, prims *primitiveKeys) error {
 	doc, derr := versioned(s.listingJSON(head, err))
 	if derr != nil {
 		return derr
@@ -80,6 +83,7 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 	}()
 	batch := make([]lockJSON, 0, jsonChunk)
 	for li := range locks {
+		prims.keep(li)
 		if batch = append(batch, s.lockJSON(li)); len(batch) == jsonChunk {
 			chunks <- batch
 			batch = make([]lockJSON, 0, jsonChunk)
@@ -97,6 +101,9 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 		bw.WriteString("\n  ")
 	}
 	bw.WriteByte(']')
+	if after, err = prims.writeJSON(after); err != nil {
+		return err
+	}
 	bw.Write(after)
 	bw.WriteByte('\n')
 	return bw.Flush()
@@ -107,11 +114,22 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 // aligns them (two spaces of padding) over everything printed so far: a listing
 // of up to tableBlock locks prints exactly as one tabwriter would print it; in a
 // longer one, a column widens at the block where a wider cell first appears.
-func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo]) {
+//
+// The primitives' keys are left out of the table and kept aside (copies: few,
+// against the plain locks); the primitives follow in a table of their own.
+func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo], prims *primitiveKeys) {
 	t := &blockTable{w: bufio.NewWriterSize(w, 64<<10)}
-	t.row("NAME", "STATE", "VOTES", "VALIDITY", "HOLDER")
-	n, inBlock := 0, 0
+	header := func() { t.row("NAME", "STATE", "VOTES", "VALIDITY", "HOLDER") }
+	n, plain, inBlock := 0, 0, 0
 	for li := range locks {
+		if prims.keep(li) {
+			n++
+			continue
+		}
+		if plain == 0 { // no header over a table of primitives only
+			header()
+		}
+		plain++
 		lockRows(t, li)
 		n++
 		if inBlock++; inBlock == tableBlock {
@@ -119,8 +137,15 @@ func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks it
 			inBlock = 0
 		}
 	}
+	if n == 0 {
+		header()
+	}
 	t.flush()
 	_ = t.w.Flush()
+	if plain > 0 && n > plain {
+		fmt.Fprintln(w)
+	}
+	prims.print(w, head)
 	switch {
 	case head.Answered() == 0:
 		fmt.Fprintf(w, "no master answered (0 of %d): nothing can be listed\n", head.Total)

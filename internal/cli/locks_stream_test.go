@@ -59,7 +59,7 @@ func TestWriteListingJSONMatchesWholeDocument(t *testing.T) {
 				require.NoError(t, writeDoc(&want, s.listingJSON(lst, lerr)))
 				head := *lst
 				head.Locks = nil
-				require.NoError(t, s.writeListingJSON(&got, &head, lockSeq(lst), lerr))
+				require.NoError(t, s.writeListingJSON(&got, &head, lockSeq(lst), lerr, nil))
 				assert.Equal(t, want.String(), got.String())
 			})
 		}
@@ -105,7 +105,7 @@ func TestPrintLockTableMarksTruncatedValues(t *testing.T) {
 	s := &lockSession{redact: func(s string) string { return s }}
 	lst := streamListing(2*tableBlock + 7)
 	var out bytes.Buffer
-	s.printLocks(&out, lst)
+	s.printLockTable(&out, lst, lockSeq(lst), nil)
 	text := out.String()
 	assert.Contains(t, text, fmt.Sprintf("vvvvvv… (%d bytes, read %d)", 500<<20, quorum.ValueReadCap))
 	assert.NotContains(t, text, strings.Repeat("v", 7), "never more than Redact's prefix")

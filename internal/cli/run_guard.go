@@ -67,9 +67,10 @@ func runDeadlines(ttl, margin, grace time.Duration, marginGiven bool) (deadlines
 	return d, nil
 }
 
-// superviseRun runs argv under the guard while l is held, and returns run's exit
-// code. sigs are the signals run receives, forwarded to the command.
-func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold time.Duration, sigs <-chan os.Signal) int {
+// superviseRun runs argv under the guard while l is held, and returns the exit
+// code of prog (run, elect). extra is added to the command's environment. sigs
+// are the signals prog receives, forwarded to the command.
+func superviseRun(env *Env, prog string, l *quorum.Lock, argv, extra []string, dl deadlines, maxHold time.Duration, sigs <-chan os.Signal) int {
 	childEnv := append(os.Environ(),
 		"REDLOCK_NAME="+l.Name(),
 		"REDLOCK_TOKEN="+l.Token(),
@@ -78,6 +79,7 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	if f := l.Fence(); f > 0 {
 		childEnv = append(childEnv, "REDLOCK_FENCE="+strconv.FormatInt(f, 10))
 	}
+	childEnv = append(childEnv, extra...)
 	tty := -1 // stdin, when it is a terminal
 	if f, ok := env.Stdin.(*os.File); ok && guard.IsTerminal(int(f.Fd())) {
 		tty = int(f.Fd())
@@ -89,11 +91,11 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 	})
 	if err != nil {
 		if errors.Is(err, guard.ErrExpired) {
-			fmt.Fprintf(env.Stderr, "redlock run: lock lost: the validity of %s (less -margin %v) ended before the command could start (run was delayed): the command was not started\n",
-				escape.Text(l.Name()), dl.margin)
+			fmt.Fprintf(env.Stderr, "redlock %s: lock lost: the validity of %s (less -margin %v) ended before the command could start (%s was delayed): the command was not started\n",
+				prog, escape.Text(l.Name()), dl.margin, prog)
 			return ExitLost
 		}
-		fmt.Fprintf(env.Stderr, "redlock run: start %s: %s\n", escape.Text(argv[0]), escape.Text(err.Error()))
+		fmt.Fprintf(env.Stderr, "redlock %s: start %s: %s\n", prog, escape.Text(argv[0]), escape.Text(err.Error()))
 		if errors.Is(err, exec.ErrNotFound) {
 			return 127
 		}
@@ -109,13 +111,14 @@ func superviseRun(env *Env, l *quorum.Lock, argv []string, dl deadlines, maxHold
 			}
 		}()
 	}
-	r := &runner{env: env, l: l, g: g, dl: dl, maxHold: maxHold}
+	r := &runner{env: env, prog: "redlock " + prog + ":", l: l, g: g, dl: dl, maxHold: maxHold}
 	return r.loop(sigs, tty)
 }
 
 // runner follows the lock and the command until the command exits.
 type runner struct {
 	env     *Env
+	prog    string // "redlock run:", the prefix of its messages
 	l       *quorum.Lock
 	g       *guard.Guard
 	dl      deadlines
@@ -148,7 +151,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 			kill.Reset(time.Until(until.Add(-r.dl.lead)))
 			if cause := r.l.Capped(); cause != nil && !r.capped {
 				r.capped = true
-				fmt.Fprintf(r.env.Stderr, "redlock run: %s: the lock ends at %s; the command gets SIGTERM at %s\n",
+				fmt.Fprintf(r.env.Stderr, "%s %s: the lock ends at %s; the command gets SIGTERM at %s\n", r.prog,
 					r.capWhy(cause), until.Format(time.RFC3339Nano), until.Add(-r.dl.margin).Format(time.RFC3339Nano))
 			}
 		case <-done:
@@ -157,7 +160,7 @@ func (r *runner) loop(sigs <-chan os.Signal, tty int) int {
 		case <-term.C:
 			r.stop(r.endCause("ends at " + r.dl.until(r.l.Until()).Format(time.RFC3339Nano) + " without an extension"))
 		case <-kill.C:
-			fmt.Fprintf(r.env.Stderr, "redlock run: the validity of %s is ending: SIGKILL to the command\n", escape.Text(r.l.Name()))
+			fmt.Fprintf(r.env.Stderr, "%s the validity of %s is ending: SIGKILL to the command\n", r.prog, escape.Text(r.l.Name()))
 			r.g.Kill()
 		case sig := <-sigs:
 			_ = r.g.Signal(sig.(syscall.Signal))
@@ -207,7 +210,7 @@ func (r *runner) stop(why error) {
 	if errors.Is(why, quorum.ErrExtensionCap) {
 		msg = r.capWhy(why)
 	}
-	fmt.Fprintf(r.env.Stderr, "redlock run: %s: SIGTERM to the command, SIGKILL in %v at most\n", msg, r.dl.grace)
+	fmt.Fprintf(r.env.Stderr, "%s %s: SIGTERM to the command, SIGKILL in %v at most\n", r.prog, msg, r.dl.grace)
 	_ = r.g.Terminate()
 }
 
@@ -238,13 +241,13 @@ func (r *runner) exit(ex guard.Exit) int {
 		// The guard's own deadline came before run's timer: the same end.
 		cause := r.endCause("ended without an extension")
 		r.lost = cause
-		fmt.Fprintf(r.env.Stderr, "redlock run: the guard stopped the command: %s\n", escape.Text(cause.Error()))
+		fmt.Fprintf(r.env.Stderr, "%s the guard stopped the command: %s\n", r.prog, escape.Text(cause.Error()))
 	}
 	switch {
 	case ex.Err != nil:
 		// The guard died: whatever is left of the command's group goes with it.
 		r.g.Kill()
-		fmt.Fprintf(r.env.Stderr, "redlock run: %s; the command's process group was killed\n", escape.Text(ex.Err.Error()))
+		fmt.Fprintf(r.env.Stderr, "%s %s; the command's process group was killed\n", r.prog, escape.Text(ex.Err.Error()))
 		return ExitError
 	case r.lost != nil && errors.Is(r.lost, quorum.ErrExtensionCap):
 		return ExitCapped

@@ -39,6 +39,10 @@ func TestBashCompletion(t *testing.T) {
 	e.acquireToken("billing/1")
 	e.acquireToken("billing/2")
 	e.acquireToken("reports/daily")
+	e.acquireToken("nightly", "-permits", "3")
+	el := e.start("elect", "crond", "--", "sleep", "30")
+	e.waitKey("lock:crond:leader")
+	defer el.cmd.Process.Kill()
 	tests := []struct {
 		words []string
 		want  []string
@@ -48,7 +52,15 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"acquire", "x", "-tt"}, []string{"-ttl"}},
 		{[]string{"release", "bil"}, []string{"billing/1", "billing/2"}},
 		{[]string{"force-expire", "-yes", "rep"}, []string{"reports/daily"}},
-		{[]string{"release", "billing/1", "bil"}, nil}, // one NAME only
+		{[]string{"force-expire", "billing/1", "bil"}, nil},                           // one NAME only
+		{[]string{"release", "billing/1", "bil"}, []string{"billing/1", "billing/2"}}, // several names
+		{[]string{"run", "billing/1", "--", "bil"}, nil},                              // CMD after --
+		{[]string{"acquire", "x", "-per"}, []string{"-permits"}},
+		{[]string{"run", "x", "-sha"}, []string{"-shared"}},
+		{[]string{"acquire", "nig"}, []string{"nightly"}},       // a semaphore by its name
+		{[]string{"leader", ""}, []string{"crond"}},             // elections only
+		{[]string{"leader", "-watch", "cr"}, []string{"crond"}}, // -watch takes no value
+		{[]string{"el"}, []string{"elect"}},
 		{[]string{"help", "lo"}, []string{"locks"}},
 		{[]string{"completion", "z"}, []string{"zsh"}},
 	}

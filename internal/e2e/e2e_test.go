@@ -28,6 +28,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == childArg { // a child of the black-box harness
+		os.Exit(childMain(os.Args[2:]))
+	}
 	dir, err := os.MkdirTemp("", "redlock-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -81,6 +84,9 @@ func newEnv(t *testing.T) *env {
   }
   lock "fenced/*" {
     fencing = true
+  }
+  lock "pool/*" {
+    permits = 2
   }
 }
 `)

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,4 +96,29 @@ func TestEventsPollFallback(t *testing.T) {
 	r := e.run("release", "polled", "-token", tok)
 	require.Equal(t, 0, r.code, r.stderr)
 	wait("released", "polled")
+}
+
+// Events name the primitive of their key: a semaphore's permit, an election's
+// leadership, a shared holder (poll mode); a leader's record makes none.
+func TestEventsNameThePrimitive(t *testing.T) {
+	e := newEnv(t)
+	wait, _ := eventsStream(t, e, "-mode", "poll", "-interval", "100ms")
+	e.acquireToken("sem", "-permits", "2", "-ttl", "5s")
+	ev := wait("acquired", "sem:permit:0")
+	assert.Equal(t, "semaphore", ev["kind"])
+	assert.Equal(t, "sem", ev["primitive"])
+	assert.Equal(t, "0", fmt.Sprint(ev["permit"]))
+
+	tok := e.acquireToken("doc", "-shared", "-ttl", "5s")
+	ev = wait("acquired", "doc")
+	assert.Equal(t, "shared", ev["kind"])
+	require.Equal(t, 0, e.run("release", "doc", "-token", tok).code)
+	wait("released", "doc")
+
+	el := e.start("elect", "crond", "-ttl", "5s", "--", "sleep", "30")
+	ev = wait("acquired", "crond:leader")
+	assert.Equal(t, "leader", ev["kind"])
+	assert.Equal(t, "crond", ev["primitive"])
+	require.NoError(t, el.cmd.Process.Signal(syscall.SIGTERM))
+	wait("released", "crond:leader")
 }

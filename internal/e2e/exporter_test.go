@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,4 +133,48 @@ func TestRunServesItsLockMetrics(t *testing.T) {
 	_, ok = value(mfs, "redlock_master_round_duration_seconds", map[string]string{"op": "acquire"})
 	assert.True(t, ok)
 	assert.True(t, strings.HasPrefix(addr, "127.0.0.1:"))
+}
+
+// The exporter counts each primitive once, for what it is, and what it counts
+// is what was taken: permits held, shared holders, the election's term; a
+// shared key or a leader's record is never an "orphaned" lock.
+func TestExporterShowsThePrimitives(t *testing.T) {
+	e := newEnv(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", redistest.FreePort(t))
+	startScraped(t, e, addr, "exporter", "-listen", addr, "-interval", "200ms")
+	e.acquireToken("sem", "-permits", "3", "-ttl", "9s")
+	e.acquireToken("sem", "-permits", "3", "-ttl", "9s")
+	e.acquireToken("doc", "-shared", "-ttl", "9s")
+	e.acquireToken("doc", "-shared", "-ttl", "9s")
+	e.acquireToken("doc", "-shared", "-ttl", "9s")
+	e.acquireToken("a", "b", "-ttl", "9s")
+	elect := e.start("elect", "crond", "-ttl", "9s", "--", "sleep", "30")
+	e.waitKey("lock:crond:leader")
+	ld := e.run("leader", "crond", "-json")
+	require.Equal(t, 0, ld.code, ld.stderr)
+	term := fmt.Sprint(checkDoc(t, "leader", ld.stdout)["term"])
+	var mfs map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		mfs = scrape(t, addr)
+		v, _ := value(mfs, "redlock_primitives", map[string]string{"kind": "leader"})
+		return v == 1
+	}, 5*time.Second, 50*time.Millisecond, "the election shows")
+	for kind, want := range map[string]float64{"semaphore": 1, "shared": 1, "multi": 1, "leader": 1, "lock": 0} {
+		v, _ := value(mfs, "redlock_primitives", map[string]string{"kind": kind})
+		assert.Equal(t, want, v, kind)
+	}
+	v, _ := value(mfs, "redlock_locks", map[string]string{"state": "held"})
+	assert.Equal(t, 4.0, v, "each primitive counts once")
+	v, _ = value(mfs, "redlock_locks", map[string]string{"state": "orphaned"})
+	assert.Equal(t, 0.0, v, "no primitive's key reads as orphaned")
+	v, _ = value(mfs, "redlock_policy_permits_held", map[string]string{"policy": "default"})
+	assert.Equal(t, 2.0, v)
+	v, _ = value(mfs, "redlock_policy_shared_holders", map[string]string{"policy": "default"})
+	assert.Equal(t, 3.0, v)
+	v, _ = value(mfs, "redlock_election_term", map[string]string{"election": "crond"})
+	assert.Equal(t, term, fmt.Sprint(v))
+	v, _ = value(mfs, "redlock_election_leading", map[string]string{"election": "crond"})
+	assert.Equal(t, 1.0, v)
+	_ = elect.cmd.Process.Signal(syscall.SIGTERM)
+	elect.wait(t, 10*time.Second)
 }

@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+// The coordination primitives on acquire and run: several names (all or none,
+// one token), -permits N (a semaphore) and -shared (a shared hold). DESIGN.md
+// section 7 has the contracts; quorum has the algorithms.
+
+// primNote explains several names, for acquire and run.
+const primNote = `Several names (NAME NAME...) are taken all or none, atomically on each master,
+under one token; extend and release cover them all. Overlapping sets taken in
+any order never deadlock. -permits and -shared take one NAME. A multi-name or
+shared hold cannot be fair or fenced: a lock policy asking for either is an error.`
+
+// primArgs are the primitive flags of acquire and run.
+type primArgs struct {
+	permits int
+	shared  bool
+	pf      *Flags
+}
+
+func (p *primArgs) flags(f *Flags) {
+	p.pf = f
+	f.Int(&p.permits, "permits", "N", 0, `take one of N permits of NAME (a semaphore: at most N holders at
+once; every client of NAME must give the same N). Default: the lock
+policy's permits, else a plain lock. 1 to 1024`)
+	f.Bool(&p.shared, "shared", `take a shared hold of NAME: any number of shared holders, or one
+exclusive holder (a plain lock of NAME, this tool's or another
+Redlock client's SET NX); an exclusive waiter is not starved by a
+stream of shared holders`)
+}
+
+// namesArgs are the arguments of a command on one or several lock names.
+type namesArgs struct {
+	common
+	names []string
+}
+
+// parse takes one or more NAMEs ("--" ends the flags: what follows are NAMEs).
+func (a *namesArgs) parse(p *parsed) error {
+	names, err := checkLockNames(append(p.pos, p.rest...), true)
+	if err != nil {
+		return err
+	}
+	a.names = names
+	return a.check()
+}
+
+// lockKind is what acquire or run takes: a plain lock, several names, a permit
+// of a semaphore, or a shared hold.
+type lockKind struct {
+	names   []string
+	permits int // > 0: a semaphore of that many permits
+	shared  bool
+}
+
+// multi reports whether several names are taken at once.
+func (k lockKind) multi() bool { return len(k.names) > 1 }
+
+// what names the hold for messages: "a", "a, b and c", "a (one of 3 permits)",
+// "a (shared)"; raw (the printer escapes it).
+func (k lockKind) what() string {
+	names := k.names
+	s := names[0]
+	if len(names) > 1 {
+		s = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	switch {
+	case k.permits > 0:
+		s += fmt.Sprintf(" (one of %d permits)", k.permits)
+	case k.shared:
+		s += " (shared)"
+	}
+	return s
+}
+
+// checkLockNames checks NAMEs: each a valid lock name, none twice; several only
+// when many.
+func checkLockNames(pos []string, many bool) ([]string, error) {
+	if !many || len(pos) == 0 {
+		if err := oneName(pos, quorum.ValidateName); err != nil {
+			return nil, err
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range pos {
+		if err := quorum.ValidateName(n); err != nil {
+			return nil, usagef("lock NAME %s: %v", n, err)
+		}
+		if seen[n] {
+			return nil, usagef("lock NAME %s given twice", n)
+		}
+		seen[n] = true
+	}
+	return pos, nil
+}
+
+// kind checks the primitive flags against the names and the lock policies, and
+// returns what to take; a bad combination is a usage error.
+func (p *primArgs) kind(s *lockSession, names []string) (lockKind, error) {
+	k := lockKind{names: names, shared: p.shared}
+	permitsGiven := p.pf.given("permits")
+	switch {
+	case permitsGiven && (p.permits < 1 || p.permits > quorum.MaxPermits):
+		return k, usagef("-permits must be in 1..%d, got %d", quorum.MaxPermits, p.permits)
+	case permitsGiven && p.shared:
+		return k, usagef("-permits and -shared do not go together: a semaphore's holders are all alike")
+	case permitsGiven && len(names) > 1:
+		return k, usagef("-permits takes one NAME, got %d", len(names))
+	case p.shared && len(names) > 1:
+		return k, usagef("-shared takes one NAME, got %d", len(names))
+	}
+	if permitsGiven {
+		k.permits = p.permits
+	} else if len(names) == 1 {
+		k.permits = s.cluster.PolicyFor(names[0]).Permits
+	}
+	if k.permits > 0 && k.shared {
+		return k, usagef("-shared: the lock policy %q makes %s a semaphore of %d permits", s.cluster.PolicyFor(names[0]).Match, names[0], k.permits)
+	}
+	if k.shared || k.multi() {
+		what := "-shared"
+		if k.multi() {
+			what = "several names"
+		}
+		for _, n := range names {
+			pol := s.cluster.PolicyFor(n)
+			switch {
+			case pol.Permits > 0 && k.multi():
+				return k, usagef("%s: the lock policy %q makes %s a semaphore of %d permits, which a multi-name hold cannot take", what, pol.Match, n, pol.Permits)
+			case pol.Fencing || pol.Fair:
+				return k, usagef("%s: the lock policy %q of %s asks for %s, which %s cannot give", what, pol.Match, n, policyTraits(pol.Fair, pol.Fencing), strings.TrimPrefix(what, "-"))
+			}
+		}
+	}
+	return k, nil
+}
+
+func policyTraits(fair, fencing bool) string {
+	switch {
+	case fair && fencing:
+		return "fair queueing and fencing"
+	case fair:
+		return "fair queueing"
+	}
+	return "fencing"
+}
+
+// options returns the lock options of k: the policy's (fencing, fair), the owner
+// label and the primitive's own.
+func (s *lockSession) kindOptions(k lockKind, owner string) []quorum.LockOption {
+	var opts []quorum.LockOption
+	if k.multi() {
+		if owner != "" {
+			opts = append(opts, quorum.WithLockOwner(owner))
+		}
+		return opts
+	}
+	opts = s.policyOptions(k.names[0], owner)
+	switch {
+	case k.permits > 0:
+		opts = append(opts, quorum.WithPermits(k.permits))
+	case k.shared:
+		opts = append(opts, quorum.WithShared())
+	}
+	return opts
+}
+
+// ttlForAll is ttlFor over several names: the -ttl flag, else the shortest of
+// the names' policy TTLs (a multi-name hold has one TTL; the shortest never
+// holds a name longer than its policy says).
+func (s *lockSession) ttlForAll(names []string, ttl time.Duration, given bool) (time.Duration, error) {
+	if given {
+		return s.ttlFor(names[0], ttl, true)
+	}
+	out := time.Duration(0)
+	for _, n := range names {
+		t := s.cluster.PolicyFor(n).TTL
+		if out == 0 || t < out {
+			out = t
+		}
+	}
+	return out, nil
+}
+
+// maxExtensionsFor is the keep-alive cap over several names: the smallest
+// non-zero max_extensions of their policies, 0 when none caps.
+func (s *lockSession) maxExtensionsFor(names []string) int {
+	out := 0
+	for _, n := range names {
+		if m := s.cluster.PolicyFor(n).MaxExtensions; m > 0 && (out == 0 || m < out) {
+			out = m
+		}
+	}
+	return out
+}
+
+// acquireKind takes k: one round when wait is 0, else rounds until wait has
+// passed (see waitAcquire, whose contract it keeps for every kind).
+func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
+	if !k.multi() {
+		return waitAcquire(ctx, m, k.names[0], ttl, wait, opts...)
+	}
+	names := slices.Clone(k.names)
+	var l *quorum.Lock
+	var err error
+	if wait <= 0 {
+		l, err = m.TryAcquireMulti(ctx, names, ttl, opts...)
+	} else {
+		l, err = m.AcquireMulti(ctx, names, ttl, append(opts, quorum.WithWait(wait))...)
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
+		}
+	}
+	return releaseIfInterrupted(ctx, l, err)
+}
+
+// kindEnv is what a command run under a primitive learns besides run's usual
+// variables: REDLOCK_NAMES (every name of a multi-name hold, space-separated),
+// REDLOCK_PERMIT and REDLOCK_PERMITS (the slot held and the semaphore's count),
+// REDLOCK_SHARED=1 for a shared hold.
+func kindEnv(l *quorum.Lock) []string {
+	var out []string
+	if names := l.Names(); len(names) > 1 {
+		out = append(out, "REDLOCK_NAMES="+strings.Join(names, " "))
+	}
+	if n := l.Permits(); n > 0 {
+		out = append(out, "REDLOCK_PERMIT="+strconv.Itoa(l.Permit()), "REDLOCK_PERMITS="+strconv.Itoa(n))
+	}
+	if l.Shared() {
+		out = append(out, "REDLOCK_SHARED=1")
+	}
+	return out
+}

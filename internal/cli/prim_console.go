@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+// The console's rows of the primitives' keys. The console lists keys; the rows
+// on screen (read afresh every poll) say which primitive each key belongs to, in
+// the holder column the console already has: a permit's slot and count, a
+// leadership's value and term, a multi-name hold, a shared key's holders. A
+// shared key held by shared holders on a quorum is held, not an orphaned key of
+// another type; a leader's record says it is one. The console's force-expire of
+// any of these rows deletes exactly what it showed (ForceExpireListed).
+
+// annotateRows marks the primitives among the rows of fresh, in place: fresh is
+// this poll's own Describe answer, shared with nobody. The shared keys' holders
+// and the elections' leaders are read (one quorum read each); a failed read
+// leaves its row as listed.
+func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing) {
+	rows := fresh.Locks
+	prims, _ := m.Primitives(ctx, fresh)
+	for i := range prims {
+		p := &prims[i]
+		for _, li := range p.Locks {
+			tag := ""
+			switch p.Kind {
+			case quorum.KindSemaphore:
+				tag = fmt.Sprintf("permit %d of %s (%d/%d held)", quorum.ClassifyKey(li.Name, "string").Permit, p.Name, p.Held, p.Permits)
+			case quorum.KindMulti:
+				tag = fmt.Sprintf("multi-name hold of %d names", len(p.Names))
+			case quorum.KindLeader:
+				tag = "leader of " + p.Name
+				if l := p.Leader; l != nil {
+					tag = fmt.Sprintf("leader of %s, term %d, value %s", p.Name, l.Term, l.Value)
+				}
+			case quorum.KindShared:
+				tag = fmt.Sprintf("shared x%d", p.Held)
+				if p.ExclusiveWaiting {
+					tag += ", an exclusive holder waits"
+				}
+				if p.Held > 0 {
+					best := p.Holders[0]
+					li.State, li.Votes, li.Validity, li.Owner = quorum.StateHeld, best.Votes, best.Validity, best.Owner
+				}
+			}
+			tagRow(li, tag)
+		}
+	}
+	for i := range rows {
+		li := &rows[i]
+		switch kc := quorum.ClassifyKey(li.Name, li.KeyType()); kc.Kind {
+		case quorum.KeyTerm:
+			li.Library = "record of election " + kc.Name + " (not a lock: force-expire " + kc.Name + ")"
+		case quorum.KeyWriterWaiting:
+			li.Library = "an exclusive waiter's marker on " + kc.Name
+		}
+	}
+}
+
+// tagRow puts what the row's key belongs to before its holder: into a copy of
+// its owner's label (the console escapes it), or as its library when no owner
+// was decoded.
+func tagRow(li *quorum.LockInfo, tag string) {
+	if tag == "" {
+		return
+	}
+	if li.Owner == nil {
+		li.Library = tag
+		return
+	}
+	o := *li.Owner
+	if o.Label != "" {
+		tag += ": " + o.Label
+	}
+	o.Label = "[" + tag + "]"
+	li.Owner = &o
+}

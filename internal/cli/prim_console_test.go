@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/tui"
+)
+
+// The console's rows say which primitive each key belongs to, as the masters
+// hold it, and its force-expire of a permit deletes what it showed.
+func TestConsoleRowsShowThePrimitives(t *testing.T) {
+	ctx := context.Background()
+	_, c := consoleCluster(t, 3)
+	src, mgr, cleanup, err := newClusterSource(c, sourceSettings{interval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer cleanup()
+	ttl := 10 * time.Second
+	_, err = mgr.TryAcquire(ctx, "sem", ttl, quorum.WithPermits(3), quorum.WithLockOwner("carol"))
+	require.NoError(t, err)
+	for range 2 {
+		_, err = mgr.TryAcquire(ctx, "doc", ttl, quorum.WithShared())
+		require.NoError(t, err)
+	}
+	el, err := mgr.Election("crond")
+	require.NoError(t, err)
+	lead, err := el.Campaign(ctx, "10.1.1.1:80\x1b[2J", ttl)
+	require.NoError(t, err)
+	defer lead.Resign(ctx)
+
+	visible := []string{"crond:leader", "crond:leader:term", "doc", "sem:permit:0"}
+	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return len(s.Locks) >= 4 })
+	rows := map[string]quorum.LockInfo{}
+	for _, li := range snap.Locks {
+		rows[li.Name] = li
+	}
+	label := func(name string) string {
+		li := rows[name]
+		if li.Owner != nil {
+			return li.Owner.Label
+		}
+		return li.Library
+	}
+	assert.Equal(t, "[permit 0 of sem (1/3 held): carol]", label("sem:permit:0"))
+	assert.Equal(t, quorum.StateHeld, rows["doc"].State, "a shared key held by its holders is held")
+	assert.Equal(t, "[shared x2]", label("doc"))
+	assert.Contains(t, label("crond:leader"), "leader of crond, term 1, value 10.1.1.1:80\x1b[2J", "the console escapes it when it prints it")
+	assert.True(t, strings.HasPrefix(label("crond:leader:term"), "record of election crond"))
+
+	locker := managerLocker{m: mgr}
+	li, err := locker.Lookup(ctx, "sem:permit:0")
+	require.NoError(t, err)
+	seen := map[string]quorum.Seen{}
+	for _, mv := range li.Masters {
+		seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+	}
+	rep, err := locker.ForceExpire(ctx, "sem:permit:0", seen)
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Votes)
+	_, err = locker.ForceExpire(ctx, "crond:leader:term", map[string]quorum.Seen{"a": {Type: "hash"}})
+	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a leader's record is not force-expired alone")
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/events"
+	"github.com/redlock/redlock/quorum"
+)
+
+// Events of the primitives: each lock event names the primitive its key belongs
+// to (a semaphore's permit, an election's leadership, a multi-name hold's name),
+// a primitive's records (a leader's term record, an exclusive waiter's marker)
+// make no events of their own, and in poll mode shared holders come and go as
+// events of their own.
+
+// primitiveOfEvent says which primitive an event's key belongs to: its kind, its
+// name and the permit slot (-1 when not a permit). skip is true for a
+// primitive's record, which makes no event.
+func primitiveOfEvent(ev events.Event) (kind quorum.PrimitiveKind, name string, permit int, skip bool) {
+	kc := quorum.ClassifyKey(ev.Name, "")
+	switch kc.Kind {
+	case quorum.KeyTerm, quorum.KeyWriterWaiting, quorum.KeyFence, quorum.KeyQueue:
+		return "", "", -1, true
+	case quorum.KeyPermit:
+		return quorum.KindSemaphore, kc.Name, kc.Permit, false
+	case quorum.KeyLeader:
+		return quorum.KindLeader, kc.Name, -1, false
+	}
+	if ev.Owner != nil {
+		switch ev.Owner.Kind {
+		case "multi":
+			return quorum.KindMulti, ev.Name, -1, false
+		case "shared":
+			return quorum.KindShared, ev.Name, -1, false
+		}
+	}
+	return quorum.KindLock, ev.Name, -1, false
+}
+
+// annotate fills the primitive members of an event line; false for an event
+// that is not shown.
+func (out *eventJSON) annotate(ev events.Event) bool {
+	kind, name, permit, skip := primitiveOfEvent(ev)
+	if skip {
+		return false
+	}
+	out.Kind, out.Primitive = string(kind), name
+	if permit >= 0 {
+		out.Permit = &permit
+	}
+	return true
+}
+
+// primitiveText is the primitive of an event line for humans: " (permit 1 of
+// semaphore sem)", " (leadership of crond)", "" for a plain lock.
+func (out *eventJSON) primitiveText() string {
+	switch quorum.PrimitiveKind(out.Kind) {
+	case quorum.KindSemaphore:
+		return fmt.Sprintf(" (permit %d of semaphore %s)", *out.Permit, escape.Line(out.Primitive, 60))
+	case quorum.KindLeader:
+		return " (leadership of " + escape.Line(out.Primitive, 60) + ")"
+	case quorum.KindMulti:
+		return " (one name of a multi-name hold)"
+	case quorum.KindShared:
+		return " (shared holder)"
+	}
+	return ""
+}
+
+// sharedEvents compares the shared holders of two polls, read at prevAt and now:
+// a holder held on a quorum that was not is acquired, one that is gone is
+// released, or expired when its validity had ended by now. Events name the
+// shared key.
+func sharedEvents(prev, cur []quorum.Primitive, prevAt, now time.Time) []events.Event {
+	holders := func(prims []quorum.Primitive) map[string]map[string]quorum.SharedHolder {
+		out := map[string]map[string]quorum.SharedHolder{}
+		for _, p := range prims {
+			if p.Kind != quorum.KindShared {
+				continue
+			}
+			hs := map[string]quorum.SharedHolder{}
+			for _, h := range p.Holders {
+				if h.Validity > 0 {
+					hs[h.Value] = h
+				}
+			}
+			out[p.Name] = hs
+		}
+		return out
+	}
+	before, after := holders(prev), holders(cur)
+	var out []events.Event
+	ev := func(kind, name string, h quorum.SharedHolder) events.Event {
+		return events.Event{At: now, Kind: kind, Name: name, Value: h.Value, Owner: h.Owner, Library: quorum.Library(h.Value), Masters: []string{}}
+	}
+	for name, hs := range after {
+		for v, h := range hs {
+			if _, ok := before[name][v]; !ok {
+				out = append(out, ev(events.Acquired, name, h))
+			}
+		}
+	}
+	for name, hs := range before {
+		for v, h := range hs {
+			if _, ok := after[name][v]; !ok {
+				kind := events.Released
+				if !now.Before(prevAt.Add(h.Validity)) {
+					kind = events.Expired
+				}
+				out = append(out, ev(kind, name, h))
+			}
+		}
+	}
+	return out
+}

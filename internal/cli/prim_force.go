@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/quorum"
+)
+
+// force-expire of a primitive: NAME names a semaphore, a shared hold, an
+// election or one name of a multi-name hold. It shows the primitive, and deletes
+// on each master exactly what it showed there (compare-and-delete), so a holder
+// that came after is never touched.
+
+// primitiveOf reads NAME's primitive when it is not a plain lock: nil for a
+// plain lock or nothing at all. lst is the listing it was read from.
+func (s *lockSession) primitiveOf(ctx context.Context, name string) (*quorum.Primitive, *quorum.Listing, error) {
+	match := quorum.EscapeGlob(name) + "*"
+	for {
+		lst, err := s.m.Inspect(ctx, match)
+		if lst == nil {
+			return nil, nil, err
+		}
+		prims, perr := s.m.Primitives(ctx, lst)
+		for i := range prims {
+			p := &prims[i]
+			if p.Kind == quorum.KindLock || !(p.Name == name || p.Kind == quorum.KindMulti && slices.Contains(p.Names, name)) {
+				continue
+			}
+			if p.Kind == quorum.KindMulti && match != "*" {
+				// A multi-name hold's other names can be anywhere: list them all.
+				match = "*"
+				break
+			}
+			return p, lst, errors.Join(err, perr)
+		}
+		if match != "*" || lst.Match == "*" {
+			return nil, lst, nil
+		}
+	}
+}
+
+// seenOf is what a listing saw of li per master: with a token, only where the
+// value is that token.
+func seenOf(li *quorum.LockInfo, token string) map[string]quorum.Seen {
+	seen := map[string]quorum.Seen{}
+	for _, mv := range li.Masters {
+		if mv.Present && (token == "" || mv.Value == token) {
+			seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+		}
+	}
+	return seen
+}
+
+// forceExpirePrimitive shows p, asks unless yes, and deletes what it showed (with
+// token, only that holder's part).
+func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quorum.Primitive, lst *quorum.Listing,
+	token string, yes, asJSON bool, timeout time.Duration) error {
+	fmt.Fprintf(env.Stderr, "%s is %s:\n", escape.Text(p.Name), kindText(s.primitiveJSON(p)))
+	s.printPrimitives(env.Stderr, lst, []quorum.Primitive{*p})
+	key := s.m.Key(p.Name)
+	out := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: key}, Kind: string(p.Kind)}
+	if !yes && !confirm(ctx, env, key) {
+		out.Error = "aborted at the prompt: nothing deleted"
+		return failDoc(ExitError, errors.New(out.Error), out)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type part struct {
+		key string
+		rep *quorum.Report
+		err error
+	}
+	var parts []part
+	switch p.Kind {
+	case quorum.KindShared:
+		for _, h := range p.Holders {
+			if token == "" || h.Value == token {
+				rep, err := s.m.ReleaseHeld(cctx, []string{p.Name}, h.Value)
+				parts = append(parts, part{key + " holder " + quorum.Redact(h.Value), rep, err})
+			}
+		}
+	default: // multi-name hold, semaphore, leadership: each key as seen
+		for _, li := range p.Locks {
+			seen := seenOf(li, token)
+			if len(seen) == 0 {
+				continue
+			}
+			rep, err := s.m.ForceExpireListed(cctx, li.Name, seen)
+			parts = append(parts, part{li.Key, rep, err})
+		}
+	}
+	var errs []error
+	changed := 0
+	for _, pt := range parts {
+		pj := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: pt.key, OK: pt.err == nil, Votes: s.report(pt.rep)}}
+		if pt.rep != nil {
+			pj.Deleted = pt.rep.Votes
+			out.Deleted += pt.rep.Votes
+			changed += countOutcome(pt.rep, quorum.OutcomeForeign)
+		}
+		if pt.err != nil {
+			pj.Error = s.redact(pt.err.Error())
+			errs = append(errs, fmt.Errorf("%s: %s", pt.key, pj.Error))
+		}
+		out.Parts = append(out.Parts, pj)
+		if !asJSON && pt.rep != nil {
+			fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(pt.key), pj.Deleted, len(pt.rep.Nodes))
+			printReport(env.Stdout, pt.rep, forceWords, s.redact)
+		}
+	}
+	if len(parts) == 0 {
+		fmt.Fprintf(env.Stderr, "redlock force-expire: nothing of %s holds that token: nothing deleted\n", escape.Text(p.Name))
+	}
+	if changed > 0 {
+		errs = append(errs, fmt.Errorf("part of %s changed hands since it was shown: kept on %d master(s)", p.Name, changed))
+	}
+	err := errors.Join(errs...)
+	out.OK = err == nil
+	if err != nil {
+		out.Error = err.Error()
+	}
+	if asJSON {
+		if werr := writeDoc(env.Stdout, out); werr != nil {
+			return s.fail(ExitError, werr)
+		}
+	}
+	if err != nil {
+		return &exitError{code: ExitError, err: err, doc: skipDoc{}}
+	}
+	return nil
+}

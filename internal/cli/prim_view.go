@@ -1,0 +1,391 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
+	"github.com/redlock/redlock/quorum"
+)
+
+// The primitives as locks, watch and the console show them: a multi-name hold's
+// names under one token, a semaphore's holders k/N, a name's shared holders with
+// their count, an election's leader with its value and term.
+
+// primitiveJSON is one primitive in the "primitives" member of locks -json and
+// watch lines.
+type primitiveJSON struct {
+	Kind  string   `json:"kind"`
+	Name  string   `json:"name"`
+	Names []string `json:"names,omitempty"`
+	// State is the state of its key (the worst of a multi-name hold's names); a
+	// semaphore or shared key is "held" when any permit or holder is.
+	State string `json:"state"`
+	// Keys are the listed keys behind it (the names of the locks entries).
+	Keys []string `json:"keys"`
+	// Permits and Held: a semaphore's N and how many permits are held on a quorum;
+	// for a shared key, Held is how many holders are.
+	Permits int `json:"permits,omitempty"`
+	Held    int `json:"held"`
+	// ValidityMS is the shortest validity of its keys (a multi-name hold), of its
+	// leader, or the longest of its holders.
+	ValidityMS       float64            `json:"validity_ms"`
+	Owner            *ownerJSON         `json:"owner,omitempty"`
+	Value            string             `json:"value,omitempty"`
+	Holders          []sharedHolderJSON `json:"holders,omitempty"`
+	Permit           []permitJSON       `json:"permit_slots,omitempty"`
+	Leader           *primLeaderJSON    `json:"leader,omitempty"`
+	ExclusiveWaiting bool               `json:"exclusive_waiting,omitempty"`
+	Error            string             `json:"error,omitempty"`
+}
+
+// sharedHolderJSON is one shared holder.
+type sharedHolderJSON struct {
+	Value      string     `json:"value"` // shortened (quorum.Redact)
+	Owner      *ownerJSON `json:"owner,omitempty"`
+	Votes      int        `json:"votes"`
+	ValidityMS float64    `json:"validity_ms"`
+}
+
+// permitJSON is one permit slot of a semaphore.
+type permitJSON struct {
+	Slot       int        `json:"slot"`
+	State      string     `json:"state"`
+	Votes      int        `json:"votes"`
+	ValidityMS float64    `json:"validity_ms"`
+	Value      string     `json:"value,omitempty"` // shortened
+	Owner      *ownerJSON `json:"owner,omitempty"`
+}
+
+// primLeaderJSON is an election's leader.
+type primLeaderJSON struct {
+	Value      string     `json:"value"` // published by the leader: hostile, escape before printing
+	Term       int64      `json:"term"`
+	Since      *time.Time `json:"since,omitempty"`
+	ValidityMS float64    `json:"validity_ms"`
+	Votes      int        `json:"votes"`
+}
+
+// primitives reads what lst holds as primitives; a failed read is reported on
+// stderr (prog names the command) and leaves what it could not read out.
+func (s *lockSession) primitives(ctx context.Context, env *Env, prog string, lst *quorum.Listing) []quorum.Primitive {
+	prims, err := s.m.Primitives(ctx, lst)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", prog, escape.Text(s.redact(err.Error())))
+	}
+	return prims
+}
+
+func (s *lockSession) primitiveJSON(p *quorum.Primitive) primitiveJSON {
+	out := primitiveJSON{Kind: string(p.Kind), Name: p.Name, Names: p.Names, Permits: p.Permits, Held: p.Held,
+		ExclusiveWaiting: p.ExclusiveWaiting, Keys: []string{}}
+	for _, li := range p.Locks {
+		out.Keys = append(out.Keys, li.Name)
+	}
+	first := p.Locks[0]
+	out.State, out.ValidityMS, out.Owner = string(first.State), validityMS(first), toOwnerJSON(first.Owner)
+	if first.State == quorum.StateHeld && (p.Kind == quorum.KindLock || p.Kind == quorum.KindMulti) {
+		out.Held = 1
+	}
+	switch p.Kind {
+	case quorum.KindMulti:
+		for _, li := range p.Locks[1:] {
+			if stateRank(li.State) > stateRank(quorum.LockState(out.State)) {
+				out.State, out.Held = string(li.State), 0
+			}
+			out.ValidityMS = min(out.ValidityMS, validityMS(li))
+		}
+		if first.Value != "" {
+			out.Value = quorum.Redact(first.Value)
+		}
+	case quorum.KindSemaphore:
+		out.State, out.ValidityMS, out.Owner = heldOr(p.Held), 0, nil
+		for _, li := range p.Locks {
+			slot := quorum.ClassifyKey(li.Name, "string").Permit
+			pj := permitJSON{Slot: slot, State: string(li.State), Votes: li.Votes, ValidityMS: validityMS(li), Owner: toOwnerJSON(li.Owner)}
+			if li.Value != "" {
+				pj.Value = quorum.Redact(li.Value)
+			}
+			out.Permit = append(out.Permit, pj)
+			out.ValidityMS = max(out.ValidityMS, pj.ValidityMS)
+		}
+	case quorum.KindShared:
+		out.State, out.ValidityMS, out.Owner = heldOr(p.Held), 0, nil
+		for _, h := range p.Holders {
+			out.Holders = append(out.Holders, sharedHolderJSON{Value: quorum.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity)})
+			out.ValidityMS = max(out.ValidityMS, ms(h.Validity))
+		}
+	case quorum.KindLeader:
+		if l := p.Leader; l != nil {
+			out.Leader = &primLeaderJSON{Value: l.Value, Term: l.Term, Since: timePtr(l.Since), ValidityMS: ms(l.Validity), Votes: l.Votes}
+			out.Held, out.ValidityMS = 1, ms(l.Validity)
+		} else if p.LeaderErr != nil {
+			out.Error = s.redact(p.LeaderErr.Error())
+		}
+	default:
+		if first.Value != "" {
+			out.Value = quorum.Redact(first.Value)
+		}
+	}
+	return out
+}
+
+// heldOr is "held" when anything is held, else "free" (a semaphore or shared key
+// whose holders are all gone or partial).
+func heldOr(n int) string {
+	if n > 0 {
+		return string(quorum.StateHeld)
+	}
+	return "free"
+}
+
+// validityMS is a lock's validity for JSON: 0 unless held, -1 when it has no TTL.
+func validityMS(li *quorum.LockInfo) float64 {
+	switch {
+	case li.Validity == quorum.NoExpiry:
+		return -1
+	case li.Validity > 0:
+		return ms(li.Validity)
+	}
+	return 0
+}
+
+// stateRank orders states from healthy to needing an admin.
+func stateRank(s quorum.LockState) int {
+	switch s {
+	case quorum.StateHeld:
+		return 0
+	case quorum.StatePartial:
+		return 1
+	case quorum.StateContested:
+		return 2
+	}
+	return 3
+}
+
+// primitivesJSON is the "primitives" member: every primitive but the plain
+// locks, which "locks" lists.
+func (s *lockSession) primitivesJSON(prims []quorum.Primitive) []primitiveJSON {
+	out := []primitiveJSON{}
+	for i := range prims {
+		if prims[i].Kind != quorum.KindLock {
+			out = append(out, s.primitiveJSON(&prims[i]))
+		}
+	}
+	return out
+}
+
+// primitiveKeys keeps the keys of a streamed listing that belong to a primitive
+// other than a plain lock (copies: the stream reuses what it yields), to show
+// them grouped once the stream has passed. They are few against the plain locks.
+type primitiveKeys struct {
+	s      *lockSession
+	ctx    context.Context
+	env    *Env
+	prog   string
+	head   *quorum.Listing
+	keys   []quorum.LockInfo
+	prims  []quorum.Primitive
+	groupd bool
+}
+
+func (s *lockSession) primitiveKeys(ctx context.Context, env *Env, prog string, head *quorum.Listing) *primitiveKeys {
+	return &primitiveKeys{s: s, ctx: ctx, env: env, prog: prog, head: head}
+}
+
+// isPrimitiveKey reports whether li belongs to a primitive other than a plain
+// lock: a permit, a leadership or its record, a shared key, an exclusive
+// waiter's marker, a name of a multi-name hold.
+func isPrimitiveKey(li *quorum.LockInfo) bool {
+	if li.Owner != nil && li.Owner.Kind == "multi" {
+		return true
+	}
+	switch quorum.ClassifyKey(li.Name, li.KeyType()).Kind {
+	case quorum.KeyLock, quorum.KeyOther, quorum.KeyFence, quorum.KeyQueue:
+		return false
+	}
+	return true
+}
+
+// keep reports whether li is a primitive's key, and keeps a copy of it then.
+func (p *primitiveKeys) keep(li *quorum.LockInfo) bool {
+	if p == nil || !isPrimitiveKey(li) {
+		return false
+	}
+	c := *li
+	c.Masters = slices.Clone(li.Masters)
+	p.keys = append(p.keys, c)
+	return true
+}
+
+// group returns the kept keys as primitives (read once: shared holders and
+// leaders are quorum reads).
+func (p *primitiveKeys) group() []quorum.Primitive {
+	if !p.groupd {
+		p.groupd = true
+		lst := &quorum.Listing{ObservedAt: p.head.ObservedAt, Match: p.head.Match, Quorum: p.head.Quorum, Total: p.head.Total,
+			Masters: p.head.Masters, Locks: p.keys}
+		p.prims = p.s.primitives(p.ctx, p.env, p.prog, lst)
+	}
+	return p.prims
+}
+
+// writeJSON puts the primitives into the rest of a listing document, in place
+// of its empty "primitives" member.
+func (p *primitiveKeys) writeJSON(after []byte) ([]byte, error) {
+	if p == nil || len(p.keys) == 0 {
+		return after, nil
+	}
+	b, err := json.Marshal(p.s.primitivesJSON(p.group()))
+	if err != nil {
+		return nil, err
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, b, "  ", "  "); err != nil {
+		return nil, err
+	}
+	before, rest, ok := bytes.Cut(after, []byte(`"primitives": []`))
+	if !ok {
+		return nil, errors.New("locks: the JSON document has no primitives member")
+	}
+	return slices.Concat(before, []byte(`"primitives": `), ind.Bytes(), rest), nil
+}
+
+// print writes the primitives' table under the locks' one, when there are any.
+func (p *primitiveKeys) print(w io.Writer, head *quorum.Listing) {
+	if p == nil || len(p.keys) == 0 {
+		return
+	}
+	p.s.printPrimitives(w, head, p.group())
+}
+
+// kindText says what a primitive is, in the KIND column.
+func kindText(p primitiveJSON) string {
+	switch quorum.PrimitiveKind(p.Kind) {
+	case quorum.KindMulti:
+		return fmt.Sprintf("multi (%d names)", len(p.Names))
+	case quorum.KindSemaphore:
+		if p.Permits > 0 {
+			return fmt.Sprintf("semaphore %d/%d", p.Held, p.Permits)
+		}
+		return fmt.Sprintf("semaphore %d/?", p.Held)
+	case quorum.KindShared:
+		return fmt.Sprintf("shared x%d", p.Held)
+	case quorum.KindLeader:
+		if p.Leader != nil {
+			return fmt.Sprintf("leader term %d", p.Leader.Term)
+		}
+		return "leader (none)"
+	}
+	return "lock"
+}
+
+// printPrimitives writes the listing as primitives: one row each, with the
+// masters' view of a plain lock and the permits, holders or names of the others
+// below it.
+func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []quorum.Primitive) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tVOTES\tVALIDITY\tHOLDER")
+	for i := range prims {
+		p := &prims[i]
+		pj := s.primitiveJSON(p)
+		first := p.Locks[0]
+		name := escape.Line(p.Name, 60)
+		switch p.Kind {
+		case quorum.KindSemaphore:
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t\n", name, kindText(pj), pj.State, msText(pj.ValidityMS))
+			for j, li := range p.Locks {
+				fmt.Fprintf(tw, "  permit %d\t\t%s\t%d/%d\t%s\t%s\n", pj.Permit[j].Slot, li.State, li.Votes, li.Total, validityText(li), holder(li))
+			}
+		case quorum.KindShared:
+			waiting := ""
+			if p.ExclusiveWaiting {
+				waiting = "an exclusive holder waits: no new shared holders"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t%s\n", name, kindText(pj), pj.State, msText(pj.ValidityMS), waiting)
+			for _, h := range p.Holders {
+				st := string(quorum.StateHeld)
+				if h.Validity <= 0 {
+					st = string(quorum.StatePartial)
+				}
+				fmt.Fprintf(tw, "  holder\t\t%s\t%d/%d\t%s\t%s\n", st, h.Votes, first.Total, msText(ms(h.Validity)), sharedHolderText(h))
+			}
+		case quorum.KindMulti:
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", name, kindText(pj), pj.State, first.Votes, first.Total, msText(pj.ValidityMS), holder(first))
+			for _, li := range p.Locks {
+				fmt.Fprintf(tw, "  %s\t\t%s\t%d/%d\t%s\t\n", escape.Line(li.Name, 60), li.State, li.Votes, li.Total, validityText(li))
+			}
+		case quorum.KindLeader:
+			who := "nobody leads"
+			if l := p.Leader; l != nil {
+				who = escape.Line(l.Value, 60)
+				if l.Owner != nil && l.Value != fmt.Sprintf("%s pid %d", l.Owner.Host, l.Owner.PID) {
+					who += " (" + escape.Line(fmt.Sprintf("%s pid %d", l.Owner.Host, l.Owner.PID), 40) + ")"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", name, kindText(pj), first.State, first.Votes, first.Total, msText(pj.ValidityMS), who)
+			printMasters(tw, first)
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", name, kindText(pj), first.State, first.Votes, first.Total, validityText(first), holder(first))
+			printMasters(tw, first)
+		}
+	}
+	_ = tw.Flush()
+	switch {
+	case lst.Answered() == 0:
+		fmt.Fprintf(w, "no master answered (0 of %d): nothing can be listed\n", lst.Total)
+	case len(prims) == 0:
+		fmt.Fprintf(w, "no locks match %s on the %d of %d masters that answered\n", escape.Text(lst.Match), lst.Answered(), lst.Total)
+	}
+}
+
+// printMasters writes one line per master under a lock: its value and PTTL.
+func printMasters(tw io.Writer, li *quorum.LockInfo) {
+	for _, mv := range li.Masters {
+		master := escape.Line(mv.Master, 30)
+		switch {
+		case mv.Err != nil:
+			fmt.Fprintf(tw, "  %s\t\t(no answer)\t\t\t\n", master)
+		case !mv.Present:
+			fmt.Fprintf(tw, "  %s\t\t-\t\t\t\n", master)
+		default:
+			pttl := "no ttl"
+			if mv.PTTL >= 0 {
+				pttl = human.Duration(mv.PTTL)
+			}
+			val := escape.Line(quorum.Redact(mv.Value), 60)
+			if mv.Type != "string" {
+				val = "(" + escape.Line(mv.Type, 20) + ")"
+			}
+			fmt.Fprintf(tw, "  %s\t\t%s\t\t%s\t%s\n", master, "present", pttl, val)
+		}
+	}
+}
+
+// sharedHolderText describes a shared holder: its owner, else its shortened value.
+func sharedHolderText(h quorum.SharedHolder) string {
+	if h.Owner == nil {
+		return escape.Line(quorum.Redact(h.Value), 60)
+	}
+	li := quorum.LockInfo{Owner: h.Owner}
+	return holder(&li)
+}
+
+// msText formats a validity in milliseconds for humans.
+func msText(v float64) string {
+	switch {
+	case v < 0:
+		return "no ttl"
+	case v == 0:
+		return "-"
+	}
+	return human.Duration(time.Duration(v * float64(time.Millisecond)))
+}

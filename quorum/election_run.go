@@ -1,0 +1,317 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The election's keys: the leadership, its term counter and the leader's record.
+func (e *Election) keys() (leader, counter, record string) {
+	leader = e.Key()
+	return leader, leader + fenceSuffix, leader + termSuffix
+}
+
+// checkLeaderValue bounds a published value before any I/O.
+func checkLeaderValue(value string) error {
+	if len(value) > MaxLeaderValue {
+		return fmt.Errorf("%w: a leader's value of %d bytes, more than %d", ErrInvalidOption, len(value), MaxLeaderValue)
+	}
+	return nil
+}
+
+func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration, opts []LockOption) (*Leadership, error) {
+	if err := checkLeaderValue(value); err != nil {
+		return nil, err
+	}
+	var lc lockConfig
+	for _, o := range opts {
+		o(&lc)
+	}
+	if lc.semaphore || lc.shared || lc.multi != nil || lc.fair || lc.fencing || lc.wait != 0 {
+		return nil, fmt.Errorf("%w: Campaign takes only WithKeepAlive, WithLockOwner and WithLossWatch", ErrInvalidOption)
+	}
+	if lc.keepAlive == nil {
+		opts = append(slices.Clip(opts), WithKeepAlive(KeepAlive{Fraction: DefaultKeepAliveFraction}))
+	}
+	var acq termer = &electAcquirer{e: e, value: value}
+	if lc.override != nil { // a test's broken term
+		a, err := lc.override(e.m, e.name, &lc)
+		if err != nil {
+			return nil, err
+		}
+		acq = a.(termer)
+	}
+	opts = append(slices.Clip(opts), func(c *lockConfig) {
+		c.override = func(*Manager, string, *lockConfig) (acquirer, error) { return acq, nil }
+	})
+	l, err := e.m.acquire(ctx, e.name, ttl, math.MaxInt, opts)
+	if err != nil {
+		return nil, err
+	}
+	term, since := acq.termOf()
+	return &Leadership{e: e, lock: l, term: term, since: since, value: value}, nil
+}
+
+// termer is the acquirer of a leadership: it tells the term it handed out.
+type termer interface {
+	acquirer
+	termOf() (int64, time.Time)
+}
+
+func (a *electAcquirer) termOf() (int64, time.Time) { return a.term, a.since }
+
+// electAcquirer takes the leadership: a plain round on NAME:leader, then the term.
+type electAcquirer struct {
+	e     *Election
+	value string
+	// Set by won.
+	term  int64
+	since time.Time
+}
+
+func (a *electAcquirer) waitKey() string { return a.e.Key() }
+
+func (a *electAcquirer) describe(o *Owner) { o.Kind = "leader" }
+
+func (a *electAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
+	return a.e.m.round(ctx, start, a.e.name, a.e.Key(), value, ttl, fw)
+}
+
+// won hands out the term: read the counter from every master that answers (only
+// the masters that hold our leadership count towards the quorum), then raise it
+// to max+1 and write the record on a quorum, as WithFencing raises a fence.
+func (a *electAcquirer) won(ctx context.Context, l *Lock) error {
+	m := a.e.m
+	leader, counter, record := a.e.keys()
+	var mu sync.Mutex
+	var highest int64
+	rep := m.fanout(ctx, opFenceRead, leader, func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := fenceReadScript.Run(ctx, n.client, []string{leader, counter}, l.value).Int64Slice()
+		switch {
+		case err != nil:
+			return OutcomeError, err
+		case len(r) != 2:
+			return OutcomeError, fmt.Errorf("%w: term read gave %d values", errPrimReply, len(r))
+		}
+		mu.Lock()
+		highest = max(highest, r[1])
+		mu.Unlock()
+		if r[0] != 1 {
+			return OutcomeForeign, nil
+		}
+		return OutcomeOK, nil
+	})
+	if err := m.fenceRound(l, rep); err != nil {
+		return err
+	}
+	next := highest + 1
+	since := time.Now()
+	rep = m.fanout(ctx, opFenceRaise, leader, func(ctx context.Context, n *node) (Outcome, error) {
+		v, err := electTermScript.Run(ctx, n.client, []string{leader, counter, record}, l.value, next,
+			since.UnixMilli(), a.value, wakeChannel(leader)).Int64()
+		switch {
+		case err != nil:
+			return OutcomeError, err
+		case v == replyStale:
+			return OutcomeError, fmt.Errorf("%w (term %d)", ErrFenceStale, next)
+		}
+		return outcomeOf(v), nil
+	})
+	if err := m.fenceRound(l, rep); err != nil {
+		return err
+	}
+	for _, nr := range rep.Nodes {
+		if errors.Is(nr.Err, ErrFenceStale) {
+			m.release(context.Background(), opRelease, leader, l.value)
+			return fmt.Errorf("%w: term: master %s: %w", ErrNotAcquired, nr.Node, nr.Err)
+		}
+	}
+	a.term, a.since = next, since
+	l.fence = next
+	return nil
+}
+
+// electView is what one master holds of an election.
+type electView struct {
+	holder string
+	pttl   time.Duration
+	term   int64
+	since  int64
+	value  string
+}
+
+func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
+	m := e.m
+	leader, _, record := e.keys()
+	views := make([]electView, len(m.nodes))
+	rep := m.fanout(ctx, "leader", leader, func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := electReadScript.Run(ctx, n.client, []string{leader, record}).Slice()
+		if err != nil {
+			return OutcomeError, err
+		}
+		v, err := parseElectView(r)
+		if err != nil {
+			return OutcomeError, err
+		}
+		views[m.nodeIndex(n)] = v
+		return OutcomeOK, nil
+	})
+	observed := time.Now()
+	if rep.Votes < m.quorum {
+		return nil, &RoundError{Report: *rep, Kind: ErrUnavailable}
+	}
+	// Group the masters that answered by the token holding the leadership with
+	// its record.
+	type group struct {
+		v     electView
+		pttls []time.Duration
+		vals  map[string]int
+	}
+	var groups []*group
+	for i, v := range views {
+		if rep.Nodes[i].Outcome != OutcomeOK || v.holder == "" || v.term == 0 {
+			continue
+		}
+		j := slices.IndexFunc(groups, func(g *group) bool { return g.v.holder == v.holder && g.v.term == v.term })
+		if j < 0 {
+			groups = append(groups, &group{v: v, vals: map[string]int{}})
+			j = len(groups) - 1
+		}
+		groups[j].pttls = append(groups[j].pttls, v.pttl)
+		groups[j].vals[v.value]++
+	}
+	for _, g := range groups {
+		if len(g.pttls) < m.quorum {
+			continue
+		}
+		slices.SortFunc(g.pttls, func(a, b time.Duration) int { return int(ttlRank(b) - ttlRank(a)) })
+		q := g.pttls[m.quorum-1]
+		validity := q - m.cfg.drift(q)
+		if q < 0 {
+			validity = NoExpiry
+		}
+		if validity <= 0 {
+			break
+		}
+		li := &LeaderInfo{Election: e.name, Term: g.v.term, Since: time.UnixMilli(g.v.since), Validity: validity,
+			ObservedAt: observed, Votes: len(g.pttls), Quorum: m.quorum}
+		best := -1
+		for val, c := range g.vals {
+			if c > best || c == best && val < li.Value {
+				li.Value, best = val, c
+			}
+		}
+		if pv, err := ParseValue(g.v.holder); err == nil {
+			owner := pv.Owner
+			li.Owner = &owner
+		}
+		return li, nil
+	}
+	return nil, fmt.Errorf("%w: election %s (%d of %d masters answered)", ErrNoLeader, e.name, rep.Votes, len(m.nodes))
+}
+
+// parseElectView decodes elect_read.lua's reply.
+func parseElectView(r []any) (electView, error) {
+	if len(r) != 5 {
+		return electView{}, fmt.Errorf("%w: election read gave %d values", errPrimReply, len(r))
+	}
+	str := func(x any) string { s, _ := x.(string); return s }
+	v := electView{holder: str(r[0]), value: str(r[4])}
+	if ms, ok := r[1].(int64); ok {
+		v.pttl = time.Duration(ms) * time.Millisecond
+		if ms < 0 {
+			v.pttl = time.Duration(ms)
+		}
+	}
+	if s := str(r[2]); s != "" {
+		t, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return electView{}, fmt.Errorf("%w: term %q", errPrimReply, s)
+		}
+		v.term = t
+		v.since, _ = strconv.ParseInt(str(r[3]), 10, 64)
+	}
+	return v, nil
+}
+
+// observePoll is the longest time Observe goes without a quorum read.
+const observePoll = time.Second
+
+func (e *Election) observe(ctx context.Context) <-chan Observation {
+	out := make(chan Observation, 1)
+	go func() {
+		defer close(out)
+		var w *waiter
+		if h := e.m.hub(); h != nil {
+			var unreg func()
+			w, unreg = h.register(e.Key(), "")
+			defer unreg()
+		}
+		var last *Observation
+		for ctx.Err() == nil {
+			since := time.Now()
+			li, err := e.leader(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			obs := Observation{Leader: li, Err: err}
+			if last == nil || changed(*last, obs) {
+				// The newest replaces an unread one: a slow reader misses
+				// intermediate changes, never the latest.
+				select {
+				case <-out:
+				default:
+				}
+				out <- obs
+				last = &obs
+			}
+			wait := observePoll
+			if li != nil && li.Validity < wait {
+				wait = max(li.Validity, time.Millisecond)
+			}
+			if _, err := e.m.await(ctx, w, since, wait); err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// changed reports whether b reports another leader than a: another term or
+// value, nobody leading, or a failed read after a good one (and the reverse).
+func changed(a, b Observation) bool {
+	switch {
+	case (a.Leader == nil) != (b.Leader == nil):
+		return true
+	case a.Leader == nil:
+		return (a.Err == nil) != (b.Err == nil) || errors.Is(a.Err, ErrNoLeader) != errors.Is(b.Err, ErrNoLeader)
+	}
+	return a.Leader.Term != b.Leader.Term || a.Leader.Value != b.Leader.Value
+}
+
+func (l *Leadership) proclaim(ctx context.Context, value string) error {
+	if err := checkLeaderValue(value); err != nil {
+		return err
+	}
+	m := l.e.m
+	leader, _, record := l.e.keys()
+	rep := m.scriptFanout(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader))
+	now := m.cfg.clock.Now()
+	m.unquarantinedVotes(rep, now)
+	if rep.Votes >= m.quorum && now.Before(l.lock.Until()) {
+		l.mu.Lock()
+		l.value = value
+		l.mu.Unlock()
+		return nil
+	}
+	if !now.Before(l.lock.Until()) {
+		return fmt.Errorf("%w: leadership of %s ended before the proclamation", ErrLost, l.e.name)
+	}
+	return m.roundError(rep)
+}

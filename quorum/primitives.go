@@ -1,0 +1,293 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Coordination primitives beyond the mutex: semaphores (WithPermits), multi-name
+// locks (AcquireMulti), shared holds (WithShared) and leader election (Election).
+// Each is built from Redlock rounds on the same masters, with the same validity
+// arithmetic (counted from before the first send, minus the drift budget), the same
+// restart quarantine, the same lost signal (Lock.Done no later than Lock.Until) and
+// the same keep-alive. SAFETY.md has the bound of each and what is not guaranteed.
+//
+// Key layout. Every key starts with the key prefix (default "lock:"); NAME is the
+// name the caller gave. What a key is can be told from its name and its Redis type
+// alone (ClassifyKey), which is what listings use:
+//
+//	key                            type    written by                      what
+//	NAME                           string  Acquire, AcquireMulti           a plain lock, or one name of a multi-name
+//	                                                                       hold (every name of it holds the same value)
+//	NAME                           zset    Acquire + WithShared            shared holders: member = holder's value,
+//	                                                                       score = its expiry (server ms); key TTL =
+//	                                                                       the latest expiry
+//	NAME:xwait                     string  Acquire (exclusive) waiting     an exclusive waiter that met shared holders:
+//	                               (PX)    behind shared holders           new shared grants are refused while it lives
+//	NAME:permit:I                  string  Acquire + WithPermits(N)        permit slot I (0 <= I < N) of semaphore NAME:
+//	                                                                       a Redlock mutex; its value's owner part
+//	                                                                       carries N ("n") and the kind ("k":"sem")
+//	NAME:permit:I:fence            string  WithPermits + WithFencing       the fence counter of permit slot I
+//	NAME:permit:queue              zset    WithPermits + WithFair          the FIFO queue of the semaphore's waiters
+//	NAME:leader                    string  Election.Campaign               the leadership: a Redlock mutex
+//	NAME:leader:fence              string  Election.Campaign               the term counter (no TTL)
+//	NAME:leader:term               hash    Election.Campaign               the leader's record: token, term, since
+//	                                                                       (unix ms), value; valid only on a master
+//	                                                                       where token equals NAME:leader's value
+//	                                                                       (no TTL: one per election name)
+//	NAME:fence                     string  WithFencing                     a plain lock's fence counter (no TTL)
+//	NAME:queue                     zset    WithFair                        a plain lock's FIFO queue
+//
+// ValidateName refuses names ending with ":fence", ":queue", ":xwait", ":leader",
+// ":term", ":permit" or ":permit:" followed by digits, so no name given by a user
+// ever collides with one of these keys. A name is meant to be used as one
+// primitive: a semaphore NAME and a plain lock NAME are different keys and do not
+// exclude each other; a shared hold and a plain lock of NAME are the same key and
+// do.
+
+// Key suffixes of the primitives (see the key layout above).
+const (
+	permitInfix  = ":permit:"
+	permitBase   = ":permit"
+	xwaitSuffix  = ":xwait"
+	leaderSuffix = ":leader"
+	termSuffix   = ":term"
+)
+
+// Errors of the primitives.
+var (
+	// ErrInvalidOption: options that do not go together (WithPermits and
+	// WithShared, WithFencing on a multi-name lock, ...), or a permit count out of
+	// range; detected before any I/O.
+	ErrInvalidOption = errors.New("invalid lock options")
+	// ErrNoLeader: no candidate holds the election's leadership on a quorum of
+	// masters.
+	ErrNoLeader = errors.New("no leader")
+)
+
+// MaxPermits bounds a semaphore's permit count: every acquisition round tries
+// the slots in one script, and a listing reads them all.
+const MaxPermits = 1024
+
+// KeyKind says what a key under the key prefix is, from its name and type alone.
+type KeyKind string
+
+// Kinds of keys (see the key layout in this file's package documentation).
+const (
+	// KeyLock: a plain lock, or one name of a multi-name hold (a string at NAME).
+	KeyLock KeyKind = "lock"
+	// KeyShared: the shared holders of NAME (a zset at NAME).
+	KeyShared KeyKind = "shared"
+	// KeyWriterWaiting: an exclusive waiter's marker at NAME:xwait.
+	KeyWriterWaiting KeyKind = "writer-waiting"
+	// KeyPermit: permit slot I of semaphore NAME, at NAME:permit:I.
+	KeyPermit KeyKind = "permit"
+	// KeyLeader: the leadership of election NAME, at NAME:leader.
+	KeyLeader KeyKind = "leader"
+	// KeyTerm: the leader's record of election NAME, at NAME:leader:term.
+	KeyTerm KeyKind = "term"
+	// KeyFence: a fence or term counter, at X:fence.
+	KeyFence KeyKind = "fence"
+	// KeyQueue: a fair queue, at X:queue.
+	KeyQueue KeyKind = "queue"
+	// KeyOther: a key of another type at NAME (a Redisson hash, say).
+	KeyOther KeyKind = "other"
+)
+
+// KeyClass is what ClassifyKey tells about one key.
+type KeyClass struct {
+	Kind KeyKind
+	// Name is the primitive's name: the lock, semaphore or election name the key
+	// belongs to (for KeyFence and KeyQueue, the key they sit beside, without
+	// the prefix).
+	Name string
+	// Permit is the slot index of a KeyPermit (and of its fence counter), else -1.
+	Permit int
+}
+
+// ClassifyKey tells what a key is from its name (the key without the prefix) and
+// its Redis type ("string", "zset", "hash", ...; "" when unknown, read as
+// "string"). It does no I/O and never fails: a key this package does not write
+// is KeyLock (a string) or KeyOther.
+func ClassifyKey(name, redisType string) KeyClass {
+	kc := KeyClass{Name: name, Permit: -1}
+	switch {
+	case strings.HasSuffix(name, fenceSuffix):
+		kc.Kind, kc.Name = KeyFence, strings.TrimSuffix(name, fenceSuffix)
+		if base, i, ok := cutPermit(kc.Name); ok {
+			kc.Name, kc.Permit = base, i
+		} else if b, ok := strings.CutSuffix(kc.Name, leaderSuffix); ok {
+			kc.Name = b
+		}
+	case strings.HasSuffix(name, queueSuffix):
+		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, queueSuffix)
+		if b, ok := strings.CutSuffix(kc.Name, permitBase); ok {
+			kc.Name = b
+		}
+	case strings.HasSuffix(name, leaderSuffix+termSuffix):
+		kc.Kind, kc.Name = KeyTerm, strings.TrimSuffix(name, leaderSuffix+termSuffix)
+	case strings.HasSuffix(name, leaderSuffix):
+		kc.Kind, kc.Name = KeyLeader, strings.TrimSuffix(name, leaderSuffix)
+	case strings.HasSuffix(name, xwaitSuffix):
+		kc.Kind, kc.Name = KeyWriterWaiting, strings.TrimSuffix(name, xwaitSuffix)
+	default:
+		if base, i, ok := cutPermit(name); ok {
+			kc.Kind, kc.Name, kc.Permit = KeyPermit, base, i
+			break
+		}
+		switch redisType {
+		case "", "string":
+			kc.Kind = KeyLock
+		case "zset":
+			kc.Kind = KeyShared
+		default:
+			kc.Kind = KeyOther
+		}
+	}
+	return kc
+}
+
+// cutPermit splits "NAME:permit:I" into NAME and I.
+func cutPermit(s string) (base string, slot int, ok bool) {
+	i := strings.LastIndex(s, permitInfix)
+	if i < 0 {
+		return "", 0, false
+	}
+	digits := s[i+len(permitInfix):]
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" || len(digits) > 9 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return "", 0, false
+	}
+	return s[:i], n, true
+}
+
+// reservedName reports the reserved ending of a name, "" when it has none.
+func reservedName(name string) string {
+	for _, s := range []string{xwaitSuffix, leaderSuffix, termSuffix, permitBase} {
+		if strings.HasSuffix(name, s) {
+			return s
+		}
+	}
+	if _, _, ok := cutPermit(name); ok {
+		return permitInfix + "<digits>"
+	}
+	return ""
+}
+
+// primitive is what a Lock of a primitive does differently from a plain lock:
+// its extension and release rounds. nil for a plain lock.
+type primitive interface {
+	extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error)
+	release(ctx context.Context, l *Lock) *Report
+}
+
+// extendRound runs one extension round of l on the masters.
+func (l *Lock) extendRound(ctx context.Context, ttl time.Duration) (time.Time, *Report, error) {
+	if l.prim != nil {
+		return l.prim.extend(ctx, l, ttl)
+	}
+	return l.m.extend(ctx, l.key, l.value, ttl)
+}
+
+// releaseRound runs the release round of l on the masters.
+func (l *Lock) releaseRound(ctx context.Context) *Report {
+	if l.prim != nil {
+		return l.prim.release(ctx, l)
+	}
+	return l.m.release(ctx, opRelease, l.key, l.value)
+}
+
+// acquirer is how a primitive takes its keys: the acquisition loop (acquire.go)
+// runs its rounds instead of a plain lock's SET NX round.
+type acquirer interface {
+	// waitKey is the key whose wake-up channel (and fair queue) waiters use.
+	waitKey() string
+	// describe marks the owner part of the values the rounds write.
+	describe(o *Owner)
+	// round is one acquisition round that started at start (the clock's reading
+	// before the first send); on failure it has released what it set.
+	round(ctx context.Context, start time.Time, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error)
+	// won runs after a successful round (and fencing): on failure it has released
+	// the lock and returns an error matching ErrNotAcquired.
+	won(ctx context.Context, l *Lock) error
+}
+
+// acquirerFor checks the primitive options of lc and returns the acquirer of the
+// acquisition, nil for a plain lock (whose name it checks).
+func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
+	if lc.override != nil {
+		return lc.override(m, name, lc)
+	}
+	kinds := 0
+	for _, on := range []bool{lc.semaphore, lc.shared, lc.multi != nil} {
+		if on {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return nil, fmt.Errorf("%w: permits, shared holds and several names do not go together", ErrInvalidOption)
+	}
+	switch {
+	case lc.semaphore:
+		return m.newPermitAcquirer(name, lc)
+	case lc.shared:
+		return m.newSharedAcquirer(name, lc)
+	case lc.multi != nil:
+		return m.newMultiAcquirer(lc)
+	}
+	return nil, checkName(name)
+}
+
+// errPrimReply is a reply of a primitive's script that does not have the shape
+// the script gives.
+var errPrimReply = errors.New("unexpected reply")
+
+// scriptFanout runs script on every master (fanout) with keys and args; a reply r
+// maps to outcomeOf(r) (1 ours, 0 missing, else foreign) unless out is given.
+func (m *Manager) scriptFanout(ctx context.Context, op, key string, script *redis.Script, keys []string, out func(i int, r int64) Outcome, args ...any) *Report {
+	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := script.Run(ctx, n.client, keys, args...).Int64()
+		if err != nil {
+			return OutcomeError, err
+		}
+		if out != nil {
+			return out(m.nodeIndex(n), r), nil
+		}
+		return outcomeOf(r), nil
+	})
+}
+
+// nodeIndex returns n's position in declared order.
+func (m *Manager) nodeIndex(n *node) int { return slices.Index(m.nodes, n) }
+
+// scoredExtend finishes an extension round that started at start, as extend does.
+func (m *Manager) scoredExtend(rep *Report, start time.Time, ttl time.Duration) (time.Time, *Report, error) {
+	if until, ok := m.score(rep, start, ttl); ok {
+		return until, rep, nil
+	}
+	return time.Time{}, rep, m.roundError(rep)
+}
+
+// released counts a release-like script's reply: keys deleted (> 0) is ours.
+func released(_ int, r int64) Outcome {
+	if r > 0 {
+		return OutcomeOK
+	}
+	return OutcomeMissing
+}
+
+// verifier is a primitive whose keys Lock.Verify reads its own way: verify says
+// what one master holds of l.
+type verifier interface {
+	verify(ctx context.Context, l *Lock, n *node) (Outcome, error)
+}

@@ -1,0 +1,113 @@
+package quorum_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redlock/redlock/quorum"
+)
+
+// A nightly job limited to 3 at once: each run takes one of 3 permits, kept alive
+// while it works.
+func ExampleWithPermits() {
+	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
+	defer m.Close()
+	ctx := context.Background()
+
+	var permits []*quorum.Lock
+	for range 3 {
+		p, err := m.TryAcquire(ctx, "nightly-export", 30*time.Second,
+			quorum.WithPermits(3), quorum.WithKeepAlive(quorum.KeepAlive{}))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		permits = append(permits, p)
+	}
+	fmt.Println("permits held:", permits[0].Permit(), permits[1].Permit(), permits[2].Permit(), "of", permits[0].Permits())
+
+	_, err := m.TryAcquire(ctx, "nightly-export", 30*time.Second, quorum.WithPermits(3))
+	fmt.Println("a fourth run:", errors.Is(err, quorum.ErrHeld))
+	for _, p := range permits {
+		_ = p.Release(ctx)
+	}
+	// Output:
+	// permits held: 0 1 2 of 3
+	// a fourth run: true
+}
+
+// Move money between two accounts: both locks or none, in any order.
+func ExampleManager_AcquireMulti() {
+	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
+	defer m.Close()
+	ctx := context.Background()
+
+	l, err := m.AcquireMulti(ctx, []string{"account/42", "account/7"}, 10*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Release(ctx)
+	fmt.Println("held:", l.Names())
+
+	_, err = m.TryAcquireMulti(ctx, []string{"account/7", "account/99"}, 10*time.Second)
+	fmt.Println("an overlapping set:", errors.Is(err, quorum.ErrHeld))
+	// Output:
+	// held: [account/42 account/7]
+	// an overlapping set: true
+}
+
+// Readers share a name; a writer (a plain lock of the same name) excludes them.
+func ExampleWithShared() {
+	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
+	defer m.Close()
+	ctx := context.Background()
+
+	r1, _ := m.TryAcquire(ctx, "catalog", 10*time.Second, quorum.WithShared())
+	r2, _ := m.TryAcquire(ctx, "catalog", 10*time.Second, quorum.WithShared())
+	_, err := m.TryAcquire(ctx, "catalog", 10*time.Second)
+	fmt.Println("writer while reading:", errors.Is(err, quorum.ErrHeld))
+	_ = r1.Release(ctx)
+	_ = r2.Release(ctx)
+
+	w, err := m.TryAcquire(ctx, "catalog", 10*time.Second)
+	fmt.Println("writer after the readers:", err == nil)
+	_ = w.Release(ctx)
+	// Output:
+	// writer while reading: true
+	// writer after the readers: true
+}
+
+// A leader-elected scheduler that publishes its address; the term fences its
+// writes downstream.
+func ExampleElection() {
+	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
+	defer m.Close()
+	ctx := context.Background()
+
+	e, _ := m.Election("scheduler")
+	lead, err := e.Campaign(ctx, "10.0.0.5:8080", 10*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	li, _ := e.Leader(ctx)
+	fmt.Println("leader:", li.Value, "term:", li.Term == lead.Term())
+
+	// Work while leading; stop when Done fires.
+	select {
+	case <-lead.Done():
+		fmt.Println("deposed")
+	default:
+		fmt.Println("leading")
+	}
+	_ = lead.Resign(ctx)
+	_, err = e.Leader(ctx)
+	fmt.Println("after resigning:", errors.Is(err, quorum.ErrNoLeader))
+	// Output:
+	// leader: 10.0.0.5:8080 term: true
+	// leading
+	// after resigning: true
+}

@@ -1,0 +1,37 @@
+package quorum
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+)
+
+// TestPrimitiveScriptSHA1sArePinned pins the primitives' scripts as
+// TestScriptSHA1sArePinned pins the lock's: an edit must be deliberate.
+func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
+	pins := map[string]struct {
+		src, sha string
+		script   *redis.Script
+	}{
+		"sem_acquire":    {semAcquireLua, "f88215d7afd3e40b50716c450fe06080fd0f1616", semAcquireScript},
+		"multi_acquire":  {multiAcquireLua, "90df1110c0b0d636ea421b6152853b233b6820d5", multiAcquireScript},
+		"multi_extend":   {multiExtendLua, "a2b8398e03dd2d220ce9f0d4eb2adf5234a73f9b", multiExtendScript},
+		"multi_release":  {multiReleaseLua, "c4dbcd75b0f0c733866505dcec5433f8edefc3b2", multiReleaseScript},
+		"shared_acquire": {sharedAcquireLua, "e7b330bbb3dca54d8d04273a1b006a3283bc267a", sharedAcquireScript},
+		"shared_extend":  {sharedExtendLua, "e0dfd8f970006c7897cc0d9f9cf4716914d75f02", sharedExtendScript},
+		"shared_release": {sharedReleaseLua, "0c9452379567fb004d4c26bca318d8f9fec3a86a", sharedReleaseScript},
+		"xwait_mark":     {xwaitMarkLua, "b757e540b8f5d7b68bf02a4f30f3db128be26daf", xwaitMarkScript},
+		"elect_term":     {electTermLua, "b08ecb16ccf68ec721c8749c4aa7c194f6c62c4e", electTermScript},
+		"elect_read":     {electReadLua, "537fb076e1cf1e0936700cfa210cbfa7743ed433", electReadScript},
+		"elect_proclaim": {electProclaimLua, "33bec7ccd70672a58665f98ef9f81fbe303282be", electProclaimScript},
+	}
+	for name, p := range pins {
+		sum := sha1.Sum([]byte(p.src))
+		got := hex.EncodeToString(sum[:])
+		assert.Equal(t, p.sha, got, "%s.lua changed: update its pinned SHA1", name)
+		assert.Equal(t, got, p.script.Hash(), "%s: go-redis hashes the same source", name)
+	}
+}

@@ -1,0 +1,295 @@
+package quorum
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSemaphoreGivesAtMostNPermits(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	var held []*Lock
+	for i := range 3 {
+		l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+		require.NoError(t, err, "permit %d", i)
+		assert.Equal(t, i, l.Permit())
+		assert.Equal(t, 3, l.Permits())
+		assert.Equal(t, "lock:sem:permit:"+string(rune('0'+i)), l.Key())
+		held = append(held, l)
+	}
+	_, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.ErrorIs(t, err, ErrHeld)
+	require.NoError(t, held[1].Release(ctx))
+	l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.Permit())
+	require.NoError(t, l.Extend(ctx, 2*time.Second))
+	v, err := ParseValue(l.Token())
+	require.NoError(t, err)
+	assert.Equal(t, "sem", v.Owner.Kind)
+	assert.Equal(t, 3, v.Owner.Count)
+}
+
+func TestSemaphoreWaiterIsWokenByARelease(t *testing.T) {
+	_, m := testCluster(t, 3, WithRetry(100, time.Second, 0))
+	ctx := context.Background()
+	a, err := m.TryAcquire(ctx, "sem", 5*time.Second, WithPermits(1))
+	require.NoError(t, err)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = a.Release(ctx)
+	}()
+	t0 := time.Now()
+	_, err = m.TryAcquire(ctx, "sem", time.Second, WithPermits(1))
+	require.Error(t, err)
+	b, err := m.Acquire(ctx, "sem", time.Second, WithPermits(1))
+	require.NoError(t, err)
+	assert.Less(t, time.Since(t0), 900*time.Millisecond, "woken by the release, not the 1s retry delay")
+	_ = b.Release(ctx)
+}
+
+func TestMultiNameAllOrNone(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	ab, err := m.TryAcquireMulti(ctx, []string{"b", "a"}, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, ab.Names())
+	assert.Len(t, keysOn(t, c, "lock:a"), 3)
+	assert.Equal(t, keysOn(t, c, "lock:a"), keysOn(t, c, "lock:b"))
+	_, err = m.TryAcquireMulti(ctx, []string{"c", "b"}, time.Second)
+	require.ErrorIs(t, err, ErrHeld)
+	assert.Empty(t, keysOn(t, c, "lock:c"), "a failed round leaves nothing behind")
+	_, err = m.TryAcquire(ctx, "a", time.Second)
+	require.ErrorIs(t, err, ErrHeld, "a plain lock of one of the names is excluded")
+	require.NoError(t, ab.Extend(ctx, 2*time.Second))
+	require.NoError(t, ab.Release(ctx))
+	assert.Empty(t, keysOn(t, c, "lock:a"))
+	assert.Empty(t, keysOn(t, c, "lock:b"))
+	bc, err := m.TryAcquireMulti(ctx, []string{"c", "b"}, time.Second)
+	require.NoError(t, err)
+	_ = bc.Release(ctx)
+}
+
+func TestMultiNameRefusesBadInput(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	_, err := m.TryAcquireMulti(ctx, []string{"a", "a"}, time.Second)
+	require.ErrorIs(t, err, ErrInvalidName)
+	_, err = m.TryAcquireMulti(ctx, nil, time.Second)
+	require.ErrorIs(t, err, ErrInvalidName)
+	_, err = m.TryAcquireMulti(ctx, []string{"a", "b"}, time.Second, WithFencing())
+	require.ErrorIs(t, err, ErrInvalidOption)
+	_, err = m.TryAcquire(ctx, "a", time.Second, WithShared(), WithPermits(2))
+	require.ErrorIs(t, err, ErrInvalidOption)
+	_, err = m.TryAcquire(ctx, "a", time.Second, WithPermits(0))
+	require.ErrorIs(t, err, ErrInvalidOption)
+}
+
+func TestSharedHoldsExcludeExclusive(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	s1, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	require.NoError(t, err)
+	s2, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	require.NoError(t, err)
+	assert.True(t, s1.Shared())
+	_, err = m.TryAcquire(ctx, "rw", time.Second)
+	require.ErrorIs(t, err, ErrHeld, "the exclusive holder is kept out")
+	// A peer's SET NX on the key fails too.
+	for _, s := range c.Servers {
+		ok, err := s.Client().SetNX(ctx, "lock:rw", "peer", time.Second).Result()
+		require.NoError(t, err)
+		assert.False(t, ok)
+	}
+	require.NoError(t, s1.Extend(ctx, 2*time.Second))
+	require.NoError(t, s1.Release(ctx))
+	_, err = m.TryAcquire(ctx, "rw", time.Second)
+	require.ErrorIs(t, err, ErrHeld)
+	require.NoError(t, s2.Release(ctx))
+	x, err := m.TryAcquire(ctx, "rw", time.Second)
+	require.NoError(t, err)
+	_, err = m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	require.ErrorIs(t, err, ErrHeld, "shared holders are kept out by the exclusive one")
+	require.NoError(t, x.Release(ctx))
+}
+
+func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
+	_, m := testCluster(t, 3, WithRetry(1000, 20*time.Millisecond, 10*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A stream of overlapping shared holders: there is always one.
+	readers := make(chan struct{})
+	go func() {
+		defer close(readers)
+		for ctx.Err() == nil {
+			l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, WithShared())
+			if err != nil {
+				continue
+			}
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				_ = l.Release(context.Background())
+			}()
+			time.Sleep(30 * time.Millisecond)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer wcancel()
+	x, err := m.Acquire(wctx, "rw", time.Second)
+	require.NoError(t, err, "the exclusive waiter gets in")
+	cancel()
+	<-readers
+	_ = x.Release(context.Background())
+}
+
+func TestClassifyKey(t *testing.T) {
+	tests := []struct {
+		name, typ string
+		want      KeyClass
+	}{
+		{"a", "string", KeyClass{KeyLock, "a", -1}},
+		{"a", "zset", KeyClass{KeyShared, "a", -1}},
+		{"a", "hash", KeyClass{KeyOther, "a", -1}},
+		{"a:xwait", "string", KeyClass{KeyWriterWaiting, "a", -1}},
+		{"a:permit:3", "string", KeyClass{KeyPermit, "a", 3}},
+		{"a:permit:3:fence", "string", KeyClass{KeyFence, "a", 3}},
+		{"a:permit:queue", "zset", KeyClass{KeyQueue, "a", -1}},
+		{"a:leader", "string", KeyClass{KeyLeader, "a", -1}},
+		{"a:leader:fence", "string", KeyClass{KeyFence, "a", -1}},
+		{"a:leader:term", "hash", KeyClass{KeyTerm, "a", -1}},
+		{"a:fence", "string", KeyClass{KeyFence, "a", -1}},
+		{"a:queue", "zset", KeyClass{KeyQueue, "a", -1}},
+		{"a:permit:x", "string", KeyClass{KeyLock, "a:permit:x", -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, ClassifyKey(tt.name, tt.typ))
+			if tt.want.Kind != KeyLock && tt.want.Kind != KeyShared && tt.want.Kind != KeyOther {
+				assert.ErrorIs(t, ValidateName(tt.name), ErrInvalidName, "a user cannot name a lock like a primitive's key")
+			}
+		})
+	}
+}
+
+func TestFairSemaphoreServesWaitersInOrder(t *testing.T) {
+	_, m := testCluster(t, 3, WithRetry(1000, 30*time.Millisecond, 10*time.Millisecond))
+	ctx := context.Background()
+	opts := []LockOption{WithPermits(2), WithFair()}
+	p1, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
+	require.NoError(t, err)
+	p2, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
+	require.NoError(t, err)
+	got := make(chan string, 2)
+	wait := func(who string) {
+		l, err := m.Acquire(ctx, "fsem", 5*time.Second, opts...)
+		if assert.NoError(t, err) {
+			got <- who
+			<-time.After(time.Second)
+			_ = l.Release(ctx)
+		}
+	}
+	go wait("first")
+	time.Sleep(100 * time.Millisecond)
+	go wait("second")
+	time.Sleep(100 * time.Millisecond)
+	_, err = m.TryAcquire(ctx, "fsem", time.Second, opts...)
+	require.ErrorIs(t, err, ErrHeld, "a try does not jump the queue")
+	require.NoError(t, p1.Release(ctx))
+	assert.Equal(t, "first", <-got)
+	select {
+	case w := <-got:
+		t.Fatalf("%s got a permit while both were held", w)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, p2.Release(ctx))
+	assert.Equal(t, "second", <-got)
+}
+
+func TestPermitFencingIsPerSlot(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	opts := []LockOption{WithPermits(2), WithFencing()}
+	a, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
+	require.NoError(t, err)
+	b, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), a.Fence())
+	assert.Equal(t, int64(1), b.Fence(), "another slot, another counter")
+	require.NoError(t, a.Release(ctx))
+	c, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, a.Permit(), c.Permit())
+	assert.Equal(t, int64(2), c.Fence())
+}
+
+func TestPrimitivesSurviveScriptFlush(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	flush := func() {
+		for _, s := range c.Servers {
+			require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+		}
+	}
+	flush()
+	p, err := m.TryAcquire(ctx, "s", time.Second, WithPermits(2))
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, p.Extend(ctx, time.Second))
+	flush()
+	require.NoError(t, p.Release(ctx))
+	flush()
+	ml, err := m.TryAcquireMulti(ctx, []string{"x", "y"}, time.Second)
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, ml.Extend(ctx, time.Second))
+	flush()
+	require.NoError(t, ml.Release(ctx))
+	flush()
+	sh, err := m.TryAcquire(ctx, "r", time.Second, WithShared())
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, sh.Extend(ctx, time.Second))
+	flush()
+	require.NoError(t, sh.Release(ctx))
+	flush()
+	e, _ := m.Election("e")
+	ld, err := e.Campaign(ctx, "v", time.Second)
+	require.NoError(t, err)
+	flush()
+	_, err = e.Leader(ctx)
+	require.NoError(t, err)
+	flush()
+	require.NoError(t, ld.Proclaim(ctx, "w"))
+	require.NoError(t, ld.Resign(ctx))
+	for _, s := range c.Servers {
+		keys, _ := s.Client().Keys(ctx, "lock:*").Result()
+		for _, k := range keys {
+			assert.Contains(t, []string{"lock:s:permit:0:fence", "lock:e:leader:fence", "lock:e:leader:term"}, k, "left behind on %s", s.Name)
+		}
+	}
+}
+
+func TestVerifyReadsEachPrimitive(t *testing.T) {
+	c, m := testCluster(t, 3)
+	ctx := context.Background()
+	ml, err := m.TryAcquireMulti(ctx, []string{"v1", "v2"}, 5*time.Second)
+	require.NoError(t, err)
+	sh, err := m.TryAcquire(ctx, "v3", 5*time.Second, WithShared())
+	require.NoError(t, err)
+	require.NoError(t, ml.Verify(ctx))
+	require.NoError(t, sh.Verify(ctx))
+	for _, s := range c.Servers[:2] {
+		require.NoError(t, s.Client().Del(ctx, "lock:v2").Err())
+		require.NoError(t, s.Client().ZRem(ctx, "lock:v3", sh.Token()).Err())
+	}
+	require.ErrorIs(t, ml.Verify(ctx), ErrLost, "one name gone from a majority")
+	require.ErrorIs(t, sh.Verify(ctx), ErrLost)
+	<-ml.Done()
+	<-sh.Done()
+}

@@ -1,0 +1,182 @@
+package quorum
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Semaphores: up to N holders of a name.
+//
+// A semaphore of N permits is N slots, NAME:permit:0 .. NAME:permit:N-1, each a
+// Redlock mutex with the majority quorum. An acquisition round runs one script on
+// every master that takes the first free slot in slot order there (SET NX PX, one
+// value); the round holds the slot that a majority of masters gave it, with the
+// validity of a plain lock, and releases every other slot it took on a minority.
+// Each slot has at most one holder before its Until by Redlock's argument, so
+// there are at most N holders. Counting permits on each master and taking a simple
+// majority is NOT safe for N >= 2 (SAFETY.md); this design never counts.
+
+// WithPermits makes the acquisition take one of n permits of the name (a
+// semaphore: at most n holders at any instant, under Redlock's assumptions).
+// The Lock is the permit: Until, Done, Context, Extend, Release, the keep-alive
+// (WithKeepAlive) and WithLossWatch apply to it alone. With WithFencing each
+// permit slot has its own counter (Fence is strictly increasing per slot, not per
+// name: compare it with Permit). With WithFair waiters take permits in FIFO
+// order (all clients of the name must use it). Every client of a name must use
+// the same n: clients with different counts share the first slots, so there are
+// at most as many holders as the largest count. n must be in [1, MaxPermits]; it
+// cannot be combined with WithShared or a multi-name acquisition.
+func WithPermits(n int) LockOption {
+	return func(c *lockConfig) { c.permits, c.semaphore = n, true }
+}
+
+// Permit returns the slot index of a semaphore permit (0 <= Permit < Permits), or
+// -1 for a lock that is not a permit.
+func (l *Lock) Permit() int {
+	if p, ok := l.prim.(*permitLock); ok {
+		return p.slot
+	}
+	return -1
+}
+
+// Permits returns the semaphore's permit count N, or 0 for a lock that is not a
+// permit.
+func (l *Lock) Permits() int {
+	if p, ok := l.prim.(*permitLock); ok {
+		return p.n
+	}
+	return 0
+}
+
+// permitLock is the primitive of a held permit.
+type permitLock struct {
+	n    int
+	slot int
+	base string // the semaphore's key, NAME:permit (its wake-up channel and queue)
+}
+
+func (p *permitLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
+	return l.m.extend(ctx, l.key, l.value, ttl)
+}
+
+// release deletes the permit where it is ours and wakes the semaphore's waiters
+// (only the head of its queue when fair waiters are queued).
+func (p *permitLock) release(ctx context.Context, l *Lock) *Report {
+	return l.m.scriptFanout(ctx, opRelease, l.key, releaseScript, []string{l.key, p.base + queueSuffix}, nil, l.value, wakeChannel(p.base))
+}
+
+// permitAcquirer takes one permit of a semaphore.
+type permitAcquirer struct {
+	m     *Manager
+	name  string
+	base  string   // NAME:permit
+	slots []string // NAME:permit:0 .. NAME:permit:N-1
+}
+
+func (m *Manager) newPermitAcquirer(name string, lc *lockConfig) (acquirer, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if err := checkPermits(lc.permits); err != nil {
+		return nil, err
+	}
+	a := &permitAcquirer{m: m, name: name, base: m.Key(name) + permitBase}
+	for i := range lc.permits {
+		a.slots = append(a.slots, a.base+":"+strconv.Itoa(i))
+	}
+	return a, nil
+}
+
+func (a *permitAcquirer) waitKey() string { return a.base }
+
+func (a *permitAcquirer) describe(o *Owner) { o.Kind, o.Count = "sem", len(a.slots) }
+
+func (a *permitAcquirer) won(context.Context, *Lock) error { return nil }
+
+// round runs sem_acquire.lua on every master, then keeps the slot that most
+// masters gave (the lowest on a tie): a Redlock round for that slot. Every other
+// slot it took is released.
+func (a *permitAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
+	m := a.m
+	keys := append(append([]string(nil), a.slots...), a.base+queueSuffix)
+	mode, id, score, hb := "", "", "0", "0"
+	if fw != nil {
+		mode, id, score, hb = fw.mode, fw.id, fw.score, fw.hbMS
+	}
+	got := make([]int64, len(m.nodes)) // the slot each master gave; < 0 none
+	rep := m.scriptFanout(ctx, opAcquire, a.base, semAcquireScript, keys, func(i int, r int64) Outcome {
+		got[i] = r
+		if r >= 0 {
+			return OutcomeOK
+		}
+		return OutcomeForeign
+	}, value, ttl.Milliseconds(), mode, id, score, hb)
+	best, stray := a.tally(rep, got)
+	if best >= 0 {
+		rep.Key = a.slots[best]
+	}
+	if until, ok := m.score(rep, start, ttl); ok {
+		l := &Lock{m: m, name: a.name, key: a.slots[best], value: value, ttl: ttl, votes: *rep, start: start,
+			until: until, untilFrom: start, prim: &permitLock{n: len(a.slots), slot: best, base: a.base}}
+		if stray {
+			a.releaseSlots(backgroundFor(ctx), value, best)
+		}
+		m.leaveStragglers(backgroundFor(ctx), a.base, fw, rep)
+		return l, nil
+	}
+	a.releaseSlots(backgroundFor(ctx), value, -1)
+	return nil, m.roundError(rep)
+}
+
+// tally keeps the votes of the slot most masters gave (the lowest on a tie) and
+// turns the others into OutcomeForeign. stray tells whether some master took
+// another slot, or may have (it did not answer).
+func (a *permitAcquirer) tally(rep *Report, got []int64) (best int, stray bool) {
+	votes := make([]int, len(a.slots))
+	best = -1
+	for i, nr := range rep.Nodes {
+		switch {
+		case nr.Outcome == OutcomeOK && got[i] < int64(len(a.slots)):
+			votes[got[i]]++
+		case nr.Outcome == OutcomeError:
+			stray = true
+		}
+	}
+	for s, v := range votes {
+		if v > 0 && (best < 0 || v > votes[best]) {
+			best = s
+		}
+	}
+	for i := range rep.Nodes {
+		if rep.Nodes[i].Outcome == OutcomeOK && got[i] != int64(best) {
+			rep.Nodes[i].Outcome = OutcomeForeign
+			stray = true
+		}
+	}
+	rep.Votes = rep.count(OutcomeOK)
+	return best, stray
+}
+
+// releaseSlots deletes value from every slot but keep (-1: every slot) on every
+// master, waking nobody: the clean-up of a round.
+func (a *permitAcquirer) releaseSlots(ctx context.Context, value string, keep int) {
+	var keys []string
+	for i, k := range a.slots {
+		if i != keep {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		a.m.scriptFanout(ctx, opRelease, a.base, multiReleaseScript, keys, released, value, "0")
+	}
+}
+
+// checkPermits validates a permit count before any I/O.
+func checkPermits(n int) error {
+	if n < 1 || n > MaxPermits {
+		return fmt.Errorf("%w: %d permits, want 1 to %d", ErrInvalidOption, n, MaxPermits)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Shared holds: any number of shared holders of a name, or one exclusive holder.
+//
+// Shared holders live AT the lock key, as a sorted set: one member per holder (its
+// value), scored by its expiry in server milliseconds; the key's TTL is the latest
+// expiry. A plain lock (this package's Acquire, or any peer's SET NX on the key)
+// is the exclusive holder: its SET NX fails while the sorted set exists, and a
+// shared grant (shared_acquire.lua) fails while the key holds a string. Each grant
+// needs a majority of masters, and two majorities share a master whose atomic
+// script refused one of them.
+//
+// An exclusive waiter is not starved by a stream of shared holders: when a round
+// of a blocking Acquire (neither WithShared nor WithFair) meets shared holders, it sets NAME:xwait
+// on every master (a marker with a short TTL, refreshed by each of its rounds), and
+// no new shared grant is made on a master while the marker lives. The marker is
+// deleted when the waiter acquires or gives up; a waiter that dies leaves it for at
+// most its TTL (the fair queue's heartbeat TTL).
+
+// WithShared takes a shared hold of the name: any number of shared holders, or one
+// exclusive holder (a plain lock of the same name, from this package or any
+// Redlock client's SET NX on the key), never both, under Redlock's assumptions.
+// The Lock is this holder's share: Until, Done, Extend, Release and the keep-alive
+// apply to it alone. It cannot be combined with WithPermits, WithFair, WithFencing
+// or a multi-name acquisition (ErrInvalidOption). A blocking exclusive Acquire of
+// the name keeps new shared holders out while it waits, so it is not starved.
+func WithShared() LockOption { return func(c *lockConfig) { c.shared = true } }
+
+// Shared reports whether the Lock is a shared hold (WithShared).
+func (l *Lock) Shared() bool {
+	_, ok := l.prim.(sharedLock)
+	return ok
+}
+
+// sharedLock is the primitive of a shared hold.
+type sharedLock struct{}
+
+func (sharedLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
+	start := l.m.cfg.clock.Now()
+	rep := l.m.scriptFanout(ctx, opExtend, l.key, sharedExtendScript, []string{l.key}, nil, l.value, ttl.Milliseconds())
+	return l.m.scoredExtend(rep, start, ttl)
+}
+
+// release removes this holder; the last one out deletes the key and wakes the
+// waiters (an exclusive one among them).
+func (sharedLock) release(ctx context.Context, l *Lock) *Report {
+	return l.m.scriptFanout(ctx, opRelease, l.key, sharedReleaseScript, []string{l.key}, nil, l.value, wakeChannel(l.key))
+}
+
+// sharedAcquirer takes a shared hold.
+type sharedAcquirer struct {
+	m    *Manager
+	name string
+	key  string
+}
+
+func (m *Manager) newSharedAcquirer(name string, lc *lockConfig) (acquirer, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if lc.fair || lc.fencing {
+		return nil, fmt.Errorf("%w: a shared hold takes neither WithFair nor WithFencing", ErrInvalidOption)
+	}
+	return &sharedAcquirer{m: m, name: name, key: m.Key(name)}, nil
+}
+
+func (a *sharedAcquirer) waitKey() string { return a.key }
+
+func (a *sharedAcquirer) describe(o *Owner) { o.Kind = "shared" }
+
+func (a *sharedAcquirer) won(context.Context, *Lock) error { return nil }
+
+// round runs shared_acquire.lua on every master.
+func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
+	m := a.m
+	rep := m.scriptFanout(ctx, opAcquire, a.key, sharedAcquireScript, []string{a.key, a.key + xwaitSuffix}, func(_ int, r int64) Outcome {
+		if r == 1 {
+			return OutcomeOK
+		}
+		return OutcomeForeign
+	}, value, ttl.Milliseconds())
+	if until, ok := m.score(rep, start, ttl); ok {
+		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start,
+			until: until, untilFrom: start, prim: sharedLock{}}, nil
+	}
+	m.scriptFanout(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
+	return nil, m.roundError(rep)
+}
+
+// xwaiter is a blocking exclusive acquisition's marker against shared holders.
+type xwaiter struct {
+	key    string // the lock key
+	value  string // the marker's value, this waiter's own
+	marked bool
+}
+
+// markExclusive sets the writer-waiting marker of key on the masters where a
+// failed round (last) may have met shared holders: where the key was held and
+// its holder unknown (SET NX GET cannot read a sorted set). It returns the
+// waiter's marker state (x, created on first use).
+func (m *Manager) markExclusive(ctx context.Context, x *xwaiter, key string, last error) *xwaiter {
+	var re *RoundError
+	if !errors.As(last, &re) || !errors.Is(re.Kind, ErrHeld) {
+		return x
+	}
+	unknown := false
+	for _, nr := range re.Nodes {
+		if nr.Outcome == OutcomeForeign && nr.holder == "" {
+			unknown = true
+		}
+	}
+	if !unknown {
+		return x
+	}
+	if x == nil {
+		v, err := newValue(Owner{Kind: "xwait"})
+		if err != nil {
+			return x
+		}
+		x = &xwaiter{key: key, value: v}
+	}
+	hb := m.heartbeatTTL().Milliseconds()
+	rep := m.scriptFanout(ctx, "mark", key+xwaitSuffix, xwaitMarkScript, []string{key, key + xwaitSuffix}, nil, x.value, hb)
+	if rep.count(OutcomeOK) > 0 {
+		x.marked = true
+	}
+	return x
+}
+
+// clear deletes the marker where it is still this waiter's and wakes the shared
+// waiters it kept out.
+func (x *xwaiter) clear(ctx context.Context, m *Manager) {
+	if x == nil || !x.marked {
+		return
+	}
+	m.scriptFanout(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
+}
+
+// verify checks that l's member is in the shared holders on n.
+func (sharedLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
+	_, err := n.client.ZScore(ctx, l.key, l.value).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return OutcomeMissing, nil
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		return OutcomeForeign, nil
+	case err != nil:
+		return OutcomeError, err
+	}
+	return OutcomeOK, nil
+}
