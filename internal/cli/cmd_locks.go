@@ -228,12 +228,6 @@ func validityText(li *quorum.LockInfo) string {
 	return "-"
 }
 
-// printLocks writes the listing as a table, with one line per master under each
-// lock (every key a plain lock's row).
-func (s *lockSession) printLocks(w io.Writer, lst *quorum.Listing) {
-	s.printLockTable(w, lst, lockSeq(lst), nil)
-}
-
 // locksView is the output of locks, written while the listing is iterated
 // (locks_stream.go): a table, or one JSON document; the primitives' keys are
 // kept aside as they pass and shown after the plain locks.
