@@ -153,7 +153,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		if !woken {
 			tries++
 		}
-		if tries >= attempts {
+		if tries >= attempts || m.closed() { // a closed Manager fails every round
 			return nil, m.giveUp(ctx, key, fw, last)
 		}
 		if w == nil {
@@ -282,6 +282,10 @@ func (m *Manager) cancelled(key string, last error, ctx context.Context) error {
 	if errors.As(last, &re) {
 		cp := *re
 		cp.Cause = context.Cause(ctx)
+		if cp.Op != opAcquire {
+			// A fencing or term round: the acquisition failed all the same.
+			return fmt.Errorf("%w: %w", ErrNotAcquired, &cp)
+		}
 		return &cp
 	}
 	return &RoundError{Report: Report{Op: opAcquire, Key: key, Quorum: m.quorum}, Kind: ErrUnavailable, Cause: context.Cause(ctx)}

@@ -45,7 +45,8 @@ type LeaderInfo struct {
 	// Since is when the leader took office (its clock, Unix milliseconds precision).
 	Since time.Time `json:"since"`
 	// Validity is how long the leadership lasts, from ObservedAt, on the quorum's
-	// view: the PTTL that a quorum of masters still exceeds, minus its drift budget.
+	// view: the PTTL that a quorum of masters still exceeds, minus its drift budget
+	// and the read's own duration (a PTTL may have been read at its start).
 	Validity time.Duration `json:"validity_ns"`
 	// ObservedAt is when the read ended.
 	ObservedAt time.Time `json:"observed_at"`
@@ -75,6 +76,7 @@ type Leadership struct {
 
 	mu    sync.Mutex
 	value string
+	seq   int64 // the last proclamation's number
 }
 
 // Election returns the election name on m. The name follows ValidateName.
@@ -92,7 +94,8 @@ func (e *Election) Name() string { return e.name }
 func (e *Election) Key() string { return e.m.Key(e.name) + leaderSuffix }
 
 // Campaign blocks until this candidate leads the election, or ctx ends (an error
-// matching ErrNotAcquired and ctx.Err()). It then publishes value (Leader and
+// matching ErrNotAcquired and ctx.Err()), or the Manager is closed (an error
+// matching ErrNotAcquired). It then publishes value (Leader and
 // Observe report it) under a new term. The leadership is kept alive (WithKeepAlive
 // in opts replaces the default, Fraction 0.5 without caps) and is lost when a
 // majority no longer holds it: Done and Context fire no later than Until. ttl is
@@ -112,7 +115,8 @@ func (e *Election) Leader(ctx context.Context) (*LeaderInfo, error) {
 }
 
 // Observe reports the leader now and at every change (another term, another value,
-// nobody leading), until ctx ends; the channel is then closed. A wake-up message
+// nobody leading), until ctx ends or the Manager is closed; the channel is then
+// closed. A wake-up message
 // published by a campaign, a resignation or a proclamation is a hint to read
 // again; the leader's validity ending and a poll every poll interval (at most a
 // second) are the others. Every report is a quorum read, so it never names a leader
@@ -161,7 +165,8 @@ func (l *Leadership) Resign(ctx context.Context) error { return l.lock.Release(c
 
 // Proclaim publishes a new value without an election (etcd's Proclaim): it
 // rewrites the record on every master where the leadership is still ours and
-// needs a quorum of them; the term does not change. It fails with ErrLost once
+// needs a quorum of them; the term does not change. Leader reports a value only
+// once a quorum has it (or a later one), so a failed Proclaim is not reported. It fails with ErrLost once
 // the leadership is gone.
 func (l *Leadership) Proclaim(ctx context.Context, value string) error {
 	return l.proclaim(ctx, value)

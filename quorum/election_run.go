@@ -7,8 +7,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // The election's keys: the leadership, its term counter and the leader's record.
@@ -87,50 +88,14 @@ func (a *electAcquirer) round(ctx context.Context, start time.Time, value string
 // the masters that hold our leadership count towards the quorum), then raise it
 // to max+1 and write the record on a quorum, as WithFencing raises a fence.
 func (a *electAcquirer) won(ctx context.Context, l *Lock) error {
-	m := a.e.m
 	leader, counter, record := a.e.keys()
-	var mu sync.Mutex
-	var highest int64
-	rep := m.fanout(ctx, opFenceRead, leader, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := fenceReadScript.Run(ctx, n.client, []string{leader, counter}, l.value).Int64Slice()
-		switch {
-		case err != nil:
-			return OutcomeError, err
-		case len(r) != 2:
-			return OutcomeError, fmt.Errorf("%w: term read gave %d values", errPrimReply, len(r))
-		}
-		mu.Lock()
-		highest = max(highest, r[1])
-		mu.Unlock()
-		if r[0] != 1 {
-			return OutcomeForeign, nil
-		}
-		return OutcomeOK, nil
-	})
-	if err := m.fenceRound(l, rep); err != nil {
-		return err
-	}
-	next := highest + 1
 	since := time.Now()
-	rep = m.fanout(ctx, opFenceRaise, leader, func(ctx context.Context, n *node) (Outcome, error) {
-		v, err := electTermScript.Run(ctx, n.client, []string{leader, counter, record}, l.value, next,
+	next, err := a.e.m.raiseCounter(ctx, l, counter, "term", func(ctx context.Context, n *node, next int64) (int64, error) {
+		return electTermScript.Run(ctx, n.client, []string{leader, counter, record}, l.value, next,
 			since.UnixMilli(), a.value, wakeChannel(leader)).Int64()
-		switch {
-		case err != nil:
-			return OutcomeError, err
-		case v == replyStale:
-			return OutcomeError, fmt.Errorf("%w (term %d)", ErrFenceStale, next)
-		}
-		return outcomeOf(v), nil
 	})
-	if err := m.fenceRound(l, rep); err != nil {
+	if err != nil {
 		return err
-	}
-	for _, nr := range rep.Nodes {
-		if errors.Is(nr.Err, ErrFenceStale) {
-			m.release(context.Background(), opRelease, leader, l.value)
-			return fmt.Errorf("%w: term: master %s: %w", ErrNotAcquired, nr.Node, nr.Err)
-		}
 	}
 	a.term, a.since = next, since
 	l.fence = next
@@ -144,12 +109,17 @@ type electView struct {
 	term   int64
 	since  int64
 	value  string
+	seq    int64 // the proclamation that wrote value, 0 for Campaign's
 }
 
 func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 	m := e.m
 	leader, _, record := e.keys()
 	views := make([]electView, len(m.nodes))
+	// A master's PTTL may have been read at any moment of the round: count the
+	// whole round against it, or a slow reply reports a leadership that has
+	// already ended.
+	sent := time.Now()
 	rep := m.fanout(ctx, "leader", leader, func(ctx context.Context, n *node) (Outcome, error) {
 		r, err := electReadScript.Run(ctx, n.client, []string{leader, record}).Slice()
 		if err != nil {
@@ -171,7 +141,8 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 	type group struct {
 		v     electView
 		pttls []time.Duration
-		vals  map[string]int
+		seqs  []int64
+		vals  map[int64]string // by proclamation number
 	}
 	var groups []*group
 	for i, v := range views {
@@ -180,11 +151,12 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		}
 		j := slices.IndexFunc(groups, func(g *group) bool { return g.v.holder == v.holder && g.v.term == v.term })
 		if j < 0 {
-			groups = append(groups, &group{v: v, vals: map[string]int{}})
+			groups = append(groups, &group{v: v, vals: map[int64]string{}})
 			j = len(groups) - 1
 		}
 		groups[j].pttls = append(groups[j].pttls, v.pttl)
-		groups[j].vals[v.value]++
+		groups[j].seqs = append(groups[j].seqs, v.seq)
+		groups[j].vals[v.seq] = v.value
 	}
 	for _, g := range groups {
 		if len(g.pttls) < m.quorum {
@@ -192,7 +164,7 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		}
 		slices.SortFunc(g.pttls, func(a, b time.Duration) int { return int(ttlRank(b) - ttlRank(a)) })
 		q := g.pttls[m.quorum-1]
-		validity := q - m.cfg.drift(q)
+		validity := q - m.cfg.drift(q) - observed.Sub(sent)
 		if q < 0 {
 			validity = NoExpiry
 		}
@@ -201,12 +173,11 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		}
 		li := &LeaderInfo{Election: e.name, Term: g.v.term, Since: time.UnixMilli(g.v.since), Validity: validity,
 			ObservedAt: observed, Votes: len(g.pttls), Quorum: m.quorum}
-		best := -1
-		for val, c := range g.vals {
-			if c > best || c == best && val < li.Value {
-				li.Value, best = val, c
-			}
-		}
+		// The latest value a quorum has (a master holding a later proclamation
+		// had this one before): a proclamation that reached only a minority is
+		// not reported.
+		slices.Sort(g.seqs)
+		li.Value = g.vals[g.seqs[len(g.seqs)-m.quorum]]
 		if pv, err := ParseValue(g.v.holder); err == nil {
 			owner := pv.Owner
 			li.Owner = &owner
@@ -218,8 +189,8 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 
 // parseElectView decodes elect_read.lua's reply.
 func parseElectView(r []any) (electView, error) {
-	if len(r) != 5 {
-		return electView{}, fmt.Errorf("%w: election read gave %d values", errPrimReply, len(r))
+	if len(r) != 6 {
+		return electView{}, fmt.Errorf("%w: election read gave %d values", wire.ErrProtocol, len(r))
 	}
 	str := func(x any) string { s, _ := x.(string); return s }
 	v := electView{holder: str(r[0]), value: str(r[4])}
@@ -232,10 +203,11 @@ func parseElectView(r []any) (electView, error) {
 	if s := str(r[2]); s != "" {
 		t, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return electView{}, fmt.Errorf("%w: term %q", errPrimReply, s)
+			return electView{}, fmt.Errorf("%w: term %q", wire.ErrProtocol, s)
 		}
 		v.term = t
 		v.since, _ = strconv.ParseInt(str(r[3]), 10, 64)
+		v.seq, _ = strconv.ParseInt(str(r[5]), 10, 64)
 	}
 	return v, nil
 }
@@ -254,7 +226,7 @@ func (e *Election) observe(ctx context.Context) <-chan Observation {
 			defer unreg()
 		}
 		var last *Observation
-		for ctx.Err() == nil {
+		for ctx.Err() == nil && !e.m.closed() { // a closed Manager reads nothing
 			since := time.Now()
 			li, err := e.leader(ctx)
 			if ctx.Err() != nil {
@@ -301,7 +273,11 @@ func (l *Leadership) proclaim(ctx context.Context, value string) error {
 	}
 	m := l.e.m
 	leader, _, record := l.e.keys()
-	rep := m.scriptFanout(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader))
+	l.mu.Lock()
+	l.seq++
+	seq := l.seq
+	l.mu.Unlock()
+	rep := m.scriptFanout(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader), seq)
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if rep.Votes >= m.quorum && now.Before(l.lock.Until()) {

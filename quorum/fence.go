@@ -58,15 +58,32 @@ func (m *Manager) FenceKey(name string) string { return m.Key(name) + fenceSuffi
 // ErrNotAcquired (and a *RoundError naming the masters).
 func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 	fkey := l.key + fenceSuffix
+	next, err := m.raiseCounter(ctx, l, fkey, "fencing", func(ctx context.Context, n *node, next int64) (int64, error) {
+		return fenceRaiseScript.Run(ctx, n.client, []string{l.key, fkey}, l.value, next).Int64()
+	})
+	if err == nil {
+		l.fence = next
+	}
+	return err
+}
+
+// raiseCounter hands l the next number of counter (a fence, an election's term):
+// it reads the counter from every master that answers (only the masters that
+// hold l count towards the quorum, but a higher counter read anywhere raises the
+// next number), then raises it to max+1 on a quorum with raise, a script that
+// compares l's value and answers replyStale when the counter is already at or
+// above the new number. On failure it releases l and returns an error matching
+// ErrNotAcquired that names what (the number's use).
+func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what string, raise func(ctx context.Context, n *node, next int64) (int64, error)) (int64, error) {
 	var mu sync.Mutex
 	var highest int64
 	rep := m.fanout(ctx, opFenceRead, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := fenceReadScript.Run(ctx, n.client, []string{l.key, fkey}, l.value).Int64Slice()
+		r, err := fenceReadScript.Run(ctx, n.client, []string{l.key, counter}, l.value).Int64Slice()
 		switch {
 		case err != nil:
 			return OutcomeError, err
 		case len(r) != 2:
-			return OutcomeError, fmt.Errorf("%w: fence read gave %d values", wire.ErrProtocol, len(r))
+			return OutcomeError, fmt.Errorf("%w: %s read gave %d values", wire.ErrProtocol, what, len(r))
 		}
 		mu.Lock()
 		highest = max(highest, r[1])
@@ -77,11 +94,11 @@ func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 		return OutcomeOK, nil
 	})
 	if err := m.fenceRound(l, rep); err != nil {
-		return err
+		return 0, err
 	}
 	next := highest + 1
 	rep = m.fanout(ctx, opFenceRaise, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-		v, err := fenceRaiseScript.Run(ctx, n.client, []string{l.key, fkey}, l.value, next).Int64()
+		v, err := raise(ctx, n, next)
 		switch {
 		case err != nil:
 			return OutcomeError, err
@@ -91,19 +108,18 @@ func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 		return outcomeOf(v), nil
 	})
 	if err := m.fenceRound(l, rep); err != nil {
-		return err
+		return 0, err
 	}
 	// A master that did not answer the read but holds a counter at or above next
-	// means next may repeat an earlier fence: give the lock up rather than hand out
-	// a number that does not fence.
+	// means next may repeat an earlier number: give the lock up rather than hand
+	// out a number that does not fence.
 	for _, nr := range rep.Nodes {
 		if errors.Is(nr.Err, ErrFenceStale) {
 			m.release(context.Background(), opRelease, l.key, l.value)
-			return fmt.Errorf("%w: fencing: master %s: %w", ErrNotAcquired, nr.Node, nr.Err)
+			return 0, fmt.Errorf("%w: %s: master %s: %w", ErrNotAcquired, what, nr.Node, nr.Err)
 		}
 	}
-	l.fence = next
-	return nil
+	return next, nil
 }
 
 // fenceRound checks one fencing round: a quorum of votes from masters out of

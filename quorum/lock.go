@@ -115,8 +115,10 @@ func (l *Lock) start0(lc lockConfig) {
 	}
 	if lc.watch {
 		if h := l.m.hub(); h != nil {
-			w, unregister := h.register(l.key, "")
-			go l.watchLoss(w, unregister)
+			for _, k := range l.watchKeys() {
+				w, unregister := h.register(k, "")
+				go l.watchLoss(w, unregister)
+			}
 		}
 	}
 }

@@ -267,6 +267,13 @@ func (m *Manager) background(fn func()) {
 	}()
 }
 
+// closed reports whether Close was called: every round fails from then on.
+func (m *Manager) closed() bool {
+	m.bgMu.Lock()
+	defer m.bgMu.Unlock()
+	return m.bgClosed
+}
+
 // Quorum returns the number of votes a lock needs: N/2+1.
 func (m *Manager) Quorum() int { return m.quorum }
 

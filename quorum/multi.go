@@ -121,11 +121,16 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 	}, value, ttl.Milliseconds())
 	if until, ok := m.score(rep, start, ttl); ok {
 		return &Lock{m: m, name: strings.Join(a.names, " "), key: a.keys[0], value: value, ttl: ttl, votes: *rep,
-			start: start, until: until, untilFrom: start, prim: &multiLock{names: a.names, keys: a.keys}}, nil
+			start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: &multiLock{names: a.names, keys: a.keys}}, nil
 	}
 	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
 	return nil, m.roundError(rep)
 }
+
+// watchKeys returns the keys whose wake-up channels the loss watch of a
+// multi-name lock listens on: every name's, so that a force-expire of any one
+// of them is heard.
+func (p *multiLock) watchKeys() []string { return p.keys }
 
 // verify checks that every name holds l's value on n.
 func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {

@@ -248,10 +248,6 @@ func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
 	return nil, checkName(name)
 }
 
-// errPrimReply is a reply of a primitive's script that does not have the shape
-// the script gives.
-var errPrimReply = errors.New("unexpected reply")
-
 // scriptFanout runs script on every master (fanout) with keys and args; a reply r
 // maps to outcomeOf(r) (1 ours, 0 missing, else foreign) unless out is given.
 func (m *Manager) scriptFanout(ctx context.Context, op, key string, script *redis.Script, keys []string, out func(i int, r int64) Outcome, args ...any) *Report {

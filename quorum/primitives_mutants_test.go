@@ -62,7 +62,7 @@ func (a *countAcquirer) round(ctx context.Context, start time.Time, value string
 	}, value, ttl.Milliseconds(), a.n)
 	if until, ok := m.score(rep, start, ttl); ok {
 		// The holders' zset extends and releases as shared holders do.
-		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, prim: sharedLock{}}, nil
+		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: sharedLock{}}, nil
 	}
 	m.scriptFanout(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
 	return nil, m.roundError(rep)
@@ -101,7 +101,7 @@ func (a someNamesAcquirer) round(ctx context.Context, start time.Time, value str
 		return OutcomeForeign
 	}, value, ttl.Milliseconds())
 	if until, ok := m.score(rep, start, ttl); ok {
-		return &Lock{m: m, name: a.names[0], key: a.keys[0], value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start,
+		return &Lock{m: m, name: a.names[0], key: a.keys[0], value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl),
 			prim: &multiLock{names: a.names, keys: a.keys}}, nil
 	}
 	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")

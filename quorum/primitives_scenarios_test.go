@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redlock/redlock/internal/checker"
 	"github.com/redlock/redlock/internal/faults"
 )
 
@@ -246,11 +245,8 @@ func runPrim(s *scen, w workload, f primFault, d time.Duration, opts []LockOptio
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { f.run(ctx, s, cls) })
-	var lag time.Duration
-	wg.Go(func() { lag = schedulingLag(ctx) })
 	got := w.run(ctx, s, cls, opts)
 	wg.Wait()
-	s.t.Logf("the test process's worst timer lateness: %v (Done is checked against the deadline + %v)", lag, checker.DoneSlack)
 	s.net.HealAll()
 	time.Sleep(primTTL + 150*time.Millisecond) // quiescence: late commands expire
 	s.checkPrimKeys(true)
@@ -294,16 +290,4 @@ func primSoak(t *testing.T) time.Duration {
 		return 5 * time.Second
 	}
 	return d
-}
-
-// schedulingLag measures, until ctx ends, how late a 5ms timer of this process
-// fires at worst: how late any Done may be seen for reasons outside the library.
-func schedulingLag(ctx context.Context) time.Duration {
-	var worst time.Duration
-	for ctx.Err() == nil {
-		t0 := time.Now()
-		time.Sleep(5 * time.Millisecond)
-		worst = max(worst, time.Since(t0)-5*time.Millisecond)
-	}
-	return worst
 }

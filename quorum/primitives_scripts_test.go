@@ -25,8 +25,8 @@ func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 		"shared_release": {sharedReleaseLua, "0c9452379567fb004d4c26bca318d8f9fec3a86a", sharedReleaseScript},
 		"xwait_mark":     {xwaitMarkLua, "b757e540b8f5d7b68bf02a4f30f3db128be26daf", xwaitMarkScript},
 		"elect_term":     {electTermLua, "b08ecb16ccf68ec721c8749c4aa7c194f6c62c4e", electTermScript},
-		"elect_read":     {electReadLua, "537fb076e1cf1e0936700cfa210cbfa7743ed433", electReadScript},
-		"elect_proclaim": {electProclaimLua, "33bec7ccd70672a58665f98ef9f81fbe303282be", electProclaimScript},
+		"elect_read":     {electReadLua, "535ccb0cea3876333be847be930f061e2b6cea6a", electReadScript},
+		"elect_proclaim": {electProclaimLua, "0236412f7904a2ca59f7c34190bb92e74ef51912", electProclaimScript},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

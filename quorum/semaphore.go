@@ -119,9 +119,11 @@ func (a *permitAcquirer) round(ctx context.Context, start time.Time, value strin
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
 		l := &Lock{m: m, name: a.name, key: a.slots[best], value: value, ttl: ttl, votes: *rep, start: start,
-			until: until, untilFrom: start, prim: &permitLock{n: len(a.slots), slot: best, base: a.base}}
+			until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: &permitLock{n: len(a.slots), slot: best, base: a.base}}
 		if stray {
-			a.releaseSlots(backgroundFor(ctx), value, best)
+			// In the background: the caller's validity is running, and a master
+			// that did not answer the round may not answer this either.
+			m.background(func() { a.releaseSlots(backgroundFor(ctx), value, best) })
 		}
 		m.leaveStragglers(backgroundFor(ctx), a.base, fw, rep)
 		return l, nil

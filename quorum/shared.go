@@ -91,7 +91,7 @@ func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value strin
 	}, value, ttl.Milliseconds())
 	if until, ok := m.score(rep, start, ttl); ok {
 		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start,
-			until: until, untilFrom: start, prim: sharedLock{}}, nil
+			until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: sharedLock{}}, nil
 	}
 	m.scriptFanout(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
 	return nil, m.roundError(rep)

@@ -55,6 +55,15 @@ func (l *Lock) Verify(ctx context.Context) error {
 	return err
 }
 
+// watchKeys returns the keys whose wake-up channels l's loss watch listens on:
+// every name of a multi-name lock, else its key.
+func (l *Lock) watchKeys() []string {
+	if p, ok := l.prim.(*multiLock); ok {
+		return p.watchKeys()
+	}
+	return []string{l.key}
+}
+
 // watchLoss verifies the lock on every release notification of its name until the
 // lock ends.
 func (l *Lock) watchLoss(w *waiter, unregister func()) {
