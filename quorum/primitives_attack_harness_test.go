@@ -110,12 +110,6 @@ func (a *atk) watchDone(l *Lock, h *checker.Hold) {
 	h.Done(time.Now(), l.Until())
 }
 
-// atkRelease records the release of h, then releases l.
-func atkRelease(h *checker.Hold, l *Lock) {
-	h.Released(time.Now())
-	_ = l.Release(context.Background())
-}
-
 // check fails the test on any violation of the history, and logs the counts.
 func (a *atk) check() {
 	a.t.Helper()
