@@ -211,7 +211,7 @@ func TestAttackForceExpireJSONAbortedPrintsADocument(t *testing.T) {
 	assert.Equal(t, ExitError, code, stderr)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), "stdout: %q", stdout)
-	assert.Equal(t, "1.0", doc["format_version"])
+	assert.Equal(t, formatVersion, doc["format_version"])
 	assert.Equal(t, "kept", doc["name"])
 	assert.Equal(t, float64(0), doc["deleted"])
 	assert.NotEmpty(t, doc["error"])

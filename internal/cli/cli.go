@@ -1,34 +1,34 @@
 // Package cli implements the redlock commands. main.go only calls Main.
 //
-// Each command lives in its own file (cmd_NAME.go) and registers itself in init
-// with register. Exit codes are the constants below; a command returns one.
+// Each command lives in its own file (cmd_NAME.go) and is declared there once,
+// with define (command.go says how): its arguments, flags, help, exit codes and
+// completion.
 package cli
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/agnivade/levenshtein"
+
+	"github.com/redlock/redlock/internal/escape"
 )
 
-// Exit codes shared by the commands. Their meaning per command is in each
-// command's help text (DESIGN.md section 3).
+// Exit codes shared by the commands. What each means for a command is in its
+// exit-code table (Command.Exits, printed by its help; DESIGN.md section 3).
 const (
 	ExitOK       = 0
 	ExitError    = 1
-	ExitUsage    = 2 // also "invalid" for validate
-	ExitNotHeld  = 3 // acquire/run: held by another or wait expired; fmt -check: not formatted
-	ExitLost     = 4 // extend/run: the lock was lost
-	ExitChanges  = 2 // plan -detailed-exitcode: changes pending
-	ExitInvalid  = 2 // validate: the file is invalid
+	ExitUsage    = 2 // a bad command line
+	ExitInvalid  = 2 // the topology file is invalid: as a bad command line, nothing was tried
+	ExitNotHeld  = 3 // acquire/run: held by another or wait expired
+	ExitLost     = 4 // extend/release/run: the lock was lost
+	ExitChanges  = 2 // plan -detailed-exitcode: changes pending (plan's usage errors exit 1)
 	ExitUnformat = 3 // fmt -check: a file is not formatted
 )
 
@@ -39,17 +39,6 @@ type Env struct {
 	Stderr io.Writer
 	// Getenv reads the environment (REDLOCK_CONFIG, REDLOCK_VAR_*).
 	Getenv func(string) string
-}
-
-// Command is one subcommand.
-type Command struct {
-	Name     string
-	Synopsis string // one line for the command list
-	Usage    string // "redlock NAME [flags] ARGS" plus the exit codes, for help NAME
-	// Hidden commands (internal helpers such as bench-worker) are not listed.
-	Hidden bool
-	// Run executes the command. ctx is cancelled on SIGINT/SIGTERM.
-	Run func(ctx context.Context, env *Env, args []string) int
 }
 
 var commands = map[string]*Command{}
@@ -73,30 +62,31 @@ func Main(ctx context.Context, env *Env, args []string) int {
 	}
 	switch args[0] {
 	case "--version", "-version", "-v":
-		return runVersion(ctx, env, args[1:])
+		return versionCmd.run(ctx, env, args[1:])
 	}
 	name := strings.TrimLeft(args[0], "-")
 	switch name {
 	case "h", "help":
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
-				fmt.Fprintln(env.Stdout, c.Usage)
+				fmt.Fprint(env.Stdout, c.Help())
 				return ExitOK
 			}
-			fmt.Fprintf(env.Stderr, "redlock: unknown command %q%s\n", args[1], didYouMean(args[1], commandNames()))
-			printCommands(env.Stderr)
-			return ExitUsage
+			return unknownCommand(env, args[1])
 		}
 		printCommands(env.Stdout)
 		return ExitOK
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "redlock: unknown command %q%s\n", args[0], didYouMean(args[0], commandNames()))
-		printCommands(env.Stderr)
-		return ExitUsage
+		return unknownCommand(env, args[0])
 	}
-	return c.Run(ctx, env, args[1:])
+	return c.run(ctx, env, args[1:])
+}
+
+func unknownCommand(env *Env, name string) int {
+	fmt.Fprintf(env.Stderr, "redlock: unknown command %q%s\nrun 'redlock help' for the list of commands\n", escape.Text(name), didYouMean(name, commandNames()))
+	return ExitUsage
 }
 
 // commandNames returns the listed commands, sorted.
@@ -136,82 +126,6 @@ func printCommands(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'redlock help COMMAND' for a command's flags and exit codes.")
-}
-
-// newFlagSet returns a flag set for cmd that reports errors instead of exiting and
-// writes nothing by itself; parseFlags prints the one-line reason and the usage.
-func newFlagSet(cmd *Command) *flag.FlagSet {
-	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
-// usageErrorf prints a one-line reason and the command usage to stderr and
-// returns ExitUsage.
-func usageErrorf(env *Env, cmd *Command, format string, a ...any) int {
-	fmt.Fprintf(env.Stderr, "redlock %s: %s\n\n%s\n", cmd.Name, fmt.Sprintf(format, a...), cmd.Usage)
-	return ExitUsage
-}
-
-// parseFlags parses args with fs. On error (or -h) it prints the reason and usage and
-// returns false with the exit code to use.
-func parseFlags(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, cmd.Usage)
-			return ExitOK, false
-		}
-		return usageErrorf(env, cmd, "%s", flagError(fs, err)), false
-	}
-	return 0, true
-}
-
-// badValue matches the flag package's error for a value it cannot parse.
-var badValue = regexp.MustCompile(`^invalid value "([^"]*)" for flag -(\S+): parse error$`)
-
-// flagError explains a flag parse error: an unknown flag gets the closest known
-// one of fs, a number given to a duration flag the hint that it needs a unit.
-func flagError(fs *flag.FlagSet, err error) string {
-	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok && fs != nil {
-		var flags []string
-		fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name) })
-		if hint := didYouMean(name, flags); hint != "" {
-			return fmt.Sprintf("unknown flag -%s%s", name, strings.Replace(hint, `"`, `"-`, 1))
-		}
-		return "unknown flag -" + name
-	}
-	m := badValue.FindStringSubmatch(err.Error())
-	if m == nil {
-		return err.Error()
-	}
-	if _, perr := strconv.ParseFloat(m[1], 64); perr == nil {
-		return fmt.Sprintf("-%s %s: a duration needs a unit, e.g. %ss, %sms or %sm", m[2], m[1], m[1], m[1], m[1])
-	}
-	return fmt.Sprintf("-%s: %q is not a valid value", m[2], m[1])
-}
-
-// interspersed parses flags that may appear after positional arguments
-// ("acquire NAME -ttl 5s"). Everything after the first "--" is returned as rest,
-// unparsed (nil when there is no "--"), so "run NAME -- cmd -x" keeps "-x" for cmd.
-func interspersed(fs *flag.FlagSet, args []string) (pos, rest []string, err error) {
-	for i, a := range args {
-		if a == "--" {
-			rest = append([]string{}, args[i+1:]...)
-			args = args[:i]
-			break
-		}
-	}
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, rest, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
 
 // errInterrupted: Ctrl-C (SIGINT or SIGTERM) came while the command waited for

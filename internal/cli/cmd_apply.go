@@ -10,44 +10,40 @@ import (
 	"github.com/redlock/redlock/internal/health"
 )
 
-func init() {
-	applyCmd.Run = runApply
-	register(applyCmd)
+// applyArgs are the arguments of apply.
+type applyArgs struct {
+	common
+	auto bool
 }
 
-var applyCmd = &Command{
+func (a *applyArgs) flags(f *Flags) {
+	f.Bool(&a.auto, "auto-approve", "do not ask; apply at once")
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "apply",
 	Synopsis: "CONFIG SET the settings drift shown by plan, after a yes prompt",
-	Usage: `Usage: redlock apply [-auto-approve] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Shows the plan, asks for "yes" on stdin (anything else aborts), then runs CONFIG
 SET for every declared setting that differs on each master and CONFIG REWRITE so
 the change survives a restart. Reports per master what changed, what failed and
 which masters were not checked (down, credentials refused, CONFIG GET refused);
 when anything failed or was skipped it ends with an error summary naming each
 failure (never "Apply complete"). validate refuses a file whose settings break
-lock safety (an allkeys-* or volatile-* maxmemory_policy): apply never sets them.
+lock safety (an allkeys-* or volatile-* maxmemory_policy): apply never sets them.`,
+	ExitNote: "As Terraform's, a usage error exits 1.",
+	Exits: []Exit{
+		{0, "every master checked and every change applied"},
+		{1, "aborted, a change failed, a master could not be checked, the file is invalid, or a usage error"},
+	},
+	UsageExit: ExitError,
+}, runApply)
 
-Flags:
-  -auto-approve     do not ask; apply at once
-` + commonUsage + `
-
-Exit codes (as Terraform's): 0 every master checked and every change applied,
-1 aborted, a change failed, a master could not be checked, the file is invalid, or
-a usage error.`,
-}
-
-func runApply(ctx context.Context, env *Env, args []string) int {
-	var cm common
-	fs := newFlagSet(applyCmd)
-	cm.register(fs, env)
-	auto := fs.Bool("auto-approve", false, "do not ask; apply at once")
-	if code, ok := parseNoArgs(env, applyCmd, fs, &cm, args); !ok {
-		return terraformUsage(code)
-	}
-	cfg, p, plan, code := probePlan(ctx, env, applyCmd, &cm)
-	if code != ExitOK {
-		return code
+func runApply(ctx context.Context, env *Env, a *applyArgs) error {
+	cfg, p, plan, err := probePlan(ctx, env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer p.Close()
 	say := func(format string, a ...any) {
@@ -66,12 +62,12 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 					say("master %q: not checked; its settings may still differ.\n", mp.Health.Master)
 				}
 			}
-			return ExitError
+			return failf(ExitError, "%s not checked", pluralize(plan.Summary.Unchecked, "master"))
 		}
-		return ExitOK
+		return nil
 	}
 
-	if !*auto {
+	if !a.auto {
 		say("\nDo you want to perform these actions?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ")
 		var line string
 		err := io.EOF
@@ -81,14 +77,13 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 		if strings.TrimSpace(line) != "yes" {
 			say("\n")
 			if err != nil && err != io.EOF {
-				fmt.Fprintf(env.Stderr, "redlock apply: reading the answer: %v\n", err)
+				return failf(ExitError, "reading the answer: %v; apply cancelled: nothing was changed", err)
 			}
-			fmt.Fprintln(env.Stderr, "Apply cancelled: nothing was changed.")
-			return ExitError
+			return failf(ExitError, "Apply cancelled: nothing was changed.")
 		}
 	}
 
-	actx, cancel := context.WithTimeout(ctx, cm.timeout)
+	actx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	outcomes := p.Apply(actx, plan)
 
@@ -116,11 +111,10 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 	}
 	if failed > 0 || skipped > 0 {
 		say("\n%s", health.FailureSummary(outcomes))
-		fmt.Fprintf(env.Stderr, "redlock apply: %s failed, %s skipped: the masters do not match the file\n", pluralize(failed, "setting"), pluralize(skipped, "master"))
-		return ExitError
+		return failf(ExitError, "%s failed, %s skipped: the masters do not match the file", pluralize(failed, "setting"), pluralize(skipped, "master"))
 	}
 	say("\nApply complete: %s changed on %s.\n", pluralize(changed, "setting"), pluralize(masters, "master"))
-	return ExitOK
+	return nil
 }
 
 func pluralize(n int, word string) string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,15 +14,53 @@ import (
 
 	"github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/internal/connect"
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
-var benchCmd = &Command{
+// benchArgs are the arguments of bench and bench-worker.
+type benchArgs struct {
+	common
+	clients, ops int
+	fair         bool
+	hold         time.Duration
+	name         string
+}
+
+func (b *benchArgs) flags(f *Flags) {
+	f.Int(&b.clients, "clients", "N", 5, "processes (default 5)")
+	f.Int(&b.ops, "ops", "K", 100, "acquisitions per process (default 100)")
+	f.Bool(&b.fair, "fair", "take the lock in fair (FIFO) mode")
+	f.Duration(&b.hold, "hold", 0, "how long each acquisition holds the lock (default 0)").atLeast(0)
+	f.String(&b.name, "name", "NAME", "redlock-bench", "the lock name (default redlock-bench)")
+	b.jsonFlag(f)
+	b.common.flags(f)
+}
+
+func (b *benchArgs) parse(p *parsed) error {
+	if err := p.noArgs(""); err != nil {
+		return err
+	}
+	switch {
+	case b.clients < 1 || b.clients > 256:
+		return usagef("-clients must be between 1 and 256, got %d", b.clients)
+	case b.ops < 1:
+		return usagef("-ops must be at least 1, got %d", b.ops)
+	case b.name == "":
+		return usagef("-name must not be empty")
+	}
+	if err := b.check(); err != nil {
+		return err
+	}
+	if !p.given("timeout") {
+		b.timeout = benchDefaultTimeout
+	}
+	return nil
+}
+
+var _ = define(&Command{
 	Name:     "bench",
 	Synopsis: "contention experiment: N processes take one lock K times",
-	Usage: `Usage: redlock bench [-clients N] [-ops K] [-fair] [-hold D] [-name NAME] [-json] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Reproduces the experiment of the fair-lock thesis on the masters of the topology
 file: N operating-system processes (this binary, re-executed) each take the lock
 NAME K times, holding it D each time, all starting at the same instant. It prints
@@ -32,112 +71,138 @@ other process at that moment: 100% means nobody was starved).
 
 The lock uses the TTL of NAME's lock policy. With -fair the processes queue in
 FIFO order (as a 'fair = true' policy would); otherwise they retry with the
-cluster's retry policy and are woken when the lock is released.
+cluster's retry policy and are woken when the lock is released. -timeout bounds
+the whole experiment here (default 2m).`,
+	Exits: []Exit{
+		{0, "the experiment ran"},
+		{1, "error (masters unreachable, a process failed, timeout, interrupted)"},
+		exitBadInput,
+	},
+}, runBench)
 
-Flags:
-  -clients N    processes (default 5)
-  -ops K        acquisitions per process (default 100)
-  -fair         take the lock in fair (FIFO) mode
-  -hold D       how long each acquisition holds the lock (default 0)
-  -name NAME    the lock name (default redlock-bench)
-  -json         print one JSON document
-` + commonUsage + ` (here: bounds the whole experiment; default 2m)
-
-Exit codes:
-  0  the experiment ran
-  1  error (masters unreachable, a process failed, timeout, interrupted)
-  2  usage error or invalid topology file`,
+// benchWorkerArgs are the arguments of one process of the experiment.
+type benchWorkerArgs struct {
+	benchArgs
+	id      string
+	startNS int64
 }
 
-var benchWorkerCmd = &Command{
+func (b *benchWorkerArgs) flags(f *Flags) {
+	b.benchArgs.flags(f)
+	b.id = "p"
+	f.hidden(stringValue{&b.id}, "id")
+	f.hidden(int64Value{&b.startNS}, "start")
+}
+
+var benchWorkerCmd = define(&Command{
 	Name:     "bench-worker",
-	Synopsis: "one process of redlock bench",
-	Usage:    "Usage: redlock bench-worker (started by redlock bench; prints one JSON result)",
-	Hidden:   true,
-}
-
-func init() {
-	benchCmd.Run = runBench
-	benchWorkerCmd.Run = runBenchWorker
-	register(benchCmd)
-	register(benchWorkerCmd)
-}
+	Synopsis: "one process of redlock bench (started by redlock bench; prints one JSON result)",
+	Exits: []Exit{
+		{0, "the process took the lock -ops times"},
+		{1, "error"},
+		exitBadInput,
+	},
+	Hidden: true,
+}, runBenchWorker)
 
 // benchDefaultTimeout bounds the experiment when -timeout is not given.
 const benchDefaultTimeout = 2 * time.Minute
 
-type benchFlags struct {
-	cm      common
-	clients int
-	ops     int
-	fair    bool
-	hold    time.Duration
-	name    string
+// benchJSON is bench -json: bench.Summary with durations in the JSON unit.
+type benchJSON struct {
+	Label             string             `json:"label,omitempty"`
+	Clients           int                `json:"clients"`
+	Ops               int                `json:"ops"`
+	Total             int                `json:"total"`
+	DurationMS        float64            `json:"duration_ms"`
+	MeanWaitMS        float64            `json:"mean_wait_ms"`
+	P50WaitMS         float64            `json:"p50_wait_ms"`
+	P99WaitMS         float64            `json:"p99_wait_ms"`
+	MaxWaitMS         float64            `json:"max_wait_ms"`
+	PerSecond         float64            `json:"per_second"`
+	HandoffMeanMS     float64            `json:"handoff_mean_ms"`
+	HandoffP50MS      float64            `json:"handoff_p50_ms"`
+	HandoffP99MS      float64            `json:"handoff_p99_ms"`
+	MinOthersAtFinish float64            `json:"min_others_at_finish"`
+	Processes         []benchProcessJSON `json:"processes"`
+	sum               bench.Summary
 }
 
-func (b *benchFlags) register(fs interface {
-	IntVar(*int, string, int, string)
-	BoolVar(*bool, string, bool, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-	StringVar(*string, string, string, string)
-}) {
-	fs.IntVar(&b.clients, "clients", 5, "processes")
-	fs.IntVar(&b.ops, "ops", 100, "acquisitions per process")
-	fs.BoolVar(&b.fair, "fair", false, "fair (FIFO) mode")
-	fs.DurationVar(&b.hold, "hold", 0, "hold time per acquisition")
-	fs.StringVar(&b.name, "name", "redlock-bench", "lock name")
+type benchProcessJSON struct {
+	ID              string  `json:"id"`
+	Acquired        int     `json:"acquired"`
+	Share           float64 `json:"share"`
+	Failures        int     `json:"failures"`
+	FinishedAfterMS float64 `json:"finished_after_ms"`
+	OthersAtFinish  float64 `json:"others_at_finish"`
+	MaxWaitMS       float64 `json:"max_wait_ms"`
 }
 
-func runBench(ctx context.Context, env *Env, args []string) int {
-	cmd := benchCmd
-	fs := newFlagSet(cmd)
-	var bf benchFlags
-	bf.cm.register(fs, env)
-	bf.register(fs)
-	asJSON := fs.Bool("json", false, "JSON output")
-	if code, ok := parseFlags(env, cmd, fs, args); !ok {
-		return code
+func toBenchJSON(s bench.Summary) benchJSON {
+	out := benchJSON{Label: s.Label, Clients: s.Clients, Ops: s.Ops, Total: s.Total, DurationMS: ms(s.Duration),
+		MeanWaitMS: ms(s.MeanWait), P50WaitMS: ms(s.P50Wait), P99WaitMS: ms(s.P99Wait), MaxWaitMS: ms(s.MaxWait),
+		PerSecond: s.PerSecond, HandoffMeanMS: ms(s.HandoffMean), HandoffP50MS: ms(s.HandoffP50), HandoffP99MS: ms(s.HandoffP99),
+		MinOthersAtFinish: s.MinOthersAtFinish, Processes: []benchProcessJSON{}, sum: s}
+	for _, p := range s.Processes {
+		out.Processes = append(out.Processes, benchProcessJSON{ID: p.ID, Acquired: p.Acquired, Share: p.Share, Failures: p.Failures,
+			FinishedAfterMS: ms(p.FinishedAfter), OthersAtFinish: p.OthersAtFinish, MaxWaitMS: ms(p.MaxWait)})
 	}
-	switch {
-	case fs.NArg() > 0:
-		return usageErrorf(env, cmd, "unexpected argument %q", fs.Arg(0))
-	case bf.clients < 1 || bf.clients > 256:
-		return usageErrorf(env, cmd, "-clients must be between 1 and 256, got %d", bf.clients)
-	case bf.ops < 1:
-		return usageErrorf(env, cmd, "-ops must be at least 1, got %d", bf.ops)
-	case bf.hold < 0:
-		return usageErrorf(env, cmd, "-hold must not be negative, got %v", bf.hold)
-	case bf.name == "":
-		return usageErrorf(env, cmd, "-name must not be empty")
+	return out
+}
+
+func (b benchJSON) human(env *Env) error { return b.sum.WriteText(env.Stdout) }
+
+// stringValue and int64Value are the internal flags of bench-worker.
+type stringValue struct{ p *string }
+
+func (v stringValue) String() string {
+	if v.p == nil {
+		return ""
 	}
-	if msg := bf.cm.check(); msg != "" {
-		return usageErrorf(env, cmd, "%s", msg)
+	return *v.p
+}
+func (v stringValue) Set(s string) error { *v.p = s; return nil }
+
+type int64Value struct{ p *int64 }
+
+func (v int64Value) String() string {
+	if v.p == nil {
+		return ""
 	}
-	if !flagGiven(fs, "timeout") {
-		bf.cm.timeout = benchDefaultTimeout
+	return strconv.FormatInt(*v.p, 10)
+}
+
+func (v int64Value) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
 	}
-	cfg, code := bf.cm.load(env)
-	if code != ExitOK {
-		return code
+	*v.p = n
+	return nil
+}
+
+func runBench(ctx context.Context, env *Env, bf *benchArgs) error {
+	cfg, err := bf.load(env)
+	if err != nil {
+		return err
 	}
 	if ttl := cfg.Cluster.PolicyFor(bf.name).TTL; bf.hold >= ttl {
-		return usageErrorf(env, cmd, "-hold %v must be below the lock's TTL %v", bf.hold, ttl)
+		return usagef("-hold %v must be below the lock's TTL %v", bf.hold, ttl)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock bench: cannot re-execute itself: %v\n", err)
-		return ExitError
+		return failf(ExitError, "cannot re-execute itself: %v", err)
 	}
-	config, err := filepath.Abs(bf.cm.config)
+	config, err := filepath.Abs(bf.config)
 	if err != nil {
-		config = bf.cm.config
+		config = bf.config
 	}
-	ctx, cancel := context.WithTimeout(ctx, bf.cm.timeout)
+	ctx, cancel := context.WithTimeout(ctx, bf.timeout)
 	defer cancel()
 	start := bench.StartAt(bf.clients)
 	cmds := make([]*exec.Cmd, bf.clients)
 	for i := range cmds {
-		wargs := []string{benchWorkerCmd.Name, "-config", config, "-timeout", bf.cm.timeout.String(),
+		wargs := []string{benchWorkerCmd.Name, "-config", config, "-timeout", bf.timeout.String(),
 			"-ops", strconv.Itoa(bf.ops), "-hold", bf.hold.String(), "-name", bf.name,
 			"-id", "p" + strconv.Itoa(i+1), "-start", strconv.FormatInt(start.UnixNano(), 10)}
 		if bf.fair {
@@ -147,7 +212,7 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 		// Variables go through the environment, not the command line, where any user
 		// of the machine could read them.
 		c.Env = os.Environ()
-		for k, v := range bf.cm.vars.m {
+		for k, v := range bf.vars.m {
 			c.Env = append(c.Env, "REDLOCK_VAR_"+k+"="+v)
 		}
 		// On interruption or timeout the workers stop and release what they hold.
@@ -163,47 +228,29 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 		bf.clients, bf.ops, cfg.Cluster.KeyPrefix+bf.name, mode, bf.hold, len(cfg.Cluster.Masters))
 	results, err := bench.RunProcesses(ctx, cmds, env.Stderr)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock bench: %s\n", escape.Text(cfg.Redact(err.Error())))
-		return ExitError
+		return fail(ExitError, redacted(err, cfg.Redact))
 	}
-	sum := bench.Summarize(mode, bf.ops, results)
-	if *asJSON {
-		err = writeDoc(env.Stdout, sum)
-	} else {
-		err = sum.WriteText(env.Stdout)
+	if err := show(env, bf.json, toBenchJSON(bench.Summarize(mode, bf.ops, results))); err != nil {
+		return fail(ExitError, err)
 	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock bench: %v\n", err)
-		return ExitError
-	}
-	return ExitOK
+	return nil
 }
 
 // runBenchWorker is one process of the experiment: it takes the lock -ops times and
 // prints a bench.WorkerResult as JSON.
-func runBenchWorker(ctx context.Context, env *Env, args []string) int {
-	cmd := benchWorkerCmd
-	fs := newFlagSet(cmd)
-	var bf benchFlags
-	bf.cm.register(fs, env)
-	bf.register(fs)
-	id := fs.String("id", "p", "process id")
-	startNS := fs.Int64("start", 0, "start time, Unix ns")
-	if code, ok := parseFlags(env, cmd, fs, args); !ok {
-		return code
-	}
-	cfg, code := bf.cm.load(env)
-	if code != ExitOK {
-		return code
+func runBenchWorker(ctx context.Context, env *Env, bw *benchWorkerArgs) error {
+	bf, id, startNS := &bw.benchArgs, &bw.id, &bw.startNS
+	cfg, err := bf.load(env)
+	if err != nil {
+		return err
 	}
 	quietRedis()
 	m, err := connect.Manager(cfg.Cluster)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s\n", escape.Text(cfg.Redact(err.Error())))
-		return ExitError
+		return fail(ExitError, redacted(err, cfg.Redact))
 	}
 	defer m.Close()
-	ctx, cancel := context.WithTimeout(ctx, bf.cm.timeout)
+	ctx, cancel := context.WithTimeout(ctx, bf.timeout)
 	defer cancel()
 	ttl := cfg.Cluster.PolicyFor(bf.name).TTL
 	var opts []quorum.LockOption
@@ -215,8 +262,7 @@ func runBenchWorker(ctx context.Context, env *Env, args []string) int {
 		_ = l.Release(ctx)
 	}
 	if err := bench.SleepUntil(ctx, time.Unix(0, *startNS)); err != nil {
-		fmt.Fprintf(env.Stderr, "%v\n", err)
-		return ExitError
+		return fail(ExitError, err)
 	}
 	acquire := func(ctx context.Context) (func(), error) {
 		l, err := m.Acquire(ctx, bf.name, ttl, opts...)
@@ -234,10 +280,10 @@ func runBenchWorker(ctx context.Context, env *Env, args []string) int {
 		res.Error = cfg.Redact(res.Error)
 	}
 	if err := json.NewEncoder(env.Stdout).Encode(res); err != nil {
-		return ExitError
+		return fail(ExitError, err)
 	}
 	if res.Error != "" {
-		return ExitError
+		return &exitError{code: ExitError, err: errors.New(res.Error), shown: true}
 	}
-	return ExitOK
+	return nil
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -14,34 +12,61 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var completionCmd = &Command{
+// completionArgs are the arguments of completion.
+type completionArgs struct{ shell string }
+
+func (a *completionArgs) flags(*Flags) {}
+
+func (a *completionArgs) parse(p *parsed) error {
+	shells := []string{"bash", "zsh", "fish"}
+	if len(p.pos) != 1 || p.rest != nil {
+		return usagef("one shell expected: bash, zsh or fish")
+	}
+	if _, ok := completionScripts[p.pos[0]]; !ok {
+		return usagef("unknown shell %q%s: bash, zsh or fish", p.pos[0], didYouMean(p.pos[0], shells))
+	}
+	a.shell = p.pos[0]
+	return nil
+}
+
+var _ = define(&Command{
 	Name:     "completion",
 	Synopsis: "print a shell completion script (bash, zsh, fish)",
-	Usage: `Usage: redlock completion bash|zsh|fish
-
+	Args:     "bash|zsh|fish",
+	About: `
 Prints a script that completes redlock's commands, flags, and lock names (read live
 from the masters when a topology file is found: -config on the line,
 $REDLOCK_CONFIG, $REDLOCK_MASTERS or ./redlock.hcl; at most 1s).
 
   bash:  source <(redlock completion bash)          # or save it in /etc/bash_completion.d/redlock
   zsh:   redlock completion zsh > "${fpath[1]}/_redlock"   # then restart zsh
-  fish:  redlock completion fish > ~/.config/fish/completions/redlock.fish
+  fish:  redlock completion fish > ~/.config/fish/completions/redlock.fish`,
+	Exits: []Exit{
+		{0, "printed"},
+		{2, "usage error (unknown shell)"},
+	},
+	Complete: Completion{Words: []string{"bash", "fish", "zsh"}},
+}, runCompletion)
 
-Exit codes:
-  0  printed
-  2  usage error (unknown shell)`,
+// completeArgs are the words after "redlock" that the scripts pass, the last one
+// being completed.
+type completeArgs struct{ words []string }
+
+func (a *completeArgs) flags(*Flags) {}
+
+func (a *completeArgs) parse(p *parsed) error {
+	a.words = p.raw
+	return nil
 }
 
-// completeCmd is what the scripts call: the words after "redlock", the last one
-// being completed; it prints the candidates, one per line.
-var completeCmd = &Command{Name: "__complete", Hidden: true, Usage: "Usage: redlock __complete WORDS..."}
-
-func init() {
-	completionCmd.Run = runCompletion
-	register(completionCmd)
-	completeCmd.Run = runComplete
-	register(completeCmd)
-}
+// __complete is what the scripts call; it prints the candidates, one per line.
+var _ = define(&Command{
+	Name:   "__complete",
+	Args:   "WORDS...",
+	Exits:  []Exit{{0, "printed the candidates (none is not an error)"}},
+	Hidden: true,
+	Raw:    true,
+}, runComplete)
 
 var completionScripts = map[string]string{
 	"bash": `# bash completion for redlock: source <(redlock completion bash)
@@ -74,132 +99,105 @@ complete -c redlock -f -a '(command redlock __complete (commandline -opc)[2..-1]
 `,
 }
 
-func runCompletion(_ context.Context, env *Env, args []string) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprintln(env.Stdout, completionCmd.Usage)
-		return ExitOK
-	}
-	if len(args) != 1 {
-		return usageErrorf(env, completionCmd, "one shell expected: bash, zsh or fish")
-	}
-	script, ok := completionScripts[args[0]]
-	if !ok {
-		return usageErrorf(env, completionCmd, "unknown shell %q%s: bash, zsh or fish", args[0], didYouMean(args[0], []string{"bash", "zsh", "fish"}))
-	}
-	fmt.Fprint(env.Stdout, script)
-	return ExitOK
+func runCompletion(_ context.Context, env *Env, a *completionArgs) error {
+	_, err := fmt.Fprint(env.Stdout, completionScripts[a.shell])
+	return err
 }
 
-// flagLine finds the flags a command documents in its usage ("  -ttl D  ...").
-var flagLine = regexp.MustCompile(`(?m)^\s+(-[a-z][a-z-]*)\b`)
-
-// commandFlags lists the flags of cmd, from its usage text.
-func commandFlags(cmd *Command) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, m := range flagLine.FindAllStringSubmatch(cmd.Usage, -1) {
-		if !seen[m[1]] {
-			seen[m[1]] = true
-			out = append(out, m[1])
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// lockNameCommands take a lock NAME as their argument.
-var lockNameCommands = map[string]bool{"acquire": true, "extend": true, "release": true, "run": true, "force-expire": true, "elect": true, "leader": true}
-
-// multiNameCommands take several lock NAMEs (before "--").
-var multiNameCommands = map[string]bool{"acquire": true, "extend": true, "release": true, "run": true}
-
-func runComplete(ctx context.Context, env *Env, args []string) int {
+func runComplete(ctx context.Context, env *Env, a *completeArgs) error {
+	args := a.words
 	if len(args) == 0 {
 		args = []string{""}
 	}
 	cur := args[len(args)-1]
-	if len(args) == 1 {
-		for _, n := range append(commandNames(), "help") {
+	offer := func(cands []string) {
+		for _, n := range cands {
 			if strings.HasPrefix(n, cur) {
 				fmt.Fprintln(env.Stdout, n)
 			}
 		}
-		return ExitOK
 	}
-	var fixed []string // the candidates of a fixed second word
-	switch args[0] {
-	case "help":
-		fixed = commandNames()
-	case "completion":
-		fixed = []string{"bash", "fish", "zsh"}
+	if len(args) == 1 {
+		offer(append(commandNames(), "help"))
+		return nil
 	}
-	if fixed != nil {
+	if args[0] == "help" {
 		if len(args) == 2 {
-			for _, n := range fixed {
-				if strings.HasPrefix(n, cur) {
-					fmt.Fprintln(env.Stdout, n)
-				}
-			}
+			offer(commandNames())
 		}
-		return ExitOK
+		return nil
 	}
 	cmd, ok := commands[args[0]]
-	if !ok {
-		return ExitOK
+	if !ok || cmd.Hidden {
+		return nil
 	}
 	if strings.HasPrefix(cur, "-") {
-		for _, f := range commandFlags(cmd) {
-			if strings.HasPrefix(f, cur) {
-				fmt.Fprintln(env.Stdout, f)
-			}
-		}
-		return ExitOK
+		offer(cmd.flagNames())
+		return nil
 	}
 	words := args[1 : len(args)-1]
-	if lockNameCommands[cmd.Name] && (!hasPositional(words) || multiNameCommands[cmd.Name] && !slices.Contains(words, "--")) {
-		for _, n := range liveNames(ctx, env, words, cur, cmd.Name == "elect" || cmd.Name == "leader") {
+	f := newFlags(cmd.Name, nil)
+	cmd.bind(f)
+	if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "-") {
+		if d := f.lookup(strings.TrimLeft(words[n-1], "-")); d != nil && !d.isBool {
+			offer(d.choices) // the flag's value: its choices, or nothing
+			return nil
+		}
+	}
+	topo, hasPos := f.scanWords(words)
+	switch {
+	case hasPos && !(cmd.Complete.Several && !slices.Contains(words, "--")):
+	case len(cmd.Complete.Words) > 0:
+		offer(cmd.Complete.Words)
+	case cmd.Complete.LockName:
+		for _, n := range liveNames(ctx, env, topo, cur, cmd.Complete.Elections) {
 			fmt.Fprintln(env.Stdout, n)
 		}
 	}
-	return ExitOK
+	return nil
 }
 
-// hasPositional reports whether words already hold a NAME (a word that is not a
-// flag or a flag's value; -json-like booleans are the only flags without value).
-func hasPositional(words []string) bool {
+// scanWords reads a partial command line as f's flags would: it returns the
+// words that set the topology flags (-config, -masters, -var, -timeout) and
+// whether a positional argument stands among the words already.
+func (f *Flags) scanWords(words []string) (topo []string, positional bool) {
+	topoFlag := map[string]bool{"config": true, "masters": true, "var": true, "timeout": true}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		switch {
 		case w == "--":
-			return i+1 < len(words)
-		case strings.HasPrefix(w, "-"):
-			if !strings.Contains(w, "=") && !boolFlag(w) {
-				i++ // its value
+			return topo, positional || i+1 < len(words)
+		case len(w) < 2 || w[0] != '-':
+			positional = true
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		d := f.lookup(name)
+		takesValue := !hasValue && (d == nil || !d.isBool)
+		if topoFlag[name] {
+			topo = append(topo, w)
+			if takesValue && i+1 < len(words) {
+				topo = append(topo, words[i+1])
 			}
-		default:
-			return true
+		}
+		if takesValue {
+			i++ // its value
 		}
 	}
-	return false
-}
-
-func boolFlag(f string) bool {
-	switch strings.TrimLeft(f, "-") {
-	case "json", "yes", "read-only", "embedded", "quiet", "fair", "check", "diff", "auto-approve", "detailed-exitcode", "recursive", "shared", "watch":
-		return true
-	}
-	return false
+	return topo, positional
 }
 
 // liveNames lists the lock names starting with prefix, read from the masters of
 // the topology the words name (or the default one), within a second; nothing when
-// there is no topology or no answer. A semaphore's permits and a shared key give
-// their name; with elections, only the names of elections are listed.
+// there is no topology or no answer.
+//
+// A semaphore's permits and a shared key give their name; with elections, only
+// the names of elections are listed.
 func liveNames(ctx context.Context, env *Env, words []string, prefix string, elections bool) []string {
 	var cf common
-	fs := newFlagSet(completeCmd)
-	cf.register(fs, env)
-	_, _, _ = interspersed(fs, words)
+	f := newFlags("__complete", env)
+	cf.flags(f)
+	_, _ = f.parseArgs(words, 0)
 	_ = cf.check() // -config in the words wins over REDLOCK_MASTERS
 	if cf.masters == "" {
 		if _, err := os.Stat(cf.config); err != nil {
@@ -211,8 +209,8 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string, ele
 		return nil
 	}
 	quietRedis()
-	s, code := openSession(&Env{Stdout: env.Stdout, Stderr: discard{}, Getenv: env.Getenv}, completeCmd, &cf)
-	if code != ExitOK || s == nil {
+	s, err := openSession(&Env{Stdout: env.Stdout, Stderr: discard{}, Getenv: env.Getenv}, &cf)
+	if err != nil {
 		return nil
 	}
 	defer s.close()

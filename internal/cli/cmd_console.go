@@ -18,59 +18,50 @@ import (
 	"github.com/redlock/redlock/tui"
 )
 
-func init() {
-	consoleCmd.Run = runConsoleCmd
-	register(consoleCmd)
+// consoleArgs are the arguments of console.
+type consoleArgs struct {
+	common
+	readOnly bool
+	interval time.Duration
 }
 
-var consoleCmd = &Command{
+func (a *consoleArgs) flags(f *Flags) {
+	f.Bool(&a.readOnly, "read-only", "hide and refuse the writing keys (a, e, r, x)")
+	f.Duration(&a.interval, "interval", time.Second, "refresh interval (default 1s)").atLeast(50 * time.Millisecond)
+	a.metricsFlagOn(f)
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "console",
 	Synopsis: "terminal console: live node health and locks; acquire, extend, release, force-expire",
-	Usage: `Usage: redlock console [-read-only] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Opens the terminal console on the cluster of the topology file: a nodes panel, the
 live locks with validity countdowns, and the selected lock on every master.
 Keys: j/k or arrows move, tab switches panel, / filters, a acquires, e extends and r
 releases a lock this console holds, x force-expires any lock (after y/n), ? shows
-every key, q quits (releasing the locks this console holds).
+every key, q quits (releasing the locks this console holds). -timeout bounds each
+action of the console, not the session.`,
+	Exits: []Exit{
+		{0, "the console was quit (q)"},
+		{1, "error (no terminal, a lock the console held could not be released)"},
+		exitBadInput,
+	},
+}, runConsoleCmd)
 
-Flags:
-  -read-only        hide and refuse the writing keys (a, e, r, x)
-  -interval D       refresh interval (default 1s)
-  -metrics-addr ADDR
-                    serve the console's lock metrics (Prometheus) at http://ADDR/metrics
-` + commonUsage + `
-                    (-timeout bounds each action of the console, not the session)
-
-Exit codes: 0 after q, 1 error (no terminal, unreadable topology), 2 usage.`,
-}
-
-func runConsoleCmd(ctx context.Context, env *Env, args []string) int {
-	var cm common
-	fs := newFlagSet(consoleCmd)
-	cm.register(fs, env)
-	readOnly := fs.Bool("read-only", false, "hide and refuse the writing keys")
-	interval := fs.Duration("interval", time.Second, "refresh interval")
-	cm.metricsFlagOn(fs)
-	if code, ok := parseNoArgs(env, consoleCmd, fs, &cm, args); !ok {
-		return code
-	}
-	if *interval < 50*time.Millisecond {
-		return usageErrorf(env, consoleCmd, "-interval must be at least 50ms, got %v", *interval)
-	}
-	cfg, code := cm.load(env)
-	if code != ExitOK {
-		return ExitError
-	}
-	obs, stop, err := cm.metrics.start(env, cfg.Cluster)
+func runConsoleCmd(ctx context.Context, env *Env, a *consoleArgs) error {
+	cfg, err := a.load(env)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock console: %s\n", escape.Text(err.Error()))
-		return ExitError
+		return err
+	}
+	obs, stop, err := a.metrics.start(env, cfg.Cluster)
+	if err != nil {
+		return fail(ExitError, err)
 	}
 	defer stop()
-	return runConsole(ctx, env, cfg.Cluster, consoleSettings{
-		readOnly: *readOnly, interval: *interval, actionTimeout: cm.timeout, redact: cfg.Redact, observer: obs,
-	})
+	return exitStatus(runConsole(ctx, env, cfg.Cluster, consoleSettings{
+		readOnly: a.readOnly, interval: a.interval, actionTimeout: a.timeout, redact: cfg.Redact, observer: obs,
+	}))
 }
 
 // consoleSettings are what `console` and `demo` pass to runConsole.

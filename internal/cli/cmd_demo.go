@@ -8,67 +8,55 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/connect"
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/local"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
 
-func init() {
-	demoCmd.Run = runDemo
-	register(demoCmd)
+// demoArgs are the arguments of demo.
+type demoArgs struct {
+	quiet, embedded, readOnly bool
+	interval                  time.Duration
+	metrics                   metricsFlag
 }
 
-var demoCmd = &Command{
+func (a *demoArgs) flags(f *Flags) {
+	f.Bool(&a.quiet, "quiet", "no background workers")
+	f.Bool(&a.embedded, "embedded", "use in-process embedded servers even when redis-server is installed")
+	f.Bool(&a.readOnly, "read-only", "open the console read-only")
+	f.Duration(&a.interval, "interval", time.Second, "refresh interval (default 1s)").atLeast(50 * time.Millisecond)
+	a.metrics.flags(f)
+}
+
+func (a *demoArgs) parse(p *parsed) error { return p.noArgs("") }
+
+var _ = define(&Command{
 	Name:     "demo",
 	Synopsis: "five local masters, background workers and the console on them; no file needed",
-	Usage: `Usage: redlock demo [-quiet] [-embedded] [-read-only] [-interval D]
-
+	About: `
 Starts five throwaway masters on free loopback ports (redis-server when installed,
 else in-process embedded servers), builds an in-memory topology for them with the
 restart quarantine off (they are brand new and keep no data), and opens the console
 on it. Unless -quiet, three background workers take and release locks with quorum
-so that the screen shows life. Everything stops when the console quits.
-
-Flags:
-  -quiet            no background workers
-  -embedded         use in-process embedded servers even when redis-server is installed
-  -read-only        open the console read-only
-  -interval D       refresh interval (default 1s)
-  -metrics-addr ADDR
-                    serve the console's lock metrics (Prometheus) at http://ADDR/metrics
-
-Exit codes: 0 after q, 1 error, 2 usage.`,
-}
+so that the screen shows life. Everything stops when the console quits.`,
+	Exits: []Exit{
+		{0, "the console was quit (q)"},
+		{1, "error (no terminal, the masters could not start)"},
+		{2, "usage error"},
+	},
+}, runDemo)
 
 // demoNames are the lock names the demo workers take.
 var demoNames = []string{"billing/invoice-42", "reports/daily", "orders/7", "cache/rebuild", "jobs/cleanup", "payments/settle"}
 
-func runDemo(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(demoCmd)
-	quiet := fs.Bool("quiet", false, "no background workers")
-	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
-	readOnly := fs.Bool("read-only", false, "open the console read-only")
-	interval := fs.Duration("interval", time.Second, "refresh interval")
-	var mf metricsFlag
-	mf.register(fs)
-	if code, ok := parseFlags(env, demoCmd, fs, args); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, demoCmd, "unexpected argument %q", fs.Arg(0))
-	}
-	if *interval < 50*time.Millisecond {
-		return usageErrorf(env, demoCmd, "-interval must be at least 50ms, got %v", *interval)
-	}
+func runDemo(ctx context.Context, env *Env, a *demoArgs) error {
+	quiet, embedded, readOnly, interval, mf := &a.quiet, &a.embedded, &a.readOnly, &a.interval, &a.metrics
 	if _, _, err := terminal(env); err != nil {
-		fmt.Fprintf(env.Stderr, "redlock demo: %v\n", err)
-		return ExitError
+		return fail(ExitError, err)
 	}
 	set, c, err := startDemo(ctx, *embedded)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock demo: %v\n", err)
-		return ExitError
+		return fail(ExitError, err)
 	}
 	defer set.Close()
 
@@ -79,8 +67,8 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 			mgr, err := connect.Manager(c, quorum.WithOwner(fmt.Sprintf("demo-worker-%d", i+1)))
 			if err != nil {
 				stopWorkers()
-				fmt.Fprintf(env.Stderr, "redlock demo: %v\n", err)
-				return ExitError
+				wg.Wait()
+				return fail(ExitError, err)
 			}
 			wg.Add(1)
 			go func() {
@@ -98,8 +86,7 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		stopWorkers()
 		wg.Wait()
-		fmt.Fprintf(env.Stderr, "redlock demo: %s\n", escape.Text(err.Error()))
-		return ExitError
+		return fail(ExitError, err)
 	}
 	defer stopMetrics()
 	code := runConsole(ctx, env, c, consoleSettings{
@@ -108,7 +95,7 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	})
 	stopWorkers()
 	wg.Wait() // workers release what they hold before the masters stop
-	return code
+	return exitStatus(code)
 }
 
 // startDemo starts five masters on free loopback ports and returns the in-memory

@@ -15,11 +15,26 @@ import (
 	"github.com/redlock/redlock/topology"
 )
 
-var eventsCmd = &Command{
+// eventsArgs are the arguments of events.
+type eventsArgs struct {
+	common
+	match, mode string
+	interval    time.Duration
+}
+
+func (a *eventsArgs) flags(f *Flags) {
+	f.String(&a.match, "match", "GLOB", "*", "only lock names matching GLOB (default all)")
+	f.Bool(&a.json, "json", "JSON lines (docs/json/events.schema.json)")
+	f.Choice(&a.mode, "mode", "M", []string{"auto", "keyspace", "poll"}, `auto (keyspace when a quorum has notifications on, else poll),
+keyspace, or poll (default auto)`)
+	f.Duration(&a.interval, "interval", 500*time.Millisecond, "poll mode: time between listings (default 500ms)").atLeast(positive)
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "events",
 	Synopsis: "stream lock events: acquired, extended, released, expired, changed hands",
-	Usage: `Usage: redlock events [-match GLOB] [-json] [-mode auto|keyspace|poll] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Streams lock events until Ctrl-C: acquired, extended, released, force-expired
 (keyspace mode), expired and changed-hands, each with the name, owner, library, the masters and the time.
 Each event names the primitive its key belongs to (kind: lock, multi, semaphore
@@ -37,26 +52,13 @@ Two modes, named on stderr at start and in every JSON line ("mode"):
             waits up to 150ms for the other masters and names those that
             reported ("(5 of 5 masters)"; "masters" in JSON).
   poll      the fallback: a listing every -interval compared with the previous
-            one; a lock held for less than an interval can be missed.
-
-Flags:
-  -match GLOB    only lock names matching GLOB (default all)
-  -json          JSON lines (format_version 1.0, docs/json/events.schema.json)
-  -mode M        auto (keyspace when a quorum has notifications on, else poll),
-                 keyspace, or poll (default auto)
-  -interval D    poll mode: time between listings (default 500ms)
-` + commonUsage + `
-
-Exit codes:
-  0  stopped by Ctrl-C
-  1  error (no quorum of masters, -mode keyspace without notifications)
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	eventsCmd.Run = runEvents
-	register(eventsCmd)
-}
+            one; a lock held for less than an interval can be missed.`,
+	Exits: []Exit{
+		{0, "stopped by Ctrl-C"},
+		{1, "error (no quorum of masters, -mode keyspace without notifications)"},
+		exitBadInput,
+	},
+}, withSession(runEvents))
 
 // eventJSON is one line of `events -json`.
 type eventJSON struct {
@@ -75,42 +77,37 @@ type eventJSON struct {
 	Permit    *int   `json:"permit,omitempty"`
 }
 
-func runEvents(ctx context.Context, env *Env, args []string) int {
-	cmd := eventsCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	match := fs.String("match", "*", "only names matching GLOB")
-	asJSON := cf.jsonFlag(fs, "JSON lines")
-	mode := fs.String("mode", "auto", "auto, keyspace or poll")
-	interval := fs.Duration("interval", 500*time.Millisecond, "poll mode: time between listings")
-	if code, ok := parseNoArgs(env, cmd, fs, &cf, args); !ok {
-		return code
+// eventLine is one event, as a JSON line or a human line.
+type eventLine struct {
+	eventJSON
+	ev    events.Event
+	total int // masters declared
+}
+
+func (l eventLine) humanLine() string {
+	who := ""
+	if l.ev.Owner != nil || l.ev.Library != "" {
+		li := quorum.LockInfo{Owner: l.ev.Owner, Library: l.ev.Library}
+		who = " by " + holder(&li)
 	}
-	switch {
-	case *mode != "auto" && *mode != "keyspace" && *mode != "poll":
-		return usageErrorf(env, cmd, "-mode must be auto, keyspace or poll, got %q", *mode)
-	case *interval <= 0:
-		return usageErrorf(env, cmd, "-interval must be positive, got %v", *interval)
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
-	}
-	defer s.close()
+	return fmt.Sprintf("%s %-13s %s%s%s (%d of %d masters) [%s]", l.ev.At.Format("15:04:05.000"), l.ev.Kind, escape.Line(l.ev.Name, 60), l.primitiveText(), who, len(l.ev.Masters), l.total, l.Mode)
+}
+
+func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) error {
 	clients, err := connect.Clients(s.cluster, s.cluster.NodeTimeout)
 	if err != nil {
-		return s.fail(env, cmd, err)
+		return s.fail(ExitError, err)
 	}
 	defer func() {
 		for _, c := range clients {
 			_ = c.Close()
 		}
 	}()
-	on := notificationsOn(ctx, clients, cf.timeout)
+	on := notificationsOn(ctx, clients, a.timeout)
+	mode := &a.mode
 	switch {
 	case *mode == "keyspace" && on < s.cluster.Quorum():
-		return s.fail(env, cmd, fmt.Errorf("-mode keyspace: notifications are on for %d of %d masters, a quorum needs %d: declare notify_keyspace_events = \"Kg$x\" in settings and run apply", on, len(clients), s.cluster.Quorum()))
+		return s.fail(ExitError, fmt.Errorf("-mode keyspace: notifications are on for %d of %d masters, a quorum needs %d: declare notify_keyspace_events = \"Kg$x\" in settings and run apply", on, len(clients), s.cluster.Quorum()))
 	case *mode == "auto" && on >= s.cluster.Quorum():
 		*mode = "keyspace"
 	case *mode == "auto":
@@ -128,23 +125,14 @@ func runEvents(ctx context.Context, env *Env, args []string) int {
 		if !out.annotate(ev) {
 			return
 		}
-		if *asJSON {
-			_ = writeLine(env.Stdout, out)
-			return
-		}
-		who := ""
-		if ev.Owner != nil || ev.Library != "" {
-			li := quorum.LockInfo{Owner: ev.Owner, Library: ev.Library}
-			who = " by " + holder(&li)
-		}
-		fmt.Fprintf(env.Stdout, "%s %-13s %s%s%s (%d of %d masters) [%s]\n", ev.At.Format("15:04:05.000"), ev.Kind, escape.Line(ev.Name, 60), out.primitiveText(), who, len(ev.Masters), len(clients), *mode)
+		_ = showLine(env, a.json, eventLine{eventJSON: out, ev: ev, total: len(clients)})
 	}
 	if *mode == "keyspace" {
-		s.keyspaceEvents(ctx, clients, *match, emit)
+		s.keyspaceEvents(ctx, clients, a.match, emit)
 	} else {
-		s.pollEvents(ctx, *match, *interval, cf.timeout, emit)
+		s.pollEvents(ctx, a.match, a.interval, a.timeout, emit)
 	}
-	return ExitOK
+	return nil
 }
 
 // notificationsOn counts the masters whose notify-keyspace-events reports the

@@ -20,15 +20,27 @@ import (
 	"github.com/redlock/redlock/topology"
 )
 
-var exporterCmd = &Command{
+// exporterArgs are the arguments of exporter.
+type exporterArgs struct {
+	common
+	listen   string
+	interval time.Duration
+}
+
+func (a *exporterArgs) flags(f *Flags) {
+	f.String(&a.listen, "listen", "ADDR", "127.0.0.1:9452", "where to serve /metrics (default 127.0.0.1:9452: loopback only)")
+	f.Duration(&a.interval, "interval", 5*time.Second, "time between polls (default 5s)").atLeast(positive)
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "exporter",
 	Synopsis: "serve Prometheus metrics of the cluster, as seen from outside",
-	Usage: `Usage: redlock exporter [-listen ADDR] [-interval D] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Polls every master (health, as nodes does, and the live locks, as locks does)
 every -interval and serves the last poll at http://ADDR/metrics: one poll feeds
 every scrape, so scrapes put no load on Redis. A master going down shows within
-one interval. Metrics (README "Monitoring" lists them):
+one interval. -timeout bounds one poll. Metrics (README "Monitoring" lists them):
   redlock_master_up{master}, redlock_master_latency_seconds{master},
   redlock_master_uptime_seconds{master}, redlock_master_quarantined{master},
   redlock_master_clock_offset_seconds{master}, redlock_master_findings{master,severity},
@@ -36,46 +48,19 @@ one interval. Metrics (README "Monitoring" lists them):
   redlock_policy_locks{policy}, redlock_policy_oldest_lock_age_seconds{policy},
   redlock_policy_min_validity_seconds{policy}, redlock_policy_ttl_seconds{policy},
   redlock_poll_duration_seconds,
-  redlock_poll_timestamp_seconds, redlock_build_info{version,commit,goversion}.
+  redlock_poll_timestamp_seconds, redlock_build_info{version,commit,goversion}.`,
+	Exits: []Exit{
+		{0, "stopped by Ctrl-C"},
+		{1, "cannot listen, or the first poll failed to run"},
+		exitBadInput,
+	},
+}, withSession(runExporter))
 
-Flags:
-  -listen ADDR   where to serve /metrics (default 127.0.0.1:9452: loopback only)
-  -interval D    time between polls (default 5s)
-` + commonUsage + `
-                    (exporter: bounds one poll)
-
-Exit codes:
-  0  stopped by Ctrl-C
-  1  cannot listen, or the first poll failed to run
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	exporterCmd.Run = runExporter
-	register(exporterCmd)
-}
-
-func runExporter(ctx context.Context, env *Env, args []string) int {
-	cmd := exporterCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	listen := fs.String("listen", "127.0.0.1:9452", "address to serve /metrics on")
-	interval := fs.Duration("interval", 5*time.Second, "time between polls")
-	if code, ok := parseNoArgs(env, cmd, fs, &cf, args); !ok {
-		return code
-	}
-	if *interval <= 0 {
-		return usageErrorf(env, cmd, "-interval must be positive, got %v", *interval)
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
-	}
-	defer s.close()
+func runExporter(ctx context.Context, env *Env, s *lockSession, a *exporterArgs) error {
+	listen, interval := &a.listen, &a.interval
 	prober, err := health.NewProber(s.cluster)
 	if err != nil {
-		return s.fail(env, cmd, err)
+		return s.fail(ExitError, err)
 	}
 	defer prober.Close()
 
@@ -84,9 +69,9 @@ func runExporter(ctx context.Context, env *Env, args []string) int {
 	reg.MustRegister(col, buildInfo())
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return s.fail(env, cmd, fmt.Errorf("-listen %s: %w", *listen, err))
+		return s.fail(ExitError, fmt.Errorf("-listen %s: %w", *listen, err))
 	}
-	col.update(s.poll(ctx, prober, cf.timeout))
+	col.update(s.poll(ctx, prober, a.timeout))
 	srv := serveMetrics(ln, reg)
 	defer srv.Close()
 	fmt.Fprintf(env.Stderr, "redlock exporter: serving http://%s/metrics, polling every %v\n", ln.Addr(), *interval)
@@ -95,9 +80,9 @@ func runExporter(ctx context.Context, env *Env, args []string) int {
 	for {
 		select {
 		case <-ctx.Done():
-			return ExitOK
+			return nil
 		case <-tick.C:
-			col.update(s.poll(ctx, prober, cf.timeout))
+			col.update(s.poll(ctx, prober, a.timeout))
 		}
 	}
 }
@@ -357,10 +342,8 @@ type metricsFlag struct {
 	addr string
 }
 
-func (f *metricsFlag) register(fs interface {
-	StringVar(*string, string, string, string)
-}) {
-	fs.StringVar(&f.addr, "metrics-addr", "", "serve this process's lock metrics at http://ADDR/metrics")
+func (f *metricsFlag) flags(fl *Flags) {
+	fl.String(&f.addr, "metrics-addr", "ADDR", "", "serve this process's metrics (Prometheus) at http://ADDR/metrics")
 }
 
 // start serves the process's metrics when -metrics-addr is set, and returns the

@@ -11,122 +11,101 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var extendCmd = &Command{
+// extendArgs are the arguments of extend.
+type extendArgs struct {
+	namesArgs
+	tokenFlags
+	ttl time.Duration
+}
+
+func (a *extendArgs) flags(f *Flags) {
+	a.tokenFlags.flags(f)
+	f.Duration(&a.ttl, "ttl", 0, `new TTL (default: the TTL the lock was taken with, as its token
+records; else the lock policy's ttl, else the cluster's ttl)`)
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+func (a *extendArgs) parse(p *parsed) error {
+	if err := a.namesArgs.parse(p); err != nil {
+		return err
+	}
+	return checkTTL(p, a.ttl)
+}
+
+var _ = define(&Command{
 	Name:     "extend",
 	Synopsis: "extend a lock we hold",
-	Usage: `Usage: redlock extend NAME [NAME...] [-token TOKEN | -token - | -token-file PATH] [-ttl D] [-json] [-config PATH] [-var name=value] [-timeout D]
-
+	Args:     "NAME [NAME...]",
+	About: `
 Resets the TTL of the lock NAME on every master where it still holds TOKEN (the
 line printed by 'redlock acquire'). It never recreates a key that expired, so an
 extend after the lock was lost fails, and never shortens a key: a TTL shorter than
 what is left only lowers the reported validity (use force-expire or release to
-end a lock early). The new validity goes to stderr, or with
--json to stdout as one JSON document (name, key, extended, valid_until,
-validity_ms, votes).
+end a lock early). The new validity goes to stderr, or with -json to stdout as one
+JSON document (name, key, ok, valid_until, validity_ms, votes).
 
 It extends whatever the token took: every name of a multi-name hold (give all of
 its names, in any order), the permit of a semaphore that the token holds, or a
-shared hold; the token says which.
-
-Flags:
-` + tokenUsage + `
-  -ttl D       new TTL (default: the TTL the lock was taken with, as its token
-               records; else the lock policy's ttl, else the cluster's ttl)
-  -json        print one JSON document
-` + commonUsage + `
-
-Exit codes:
-  0  extended
-  1  error (fewer than a quorum of masters reachable)
-  2  usage error or invalid topology file
-  4  lost: the lock is no longer held with TOKEN on a majority of the masters`,
-}
-
-func init() {
-	extendCmd.Run = runExtend
-	register(extendCmd)
-}
+shared hold; the token says which.`,
+	Exits: []Exit{
+		{0, "extended"},
+		{1, "error (fewer than a quorum of masters reachable, interrupted while reading the token)"},
+		exitBadInput,
+		{4, "lost: the lock is no longer held with TOKEN on a majority of the masters"},
+	},
+	Complete: Completion{LockName: true, Several: true},
+}, withSession(runExtend))
 
 // extendJSON is the -json output of extend.
 type extendJSON struct {
-	Name       string     `json:"name"`
-	Key        string     `json:"key"`
-	Extended   bool       `json:"extended"`
+	lockOutcome
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
-	ValidityMS int64      `json:"validity_ms"`
+	ValidityMS float64    `json:"validity_ms"`
 	// Names are every name of a multi-name hold (absent for one name).
-	Names []string    `json:"names,omitempty"`
-	Error string      `json:"error,omitempty"`
-	Votes *reportJSON `json:"votes,omitempty"`
+	Names []string `json:"names,omitempty"`
+	// missed names the masters that did not vote, and why (stderr only).
+	missed string
 }
 
-func runExtend(ctx context.Context, env *Env, args []string) int {
-	cmd := extendCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	var tf tokenFlags
-	tf.register(fs)
-	ttl := fs.Duration("ttl", 0, "new TTL")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	names, _, code, ok := parseLockNames(env, cmd, fs, args, true)
-	if !ok {
-		return code
+func (d extendJSON) human(env *Env) error {
+	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
+		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	if d.missed != "" {
+		fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(d.missed))
 	}
-	token, err := tf.value(ctx, env)
-	if errors.Is(err, errInterrupted) {
-		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing done\n", cmd.Name)
-		return ExitError
-	}
+	return nil
+}
+
+func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) error {
+	token, name := a.tok, a.names[0]
+	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.f.given("ttl"))
 	if err != nil {
-		return usageErrorf(env, cmd, "%v", err)
+		return err
 	}
-	if code, ok := checkTTLFlag(env, cmd, fs, *ttl); !ok {
-		return code
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
-	}
-	defer s.close()
-	name := names[0]
-	lockTTL, code := s.ttlForAll(env, cmd, names, *ttl, flagGiven(fs, "ttl"))
-	if code != ExitOK {
-		return code
-	}
-	if v, err := quorum.ParseValue(token); err == nil && v.Owner.TTL > 0 && !flagGiven(fs, "ttl") {
+	if v, err := quorum.ParseValue(token); err == nil && v.Owner.TTL > 0 && !a.f.given("ttl") {
 		lockTTL = min(v.Owner.TTL, s.cluster.MaxTTL) // the TTL it was taken with
 	}
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	until, rep, err := s.m.ExtendHeld(cctx, names, token, lockTTL)
-	out := extendJSON{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}
-	if len(names) > 1 {
-		out.Names = names
+	until, rep, err := s.m.ExtendHeld(cctx, a.names, token, lockTTL)
+	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
+		return usagef("%s", s.redact(err.Error()))
 	}
-	code = ExitOK
+	doc := extendJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}}
+	if len(a.names) > 1 {
+		doc.Names = a.names
+	}
 	if err != nil {
-		out.Error = s.redact(err.Error())
-		code = ExitError
-		if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
-			return usageErrorf(env, cmd, "%s", escape.Text(out.Error))
-		}
+		code := ExitError
 		if errors.Is(err, quorum.ErrLost) {
 			code = ExitLost
 		}
-		fmt.Fprintf(env.Stderr, "redlock extend: %s\n", escape.Text(out.Error))
-	} else {
-		out.Extended, out.ValidUntil, out.ValidityMS = true, &until, ms(time.Until(until))
-		fmt.Fprintf(env.Stderr, "extended %s (%d of %d masters), valid until %s (%v)\n", escape.Text(out.Key), rep.Votes, len(rep.Nodes),
-			until.Format(time.RFC3339Nano), time.Until(until).Round(time.Millisecond))
-		if missed := health.MissedVotes(rep); missed != "" {
-			fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(s.redact(missed)))
-		}
+		err = redacted(err, s.redact)
+		doc.Error = err.Error()
+		return failDoc(code, err, doc)
 	}
-	if *asJSON {
-		if err := writeDoc(env.Stdout, out); err != nil {
-			return s.fail(env, cmd, err)
-		}
-	}
-	return code
+	doc.OK, doc.ValidUntil, doc.ValidityMS = true, &until, ms(time.Until(until))
+	doc.missed = s.redact(health.MissedVotes(rep))
+	return show(env, a.json, doc)
 }

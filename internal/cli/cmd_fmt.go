@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,78 +17,75 @@ import (
 	"github.com/redlock/redlock/hcl"
 )
 
-func init() {
-	cmd := &Command{
-		Name:     "fmt",
-		Synopsis: "rewrite topology files in canonical layout",
-		Usage: `Usage: redlock fmt [-check] [-diff] [-recursive] [-config PATH] [FILE|DIR|-]...
+// fmtArgs are the arguments of fmt.
+type fmtArgs struct {
+	config                 string
+	check, diff, recursive bool
+	files                  []string
+}
 
+func (a *fmtArgs) flags(f *Flags) {
+	f.Bool(&a.check, "check", "do not write; list the files that are not formatted and exit 3")
+	f.Bool(&a.diff, "diff", "print a unified diff of the changes")
+	f.Bool(&a.recursive, "recursive", "also format the *.hcl files in the subdirectories of a DIR")
+	def := DefaultConfigPath
+	if p := f.getenv(envConfig); p != "" {
+		def = p
+	}
+	f.String(&a.config, "config", "PATH", def, "the default file (default $REDLOCK_CONFIG, else ./redlock.hcl)")
+}
+
+func (a *fmtArgs) parse(p *parsed) error {
+	a.files = append(p.pos, p.rest...)
+	if len(a.files) == 0 {
+		a.files = []string{a.config}
+	}
+	return nil
+}
+
+var _ = define(&Command{
+	Name:     "fmt",
+	Synopsis: "rewrite topology files in canonical layout",
+	Args:     "[FILE|DIR|-]...",
+	About: `
 Rewrites each topology file in place in the canonical layout (aligned '=',
 two-space indentation). Without FILE it formats the -config file
 ($REDLOCK_CONFIG, else ./redlock.hcl). A DIR formats the *.hcl files in it
 (with -recursive, in its subdirectories too, skipping hidden ones);
 "-" reads standard input and writes the result to standard output. The names
 of the files that changed are printed. Only the syntax is checked: use
-"redlock validate" for the rest.
+"redlock validate" for the rest.`,
+	Exits: []Exit{
+		{0, "every file is formatted (or was rewritten)"},
+		{2, "a file cannot be read, parsed or written, or bad command line"},
+		{3, "with -check: at least one file is not formatted"},
+	},
+}, runFmt)
 
-Flags:
-  -check         do not write; list the files that are not formatted and exit 3
-  -diff          print a unified diff of the changes
-  -recursive     also format the *.hcl files in the subdirectories of a DIR
-  -config PATH   the default file (default $REDLOCK_CONFIG, else ./redlock.hcl)
-
-Exit codes:
-  0  every file is formatted (or was rewritten)
-  2  a file cannot be read, parsed or written, or bad command line
-  3  with -check: at least one file is not formatted`,
-	}
-	cmd.Run = func(ctx context.Context, env *Env, args []string) int { return runFmt(ctx, env, cmd, args) }
-	register(cmd)
-}
-
-func runFmt(ctx context.Context, env *Env, cmd *Command, args []string) int {
-	fs := newFlagSet(cmd)
-	def := DefaultConfigPath
-	if p := env.Getenv("REDLOCK_CONFIG"); p != "" {
-		def = p
-	}
-	config := fs.String("config", def, "default file")
-	check := fs.Bool("check", false, "list unformatted files, exit 3")
-	diff := fs.Bool("diff", false, "print a unified diff")
-	recursive := fs.Bool("recursive", false, "descend into subdirectories")
-	pos, _, err := interspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, cmd.Usage)
-		return ExitOK
-	}
-	if err != nil {
-		return usageErrorf(env, cmd, "%v", err)
-	}
-	if len(pos) == 0 {
-		pos = []string{*config}
-	}
-	failed, unformatted := false, false
-	for _, arg := range pos {
-		files, err := fmtTargets(arg, *recursive)
+func runFmt(ctx context.Context, env *Env, a *fmtArgs) error {
+	failed, unformatted := 0, false
+	for _, arg := range a.files {
+		files, err := fmtTargets(arg, a.recursive)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "redlock fmt: %v\n", err)
-			failed = true
+			failed++
 			continue
 		}
 		for _, name := range files {
-			changed, ok := fmtOne(ctx, env, name, *check, *diff)
-			failed = failed || !ok
+			changed, ok := fmtOne(ctx, env, name, a.check, a.diff)
+			if !ok {
+				failed++
+			}
 			unformatted = unformatted || changed
 		}
 	}
 	switch {
-	case failed:
-		return ExitUsage
-	case *check && unformatted:
-		return ExitUnformat
-	default:
-		return ExitOK
+	case failed > 0:
+		return &exitError{code: ExitUsage, err: fmt.Errorf("%s failed", pluralize(failed, "file")), shown: true}
+	case a.check && unformatted:
+		return &exitError{code: ExitUnformat, err: errors.New("not formatted"), shown: true}
 	}
+	return nil
 }
 
 // fmtTargets expands a FILE, DIR or "-" argument into the files to format.
@@ -165,7 +161,7 @@ func fmtOne(ctx context.Context, env *Env, name string, check, diff bool) (chang
 			_, _ = env.Stdout.Write(out)
 		}
 		if diff && changed {
-			fmt.Fprint(env.Stdout, udiff.Unified("<stdin>", "<stdin>", string(src), string(out)))
+			fmt.Fprint(env.Stdout, unifiedDiff("<stdin>", "<stdin>", string(src), string(out)))
 		}
 		return changed, true
 	}
@@ -174,7 +170,7 @@ func fmtOne(ctx context.Context, env *Env, name string, check, diff bool) (chang
 	}
 	fmt.Fprintln(env.Stdout, name)
 	if diff {
-		fmt.Fprint(env.Stdout, udiff.Unified("a/"+filepath.ToSlash(name), "b/"+filepath.ToSlash(name), string(src), string(out)))
+		fmt.Fprint(env.Stdout, unifiedDiff("a/"+filepath.ToSlash(name), "b/"+filepath.ToSlash(name), string(src), string(out)))
 	}
 	if check {
 		return true, true
@@ -219,4 +215,58 @@ func writeFileAtomic(name string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
+}
+
+// unifiedDiff is the unified diff of old and new as diff -u and terraform fmt
+// -diff print it. The hunks come from go-udiff; their headers are numbered here,
+// since go-udiff's new-file start leaves out the unchanged lines inside earlier
+// hunks: a hunk's new-file start is its old-file start plus the lines the hunks
+// before it added, less those they removed.
+func unifiedDiff(oldLabel, newLabel, old, new string) string {
+	u, err := udiff.ToUnifiedDiff(oldLabel, newLabel, old, udiff.Strings(old, new), udiff.DefaultContextLines)
+	if err != nil || len(u.Hunks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", oldLabel, newLabel)
+	shift := 0
+	for _, h := range u.Hunks {
+		oldCount, newCount := 0, 0
+		for _, l := range h.Lines {
+			if l.Kind != udiff.Insert {
+				oldCount++
+			}
+			if l.Kind != udiff.Delete {
+				newCount++
+			}
+		}
+		fmt.Fprintf(&b, "@@ -%s +%s @@\n", hunkRange(h.FromLine, oldCount), hunkRange(h.FromLine+shift, newCount))
+		shift += newCount - oldCount
+		for _, l := range h.Lines {
+			prefix := " "
+			switch l.Kind {
+			case udiff.Delete:
+				prefix = "-"
+			case udiff.Insert:
+				prefix = "+"
+			}
+			b.WriteString(prefix + l.Content)
+			if !strings.HasSuffix(l.Content, "\n") {
+				b.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// hunkRange is one side of a hunk header: "start,count", "start" for one line,
+// and "start-1,0" for none, as diff -u.
+func hunkRange(start, count int) string {
+	switch count {
+	case 0:
+		return fmt.Sprintf("%d,0", start-1)
+	case 1:
+		return fmt.Sprint(start)
+	}
+	return fmt.Sprintf("%d,%d", start, count)
 }

@@ -3,8 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,4 +120,35 @@ func TestFmtRecursive(t *testing.T) {
 	assert.Equal(t, unformatted, string(b), "hidden directories are skipped")
 	r = runHealthCmd(t, "", "fmt", "-check", "-recursive", dir)
 	assert.Equal(t, ExitOK, r.code)
+}
+
+// Issue 23 item 16: the second hunk's new-file start counts the lines that the
+// first hunk added (as diff -u and terraform fmt -diff number it). go-udiff's own
+// header said +12 where diff -u says +14 here.
+func TestFmtDiffHunkHeaders(t *testing.T) {
+	var a, b []string
+	for i := 1; i <= 40; i++ {
+		l := fmt.Sprintf("line %d", i)
+		a = append(a, l)
+		switch i {
+		case 2:
+			b = append(b, "new a", "new b", l)
+		case 5, 30:
+			b = append(b, l+" changed")
+		default:
+			b = append(b, l)
+		}
+	}
+	got := unifiedDiff("a", "b", strings.Join(a, "\n")+"\n", strings.Join(b, "\n")+"\n")
+	hdr := regexp.MustCompile(`(?m)^@@ -(\d+),(\d+) \+(\d+),(\d+) @@$`)
+	hunks := hdr.FindAllStringSubmatch(got, -1)
+	require.Len(t, hunks, 2, got)
+	assert.Equal(t, []string{"27", "7", "29", "7"}, hunks[1][1:], "the second hunk starts 2 lines later in the new file:\n%s", got)
+	// Every hunk's new start is its old start shifted by what came before.
+	shift := 0
+	for _, h := range hunks {
+		n := func(i int) int { v, _ := strconv.Atoi(h[i]); return v }
+		assert.Equal(t, n(1)+shift, n(3), h[0])
+		shift += n(4) - n(2)
+	}
 }

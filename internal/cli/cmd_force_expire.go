@@ -12,11 +12,38 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var forceExpireCmd = &Command{
+// forceExpireArgs are the arguments of force-expire.
+type forceExpireArgs struct {
+	lockArgs
+	tokenFlags
+	yes bool
+}
+
+func (a *forceExpireArgs) flags(f *Flags) {
+	a.tokenFlags.flags(f)
+	a.optional = true
+	f.Bool(&a.yes, "yes", "do not ask")
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+func (a *forceExpireArgs) parse(p *parsed) error {
+	// An admin action on any key locks lists: the name rule of acquire is not
+	// checked.
+	if err := a.lockArgs.parseWith(p, quorum.ValidateKeyName); err != nil {
+		return err
+	}
+	if a.tokenFlags.token == "-" && !a.yes {
+		return usagef("-token - reads stdin, which the prompt needs too: add -yes")
+	}
+	return nil
+}
+
+var _ = define(&Command{
 	Name:     "force-expire",
 	Synopsis: "admin: delete a lock on every master",
-	Usage: `Usage: redlock force-expire NAME [-token TOKEN | -token - | -token-file PATH] [-yes] [-json] [-config PATH] [-var name=value] [-timeout D]
-
+	Args:     "NAME",
+	About: `
 Deletes the lock NAME on every master. This breaks the mutual exclusion of the
 current holder: use it for locks left behind by a crashed process. NAME is any
 name that locks lists, including foreign keys that acquire's name rule refuses
@@ -35,25 +62,15 @@ only that holder's permit), a shared hold (each holder shown is removed, one by
 one, never one that came after; with -token only that holder), an election (the
 leadership shown is deleted: the leader's command is stopped at once and the next
 candidate is elected under a higher term), or one name of a multi-name hold (every
-name of the hold is deleted, as shown). With -json, "parts" reports each key.
-
-Flags:
-` + tokenUsage + `
-  -yes         do not ask
-  -json        print one JSON document
-` + commonUsage + `
-
-Exit codes:
-  0  done (also when there was nothing to delete)
-  1  error (some master did not answer), aborted at the prompt, or the lock
-     changed hands since it was shown (nothing of the new holder is deleted)
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	forceExpireCmd.Run = runForceExpire
-	register(forceExpireCmd)
-}
+name of the hold is deleted, as shown). With -json, "parts" reports each key.`,
+	Exits: []Exit{
+		{0, "done (also when there was nothing to delete)"},
+		{1, `error (some master did not answer), aborted at the prompt, or the lock
+changed hands since it was shown (nothing of the new holder is deleted)`},
+		exitBadInput,
+	},
+	Complete: Completion{LockName: true},
+}, withSession(runForceExpire))
 
 var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeOK:      "deleted",
@@ -61,63 +78,29 @@ var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeForeign: "changed since it was shown: kept",
 }
 
-func runForceExpire(ctx context.Context, env *Env, args []string) int {
-	cmd := forceExpireCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	var tf tokenFlags
-	tf.register(fs)
-	yes := fs.Bool("yes", false, "do not ask")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	name, _, code, ok := parseLockArgs(env, cmd, fs, args)
-	if !ok {
-		return code
+func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpireArgs) error {
+	token := a.tok
+	name := s.shownName(ctx, a.name, a.timeout)
+	failed := func(why string) error {
+		return failDoc(ExitError, errors.New(why), deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Error: why}})
 	}
-	token, err := tf.value(ctx, env)
-	switch {
-	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(env.Stderr, "redlock %s: interrupted while reading the token; nothing deleted\n", cmd.Name)
-		return ExitError
-	case errors.Is(err, errNoToken):
-		token = ""
-	case err != nil:
-		return usageErrorf(env, cmd, "%v", err)
-	case tf.token == "-" && !*yes:
-		return usageErrorf(env, cmd, "-token - reads stdin, which the prompt needs too: add -yes")
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
-	}
-	defer s.close()
-	name = s.shownName(ctx, name, cf.timeout)
-	pctx, pcancel := context.WithTimeout(ctx, cf.timeout)
+	pctx, pcancel := context.WithTimeout(ctx, a.timeout)
 	p, plst, perr := s.primitiveOf(pctx, name)
 	pcancel()
 	if perr != nil {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", escapeLines(s.redact(perr.Error())))
 	}
 	if p != nil {
-		return s.forceExpirePrimitive(ctx, env, cmd, p, plst, token, *yes, *asJSON, func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(ctx, cf.timeout)
-		})
+		return s.forceExpirePrimitive(ctx, env, p, plst, token, a.yes, a.json, a.timeout)
 	}
-	failJSON := func(why string) {
-		if *asJSON {
-			_ = writeDoc(env.Stdout, releaseJSON{Name: name, Key: s.m.Key(name), Error: why})
-		}
+	seen, unread, err := s.showForceExpire(ctx, env, name, a.timeout)
+	if err != nil {
+		return failed(err.Error() + ": nothing deleted")
 	}
-	seen, unread, code, ok := s.showForceExpire(ctx, env, name, cf)
-	if !ok {
-		failJSON("could not read the lock: nothing deleted")
-		return code
+	if !a.yes && !confirm(ctx, env, s.m.Key(name)) {
+		return failed("aborted at the prompt: nothing deleted")
 	}
-	if !*yes && !confirm(ctx, env, s.m.Key(name)) {
-		failJSON("aborted at the prompt: nothing deleted")
-		return ExitError
-	}
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	var rep *quorum.Report
 	if token != "" {
@@ -128,13 +111,10 @@ func runForceExpire(ctx context.Context, env *Env, args []string) int {
 			err = e
 		}
 	}
-	code = s.finishDelete(env, cmd, name, rep, err, *asJSON, forceWords)
-	if code == ExitOK && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
-		fmt.Fprintf(env.Stderr, "redlock force-expire: %s changed hands since it was shown: %s; its keys were kept\n",
-			escape.Text(s.m.Key(name)), s.holderNow(ctx, name, cf))
-		return ExitError
+	if err == nil && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
+		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
-	return code
+	return s.finishDelete(env, name, rep, err, a.json, forceWords, "")
 }
 
 // shownName returns the name of the lock that locks showed as shown: shown itself,
@@ -215,15 +195,14 @@ func markUnread(rep *quorum.Report, unread map[string]string) error {
 // showForceExpire reads the lock on every master, shows it on stderr, and returns
 // what was seen per master (what force-expire may delete) and the masters that did
 // not answer, with why.
-func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, cf common) (map[string]quorum.Seen, map[string]string, int, bool) {
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, timeout time.Duration) (map[string]quorum.Seen, map[string]string, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	lst, err := s.m.Inspect(cctx, quorum.EscapeGlob(name))
 	cancel()
 	seen := map[string]quorum.Seen{}
 	switch {
 	case lst == nil:
-		fmt.Fprintf(env.Stderr, "redlock force-expire: could not read %s: %s\n", escape.Text(s.m.Key(name)), escape.Text(s.redact(err.Error())))
-		return nil, nil, ExitError, false
+		return nil, nil, fmt.Errorf("could not read %s: %s", s.m.Key(name), s.redact(err.Error()))
 	case lst.Lock(name) == nil:
 		fmt.Fprintf(env.Stderr, "%s is not held on any master that answered (%d of %d)\n", escape.Text(s.m.Key(name)), lst.Answered(), lst.Total)
 	default:
@@ -246,7 +225,7 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 			unread[a.Master] = a.Error
 		}
 	}
-	return seen, unread, ExitOK, true
+	return seen, unread, nil
 }
 
 // confirm asks for "yes" on stdin.
@@ -264,13 +243,13 @@ func confirm(ctx context.Context, env *Env, key string) bool {
 }
 
 // holderNow describes who holds name now, for the message after a changed lock.
-func (s *lockSession) holderNow(ctx context.Context, name string, cf common) string {
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+func (s *lockSession) holderNow(ctx context.Context, name string, timeout time.Duration) string {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(name))
 	if lst == nil || lst.Lock(name) == nil {
 		return "nobody holds it now"
 	}
 	li := lst.Lock(name)
-	return fmt.Sprintf("now held by %s (%d/%d masters)", holder(li), li.Votes, li.Total)
+	return fmt.Sprintf("now held by %s (%d/%d masters)", holderRaw(li), li.Votes, li.Total)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -15,11 +16,23 @@ import (
 // ExitNoLeader: leader found that nobody leads the election.
 const ExitNoLeader = 3
 
-var leaderCmd = &Command{
+// leaderArgs are the arguments of leader.
+type leaderArgs struct {
+	lockArgs
+	watch bool
+}
+
+func (a *leaderArgs) flags(f *Flags) {
+	f.Bool(&a.watch, "watch", "follow every change until Ctrl-C")
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "leader",
 	Synopsis: "show who leads an election, or follow every change",
-	Usage: `Usage: redlock leader NAME [-json] [-watch] [-config PATH] [-var name=value] [-timeout D]
-
+	Args:     "NAME",
+	About: `
 Reads the current leader of the election NAME from every master and prints it:
 the value it published (elect -value), its term (strictly increasing per
 election: the fencing number), since when it leads, the validity left and how many
@@ -31,24 +44,15 @@ With -watch, prints the leader now and then one line at every change (another
 term, another value, nobody leading, a read that failed) until Ctrl-C. A wake-up
 message from a campaign or a resignation only triggers a quorum read; every line
 is what a quorum holds. With -json, one JSON document (JSON lines with -watch).
-
-Flags:
-  -watch       follow every change until Ctrl-C
-  -json        print one JSON document (with -watch: one JSON line per change)
-` + commonUsage + `
-                    (leader -watch: bounds each read, not the watch)
-
-Exit codes:
-  0  a leader was found (-watch: ended by Ctrl-C)
-  1  error: fewer than a quorum of masters answered
-  2  usage error or invalid topology file
-  3  nobody leads the election (not with -watch)`,
-}
-
-func init() {
-	leaderCmd.Run = runLeader
-	register(leaderCmd)
-}
+-timeout bounds each read of -watch, not the watch.`,
+	Exits: []Exit{
+		{0, "a leader was found (-watch: ended by Ctrl-C)"},
+		{1, "error: fewer than a quorum of masters answered"},
+		exitBadInput,
+		{3, "nobody leads the election (not with -watch)"},
+	},
+	Complete: Completion{LockName: true, Elections: true},
+}, withSession(runLeader))
 
 // leaderJSON is the -json output of leader, and each line of leader -watch.
 type leaderJSON struct {
@@ -60,19 +64,33 @@ type leaderJSON struct {
 	Value      string     `json:"value,omitempty"`
 	Term       int64      `json:"term,omitempty"`
 	Since      *time.Time `json:"since,omitempty"`
-	ValidityMS int64      `json:"validity_ms"`
+	ValidityMS float64    `json:"validity_ms"`
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	Votes      int        `json:"votes"`
 	Quorum     int        `json:"quorum"`
 	Total      int        `json:"total"`
 	Owner      *ownerJSON `json:"owner,omitempty"`
 	Error      string     `json:"error,omitempty"`
+	err        error      // the read's error: nil, quorum.ErrNoLeader or a failed read
+}
+
+// human prints one read as a block.
+func (d leaderJSON) human(env *Env) error {
+	printLeader(env.Stdout, d, d.err, false)
+	return nil
+}
+
+// humanLine is one line of leader -watch.
+func (d leaderJSON) humanLine() string {
+	var b strings.Builder
+	printLeader(&b, d, d.err, true)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // leaderDoc is the document of one read: li when someone leads, else err says
 // why not (quorum.ErrNoLeader, or a failed read).
 func (s *lockSession) leaderDoc(el *quorum.Election, li *quorum.LeaderInfo, err error) leaderJSON {
-	out := leaderJSON{Name: el.Name(), Key: el.Key(), Quorum: s.m.Quorum(), Total: len(s.m.Nodes())}
+	out := leaderJSON{Name: el.Name(), Key: el.Key(), Quorum: s.m.Quorum(), Total: len(s.m.Nodes()), err: err}
 	if err != nil {
 		out.Error = s.redact(err.Error())
 		if rep := reportOf(err); rep != nil {
@@ -133,62 +151,31 @@ func leaderHolder(o *ownerJSON) string {
 	return escape.Line(fmt.Sprintf("%s%s pid %d", out, o.Host, o.PID), 80)
 }
 
-func runLeader(ctx context.Context, env *Env, args []string) int {
-	cmd := leaderCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	watch := fs.Bool("watch", false, "follow every change")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	names, _, code, ok := parseLockNames(env, cmd, fs, args, false)
-	if !ok {
-		return code
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
-	}
-	defer s.close()
-	el, err := s.m.Election(names[0])
+func runLeader(ctx context.Context, env *Env, s *lockSession, a *leaderArgs) error {
+	el, err := s.m.Election(a.name)
 	if err != nil {
-		return usageErrorf(env, cmd, "election NAME %s: %v", escape.Text(names[0]), err)
+		return usagef("election NAME %s: %v", a.name, err)
 	}
-	if *watch {
-		return watchLeader(ctx, env, s, el, *asJSON)
+	if a.watch {
+		for obs := range el.Observe(ctx) {
+			if err := showLine(env, a.json, s.leaderDoc(el, obs.Leader, obs.Err)); err != nil {
+				return s.fail(ExitError, err) // stdout is gone (a closed pipe): nobody reads the stream
+			}
+		}
+		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	li, err := el.Leader(cctx)
 	doc := s.leaderDoc(el, li, err)
-	if *asJSON {
-		if werr := writeDoc(env.Stdout, doc); werr != nil {
-			return s.fail(env, cmd, werr)
-		}
-	} else if err == nil || errors.Is(err, quorum.ErrNoLeader) {
-		printLeader(env.Stdout, doc, err, false)
-	}
 	switch {
 	case err == nil:
-		return ExitOK
+		return show(env, a.json, doc)
 	case errors.Is(err, quorum.ErrNoLeader):
-		return ExitNoLeader
-	}
-	return s.fail(env, cmd, err)
-}
-
-// watchLeader prints every change of the election's leader until ctx ends.
-func watchLeader(ctx context.Context, env *Env, s *lockSession, el *quorum.Election, asJSON bool) int {
-	for obs := range el.Observe(ctx) {
-		doc := s.leaderDoc(el, obs.Leader, obs.Err)
-		var err error
-		if asJSON {
-			err = writeLine(env.Stdout, doc)
-		} else {
-			printLeader(env.Stdout, doc, obs.Err, true)
+		if werr := show(env, a.json, doc); werr != nil {
+			return s.fail(ExitError, werr)
 		}
-		if err != nil { // stdout is gone (a closed pipe): nobody reads the stream
-			return s.fail(env, leaderCmd, err)
-		}
+		return &exitError{code: ExitNoLeader, err: err, shown: true, doc: skipDoc{}}
 	}
-	return ExitOK
+	return failDoc(ExitError, redacted(err, s.redact), doc)
 }

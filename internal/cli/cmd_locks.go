@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"iter"
 	"strings"
 	"time"
 
@@ -11,11 +13,29 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var locksCmd = &Command{
+// locksArgs are the arguments of locks.
+type locksArgs struct {
+	common
+	match string
+}
+
+func (a *locksArgs) flags(f *Flags) {
+	f.String(&a.match, "match", "GLOB", "*", "only names matching GLOB (Redis glob syntax; default all)")
+	a.jsonFlag(f)
+	a.common.flags(f)
+}
+
+func (a *locksArgs) parse(p *parsed) error {
+	if err := p.noArgs(" (use -match GLOB)"); err != nil {
+		return err
+	}
+	return a.check()
+}
+
+var _ = define(&Command{
 	Name:     "locks",
 	Synopsis: "list live locks: quorum state, validity, owner, per-master values",
-	Usage: `Usage: redlock locks [-match GLOB] [-json] [-config PATH] [-var name=value] [-timeout D]
-
+	About: `
 Lists every lock under the cluster's key_prefix on every master (SCAN, never
 KEYS): its quorum state, votes k/N, remaining validity from the quorum's view,
 the owner (decoded from values written by redlock) or the library that wrote it
@@ -39,23 +59,13 @@ States:
   orphaned   leftovers that need an admin: keys of another type (a Redisson
              hash), keys without a TTL on a minority, or validity gone
 
-Masters that do not answer are listed as such; the listing needs a quorum of them.
-
-Flags:
-  -match GLOB  only names matching GLOB (Redis glob syntax; default all)
-  -json        print one JSON document
-` + commonUsage + `
-
-Exit codes:
-  0  listed
-  1  error: fewer than a quorum of masters answered (the partial listing is still printed)
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	locksCmd.Run = runLocks
-	register(locksCmd)
-}
+Masters that do not answer are listed as such; the listing needs a quorum of them.`,
+	Exits: []Exit{
+		{0, "listed"},
+		{1, "error: fewer than a quorum of masters answered (the partial listing is still printed)"},
+		exitBadInput,
+	},
+}, withSession(runLocks))
 
 // masterViewJSON is one master's view of one lock in -json output.
 type masterViewJSON struct {
@@ -67,8 +77,8 @@ type masterViewJSON struct {
 	// ValueBytes is the value's length when it is longer than a listing reads.
 	ValueBytes int64 `json:"value_bytes,omitempty"`
 	// PTTLMS is the remaining TTL; -1 when the key has no TTL.
-	PTTLMS int64  `json:"pttl_ms,omitempty"`
-	Error  string `json:"error,omitempty"`
+	PTTLMS float64 `json:"pttl_ms,omitempty"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // ownerJSON is a lock's owner metadata in -json output.
@@ -77,14 +87,14 @@ type ownerJSON struct {
 	Host       string     `json:"host,omitempty"`
 	PID        int        `json:"pid,omitempty"`
 	AcquiredAt *time.Time `json:"acquired_at,omitempty"`
-	TTLMS      int64      `json:"ttl_ms,omitempty"`
+	TTLMS      float64    `json:"ttl_ms,omitempty"`
 }
 
 func toOwnerJSON(o *quorum.Owner) *ownerJSON {
 	if o == nil {
 		return nil
 	}
-	return &ownerJSON{Label: o.Label, Host: o.Host, PID: o.PID, AcquiredAt: timePtr(o.At), TTLMS: o.TTL.Milliseconds()}
+	return &ownerJSON{Label: o.Label, Host: o.Host, PID: o.PID, AcquiredAt: timePtr(o.At), TTLMS: ms(o.TTL)}
 }
 
 // lockJSON is one lock in -json output.
@@ -99,7 +109,7 @@ type lockJSON struct {
 	Owner   *ownerJSON `json:"owner,omitempty"`
 	Library string     `json:"library"`
 	// ValidityMS is the remaining validity from the quorum's view; 0 unless held.
-	ValidityMS int64            `json:"validity_ms"`
+	ValidityMS float64          `json:"validity_ms"`
 	ValidUntil *time.Time       `json:"valid_until,omitempty"`
 	NoExpiry   bool             `json:"no_expiry,omitempty"`
 	Fence      int64            `json:"fence,omitempty"`
@@ -108,11 +118,11 @@ type lockJSON struct {
 
 // masterAnswerJSON says whether one master answered the listing.
 type masterAnswerJSON struct {
-	Master    string `json:"master"`
-	Answered  bool   `json:"answered"`
-	Error     string `json:"error,omitempty"`
-	Keys      int    `json:"keys"`
-	LatencyMS int64  `json:"latency_ms"`
+	Master    string  `json:"master"`
+	Answered  bool    `json:"answered"`
+	Error     string  `json:"error,omitempty"`
+	Keys      int     `json:"keys"`
+	LatencyMS float64 `json:"latency_ms"`
 }
 
 // listingJSON is the -json output of locks.
@@ -218,44 +228,42 @@ func validityText(li *quorum.LockInfo) string {
 	return "-"
 }
 
-func runLocks(ctx context.Context, env *Env, args []string) int {
-	cmd := locksCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	match := fs.String("match", "*", "only names matching GLOB")
-	asJSON := cf.jsonFlag(fs, "JSON output")
-	pos, _, err := interspersed(fs, args)
-	if err != nil {
-		code, _ := parseFlags(env, cmd, fs, args)
-		return code
-	}
-	if len(pos) > 0 {
-		return usageErrorf(env, cmd, "unexpected argument %q (use -match GLOB)", pos[0])
-	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
-	}
-	defer s.close()
-	cctx, cancel := context.WithTimeout(ctx, cf.timeout)
+// locksView is the output of locks, written while the listing is iterated
+// (locks_stream.go): a table, or one JSON document; the primitives' keys are
+// kept aside as they pass and shown after the plain locks.
+type locksView struct {
+	s     *lockSession
+	head  *quorum.Listing
+	locks iter.Seq[*quorum.LockInfo]
+	err   error
+	prims *primitiveKeys
+}
+
+func (v locksView) human(env *Env) error {
+	v.s.printLockTable(env.Stdout, v.head, v.locks, v.prims)
+	return nil
+}
+
+// writeJSON streams the document, byte for byte what writeDoc would write.
+func (v locksView) writeJSON(w io.Writer) error {
+	return v.s.writeListingJSON(w, v.head, v.locks, v.err, v.prims)
+}
+
+func runLocks(ctx context.Context, env *Env, s *lockSession, a *locksArgs) error {
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	lst, locks, err := s.m.InspectStream(cctx, *match)
-	prims := s.primitiveKeys(cctx, env, cmd.Name, lst)
-	if *asJSON {
-		if werr := s.writeListingJSON(env.Stdout, lst, locks, err, prims); werr != nil {
-			return s.fail(env, cmd, werr)
-		}
-	} else {
-		s.printLockTable(env.Stdout, lst, locks, prims)
+	lst, locks, err := s.m.InspectStream(cctx, a.match)
+	prims := s.primitiveKeys(cctx, env, "locks", lst)
+	if werr := show(env, a.json, locksView{s: s, head: lst, locks: locks, err: err, prims: prims}); werr != nil {
+		return s.fail(ExitError, werr)
 	}
-	for _, a := range lst.Masters {
-		if !a.Answered && err == nil {
-			fmt.Fprintf(env.Stderr, "redlock locks: %s\n", escape.Text(s.redact(a.Error)))
+	for _, m := range lst.Masters {
+		if !m.Answered && err == nil {
+			fmt.Fprintf(env.Stderr, "redlock locks: %s\n", escape.Text(s.redact(m.Error)))
 		}
 	}
 	if err != nil {
-		return s.fail(env, cmd, err)
+		return &exitError{code: ExitError, err: redacted(err, s.redact), doc: skipDoc{}}
 	}
-	return ExitOK
+	return nil
 }

@@ -8,31 +8,30 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/topology"
 )
 
-func init() {
-	nodesCmd.Run = runNodes
-	register(nodesCmd)
+// nodesArgs are the arguments of nodes.
+type nodesArgs struct{ common }
+
+func (a *nodesArgs) flags(f *Flags) {
+	a.jsonFlag(f)
+	a.common.flags(f)
 }
 
-var nodesCmd = &Command{
+var _ = define(&Command{
 	Name:     "nodes",
 	Synopsis: "node health: state, latency, role, version, uptime, quarantine, clock, persistence, eviction",
-	Usage: `Usage: redlock nodes [-json] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Probes every master of the topology (PING, TIME, INFO, CONFIG GET) and prints one
-row per master with its findings below the table. -json prints one JSON document.
-
-Flags:
-  -json             one JSON document on stdout
-` + commonUsage + `
-
-Exit codes: 0 a quorum of masters is healthy (up, no error finding, not
-quarantined), 1 fewer than a quorum is healthy or an error occurred, 2 usage.`,
-}
+row per master with its findings below the table. -json prints one JSON document.`,
+	Exits: []Exit{
+		{0, "a quorum of masters is healthy (up, no error finding, not quarantined)"},
+		{1, "fewer than a quorum is healthy, or an error occurred"},
+		exitBadInput,
+	},
+}, runNodes)
 
 // nodesJSON is the document `nodes -json` prints.
 type nodesJSON struct {
@@ -43,26 +42,38 @@ type nodesJSON struct {
 	Nodes   []healthJSON `json:"nodes"`
 }
 
-func runNodes(ctx context.Context, env *Env, args []string) int {
-	var cm common
-	fs := newFlagSet(nodesCmd)
-	cm.register(fs, env)
-	jsonOut := cm.jsonFlag(fs, "one JSON document on stdout")
-	if code, ok := parseNoArgs(env, nodesCmd, fs, &cm, args); !ok {
-		return code
+// nodesView is the output of nodes.
+type nodesView struct {
+	nodesJSON
+	hs  []topology.NodeHealth
+	now time.Time
+}
+
+func (v nodesView) human(env *Env) error {
+	var out strings.Builder
+	writeNodesTable(&out, v.hs, v.now)
+	verdict := "quorum available"
+	if !v.OK {
+		verdict = "BELOW QUORUM: locks cannot be taken"
 	}
-	cfg, code := cm.load(env)
-	if code != ExitOK {
-		return ExitError
+	fmt.Fprintf(&out, "\n%d/%d masters healthy, quorum %d: %s.\n", v.Healthy, len(v.hs), v.Quorum, verdict)
+	// Server answers and errors are in there: escaped.
+	_, err := io.WriteString(env.Stdout, escapeLines(out.String()))
+	return err
+}
+
+func runNodes(ctx context.Context, env *Env, a *nodesArgs) error {
+	cfg, err := a.load(env)
+	if err != nil {
+		return err
 	}
 	c := cfg.Cluster
 	quietRedis()
-	ctx, cancel := context.WithTimeout(ctx, cm.timeout)
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	p, err := health.NewProber(c)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock nodes: %s\n", escape.Text(cfg.Redact(err.Error())))
-		return ExitError
+		return fail(ExitError, redacted(err, cfg.Redact))
 	}
 	defer p.Close()
 	hs := p.Probe(ctx)
@@ -70,37 +81,22 @@ func runNodes(ctx context.Context, env *Env, args []string) int {
 
 	doc := nodesJSON{Cluster: c.Name, Quorum: c.Quorum(), Nodes: []healthJSON{}}
 	for _, h := range hs {
-		hj := toHealthJSON(h, now, func(s string) string { return s })
+		hj := toHealthJSON(h, now, cfg.Redact)
 		if hj.Healthy {
 			doc.Healthy++
 		}
 		doc.Nodes = append(doc.Nodes, hj)
 	}
 	doc.OK = doc.Healthy >= doc.Quorum
-
 	var out strings.Builder
-	if *jsonOut {
-		if err := writeDoc(&out, doc); err != nil {
-			fmt.Fprintf(env.Stderr, "redlock nodes: %v\n", err)
-			return ExitError
-		}
-	} else {
-		writeNodesTable(&out, hs, now)
-		verdict := "quorum available"
-		if !doc.OK {
-			verdict = "BELOW QUORUM: locks cannot be taken"
-		}
-		fmt.Fprintf(&out, "\n%d/%d masters healthy, quorum %d: %s.\n", doc.Healthy, len(hs), doc.Quorum, verdict)
+	if err := show(&Env{Stdout: &out}, a.json, nodesView{nodesJSON: doc, hs: hs, now: now}); err != nil {
+		return fail(ExitError, err)
 	}
-	text := cfg.Redact(out.String())
-	if !*jsonOut {
-		text = escapeLines(text) // server answers and errors are in there
-	}
-	_, _ = io.WriteString(env.Stdout, text)
+	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
 	if !doc.OK {
-		return ExitError
+		return &exitError{code: ExitError, err: fmt.Errorf("%d of %d masters healthy, fewer than the quorum %d", doc.Healthy, len(hs), doc.Quorum), shown: true, doc: skipDoc{}}
 	}
-	return ExitOK
+	return nil
 }
 
 // writeNodesTable writes the health table and then the findings grouped across

@@ -48,6 +48,7 @@ func TestNodesPlanApplyKeepSecrets(t *testing.T) {
 	assert.Regexp(t, `(?m)^d\s+\S+\s+down\s`, r.stdout)
 	assert.Regexp(t, `(?m)^  error   auth-failed: authentication failed: .* \[master c\]$`, r.stdout)
 	assert.Regexp(t, `(?m)^  error   unreachable: .* \[master d\]$`, r.stdout)
+	assert.NotContains(t, r.stdout, "unreachable: unreachable:", "the code is not said twice")
 	assert.Regexp(t, `(?m)^  warning vulnerable-version: .* \[3 masters: a, b, e\]$`, r.stdout, "identical findings grouped as plan does")
 	assert.Contains(t, r.stdout, "3/5 masters healthy, quorum 3: quorum available.")
 

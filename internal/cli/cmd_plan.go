@@ -2,117 +2,114 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/redlock/redlock/hcl"
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/topology"
 )
 
-func init() {
-	planCmd.Run = runPlan
-	register(planCmd)
+// planArgs are the arguments of plan.
+type planArgs struct {
+	common
+	detailed bool
 }
 
-var planCmd = &Command{
+func (a *planArgs) flags(f *Flags) {
+	a.jsonFlag(f)
+	f.Bool(&a.detailed, "detailed-exitcode", "exit 2 when changes are pending")
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "plan",
 	Synopsis: "check every live master against the file and show the settings apply would change",
-	Usage: `Usage: redlock plan [-json] [-detailed-exitcode] [-config PATH] [-var NAME=VALUE] [-timeout D]
-
+	About: `
 Probes every master: reachable, credentials, role:master, standalone mode,
 version, settings drift, eviction and persistence risk, uptime against the
 restart quarantine, clock offset against the drift budget. Prints each master's
 findings and the settings changes apply would make, then a summary line. Live
 values are compared as Redis means them (sizes by bytes, yes/no, case, and
-notify-keyspace-events as a set of flags), so a plan right after apply is empty.
+notify-keyspace-events as a set of flags), so a plan right after apply is empty.`,
+	ExitNote: "As Terraform's, a usage error exits 1: 2 means changes pending to a CI gate.",
+	Exits: []Exit{
+		{0, "no changes, or changes without -detailed-exitcode"},
+		{1, `error: a usage error, an invalid file, or a finding apply cannot fix (a master
+unreachable, credentials refused, a replica, failing persistence, a risky
+setting that the file does not declare)`},
+		{2, `with -detailed-exitcode: changes pending that apply will make, including the
+error findings those changes fix (an eviction policy, persistence settings)`},
+	},
+	UsageExit: ExitError,
+}, runPlan)
 
-Flags:
-  -json               one JSON document on stdout
-  -detailed-exitcode  exit 2 when changes are pending
-` + commonUsage + `
-
-Exit codes (as Terraform's):
-  0  no changes, or changes without -detailed-exitcode
-  1  error: a usage error, an invalid file, or a finding apply cannot fix (a master
-     unreachable, credentials refused, a replica, failing persistence, a risky
-     setting that the file does not declare)
-  2  with -detailed-exitcode: changes pending that apply will make, including the
-     error findings those changes fix (an eviction policy, persistence settings)`,
+// planView is the output of plan.
+type planView struct {
+	planJSON
+	cluster *topology.Cluster
+	plan    *health.Plan
+	redact  func(string) string
 }
 
-func runPlan(ctx context.Context, env *Env, args []string) int {
-	var cm common
-	fs := newFlagSet(planCmd)
-	cm.register(fs, env)
-	jsonOut := cm.jsonFlag(fs, "one JSON document on stdout")
-	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when changes are pending")
-	if code, ok := parseNoArgs(env, planCmd, fs, &cm, args); !ok {
-		return terraformUsage(code)
-	}
-	cfg, p, plan, code := probePlan(ctx, env, planCmd, &cm)
-	if code != ExitOK {
-		return code
+// human writes the plan, redacted, and escaped: server answers and errors are in
+// there.
+func (v planView) human(env *Env) error {
+	var out strings.Builder
+	writePlan(&out, v.cluster, v.plan)
+	_, err := io.WriteString(env.Stdout, escapeLines(v.redact(out.String())))
+	return err
+}
+
+func runPlan(ctx context.Context, env *Env, a *planArgs) error {
+	cfg, p, plan, err := probePlan(ctx, env, &a.common)
+	if err != nil {
+		return err
 	}
 	defer p.Close()
-
-	var out strings.Builder
-	if *jsonOut {
-		if err := writeDoc(&out, toPlanJSON(plan, time.Now(), cfg.Redact)); err != nil {
-			fmt.Fprintf(env.Stderr, "redlock plan: %v\n", err)
-			return ExitError
-		}
-	} else {
-		writePlan(&out, cfg.Cluster, plan)
+	doc := planView{planJSON: toPlanJSON(plan, time.Now(), cfg.Redact), cluster: cfg.Cluster, plan: plan, redact: cfg.Redact}
+	var out strings.Builder // the whole output is redacted, JSON too
+	if err := show(&Env{Stdout: &out}, a.json, doc); err != nil {
+		return fail(ExitError, err)
 	}
-	text := cfg.Redact(out.String())
-	if !*jsonOut {
-		text = escapeLines(text) // server answers and errors are in there
+	_, _ = io.WriteString(env.Stdout, cfg.Redact(out.String()))
+	summary := func(code int) error {
+		return &exitError{code: code, err: errors.New(plan.Summary.String()), shown: true, doc: skipDoc{}}
 	}
-	_, _ = io.WriteString(env.Stdout, text)
 	switch {
 	case plan.Summary.Unfixable() > 0:
-		return ExitError
-	case plan.Summary.Errors > 0 && !*detailed:
-		return ExitError
-	case plan.Summary.Changes > 0 && *detailed:
-		return ExitChanges
-	default:
-		return ExitOK
+		return summary(ExitError)
+	case plan.Summary.Errors > 0 && !a.detailed:
+		return summary(ExitError)
+	case plan.Summary.Changes > 0 && a.detailed:
+		return summary(ExitChanges)
 	}
-}
-
-// terraformUsage maps a usage error to 1 for plan and apply, whose 2 means
-// "changes pending" to a CI gate (as Terraform's): a typo must not look like one.
-// -h (exit 0) is kept.
-func terraformUsage(code int) int {
-	if code == ExitUsage {
-		return ExitError
-	}
-	return code
+	return nil
 }
 
 // probePlan loads the file, probes every master within -timeout and builds the
-// plan. On failure it has printed why and returns the exit code; otherwise the
-// caller closes the prober.
-func probePlan(ctx context.Context, env *Env, cmd *Command, cm *common) (*hcl.Config, *health.Prober, *health.Plan, int) {
-	cfg, code := cm.load(env)
-	if code != ExitOK {
-		return nil, nil, nil, ExitError
+// plan; the caller closes the prober. Every failure exits 1, as Terraform's.
+func probePlan(ctx context.Context, env *Env, cm *common) (*hcl.Config, *health.Prober, *health.Plan, error) {
+	cfg, err := cm.load(env)
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			ee.code = ExitError
+		}
+		return nil, nil, nil, err
 	}
 	quietRedis()
 	p, err := health.NewProber(cfg.Cluster)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(cfg.Redact(err.Error())))
-		return nil, nil, nil, ExitError
+		return nil, nil, nil, fail(ExitError, redacted(err, cfg.Redact))
 	}
 	pctx, cancel := context.WithTimeout(ctx, cm.timeout)
 	defer cancel()
 	hs := p.Probe(pctx)
-	return cfg, p, health.NewPlan(cfg.Cluster, hs, time.Now()), ExitOK
+	return cfg, p, health.NewPlan(cfg.Cluster, hs, time.Now()), nil
 }
 
 // writePlan writes the human plan: a header, per master its state, changes and

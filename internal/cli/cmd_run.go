@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -15,14 +15,91 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
-var runCmd = &Command{
+// runArgs are the arguments of run.
+type runArgs struct {
+	namesArgs
+	guardArgs
+	primArgs
+}
+
+func (a *runArgs) flags(f *Flags) {
+	a.guardArgs.flags(f, "run")
+	a.primArgs.flags(f)
+	a.metricsFlagOn(f)
+	a.common.flags(f)
+}
+
+// guardArgs are the flags of the commands that run CMD under the guard while
+// they hold something (run, elect), and CMD.
+type guardArgs struct {
+	ttl, wait, maxHold, margin, grace time.Duration
+	conflict                          int
+	owner                             string
+	argv                              []string
+	gf                                *Flags
+}
+
+func (a *guardArgs) flags(f *Flags, prog string) {
+	a.gf = f
+	ttlHelp := "lock TTL (default: the lock policy's ttl, else the cluster's ttl)"
+	waitHelp := `keep trying to take the lock until D has passed (default 0: one round);
+-timeout bounds the acquisition after -wait (the command may run longer)`
+	if prog == "elect" {
+		ttlHelp = `leadership TTL: how long a dead leader keeps the office (default: the
+lock policy's ttl for NAME, else the cluster's ttl)`
+		waitHelp = "give up after campaigning for D and exit 3 (default 0: campaign until elected)"
+	}
+	f.Duration(&a.ttl, "ttl", 0, ttlHelp)
+	f.Duration(&a.wait, "wait", 0, waitHelp).atLeast(0)
+	f.Duration(&a.maxHold, "max-hold", 0, `stop extending after D: CMD gets SIGTERM -margin before acquisition + D
+and `+prog+` exits 5 (default: no cap)`).atLeast(0)
+	f.Duration(&a.margin, "margin", 0, `SIGTERM this long before the validity ends (default ttl/5, at least
+10ms; shorter than ttl/2, when the keep-alive extends the lock)`).atLeast(positive)
+	f.Duration(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)").atLeast(0)
+	f.Int(&a.conflict, "conflict-exit-code", "N", ExitNotHeld, `exit N instead of 3 when not acquired (as flock -E);
+not one of `+prog+`'s own codes below`)
+	f.String(&a.owner, "owner", "S", "", "owner label written into the value")
+}
+
+// parse takes NAME and CMD: "NAME... -- CMD ARGS..." or, as flock, "NAME CMD
+// ARGS..." (then CMD starts at the first word after NAME that is not a flag of
+// run, and every word after it is CMD's; several names need the "--").
+func (a *runArgs) parse(p *parsed) error {
+	names, err := checkLockNames(p.pos, true)
+	if err != nil {
+		return err
+	}
+	a.names = names
+	if err := a.guardArgs.parse(p, "run "+strings.Join(names, " ")); err != nil {
+		return err
+	}
+	return a.check()
+}
+
+// parse takes CMD and checks the guard's flags; usage shows how to give CMD.
+func (a *guardArgs) parse(p *parsed, usage string) error {
+	a.argv = p.rest
+	switch {
+	case len(a.argv) == 0:
+		return usagef("missing CMD: redlock %s -- CMD [ARGS...]", usage)
+	case a.conflict < 1 || a.conflict > 255:
+		return usagef("-conflict-exit-code must be in 1..255, got %d", a.conflict)
+	case a.conflict != ExitNotHeld && runOwnCode(a.conflict):
+		return usagef("-conflict-exit-code %d is one of the command's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", a.conflict)
+	}
+	return checkTTL(p, a.ttl)
+}
+
+var _ = define(&Command{
 	Name:     "run",
 	Synopsis: "hold a lock while a command runs",
-	Usage: `Usage: redlock run NAME [NAME...] [-permits N | -shared] [-ttl D] [-wait D] [-max-hold D] [-margin D] [-grace D] [-conflict-exit-code N] [-owner S] [-config PATH] [-var name=value] [-timeout D] -- CMD [ARGS...]
-
+	Args:     "NAME [NAME...] [--] CMD [ARGS...]",
+	About: `
 Takes the lock NAME (waiting up to -wait), runs CMD while a keep-alive extends the
 lock in the background, releases the lock when CMD exits and exits with CMD's
-status (128+N when CMD was killed by signal N).
+status (128+N when CMD was killed by signal N). As with flock, the -- may be left
+out: CMD is then the first word after NAME that is not one of run's flags, and
+every word after it is CMD's ("redlock run job make -j4").
 
 The command never outlives the lock. CMD runs in a process group of its own under a
 guard: a small supervisor process (this binary again) that learns every new
@@ -50,88 +127,55 @@ CMD gets REDLOCK_NAME, REDLOCK_TOKEN, REDLOCK_VALID_UNTIL (RFC 3339, the validit
 at start; the keep-alive moves it) and REDLOCK_FENCE when the lock policy uses
 fencing; under several names REDLOCK_NAMES (space-separated), under -permits
 REDLOCK_PERMIT (the slot held, from 0) and REDLOCK_PERMITS, under -shared
-REDLOCK_SHARED=1.
+REDLOCK_SHARED=1. SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's
+process group.
 
-` + primNote + `
+` + primNote + ` Several names need the "--" before CMD.`,
+	ExitNote: `Run's own codes are always explained by a "redlock run:" line on stderr; pick a
+-conflict-exit-code that CMD never uses to tell "not acquired" apart.`,
+	Exits: []Exit{
+		{-1, "CMD's exit status (128+signal when it was killed by a signal)"},
+		{1, "error (fewer than a quorum of masters reachable, interrupted before CMD started)"},
+		exitBadInput,
+		{3, `not acquired: held by another owner (every permit taken; an exclusive
+holder against -shared), or -wait expired (or -conflict-exit-code N)`},
+		{4, `the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
+after acquiring that the validity ended before CMD could start (not started)`},
+		{5, "-max-hold or the lock policy's max_extensions ended the run (CMD was stopped)"},
+		{126, "CMD could not be started"},
+		{127, "CMD was not found"},
+	},
+	Complete: Completion{LockName: true, Several: true},
+}, withSession(runRun))
 
-SIGINT, SIGTERM and SIGHUP sent to run are forwarded to CMD's process group.
-
-Flags:
-  -ttl D       lock TTL (default: the lock policy's ttl, else the cluster's ttl)
-  -wait D      keep trying to take the lock until D has passed (default 0: one round)
-  -max-hold D  stop extending after D: CMD gets SIGTERM -margin before acquisition + D
-               and run exits 5 (default: no cap)
-  -margin D    SIGTERM this long before the validity ends (default ttl/5, at least
-               10ms; shorter than ttl/2, when the keep-alive extends the lock)
-  -grace D     time between SIGTERM and SIGKILL (default 5s, clipped to -margin - 100ms)
-  -conflict-exit-code N
-               exit N instead of 3 when the lock is not acquired (as flock -E);
-               not one of run's own codes below
-  -owner S     owner label written into the lock value
-` + primUsage + `
-  -metrics-addr ADDR
-               serve this process's lock metrics (Prometheus) at http://ADDR/metrics
-` + commonUsage + `
-                    (run: bounds the acquisition after -wait; the command may run longer)
-
-Exit codes (run's own codes are always explained by a "redlock run:" line on
-stderr; pick a -conflict-exit-code that CMD never uses to tell "not acquired" apart):
-  N    CMD's exit status (128+signal when it was killed by a signal)
-  1    error (fewer than a quorum of masters reachable, interrupted before CMD started)
-  2    usage error or invalid topology file
-  3    not acquired: held by another owner (every permit taken; an exclusive
-       holder against -shared), or -wait expired (or -conflict-exit-code N)
-  4    the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
-       after acquiring that the validity ended before CMD could start (not started)
-  5    -max-hold or the lock policy's max_extensions ended the run (CMD was stopped)
-  126  CMD could not be started; 127 CMD was not found`,
+// exitStatus is the outcome of a command whose code was explained already (run's
+// CMD status, its own lines on stderr).
+func exitStatus(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return &exitError{code: code, err: fmt.Errorf("exit status %d", code), shown: true, doc: skipDoc{}}
 }
 
-func init() {
-	runCmd.Run = runRun
-	register(runCmd)
-}
-
-func runRun(ctx context.Context, env *Env, args []string) int {
-	cmd := runCmd
-	flags := newFlagSet(cmd)
-	var cf common
-	cf.register(flags, env)
-	var gf guardFlags
-	gf.register(flags)
-	var pf primFlags
-	pf.register(flags)
-	cf.metricsFlagOn(flags)
-	names, argv, code, ok := parseLockNames(env, cmd, flags, args, true)
-	if !ok {
-		return code
+func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
+	k, err := a.kind(s, a.names)
+	if err != nil {
+		return err
 	}
-	if code, ok := gf.check(env, cmd, flags, argv); !ok {
-		return code
+	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.gf.given("ttl"))
+	if err != nil {
+		return err
 	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+	dl, err := a.deadlines(env, s, "run", lockTTL)
+	if err != nil {
+		return err
 	}
-	defer s.close()
-	k, code, ok := pf.kind(env, cmd, s, names)
-	if !ok {
-		return code
-	}
-	lockTTL, code := s.ttlForAll(env, cmd, names, gf.ttl, flagGiven(flags, "ttl"))
-	if code != ExitOK {
-		return code
-	}
-	dl, code, ok := gf.deadlines(env, cmd, s, lockTTL)
-	if !ok {
-		return code
-	}
-	opts := append(s.kindOptions(k, gf.owner), quorum.WithLossWatch(),
-		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: s.maxExtensionsFor(names), MaxHold: gf.maxHold}))
-	return holdAndRun(ctx, env, cmd, s, &gf, dl, k.what(), argv, func(ctx context.Context) (*quorum.Lock, []string, error) {
-		tctx, cancel := context.WithTimeout(ctx, addSat(gf.wait, cf.timeout))
+	opts := append(s.kindOptions(k, a.owner), quorum.WithLossWatch(),
+		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: s.maxExtensionsFor(a.names), MaxHold: a.maxHold}))
+	return holdAndRun(ctx, env, s, "run", &a.guardArgs, dl, k.what(), func(ctx context.Context) (*quorum.Lock, []string, error) {
+		tctx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 		defer cancel()
-		l, err := acquireKind(tctx, s.m, k, lockTTL, gf.wait, opts...)
+		l, err := acquireKind(tctx, s.m, k, lockTTL, a.wait, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -139,69 +183,28 @@ func runRun(ctx context.Context, env *Env, args []string) int {
 	})
 }
 
-// guardFlags are the flags of the commands that run CMD under the guard while
-// they hold something (run, elect).
-type guardFlags struct {
-	ttl, wait, maxHold, margin, grace time.Duration
-	conflict                          int
-	owner                             string
-	fs                                *flag.FlagSet
-}
-
-func (g *guardFlags) register(fs *flag.FlagSet) {
-	g.fs = fs
-	fs.DurationVar(&g.ttl, "ttl", 0, "lock TTL")
-	fs.DurationVar(&g.wait, "wait", 0, "keep trying until D has passed")
-	fs.DurationVar(&g.maxHold, "max-hold", 0, "stop extending after D")
-	fs.DurationVar(&g.margin, "margin", 0, "SIGTERM this long before the validity ends")
-	fs.DurationVar(&g.grace, "grace", 5*time.Second, "SIGTERM to SIGKILL delay")
-	fs.IntVar(&g.conflict, "conflict-exit-code", ExitNotHeld, "exit code when not acquired")
-	fs.StringVar(&g.owner, "owner", "", "owner label")
-}
-
-// check checks the flags that need no topology, and that a CMD was given.
-func (g *guardFlags) check(env *Env, cmd *Command, flags *flag.FlagSet, argv []string) (int, bool) {
-	switch {
-	case len(argv) == 0:
-		return usageErrorf(env, cmd, "missing CMD after --"), false
-	case g.wait < 0:
-		return usageErrorf(env, cmd, "-wait must not be negative, got %v", g.wait), false
-	case g.maxHold < 0:
-		return usageErrorf(env, cmd, "-max-hold must not be negative, got %v", g.maxHold), false
-	case g.grace < 0:
-		return usageErrorf(env, cmd, "-grace must not be negative, got %v", g.grace), false
-	case flagGiven(flags, "margin") && g.margin <= 0:
-		return usageErrorf(env, cmd, "-margin must be positive, got %v", g.margin), false
-	case g.conflict < 1 || g.conflict > 255:
-		return usageErrorf(env, cmd, "-conflict-exit-code must be in 1..255, got %d", g.conflict), false
-	case g.conflict != ExitNotHeld && runOwnCode(g.conflict):
-		return usageErrorf(env, cmd, "-conflict-exit-code %d is one of %s's own exit codes (1, 2, 4, 5, 126, 127): pick another, e.g. 75", g.conflict, cmd.Name), false
-	}
-	return checkTTLFlag(env, cmd, flags, g.ttl)
-}
-
 // deadlines computes the guard's timings for a hold of ttl.
-func (g *guardFlags) deadlines(env *Env, cmd *Command, s *lockSession, ttl time.Duration) (deadlines, int, bool) {
-	dl, err := runDeadlines(ttl, g.margin, g.grace, flagGiven(g.fs, "margin"))
+func (a *guardArgs) deadlines(env *Env, s *lockSession, prog string, ttl time.Duration) (deadlines, error) {
+	dl, err := runDeadlines(ttl, a.margin, a.grace, a.gf.given("margin"))
 	if err != nil {
-		return dl, usageErrorf(env, cmd, "%v", err), false
+		return dl, usagef("%v", err)
 	}
-	if g.maxHold > 0 && g.maxHold-time.Millisecond-s.m.DriftBudget(g.maxHold) <= dl.margin {
-		return dl, usageErrorf(env, cmd, "-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", g.maxHold, dl.margin), false
+	if a.maxHold > 0 && a.maxHold-time.Millisecond-s.m.DriftBudget(a.maxHold) <= dl.margin {
+		return dl, usagef("-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", a.maxHold, dl.margin)
 	}
-	if dl.clipped && flagGiven(g.fs, "grace") {
+	if dl.clipped && a.gf.given("grace") {
 		fmt.Fprintf(env.Stderr, "redlock %s: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
-			cmd.Name, g.grace, dl.margin, dl.lead, dl.grace)
+			prog, a.grace, dl.margin, dl.lead, dl.grace)
 	}
-	return dl, ExitOK, true
+	return dl, nil
 }
 
-// holdAndRun takes what acquire takes (what names it for messages), runs argv
-// under the guard while it holds, and releases it when argv ends: the body of run
-// and elect. acquire returns the lock and the variables to add to the command's
-// environment.
-func holdAndRun(ctx context.Context, env *Env, cmd *Command, s *lockSession, gf *guardFlags, dl deadlines, what string, argv []string,
-	acquire func(ctx context.Context) (*quorum.Lock, []string, error)) int {
+// holdAndRun takes what acquire takes (what names it for messages), runs a.argv
+// under the guard while it holds, and releases it when the command ends: the body
+// of run and elect (prog). acquire returns the lock and the variables to add to
+// the command's environment.
+func holdAndRun(ctx context.Context, env *Env, s *lockSession, prog string, a *guardArgs, dl deadlines, what string,
+	acquire func(ctx context.Context) (*quorum.Lock, []string, error)) error {
 	// Signals are ours from here on: forwarded to the child once it runs.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -223,15 +226,13 @@ func holdAndRun(ctx context.Context, env *Env, cmd *Command, s *lockSession, gf 
 	l, extra, err := acquire(actx)
 	if err != nil {
 		if actx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "redlock %s: interrupted before %s was acquired; nothing is left locked\n", cmd.Name, what)
-			return ExitError
+			return failf(ExitError, "interrupted before %s was acquired; nothing is left locked", what)
 		}
 		code := acquireExit(actx, err)
 		if code == ExitNotHeld {
-			code = gf.conflict
+			code = a.conflict
 		}
-		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(s.redact(err.Error())))
-		return code
+		return s.fail(code, err)
 	}
 	release := func() {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
@@ -239,23 +240,22 @@ func holdAndRun(ctx context.Context, env *Env, cmd *Command, s *lockSession, gf 
 		switch err := l.Release(rctx); {
 		case errors.Is(err, quorum.ErrPartialRelease):
 			// Released: deleted on every master that answered, a quorum.
-			fmt.Fprintf(env.Stderr, "redlock %s: note: %s\n", cmd.Name, escape.Text(s.redact(err.Error())))
+			fmt.Fprintf(env.Stderr, "redlock %s: note: %s\n", prog, escape.Text(s.redact(err.Error())))
 		case err != nil:
-			fmt.Fprintf(env.Stderr, "redlock %s: release %s: %s\n", cmd.Name, what, escape.Text(s.redact(err.Error())))
+			fmt.Fprintf(env.Stderr, "redlock %s: release %s: %s\n", prog, escape.Text(what), escape.Text(s.redact(err.Error())))
 		}
 	}
 	cancel() // the signal goroutine exits; signals now go to the child
 	<-watching
 	if interrupted.Load() || ctx.Err() != nil {
 		release()
-		fmt.Fprintf(env.Stderr, "redlock %s: interrupted before the command started; %s released\n", cmd.Name, what)
-		return ExitError
+		return failf(ExitError, "interrupted before the command started; %s released", what)
 	}
 	defer release()
-	if gf.maxHold > 0 {
-		dl.hard = holdEnd(l.Acquired(), gf.maxHold, s.m.DriftBudget(gf.maxHold))
+	if a.maxHold > 0 {
+		dl.hard = holdEnd(l.Acquired(), a.maxHold, s.m.DriftBudget(a.maxHold))
 	}
-	return superviseRun(env, cmd.Name, l, argv, extra, dl, gf.maxHold, sigs)
+	return exitStatus(superviseRun(env, prog, l, a.argv, extra, dl, a.maxHold, sigs))
 }
 
 // runOwnCode reports whether code is one that run exits with for its own reasons

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,16 +10,23 @@ import (
 	"github.com/redlock/redlock/internal/local"
 )
 
-func init() {
-	upCmd.Run = runUp
-	register(upCmd)
+// upArgs are the arguments of up.
+type upArgs struct {
+	common
+	embedded, restart bool
 }
 
-var upCmd = &Command{
+func (a *upArgs) flags(f *Flags) {
+	f.Bool(&a.embedded, "embedded", "use in-process embedded servers even when redis-server is installed")
+	f.Bool(&a.restart, "restart", "start a master again when its process ends")
+	a.metricsFlagOn(f)
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "up",
 	Synopsis: "start local masters for a topology whose addresses are loopback, until Ctrl-C",
-	Usage: `Usage: redlock up [-embedded] [-restart] [-config PATH] [-var NAME=VALUE]
-
+	About: `
 Starts one throwaway master per master block of the topology file, on its declared
 loopback address: redis-server processes when redis-server is installed, else
 in-process embedded servers. They keep no data (no RDB, no AOF). Prints each
@@ -27,56 +35,38 @@ Refuses any address that is not loopback, and fails at once, naming it, when a
 port is already taken (another up, another redis-server). It supervises the
 masters: one that exits or is killed is reported with the end of its log, and
 started again only with -restart (it comes back empty: with restart_quarantine
-on, it does not vote until the window has passed).
+on, it does not vote until the window has passed).`,
+	Exits: []Exit{
+		{0, "stopped by Ctrl-C"},
+		{1, "error (non-loopback address, port in use, or a master ended and was not restarted)"},
+		exitBadInput,
+	},
+}, runUp)
 
-Flags:
-  -embedded         use in-process embedded servers even when redis-server is installed
-  -restart          start a master again when its process ends
-  -metrics-addr ADDR
-                    serve this process's metrics (build info) at http://ADDR/metrics
-` + commonUsage + `
-
-Exit codes: 0 after Ctrl-C, 1 error (non-loopback address, port in use, or a
-master ended and was not restarted), 2 usage.`,
-}
-
-func runUp(ctx context.Context, env *Env, args []string) int {
-	var cm common
-	fs := newFlagSet(upCmd)
-	cm.register(fs, env)
-	embedded := fs.Bool("embedded", false, "use in-process embedded servers")
-	restart := fs.Bool("restart", false, "start a master again when it ends")
-	cm.metricsFlagOn(fs)
-	if code, ok := parseNoArgs(env, upCmd, fs, &cm, args); !ok {
-		return code
-	}
-	cfg, code := cm.load(env)
-	if code != ExitOK {
-		return ExitError
+func runUp(ctx context.Context, env *Env, a *upArgs) error {
+	cfg, err := a.load(env)
+	if err != nil {
+		return err
 	}
 	c := cfg.Cluster
-	_, stopMetrics, err := cm.metrics.start(env, c)
+	_, stopMetrics, err := a.metrics.start(env, c)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock up: %s\n", escape.Text(err.Error()))
-		return ExitError
+		return fail(ExitError, err)
 	}
 	defer stopMetrics()
 	specs := make([]local.Spec, len(c.Masters))
 	for i, m := range c.Masters {
 		if m.TLS != nil {
-			fmt.Fprintf(env.Stderr, "redlock up: master %s declares tls: local masters are plain TCP\n", m.Name)
-			return ExitError
+			return failf(ExitError, "master %s declares tls: local masters are plain TCP", m.Name)
 		}
 		if m.Password != "" || m.Username != "" {
-			fmt.Fprintf(env.Stderr, "redlock up: master %s declares credentials: local masters have no ACL users\n", m.Name)
-			return ExitError
+			return failf(ExitError, "master %s declares credentials: local masters have no ACL users", m.Name)
 		}
 		specs[i] = local.Spec{Name: m.Name, Addr: m.Address}
 	}
-	set, err := local.Start(ctx, specs, local.Options{Embedded: *embedded})
+	set, err := local.Start(ctx, specs, local.Options{Embedded: a.embedded})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "redlock up: %s\n", escape.Text(cfg.Redact(err.Error())))
-		return ExitError
+		return fail(ExitError, redacted(err, cfg.Redact))
 	}
 	defer set.Close()
 	for _, m := range set.Masters {
@@ -91,7 +81,10 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 			c.QuarantineWindow())
 	}
 	fmt.Fprintf(env.Stderr, "redlock up: %d masters of cluster %s running; Ctrl-C stops them\n", len(set.Masters), c.Name)
-	return superviseUp(ctx, env, set, *restart, c.QuarantineWindow())
+	if superviseUp(ctx, env, set, a.restart, c.QuarantineWindow()) != ExitOK {
+		return &exitError{code: ExitError, err: errors.New("a master ended"), shown: true}
+	}
+	return nil
 }
 
 // superviseUp waits for Ctrl-C, reporting every master that ends meanwhile and

@@ -3,73 +3,79 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+
+	"github.com/redlock/redlock/hcl"
+
 	"github.com/redlock/redlock/internal/escape"
 )
 
-func init() {
-	cmd := &Command{
-		Name:     "validate",
-		Synopsis: "check the topology file offline",
-		Usage: `Usage: redlock validate [-json] [-config PATH] [-var NAME=VALUE]...
+// validateArgs are the arguments of validate.
+type validateArgs struct{ common }
 
+func (a *validateArgs) flags(f *Flags) {
+	f.Bool(&a.json, "json", `print one JSON document on stdout (shaped like
+"terraform validate -json") instead of text`)
+	a.common.flags(f)
+}
+
+func (a *validateArgs) parse(p *parsed) error {
+	if err := p.noArgs(" (give the file with -config)"); err != nil {
+		return err
+	}
+	return a.check()
+}
+
+var _ = define(&Command{
+	Name:     "validate",
+	Synopsis: "check the topology file offline",
+	About: `
 Parses the topology file and checks it without contacting any master: the
 schema, variables, durations, timing rules (ttl, max_ttl, node_timeout, drift
 budget), masters and lock policies. Errors and warnings are printed to stderr
-as file:line:col with the offending source line.
+as file:line:col with the offending source line.`,
+	Exits: []Exit{
+		{0, "valid (warnings allowed)"},
+		{2, "invalid or unreadable file, or bad command line"},
+	},
+}, runValidate)
 
-Flags:
-  -json             print one JSON document on stdout (shaped like
-                    "terraform validate -json") instead of text
-` + commonUsage + `
-
-Exit codes:
-  0  valid (warnings allowed)
-  2  invalid or unreadable file, or bad command line`,
-	}
-	cmd.Run = func(ctx context.Context, env *Env, args []string) int { return runValidate(env, cmd, args) }
-	register(cmd)
+// validateView is the output of validate: the report (shaped like terraform
+// validate -json), or the diagnostics on stderr and one line.
+type validateView struct {
+	*hcl.Report
+	cfg    *hcl.Config
+	diags  hclv2.Diagnostics
+	source string
 }
 
-func runValidate(env *Env, cmd *Command, args []string) int {
-	fs := newFlagSet(cmd)
-	var c common
-	c.register(fs, env)
-	asJSON := c.jsonFlag(fs, "JSON output")
-	if code, ok := parseFlags(env, cmd, fs, args); !ok {
-		return code
+func (v validateView) human(env *Env) error {
+	if len(v.diags) > 0 {
+		_ = v.cfg.WriteDiagnostics(env.Stderr, v.diags, colorFor(env.Stderr, env.Getenv))
 	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, cmd, "unexpected argument %q (give the file with -config)", fs.Arg(0))
+	if !v.Valid || v.cfg.Cluster == nil {
+		return nil // the printer says it is invalid
 	}
-	if msg := c.check(); msg != "" {
-		return usageErrorf(env, cmd, "%s", msg)
+	cl := v.cfg.Cluster
+	line := fmt.Sprintf("%s is valid: cluster %q, %d masters, quorum %d, ttl %v, max_ttl %v", escape.Text(v.source), cl.Name, len(cl.Masters), cl.Quorum(), cl.TTL, cl.MaxTTL)
+	if v.WarningCount > 0 {
+		line += fmt.Sprintf(", %d warning(s)", v.WarningCount)
 	}
-	if *asJSON {
-		cfg, diags := c.loadOffline(env)
-		rep := cfg.Report(diags)
-		if err := writeDoc(env.Stdout, rep); err != nil {
-			fmt.Fprintf(env.Stderr, "redlock validate: %v\n", err)
-			return ExitError
-		}
-		if !rep.Valid {
-			return ExitInvalid
-		}
-		return ExitOK
+	_, err := fmt.Fprintln(env.Stdout, line+".")
+	return err
+}
+
+func runValidate(_ context.Context, env *Env, a *validateArgs) error {
+	cfg, diags := a.loadOffline(env)
+	rep := cfg.Report(diags)
+	if err := show(env, a.json, validateView{Report: rep, cfg: cfg, diags: diags, source: a.source()}); err != nil {
+		return fail(ExitError, err)
 	}
-	cfg, diags := c.loadOffline(env)
-	if len(diags) > 0 {
-		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))
+	if !rep.Valid || cfg.Cluster == nil {
+		// Under -json the document says it all, as terraform validate -json.
+		return &exitError{code: ExitInvalid, err: fmt.Errorf("%s is invalid: %d error(s), %d warning(s)", a.source(), rep.ErrorCount, rep.WarningCount),
+			doc: skipDoc{}, shown: a.json}
 	}
-	warnings := len(diags) - len(diags.Errs())
-	if diags.HasErrors() || cfg.Cluster == nil {
-		fmt.Fprintf(env.Stderr, "%s is invalid: %d error(s), %d warning(s).\n", escape.Text(c.source()), len(diags.Errs()), warnings)
-		return ExitInvalid
-	}
-	cl := cfg.Cluster
-	fmt.Fprintf(env.Stdout, "%s is valid: cluster %q, %d masters, quorum %d, ttl %v, max_ttl %v", escape.Text(c.source()), cl.Name, len(cl.Masters), cl.Quorum(), cl.TTL, cl.MaxTTL)
-	if warnings > 0 {
-		fmt.Fprintf(env.Stdout, ", %d warning(s)", warnings)
-	}
-	fmt.Fprintln(env.Stdout, ".")
-	return ExitOK
+	return nil
 }

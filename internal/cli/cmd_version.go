@@ -7,34 +7,32 @@ import (
 	"runtime/debug"
 )
 
-var versionCmd = &Command{
+// versionArgs are the arguments of version.
+type versionArgs struct{ viewArgs }
+
+func (a *versionArgs) parse(p *parsed) error { return p.noArgs("") }
+
+var versionCmd = define(&Command{
 	Name:     "version",
 	Synopsis: "print the version, the commit and the Go version",
-	Usage: `Usage: redlock version [-json]
-
+	About: `
 Prints the module version, the VCS commit (and whether the tree was modified) and
 the Go version, as the build recorded them (runtime/debug.ReadBuildInfo: go
-install, go build and go run all record them). "redlock --version" is the same.
-
-Flags:
-  -json        print one JSON document
-
-Exit codes:
-  0  printed
-  2  usage error`,
-}
-
-func init() {
-	versionCmd.Run = runVersion
-	register(versionCmd)
-}
+install, go build and go run all record them; a build without VCS information
+has no commit and no "modified"). "redlock --version" is the same.`,
+	Exits: []Exit{
+		{0, "printed"},
+		{2, "usage error"},
+	},
+}, runVersion)
 
 // versionInfo is `version -json`.
 type versionInfo struct {
-	Version   string `json:"version"`
-	Commit    string `json:"commit,omitempty"`
-	CommitAt  string `json:"commit_time,omitempty"`
-	Modified  bool   `json:"modified"`
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	CommitAt string `json:"commit_time,omitempty"`
+	// Modified is set only when the build recorded VCS information.
+	Modified  *bool  `json:"modified,omitempty"`
 	GoVersion string `json:"go_version"`
 	Platform  string `json:"platform"`
 }
@@ -56,37 +54,27 @@ func buildVersion() versionInfo {
 		case "vcs.time":
 			v.CommitAt = s.Value
 		case "vcs.modified":
-			v.Modified = s.Value == "true"
+			mod := s.Value == "true"
+			v.Modified = &mod
 		}
 	}
 	return v
 }
 
-func runVersion(_ context.Context, env *Env, args []string) int {
-	fs := newFlagSet(versionCmd)
-	asJSON := fs.Bool("json", false, "JSON output")
-	if code, ok := parseFlags(env, versionCmd, fs, args); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, versionCmd, "unexpected argument %q", fs.Arg(0))
-	}
-	v := buildVersion()
-	if *asJSON {
-		if err := writeDoc(env.Stdout, v); err != nil {
-			fmt.Fprintf(env.Stderr, "redlock version: %v\n", err)
-			return ExitError
-		}
-		return ExitOK
-	}
+// human prints one line: version, commit, Go version, platform.
+func (v versionInfo) human(env *Env) error {
 	line := "redlock " + v.Version
 	if v.Commit != "" {
 		line += " (" + v.Commit
-		if v.Modified {
+		if v.Modified != nil && *v.Modified {
 			line += ", modified"
 		}
 		line += ")"
 	}
-	fmt.Fprintf(env.Stdout, "%s %s %s\n", line, v.GoVersion, v.Platform)
-	return ExitOK
+	_, err := fmt.Fprintf(env.Stdout, "%s %s %s\n", line, v.GoVersion, v.Platform)
+	return err
+}
+
+func runVersion(_ context.Context, env *Env, a *versionArgs) error {
+	return show(env, a.json, buildVersion())
 }

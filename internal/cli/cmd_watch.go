@@ -3,100 +3,167 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/topology"
 )
 
-var watchCmd = &Command{
+// watchArgs are the arguments of watch.
+type watchArgs struct {
+	common
+	interval time.Duration
+	match    string
+}
+
+func (a *watchArgs) flags(f *Flags) {
+	f.Duration(&a.interval, "interval", time.Second, "time between snapshots (default 1s)").atLeast(positive)
+	f.String(&a.match, "match", "GLOB", "*", "only locks whose names match GLOB (default all)")
+	f.Bool(&a.json, "json", "JSON lines, one snapshot a line (default: one human line a snapshot)")
+	a.metricsFlagOn(f)
+	a.common.flags(f)
+}
+
+var _ = define(&Command{
 	Name:     "watch",
-	Synopsis: "JSON lines: a snapshot of nodes and locks every interval",
-	Usage: `Usage: redlock watch [-interval D] -json [-config PATH] [-var name=value] [-timeout D]
-
-Prints one JSON object per line every interval until Ctrl-C, for scripts and
-dashboards: {"time", "quorum", "total", "healthy", "nodes": [...], "locks": [...]}.
+	Synopsis: "a snapshot of nodes and locks every interval (JSON lines with -json)",
+	About: `
+Prints a snapshot of the cluster every interval until Ctrl-C: without -json one
+line (time, healthy masters, locks by state, and what changed since the last
+line: masters that went down or came back, findings that appeared or cleared);
+with -json one JSON object per line, for scripts and dashboards: {"time",
+"quorum", "total", "healthy", "nodes": [...], "locks": [...], "findings": [...]}.
 "nodes" holds each master's health as 'redlock nodes -json' reports it (state,
-latency, role, version, uptime, quarantine, findings); "locks" holds every lock as
-'redlock locks -json' reports it. A snapshot whose lock listing failed (fewer than
-a quorum of masters answered) carries "error" and keeps going. The output is
-always JSON lines; -json is accepted for symmetry with the other commands.
-
-Flags:
-  -interval D  time between snapshots (default 1s)
-  -match GLOB  only locks whose names match GLOB (default all)
-  -json        JSON lines (the only format)
-  -metrics-addr ADDR
-               serve this process's metrics (Prometheus) at http://ADDR/metrics
-` + commonUsage + `
-                    (watch: bounds each snapshot)
-
-Exit codes:
-  0  stopped by Ctrl-C (SIGINT/SIGTERM)
-  1  error (stdout closed)
-  2  usage error or invalid topology file`,
-}
-
-func init() {
-	watchCmd.Run = runWatch
-	register(watchCmd)
-}
+latency, role, version, uptime, quarantine), except that its findings are listed
+once in "findings", each with the masters it concerns; "locks" holds every lock
+as 'redlock locks -json' reports it. A snapshot whose lock listing failed (fewer
+than a quorum of masters answered) carries "error" and keeps going. -timeout
+bounds each snapshot.`,
+	Exits: []Exit{
+		{0, "stopped by Ctrl-C (SIGINT/SIGTERM)"},
+		{1, "error (stdout closed)"},
+		exitBadInput,
+	},
+}, withSession(runWatch))
 
 // snapshotJSON is one line of watch.
 type snapshotJSON struct {
-	Time    time.Time    `json:"time"`
-	Quorum  int          `json:"quorum"`
-	Total   int          `json:"total"`
-	Healthy int          `json:"healthy"`
-	Nodes   []healthJSON `json:"nodes"`
-	Locks   []lockJSON   `json:"locks"`
+	Time    time.Time       `json:"time"`
+	Quorum  int             `json:"quorum"`
+	Total   int             `json:"total"`
+	Healthy int             `json:"healthy"`
+	Nodes   []watchNodeJSON `json:"nodes"`
+	Locks   []lockJSON      `json:"locks"`
 	// Primitives are the locks seen as what wrote them (prim_view.go).
 	Primitives []primitiveJSON `json:"primitives"`
-	Error      string          `json:"error,omitempty"`
+	// Findings lists each finding once, with the masters it concerns: the same
+	// long text is not repeated per master.
+	Findings []findingJSON `json:"findings"`
+	Error    string        `json:"error,omitempty"`
 }
 
-func runWatch(ctx context.Context, env *Env, args []string) int {
-	cmd := watchCmd
-	fs := newFlagSet(cmd)
-	var cf common
-	cf.register(fs, env)
-	interval := fs.Duration("interval", time.Second, "time between snapshots")
-	match := fs.String("match", "*", "only locks matching GLOB")
-	_ = fs.Bool("json", true, "JSON lines")
-	cf.metricsFlagOn(fs)
-	if code, ok := parseFlags(env, cmd, fs, args); !ok {
-		return code
+// watchNodeJSON is a master's health in a watch line: its findings by code.
+type watchNodeJSON struct {
+	healthJSON
+	// Findings are the codes of the master's findings (the snapshot's findings
+	// has their text).
+	Findings []string `json:"findings"`
+}
+
+// findingJSON is a finding and the masters that report it.
+type findingJSON struct {
+	topology.Finding
+	Masters []string `json:"masters"`
+}
+
+// groupedFindings groups identical findings across masters, in the order they
+// are first seen.
+func groupedFindings(hs []topology.NodeHealth) []findingJSON {
+	out := []findingJSON{}
+	for _, g := range health.GroupFindings(hs) {
+		out = append(out, findingJSON{Finding: g.Finding, Masters: g.Masters})
 	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, cmd, "unexpected argument %q", fs.Arg(0))
+	return out
+}
+
+// watchLine is one line of watch: a snapshot, and the one before for the human
+// line's changes.
+type watchLine struct {
+	snapshotJSON
+	prev *snapshotJSON
+}
+
+// humanLine is the snapshot in one line for a terminal, with what changed since
+// the previous one: masters down or back, findings raised or cleared.
+func (l watchLine) humanLine() string {
+	s, prev := l.snapshotJSON, l.prev
+	states := map[string]int{}
+	for _, l := range s.Locks {
+		states[l.State]++
 	}
-	if *interval <= 0 {
-		return usageErrorf(env, cmd, "-interval must be positive, got %v", *interval)
+	line := fmt.Sprintf("%s  %d/%d masters healthy (quorum %d)  locks: %d held, %d partial, %d contested, %d orphaned",
+		s.Time.Format("15:04:05"), s.Healthy, s.Total, s.Quorum, states["held"], states["partial"], states["contested"], states["orphaned"])
+	if prev != nil {
+		was := map[string]string{}
+		for _, n := range prev.Nodes {
+			was[n.Master] = string(n.State)
+		}
+		for _, n := range s.Nodes {
+			if w, ok := was[n.Master]; ok && w != string(n.State) {
+				line += fmt.Sprintf("  [%s: %s -> %s]", escape.Line(n.Master, 30), w, n.State)
+			}
+		}
+		seen := map[string]bool{}
+		for _, f := range prev.Findings {
+			seen[f.Code+"\x00"+f.Summary] = true
+		}
+		now := map[string]bool{}
+		for _, f := range s.Findings {
+			now[f.Code+"\x00"+f.Summary] = true
+			if !seen[f.Code+"\x00"+f.Summary] {
+				line += fmt.Sprintf("  [+%s %s on %s]", f.Severity, f.Code, escape.Line(strings.Join(f.Masters, ","), 60))
+			}
+		}
+		for _, f := range prev.Findings {
+			if !now[f.Code+"\x00"+f.Summary] {
+				line += fmt.Sprintf("  [cleared %s]", f.Code)
+			}
+		}
+	} else {
+		for _, f := range s.Findings {
+			line += fmt.Sprintf("  [%s %s on %s]", f.Severity, f.Code, escape.Line(strings.Join(f.Masters, ","), 60))
+		}
 	}
-	s, code := openSession(env, cmd, &cf)
-	if s == nil {
-		return code
+	if s.Error != "" {
+		line += "  error: " + escape.Line(s.Error, 200)
 	}
-	defer s.close()
+	return line
+}
+
+func runWatch(ctx context.Context, env *Env, s *lockSession, a *watchArgs) error {
 	prober, err := health.NewProber(s.cluster)
 	if err != nil {
-		return s.fail(env, cmd, err)
+		return s.fail(ExitError, err)
 	}
 	defer prober.Close()
-	tick := time.NewTicker(*interval)
+	tick := time.NewTicker(a.interval)
 	defer tick.Stop()
+	var prev *snapshotJSON
 	for {
-		snap := s.snapshot(ctx, prober, *match, cf.timeout)
+		snap := s.snapshot(ctx, prober, a.match, a.timeout)
 		if ctx.Err() != nil {
-			return ExitOK
+			return nil
 		}
-		if err := writeLine(env.Stdout, snap); err != nil {
-			return s.fail(env, cmd, fmt.Errorf("write: %w", err))
+		if err := showLine(env, a.json, watchLine{snapshotJSON: snap, prev: prev}); err != nil {
+			return s.fail(ExitError, fmt.Errorf("write: %w", err))
 		}
+		prev = &snap
 		select {
 		case <-ctx.Done():
-			return ExitOK
+			return nil
 		case <-tick.C:
 		}
 	}
@@ -106,7 +173,7 @@ func runWatch(ctx context.Context, env *Env, args []string) int {
 func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match string, timeout time.Duration) snapshotJSON {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	snap := snapshotJSON{Time: time.Now(), Quorum: s.cluster.Quorum(), Total: len(s.cluster.Masters), Locks: []lockJSON{}, Primitives: []primitiveJSON{}}
+	snap := snapshotJSON{Time: time.Now(), Quorum: s.cluster.Quorum(), Total: len(s.cluster.Masters), Locks: []lockJSON{}, Primitives: []primitiveJSON{}, Nodes: []watchNodeJSON{}}
 	var nodes []topology.NodeHealth
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -133,7 +200,12 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 		if hj.Healthy {
 			snap.Healthy++
 		}
-		snap.Nodes = append(snap.Nodes, hj)
+		wn := watchNodeJSON{healthJSON: hj, Findings: []string{}}
+		for _, f := range h.Findings {
+			wn.Findings = append(wn.Findings, f.Code)
+		}
+		snap.Nodes = append(snap.Nodes, wn)
 	}
+	snap.Findings = groupedFindings(nodes)
 	return snap
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/redlock/redlock/hcl"
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/local"
 	"github.com/redlock/redlock/topology"
 )
@@ -27,41 +25,34 @@ const DefaultConfigPath = "./redlock.hcl"
 // DefaultTimeout is the default of -timeout.
 const DefaultTimeout = 10 * time.Second
 
-// commonUsage documents the flags that common registers, for the commands' Usage.
-const commonUsage = `  -config PATH      topology file (default $REDLOCK_CONFIG, else ./redlock.hcl)
-  -masters LIST     no file: comma-separated host:port or redis://[user:pass@]host:port[/db]
-                    (rediss:// for TLS) masters with the defaults of an empty cluster
-                    block (default $REDLOCK_MASTERS); restart quarantine is off only
-                    when every master is on a loopback address
-  -var NAME=VALUE   set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults
-  -timeout D        overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)`
-
 // common holds the flags that every command reading the topology file shares:
-// -config, -var (repeatable) and -timeout.
+// -config, -masters, -var (repeatable) and -timeout. A command's arguments embed
+// it and call its flags method from their own.
 type common struct {
 	config  string
 	vars    varFlag
 	timeout time.Duration
-	// json, when the command has -json, points at it: a file that cannot be
-	// loaded then also gives a JSON document on stdout.
-	json *bool
+	// json, when the command has -json, is it: a file that cannot be loaded then
+	// also gives a JSON document on stdout.
+	json bool
 	// masters is -masters (or REDLOCK_MASTERS): a cluster without a file.
 	masters string
-	fs      *flag.FlagSet
+	f       *Flags
 	// metrics, when the command has -metrics-addr, serves the Manager's metrics.
 	metrics *metricsFlag
+	// timeoutEnvBad: REDLOCK_TIMEOUT is set but is not a duration.
+	timeoutEnvBad bool
 }
 
-// metricsFlagOn registers -metrics-addr on fs for a long-running command.
-func (c *common) metricsFlagOn(fs *flag.FlagSet) {
+// metricsFlagOn declares -metrics-addr for a long-running command.
+func (c *common) metricsFlagOn(f *Flags) {
 	c.metrics = &metricsFlag{}
-	c.metrics.register(fs)
+	c.metrics.flags(f)
 }
 
-// jsonFlag registers -json on fs and remembers it.
-func (c *common) jsonFlag(fs *flag.FlagSet, usage string) *bool {
-	c.json = fs.Bool("json", false, usage)
-	return c.json
+// jsonFlag declares -json.
+func (c *common) jsonFlag(f *Flags) {
+	f.Bool(&c.json, "json", "print one JSON document on stdout")
 }
 
 // Environment variables that stand for flags scripts set every time: a flag given
@@ -72,54 +63,61 @@ const (
 	envTimeout = "REDLOCK_TIMEOUT" // -timeout
 )
 
-// register adds -config, -masters, -var and -timeout to fs, with defaults from
+// flags declares -config, -masters, -var and -timeout, with defaults from
 // REDLOCK_CONFIG, REDLOCK_MASTERS and REDLOCK_TIMEOUT when they are set.
-func (c *common) register(fs *flag.FlagSet, env *Env) {
-	c.fs = fs
-	getenv := env.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+func (c *common) flags(f *Flags) {
+	c.f = f
 	def := DefaultConfigPath
-	if p := getenv(envConfig); p != "" {
+	if p := f.getenv(envConfig); p != "" {
 		def = p
 	}
 	timeout := DefaultTimeout
-	if v := getenv(envTimeout); v != "" {
+	if v := f.getenv(envTimeout); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
 			timeout = d
 		} else {
-			timeout = -1 // reported by check, naming the variable
+			c.timeoutEnvBad = true
 		}
 	}
-	fs.StringVar(&c.config, "config", def, "topology file")
-	fs.StringVar(&c.masters, "masters", getenv(envMasters), "masters without a file: host:port or redis:// URLs, comma-separated")
-	fs.Var(&c.vars, "var", "set a variable: NAME=VALUE (repeatable)")
-	fs.DurationVar(&c.timeout, "timeout", timeout, "overall deadline of the command")
+	f.String(&c.config, "config", "PATH", def, "topology file (default $REDLOCK_CONFIG, else ./redlock.hcl)")
+	f.String(&c.masters, "masters", "LIST", f.getenv(envMasters), `no file: comma-separated host:port or redis://[user:pass@]host:port[/db]
+(rediss:// for TLS) masters with the defaults of an empty cluster
+block (default $REDLOCK_MASTERS); restart quarantine is off only
+when every master is on a loopback address`)
+	f.Var(&c.vars, "var", "NAME=VALUE", "set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults")
+	f.Duration(&c.timeout, "timeout", timeout, "overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)").atLeast(positive)
 }
 
-// check validates the parsed common flags; it returns a usage error message naming
-// the flag, or "". It drops a REDLOCK_MASTERS from the environment when -config is
-// on the command line (a flag wins over the environment).
-func (c *common) check() string {
-	if c.timeout == -1 && !flagGiven(c.fs, "timeout") {
-		return envTimeout + " is not a duration (e.g. 30s)"
+// check validates the parsed common flags; it returns a usage error naming the
+// flag. It drops a REDLOCK_MASTERS from the environment when -config is on the
+// command line (a flag wins over the environment).
+func (c *common) check() error {
+	if c.timeoutEnvBad && !c.f.given("timeout") {
+		return usagef("%s is not a duration (e.g. 30s)", envTimeout)
 	}
-	if c.masters != "" && flagGiven(c.fs, "config") {
-		if !flagGiven(c.fs, "masters") {
+	if c.masters != "" && c.f.given("config") {
+		if !c.f.given("masters") {
 			// REDLOCK_MASTERS from the environment: -config on the command line wins.
 			c.masters = ""
 		} else {
-			return "-masters and -config are exclusive: give one"
+			return usagef("-masters and -config are exclusive: give one")
 		}
 	}
 	if c.timeout <= 0 {
-		return fmt.Sprintf("-timeout must be positive, got %v", c.timeout)
+		return usagef("-timeout must be positive, got %v", c.timeout)
 	}
 	if c.config == "" {
-		return "-config must not be empty"
+		return usagef("-config must not be empty")
 	}
-	return ""
+	return nil
+}
+
+// parse is the parse step of a command that takes no positional argument.
+func (c *common) parse(p *parsed) error {
+	if err := p.noArgs(""); err != nil {
+		return err
+	}
+	return c.check()
 }
 
 // options returns the hcl load options for these flags.
@@ -145,21 +143,19 @@ func (c *common) loadQuiet(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 	return hcl.LoadFile(c.config, c.options(env))
 }
 
-// loadMasters loads the -masters cluster, printing its diagnostics.
-func (c *common) loadMasters(env *Env) (*hcl.Config, int) {
+// loadMasters loads the -masters cluster; the error names what is wrong.
+func (c *common) loadMasters(env *Env) (*hcl.Config, error) {
 	cfg, diags := c.loadQuiet(env)
 	if diags.HasErrors() || cfg.Cluster == nil {
+		var msgs []string
 		for _, d := range diags {
 			if d.Severity == hclv2.DiagError {
-				fmt.Fprintf(env.Stderr, "redlock: -masters: %s\n", escape.Text(cfg.Redact(d.Detail)))
+				msgs = append(msgs, cfg.Redact(d.Detail))
 			}
 		}
-		if c.json != nil && *c.json {
-			_ = writeDoc(env.Stdout, errorDoc{Error: "-masters: " + cfg.Redact(diags.Error())})
-		}
-		return cfg, ExitInvalid
+		return cfg, fail(ExitInvalid, fmt.Errorf("-masters: %s", strings.Join(msgs, "; ")))
 	}
-	return cfg, ExitOK
+	return cfg, nil
 }
 
 // mastersSource is the topology of -masters: a cluster block with the defaults
@@ -222,11 +218,11 @@ func (c *common) loadOffline(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 	return hcl.LoadFile(c.config, opts)
 }
 
-// load loads the topology file and prints every diagnostic (warnings too) to stderr,
-// redacted. It returns the config, whose Cluster is set, and ExitOK; or, when the
-// file is invalid or unreadable, the config with a nil Cluster and ExitInvalid,
-// after a last line naming the file.
-func (c *common) load(env *Env) (*hcl.Config, int) {
+// load loads the topology file and prints every diagnostic (warnings too) to
+// stderr, redacted. It returns the config, whose Cluster is set; or, when the file
+// is invalid or unreadable, an error with ExitInvalid and, for -json, the
+// diagnostics.
+func (c *common) load(env *Env) (*hcl.Config, error) {
 	if c.masters != "" {
 		return c.loadMasters(env)
 	}
@@ -235,13 +231,10 @@ func (c *common) load(env *Env) (*hcl.Config, int) {
 		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))
 	}
 	if diags.HasErrors() || cfg.Cluster == nil {
-		fmt.Fprintf(env.Stderr, "redlock: %s is not a valid topology file.\n", c.config)
-		if c.json != nil && *c.json {
-			_ = writeDoc(env.Stdout, errorDoc{Error: c.config + " is not a valid topology file", Diagnostics: cfg.Report(diags)})
-		}
-		return cfg, ExitInvalid
+		err := fmt.Errorf("%s is not a valid topology file", c.config)
+		return cfg, failDoc(ExitInvalid, err, errorDoc{Error: err.Error(), Diagnostics: cfg.Report(diags).Diagnostics})
 	}
-	return cfg, ExitOK
+	return cfg, nil
 }
 
 // colorFor reports whether diagnostics written to w may use ANSI colors: w is a
@@ -289,20 +282,4 @@ func (v *varFlag) Set(s string) error {
 	}
 	v.m[name] = value
 	return nil
-}
-
-// parseNoArgs parses the flags of a command that takes no positional arguments and
-// checks the common flags; on any problem it prints the reason and the usage and
-// returns ok false with the exit code.
-func parseNoArgs(env *Env, cmd *Command, fs *flag.FlagSet, cm *common, args []string) (code int, ok bool) {
-	if code, ok := parseFlags(env, cmd, fs, args); !ok {
-		return code, false
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf(env, cmd, "unexpected argument %q", fs.Arg(0)), false
-	}
-	if msg := cm.check(); msg != "" {
-		return usageErrorf(env, cmd, "%s", msg), false
-	}
-	return 0, true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,8 +110,8 @@ func TestValidate(t *testing.T) {
 			jsonValid: ptr(false), jsonErrors: 1, notInOut: "Hunter2Secret"},
 		{name: "var from env", env: map[string]string{"REDLOCK_VAR_pw": "Hunter2Secret"}, args: []string{"-config", secret}, code: 2,
 			stderr: []string{"Sensitive value not allowed here"}, notInOut: "Hunter2Secret"},
-		{name: "bad var flag", args: []string{"-config", good, "-var", "novalue"}, code: 2, stderr: []string{"-var", "want NAME=VALUE", "Usage: redlock validate"}},
-		{name: "bad timeout", args: []string{"-config", good, "-timeout", "0s"}, code: 2, stderr: []string{"-timeout must be positive"}},
+		{name: "bad var flag", args: []string{"-config", good, "-var", "novalue"}, code: 2, stderr: []string{"-var", "want NAME=VALUE", "run 'redlock validate -h' for usage"}},
+		{name: "bad timeout", args: []string{"-config", good, "-timeout", "0s"}, code: 2, stderr: []string{"-timeout 0s: must be positive"}},
 		{name: "stray argument", args: []string{good}, code: 2, stderr: []string{"unexpected argument", "-config"}},
 		{name: "help", args: []string{"-h"}, code: 0, stdout: []string{"Exit codes:", "-json", "-var NAME=VALUE"}},
 	}
@@ -196,8 +197,13 @@ func TestCommonLoad(t *testing.T) {
 		var errb bytes.Buffer
 		env := &Env{Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(string) string { return "" }}
 		c := common{config: tt.file, timeout: DefaultTimeout}
-		cfg, code := c.load(env)
+		cfg, err := c.load(env)
 		require.NotNil(t, cfg)
+		code := ExitOK
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
 		assert.Equal(t, tt.code, code)
 		assert.Contains(t, errb.String(), tt.stderr)
 		assert.Equal(t, code == ExitOK, cfg.Cluster != nil)

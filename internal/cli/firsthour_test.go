@@ -20,7 +20,7 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, ExitOK, r.code)
 	var v map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &v))
-	assert.Equal(t, "1.0", v["format_version"])
+	assert.Equal(t, formatVersion, v["format_version"])
 	assert.Equal(t, runtime.Version(), v["go_version"])
 	assert.NotEmpty(t, v["version"])
 }

@@ -11,15 +11,19 @@ import (
 	"github.com/redlock/redlock/topology"
 )
 
-// The -json contract. Every document (and every line of watch) is a JSON object
-// whose first member is "format_version": "1.0"; a change that breaks a reader
-// bumps the major version. Durations are integers with a _ms suffix; absent times
-// are omitted, never the zero time. A command that fails under -json still prints
-// one document on stdout, with "error". docs/json/<command>.schema.json describes
-// each document; the tests validate every command's output against it.
+// The -json contract. Every document (and every line of watch and events) is a
+// JSON object whose first member is "format_version"; a change that breaks a
+// reader bumps the major version. Every duration is a number of milliseconds in a
+// field named *_ms, a decimal with microsecond precision (latencies are often
+// below a millisecond); absent times are omitted, never the zero time. The lock
+// commands share one outcome shape: "ok", "error" when not ok, and "votes". A
+// command that fails under -json still prints one document on stdout: its own
+// with "ok": false, or errorDoc. docs/json/<command>.schema.json describes each
+// document; the tests validate every command's output against it.
 
-// formatVersion is the version of every -json document.
-const formatVersion = "1.0"
+// formatVersion is the version of every -json document. 2.0: one unit rule
+// (decimal _ms everywhere, bench included) and one outcome shape ("ok").
+const formatVersion = "2.0"
 
 // writeDoc writes v, which must encode as a JSON object, as one indented document
 // with "format_version" as its first member.
@@ -62,13 +66,6 @@ func versioned(v any) ([]byte, error) {
 	return append([]byte(head+","), b[1:]...), nil
 }
 
-// errorDoc is what a command prints under -json when it fails before it has its
-// own document: the reason, and the file's diagnostics when the file is invalid.
-type errorDoc struct {
-	Error       string `json:"error"`
-	Diagnostics any    `json:"diagnostics,omitempty"`
-}
-
 // timePtr returns nil for the zero time, so that absent times are omitted.
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {
@@ -90,7 +87,7 @@ type healthJSON struct {
 	Version             string             `json:"version,omitempty"`
 	Server              string             `json:"server"`
 	RunID               string             `json:"run_id,omitempty"`
-	UptimeMS            int64              `json:"uptime_ms"`
+	UptimeMS            float64            `json:"uptime_ms"`
 	Replicas            int                `json:"replicas"`
 	QuarantineUntil     *time.Time         `json:"quarantine_until,omitempty"`
 	ClockOffsetMS       float64            `json:"clock_offset_ms"`
@@ -107,16 +104,12 @@ type healthJSON struct {
 	Healthy             bool               `json:"healthy"`
 }
 
-// msFloat is a duration in milliseconds with microsecond precision (latencies and
-// clock offsets are often below a millisecond).
-func msFloat(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 func toHealthJSON(h topology.NodeHealth, now time.Time, redact func(string) string) healthJSON {
 	out := healthJSON{
 		Master: h.Master, Address: h.Address, Reachable: h.Reachable, Error: redact(h.Error), AuthFailed: h.AuthFailed,
-		LatencyMS: msFloat(h.Latency), Role: h.Role, Mode: h.Mode, Version: h.Version, Server: h.ServerName(), RunID: h.RunID,
-		UptimeMS: h.Uptime.Milliseconds(), Replicas: h.Replicas, QuarantineUntil: timePtr(h.QuarantineUntil),
-		ClockOffsetMS: msFloat(h.ClockOffset), ClockUncertaintyMS: msFloat(h.ClockUncertainty),
+		LatencyMS: ms(h.Latency), Role: h.Role, Mode: h.Mode, Version: h.Version, Server: h.ServerName(), RunID: h.RunID,
+		UptimeMS: ms(h.Uptime), Replicas: h.Replicas, QuarantineUntil: timePtr(h.QuarantineUntil),
+		ClockOffsetMS: ms(h.ClockOffset), ClockUncertaintyMS: ms(h.ClockUncertainty),
 		Config: h.Config, ConfigError: redact(h.ConfigError), InfoError: redact(h.InfoError), EvictedKeys: h.EvictedKeys,
 		AOFLastWriteStatus: h.AOFLastWriteStatus, RDBLastBgsaveStatus: h.RDBLastBgsaveStatus,
 		CheckedAt: timePtr(h.CheckedAt), Findings: h.Findings, State: h.State(now), Healthy: h.Healthy(now),

@@ -43,24 +43,51 @@ type lockSession struct {
 	stopMetrics func()
 }
 
-// openSession loads the topology named by the common flags and builds the Manager.
-// On failure it prints the reason and returns the exit code to use.
-func openSession(env *Env, cmd *Command, cf *common) (*lockSession, int) {
-	quietRedis()
-	if msg := cf.check(); msg != "" {
-		return nil, usageErrorf(env, cmd, "%s", msg)
+// topoFlags returns the topology flags of a command's arguments.
+func (c *common) topoFlags() *common { return c }
+
+// tokenReader is implemented by the arguments of a command that takes a lock's
+// token: it is read before any master is contacted.
+type tokenReader interface {
+	readToken(ctx context.Context, env *Env) error
+}
+
+// withSession makes run a command's run step: it reads the token when the
+// arguments take one, opens a session on the topology, runs run, and closes the
+// session.
+func withSession[A any, P interface {
+	*A
+	arguments
+	topoFlags() *common
+}](run func(ctx context.Context, env *Env, s *lockSession, a P) error) func(context.Context, *Env, P) error {
+	return func(ctx context.Context, env *Env, a P) error {
+		if t, ok := any(a).(tokenReader); ok {
+			if err := t.readToken(ctx, env); err != nil {
+				return err
+			}
+		}
+		s, err := openSession(env, a.topoFlags())
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return run(ctx, env, s, a)
 	}
-	cfg, code := cf.load(env)
-	if code != ExitOK {
-		return nil, code
+}
+
+// openSession loads the topology named by the common flags and builds the Manager.
+func openSession(env *Env, cf *common) (*lockSession, error) {
+	quietRedis()
+	cfg, err := cf.load(env)
+	if err != nil {
+		return nil, err
 	}
 	var opts []quorum.Option
 	stopMetrics := func() {}
 	if cf.metrics != nil {
 		obs, stop, err := cf.metrics.start(env, cfg.Cluster)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(err.Error()))
-			return nil, ExitError
+			return nil, fail(ExitError, err)
 		}
 		stopMetrics = stop
 		if obs != nil {
@@ -70,10 +97,9 @@ func openSession(env *Env, cmd *Command, cf *common) (*lockSession, int) {
 	m, err := connect.Manager(cfg.Cluster, opts...)
 	if err != nil {
 		stopMetrics()
-		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(cfg.Redact(err.Error())))
-		return nil, ExitUsage
+		return nil, fail(ExitInvalid, redacted(err, cfg.Redact))
 	}
-	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact, stopMetrics: stopMetrics}, ExitOK
+	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact, stopMetrics: stopMetrics}, nil
 }
 
 func (s *lockSession) close() {
@@ -83,25 +109,38 @@ func (s *lockSession) close() {
 	}
 }
 
-// fail prints err (redacted) on stderr and returns ExitError.
-func (s *lockSession) fail(env *Env, cmd *Command, err error) int {
-	fmt.Fprintf(env.Stderr, "redlock %s: %s\n", cmd.Name, escape.Text(s.redact(err.Error())))
-	return ExitError
+// fail returns err, redacted, with exit code code.
+func (s *lockSession) fail(code int, err error) error { return fail(code, redacted(err, s.redact)) }
+
+// redactedError is an error whose message has the secrets of the topology
+// (passwords, sensitive variables) taken out; errors.Is still sees the original.
+type redactedError struct {
+	err error
+	msg string
 }
 
-// ttlFor returns the TTL to use for name: the -ttl flag when given (checked: positive,
-// not above max_ttl), else the lock policy's TTL.
-func (s *lockSession) ttlFor(env *Env, cmd *Command, name string, ttl time.Duration, given bool) (time.Duration, int) {
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func redacted(err error, redact func(string) string) error {
+	if redact == nil {
+		return err
+	}
+	return &redactedError{err: err, msg: redact(err.Error())}
+}
+
+// ttlFor returns the TTL to use for name: the -ttl flag when given (checked: not
+// above max_ttl), else the lock policy's TTL.
+func (s *lockSession) ttlFor(name string, ttl time.Duration, given bool) (time.Duration, error) {
 	if !given {
-		return s.cluster.PolicyFor(name).TTL, ExitOK
+		return s.cluster.PolicyFor(name).TTL, nil
 	}
 	if ttl > s.cluster.MaxTTL {
-		return 0, usageErrorf(env, cmd, "-ttl %v is above the cluster's max_ttl %v", ttl, s.cluster.MaxTTL)
+		return 0, usagef("-ttl %v is above the cluster's max_ttl %v", ttl, s.cluster.MaxTTL)
 	}
-	return ttl, ExitOK
+	return ttl, nil
 }
 
-// flagGiven reports whether the flag name was set on the command line.
 // addSat adds two non-negative durations, saturating instead of overflowing (a
 // -wait of 2562047h plus a -timeout would wrap to a deadline in the past).
 func addSat(a, b time.Duration) time.Duration {
@@ -111,6 +150,7 @@ func addSat(a, b time.Duration) time.Duration {
 	return a + b
 }
 
+// flagGiven reports whether the flag name was set on the command line.
 func flagGiven(fs *flag.FlagSet, name string) bool {
 	given := false
 	fs.Visit(func(f *flag.Flag) {
@@ -121,53 +161,56 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 	return given
 }
 
-// parseLockArgs parses "NAME [flags]" (flags may come after NAME) and checks that
-// exactly one NAME is given. rest is what follows "--".
-func parseLockArgs(env *Env, cmd *Command, fs *flag.FlagSet, args []string) (name string, rest []string, code int, ok bool) {
-	pos, rest, err := interspersed(fs, args)
-	if cmd != runCmd && rest != nil {
-		// "--" ends the flags: what follows is the NAME, even if it starts with "-".
-		pos, rest = append(pos, rest...), nil
-	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, cmd.Usage)
-			return "", nil, ExitOK, false
-		}
-		return "", nil, usageErrorf(env, cmd, "%s", flagError(fs, err)), false
-	}
-	switch {
-	case len(pos) == 0:
-		return "", nil, usageErrorf(env, cmd, "missing lock NAME"), false
-	case len(pos) > 1:
-		return "", nil, usageErrorf(env, cmd, "one lock NAME expected, got %d arguments (%s)", len(pos), escape.Text(strings.Join(pos, " "))), false
-	}
-	check := quorum.ValidateName
-	if cmd == forceExpireCmd {
-		check = quorum.ValidateKeyName // an admin action on any key locks lists
-	}
-	if err := check(pos[0]); err != nil {
-		return "", nil, usageErrorf(env, cmd, "lock NAME %s: %v", escape.Text(pos[0]), err), false
-	}
-	return pos[0], rest, ExitOK, true
+// lockArgs are the arguments of a command on one lock: the common flags and NAME.
+type lockArgs struct {
+	common
+	name string
 }
 
-// checkTTLFlag rejects a -ttl that was given but is not positive, not a whole
-// number of milliseconds, or so short that the default drift budget (1% + 2ms)
-// leaves no validity at all.
-func checkTTLFlag(env *Env, cmd *Command, fs *flag.FlagSet, ttl time.Duration) (int, bool) {
-	if !flagGiven(fs, "ttl") {
-		return ExitOK, true
+// parse takes exactly one NAME ("--" ends the flags: what follows is the NAME,
+// even if it starts with "-").
+func (a *lockArgs) parse(p *parsed) error { return a.parseWith(p, quorum.ValidateName) }
+
+// parseWith is parse with the name rule valid.
+func (a *lockArgs) parseWith(p *parsed, valid func(string) error) error {
+	pos := append(p.pos, p.rest...)
+	if err := oneName(pos, valid); err != nil {
+		return err
+	}
+	a.name = pos[0]
+	return a.check()
+}
+
+// oneName checks that pos is exactly one lock NAME that valid accepts.
+func oneName(pos []string, valid func(string) error) error {
+	switch {
+	case len(pos) == 0:
+		return usagef("missing lock NAME")
+	case len(pos) > 1:
+		return usagef("one lock NAME expected, got %d arguments (%s)", len(pos), strings.Join(pos, " "))
+	}
+	if err := valid(pos[0]); err != nil {
+		return usagef("lock NAME %s: %v", pos[0], err)
+	}
+	return nil
+}
+
+// checkTTL rejects a -ttl that was given but is not positive, not a whole number
+// of milliseconds, or so short that the default drift budget (1% + 2ms) leaves no
+// validity at all.
+func checkTTL(p *parsed, ttl time.Duration) error {
+	if !p.given("ttl") {
+		return nil
 	}
 	switch {
 	case ttl <= 0:
-		return usageErrorf(env, cmd, "-ttl must be positive, got %v", ttl), false
+		return usagef("-ttl must be positive, got %v", ttl)
 	case ttl%time.Millisecond != 0:
-		return usageErrorf(env, cmd, "-ttl %v is not a whole number of milliseconds (the masters count in ms): try %v", ttl, ttl.Truncate(time.Millisecond)), false
+		return usagef("-ttl %v is not a whole number of milliseconds (the masters count in ms): try %v", ttl, ttl.Truncate(time.Millisecond))
 	case ttl <= quorum.DefaultDriftExtra+time.Duration(float64(ttl)*quorum.DefaultDriftFactor):
-		return usageErrorf(env, cmd, "-ttl %v leaves no validity after the drift budget (1%% + %v): give at least a few tens of milliseconds, e.g. 100ms or 30s", ttl, quorum.DefaultDriftExtra), false
+		return usagef("-ttl %v leaves no validity after the drift budget (1%% + %v): give at least a few tens of milliseconds, e.g. 100ms or 30s", ttl, quorum.DefaultDriftExtra)
 	}
-	return ExitOK, true
+	return nil
 }
 
 // heldBy says who holds name and for how long, as far as one read tells: "held by
@@ -181,7 +224,7 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 		return "held by another owner"
 	}
 	li := lst.Lock(name)
-	out := "held by " + holder(li)
+	out := "held by " + holderRaw(li)
 	switch {
 	case li.Validity == quorum.NoExpiry:
 		out += " with no TTL"
@@ -191,15 +234,16 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 	return out
 }
 
-// ms converts a duration to whole milliseconds for JSON.
-func ms(d time.Duration) int64 { return d.Milliseconds() }
+// ms converts a duration to the JSON unit: milliseconds, as a decimal number
+// with microsecond precision (latencies are often below a millisecond).
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // masterResult is one master's answer to a lock command, for JSON and text.
 type masterResult struct {
-	Master    string `json:"master"`
-	Outcome   string `json:"outcome"`
-	Error     string `json:"error,omitempty"`
-	LatencyMS int64  `json:"latency_ms"`
+	Master    string  `json:"master"`
+	Outcome   string  `json:"outcome"`
+	Error     string  `json:"error,omitempty"`
+	LatencyMS float64 `json:"latency_ms"`
 }
 
 // reportJSON is a round's report for -json output.
@@ -234,8 +278,16 @@ func reportOf(err error) *quorum.Report {
 	return nil
 }
 
+// summary says "3 of 5 masters".
+func (r *reportJSON) summary() string {
+	if r == nil {
+		return "no votes"
+	}
+	return fmt.Sprintf("%d of %d masters", r.Votes, r.Total)
+}
+
 // printReport writes one line per master: name, outcome and error.
-func (s *lockSession) printReport(w io.Writer, rep *quorum.Report, label map[quorum.Outcome]string) {
+func printReport(w io.Writer, rep *quorum.Report, label map[quorum.Outcome]string, redact func(string) string) {
 	if rep == nil {
 		return
 	}
@@ -246,7 +298,7 @@ func (s *lockSession) printReport(w io.Writer, rep *quorum.Report, label map[quo
 		}
 		line := fmt.Sprintf("  %-12s %s", escape.Line(n.Node, 30), word)
 		if n.Err != nil {
-			line += ": " + escape.Text(s.redact(n.Err.Error()))
+			line += ": " + escape.Text(redactWith(redact, n.Err.Error()))
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -18,32 +16,44 @@ import (
 // one token), -permits N (a semaphore) and -shared (a shared hold). DESIGN.md
 // section 7 has the contracts; quorum has the algorithms.
 
-// primUsage documents the primitive flags of acquire and run.
-const primUsage = `  -permits N   take one of N permits of NAME (a semaphore: at most N holders at
-               once; every client of NAME must give the same N). Default: the lock
-               policy's permits, else a plain lock. 1 to 1024
-  -shared      take a shared hold of NAME: any number of shared holders, or one
-               exclusive holder (a plain lock of NAME, this tool's or another
-               Redlock client's SET NX); an exclusive waiter is not starved by a
-               stream of shared holders`
-
 // primNote explains several names, for acquire and run.
 const primNote = `Several names (NAME NAME...) are taken all or none, atomically on each master,
 under one token; extend and release cover them all. Overlapping sets taken in
 any order never deadlock. -permits and -shared take one NAME. A multi-name or
 shared hold cannot be fair or fenced: a lock policy asking for either is an error.`
 
-// primFlags are the primitive flags of acquire and run.
-type primFlags struct {
+// primArgs are the primitive flags of acquire and run.
+type primArgs struct {
 	permits int
 	shared  bool
-	fs      *flag.FlagSet
+	pf      *Flags
 }
 
-func (p *primFlags) register(fs *flag.FlagSet) {
-	p.fs = fs
-	fs.IntVar(&p.permits, "permits", 0, "take one of N permits")
-	fs.BoolVar(&p.shared, "shared", false, "take a shared hold")
+func (p *primArgs) flags(f *Flags) {
+	p.pf = f
+	f.Int(&p.permits, "permits", "N", 0, `take one of N permits of NAME (a semaphore: at most N holders at
+once; every client of NAME must give the same N). Default: the lock
+policy's permits, else a plain lock. 1 to 1024`)
+	f.Bool(&p.shared, "shared", `take a shared hold of NAME: any number of shared holders, or one
+exclusive holder (a plain lock of NAME, this tool's or another
+Redlock client's SET NX); an exclusive waiter is not starved by a
+stream of shared holders`)
+}
+
+// namesArgs are the arguments of a command on one or several lock names.
+type namesArgs struct {
+	common
+	names []string
+}
+
+// parse takes one or more NAMEs ("--" ends the flags: what follows are NAMEs).
+func (a *namesArgs) parse(p *parsed) error {
+	names, err := checkLockNames(append(p.pos, p.rest...), true)
+	if err != nil {
+		return err
+	}
+	a.names = names
+	return a.check()
 }
 
 // lockKind is what acquire or run takes: a plain lock, several names, a permit
@@ -58,12 +68,9 @@ type lockKind struct {
 func (k lockKind) multi() bool { return len(k.names) > 1 }
 
 // what names the hold for messages: "a", "a, b and c", "a (one of 3 permits)",
-// "a (shared)"; escaped.
+// "a (shared)"; raw (the printer escapes it).
 func (k lockKind) what() string {
-	names := make([]string, len(k.names))
-	for i, n := range k.names {
-		names[i] = escape.Line(n, 60)
-	}
+	names := k.names
 	s := names[0]
 	if len(names) > 1 {
 		s = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
@@ -77,56 +84,41 @@ func (k lockKind) what() string {
 	return s
 }
 
-// parseLockNames parses "NAME [NAME...] [flags]" and checks each name; several
-// names are refused unless many. Duplicates are a usage error. rest is what
-// follows "--" (run's command; for other commands "--" only ends the flags).
-func parseLockNames(env *Env, cmd *Command, fs *flag.FlagSet, args []string, many bool) (names, rest []string, code int, ok bool) {
-	pos, rest, err := interspersed(fs, args)
-	if cmd != runCmd && cmd != electCmd && rest != nil {
-		// "--" ends the flags: what follows is a NAME, even if it starts with "-".
-		pos, rest = append(pos, rest...), nil
-	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, cmd.Usage)
-			return nil, nil, ExitOK, false
+// checkLockNames checks NAMEs: each a valid lock name, none twice; several only
+// when many.
+func checkLockNames(pos []string, many bool) ([]string, error) {
+	if !many || len(pos) == 0 {
+		if err := oneName(pos, quorum.ValidateName); err != nil {
+			return nil, err
 		}
-		return nil, nil, usageErrorf(env, cmd, "%s", flagError(fs, err)), false
-	}
-	switch {
-	case len(pos) == 0:
-		return nil, nil, usageErrorf(env, cmd, "missing lock NAME"), false
-	case len(pos) > 1 && !many:
-		return nil, nil, usageErrorf(env, cmd, "one lock NAME expected, got %d arguments (%s)", len(pos), escape.Text(strings.Join(pos, " "))), false
 	}
 	seen := map[string]bool{}
 	for _, n := range pos {
 		if err := quorum.ValidateName(n); err != nil {
-			return nil, nil, usageErrorf(env, cmd, "lock NAME %s: %v", escape.Text(n), err), false
+			return nil, usagef("lock NAME %s: %v", n, err)
 		}
 		if seen[n] {
-			return nil, nil, usageErrorf(env, cmd, "lock NAME %s given twice", escape.Text(n)), false
+			return nil, usagef("lock NAME %s given twice", n)
 		}
 		seen[n] = true
 	}
-	return pos, rest, ExitOK, true
+	return pos, nil
 }
 
 // kind checks the primitive flags against the names and the lock policies, and
-// returns what to take; on a bad combination it prints the reason and returns
-// ok false with ExitUsage.
-func (p *primFlags) kind(env *Env, cmd *Command, s *lockSession, names []string) (lockKind, int, bool) {
+// returns what to take; a bad combination is a usage error.
+func (p *primArgs) kind(s *lockSession, names []string) (lockKind, error) {
 	k := lockKind{names: names, shared: p.shared}
-	permitsGiven := flagGiven(p.fs, "permits")
+	permitsGiven := p.pf.given("permits")
 	switch {
 	case permitsGiven && (p.permits < 1 || p.permits > quorum.MaxPermits):
-		return k, usageErrorf(env, cmd, "-permits must be in 1..%d, got %d", quorum.MaxPermits, p.permits), false
+		return k, usagef("-permits must be in 1..%d, got %d", quorum.MaxPermits, p.permits)
 	case permitsGiven && p.shared:
-		return k, usageErrorf(env, cmd, "-permits and -shared do not go together: a semaphore's holders are all alike"), false
+		return k, usagef("-permits and -shared do not go together: a semaphore's holders are all alike")
 	case permitsGiven && len(names) > 1:
-		return k, usageErrorf(env, cmd, "-permits takes one NAME, got %d", len(names)), false
+		return k, usagef("-permits takes one NAME, got %d", len(names))
 	case p.shared && len(names) > 1:
-		return k, usageErrorf(env, cmd, "-shared takes one NAME, got %d", len(names)), false
+		return k, usagef("-shared takes one NAME, got %d", len(names))
 	}
 	if permitsGiven {
 		k.permits = p.permits
@@ -134,8 +126,7 @@ func (p *primFlags) kind(env *Env, cmd *Command, s *lockSession, names []string)
 		k.permits = s.cluster.PolicyFor(names[0]).Permits
 	}
 	if k.permits > 0 && k.shared {
-		return k, usageErrorf(env, cmd, "-shared: the lock policy %q makes %s a semaphore of %d permits",
-			s.cluster.PolicyFor(names[0]).Match, escape.Text(names[0]), k.permits), false
+		return k, usagef("-shared: the lock policy %q makes %s a semaphore of %d permits", s.cluster.PolicyFor(names[0]).Match, names[0], k.permits)
 	}
 	if k.shared || k.multi() {
 		what := "-shared"
@@ -146,15 +137,13 @@ func (p *primFlags) kind(env *Env, cmd *Command, s *lockSession, names []string)
 			pol := s.cluster.PolicyFor(n)
 			switch {
 			case pol.Permits > 0 && k.multi():
-				return k, usageErrorf(env, cmd, "%s: the lock policy %q makes %s a semaphore of %d permits, which a multi-name hold cannot take",
-					what, pol.Match, escape.Text(n), pol.Permits), false
+				return k, usagef("%s: the lock policy %q makes %s a semaphore of %d permits, which a multi-name hold cannot take", what, pol.Match, n, pol.Permits)
 			case pol.Fencing || pol.Fair:
-				return k, usageErrorf(env, cmd, "%s: the lock policy %q of %s asks for %s, which %s cannot give",
-					what, pol.Match, escape.Text(n), policyTraits(pol.Fair, pol.Fencing), strings.TrimPrefix(what, "-")), false
+				return k, usagef("%s: the lock policy %q of %s asks for %s, which %s cannot give", what, pol.Match, n, policyTraits(pol.Fair, pol.Fencing), strings.TrimPrefix(what, "-"))
 			}
 		}
 	}
-	return k, ExitOK, true
+	return k, nil
 }
 
 func policyTraits(fair, fencing bool) string {
@@ -190,9 +179,9 @@ func (s *lockSession) kindOptions(k lockKind, owner string) []quorum.LockOption 
 // ttlForAll is ttlFor over several names: the -ttl flag, else the shortest of
 // the names' policy TTLs (a multi-name hold has one TTL; the shortest never
 // holds a name longer than its policy says).
-func (s *lockSession) ttlForAll(env *Env, cmd *Command, names []string, ttl time.Duration, given bool) (time.Duration, int) {
+func (s *lockSession) ttlForAll(names []string, ttl time.Duration, given bool) (time.Duration, error) {
 	if given {
-		return s.ttlFor(env, cmd, names[0], ttl, true)
+		return s.ttlFor(names[0], ttl, true)
 	}
 	out := time.Duration(0)
 	for _, n := range names {
@@ -201,7 +190,7 @@ func (s *lockSession) ttlForAll(env *Env, cmd *Command, names []string, ttl time
 			out = t
 		}
 	}
-	return out, ExitOK
+	return out, nil
 }
 
 // maxExtensionsFor is the keep-alive cap over several names: the smallest

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
@@ -56,21 +57,18 @@ func seenOf(li *quorum.LockInfo, token string) map[string]quorum.Seen {
 }
 
 // forceExpirePrimitive shows p, asks unless yes, and deletes what it showed (with
-// token, only that holder's part). It returns force-expire's exit code.
-func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, cmd *Command, p *quorum.Primitive, lst *quorum.Listing,
-	token string, yes, asJSON bool, timeout func() (context.Context, context.CancelFunc)) int {
+// token, only that holder's part).
+func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quorum.Primitive, lst *quorum.Listing,
+	token string, yes, asJSON bool, timeout time.Duration) error {
 	fmt.Fprintf(env.Stderr, "%s is %s:\n", escape.Text(p.Name), kindText(s.primitiveJSON(p)))
 	s.printPrimitives(env.Stderr, lst, []quorum.Primitive{*p})
 	key := s.m.Key(p.Name)
-	out := releaseJSON{Name: p.Name, Key: key, Kind: string(p.Kind)}
+	out := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: key}, Kind: string(p.Kind)}
 	if !yes && !confirm(ctx, env, key) {
-		if asJSON {
-			out.Error = "aborted at the prompt: nothing deleted"
-			_ = writeDoc(env.Stdout, out)
-		}
-		return ExitError
+		out.Error = "aborted at the prompt: nothing deleted"
+		return failDoc(ExitError, errors.New(out.Error), out)
 	}
-	cctx, cancel := timeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type part struct {
 		key string
@@ -83,7 +81,7 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, cmd *C
 		for _, h := range p.Holders {
 			if token == "" || h.Value == token {
 				rep, err := s.m.ReleaseHeld(cctx, []string{p.Name}, h.Value)
-				parts = append(parts, part{key + " holder " + escape.Line(quorum.Redact(h.Value), 20), rep, err})
+				parts = append(parts, part{key + " holder " + quorum.Redact(h.Value), rep, err})
 			}
 		}
 	default: // multi-name hold, semaphore, leadership: each key as seen
@@ -96,9 +94,10 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, cmd *C
 			parts = append(parts, part{li.Key, rep, err})
 		}
 	}
-	code, changed := ExitOK, 0
+	var errs []error
+	changed := 0
 	for _, pt := range parts {
-		pj := releaseJSON{Name: p.Name, Key: pt.key, Votes: s.report(pt.rep)}
+		pj := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: pt.key, OK: pt.err == nil, Votes: s.report(pt.rep)}}
 		if pt.rep != nil {
 			pj.Deleted = pt.rep.Votes
 			out.Deleted += pt.rep.Votes
@@ -106,29 +105,32 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, cmd *C
 		}
 		if pt.err != nil {
 			pj.Error = s.redact(pt.err.Error())
-			code = ExitError
-			fmt.Fprintf(env.Stderr, "redlock %s: %s: %s\n", cmd.Name, escape.Text(pt.key), escape.Text(pj.Error))
+			errs = append(errs, fmt.Errorf("%s: %s", pt.key, pj.Error))
 		}
 		out.Parts = append(out.Parts, pj)
 		if !asJSON && pt.rep != nil {
 			fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(pt.key), pj.Deleted, len(pt.rep.Nodes))
-			s.printReport(env.Stdout, pt.rep, forceWords)
+			printReport(env.Stdout, pt.rep, forceWords, s.redact)
 		}
 	}
 	if len(parts) == 0 {
-		fmt.Fprintf(env.Stderr, "redlock %s: nothing of %s holds that token: nothing deleted\n", cmd.Name, escape.Text(p.Name))
+		fmt.Fprintf(env.Stderr, "redlock force-expire: nothing of %s holds that token: nothing deleted\n", escape.Text(p.Name))
 	}
-	if changed > 0 && code == ExitOK {
-		fmt.Fprintf(env.Stderr, "redlock %s: part of %s changed hands since it was shown: kept on %d master(s)\n", cmd.Name, escape.Text(p.Name), changed)
-		code = ExitError
+	if changed > 0 {
+		errs = append(errs, fmt.Errorf("part of %s changed hands since it was shown: kept on %d master(s)", p.Name, changed))
 	}
-	if code != ExitOK && out.Error == "" {
-		out.Error = "not everything shown was deleted"
+	err := errors.Join(errs...)
+	out.OK = err == nil
+	if err != nil {
+		out.Error = err.Error()
 	}
 	if asJSON {
-		if err := writeDoc(env.Stdout, out); err != nil {
-			return s.fail(env, cmd, err)
+		if werr := writeDoc(env.Stdout, out); werr != nil {
+			return s.fail(ExitError, werr)
 		}
 	}
-	return code
+	if err != nil {
+		return &exitError{code: ExitError, err: err, doc: skipDoc{}}
+	}
+	return nil
 }

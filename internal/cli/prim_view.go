@@ -37,7 +37,7 @@ type primitiveJSON struct {
 	Held    int `json:"held"`
 	// ValidityMS is the shortest validity of its keys (a multi-name hold), of its
 	// leader, or the longest of its holders.
-	ValidityMS       int64              `json:"validity_ms"`
+	ValidityMS       float64            `json:"validity_ms"`
 	Owner            *ownerJSON         `json:"owner,omitempty"`
 	Value            string             `json:"value,omitempty"`
 	Holders          []sharedHolderJSON `json:"holders,omitempty"`
@@ -52,7 +52,7 @@ type sharedHolderJSON struct {
 	Value      string     `json:"value"` // shortened (quorum.Redact)
 	Owner      *ownerJSON `json:"owner,omitempty"`
 	Votes      int        `json:"votes"`
-	ValidityMS int64      `json:"validity_ms"`
+	ValidityMS float64    `json:"validity_ms"`
 }
 
 // permitJSON is one permit slot of a semaphore.
@@ -60,7 +60,7 @@ type permitJSON struct {
 	Slot       int        `json:"slot"`
 	State      string     `json:"state"`
 	Votes      int        `json:"votes"`
-	ValidityMS int64      `json:"validity_ms"`
+	ValidityMS float64    `json:"validity_ms"`
 	Value      string     `json:"value,omitempty"` // shortened
 	Owner      *ownerJSON `json:"owner,omitempty"`
 }
@@ -70,7 +70,7 @@ type primLeaderJSON struct {
 	Value      string     `json:"value"` // published by the leader: hostile, escape before printing
 	Term       int64      `json:"term"`
 	Since      *time.Time `json:"since,omitempty"`
-	ValidityMS int64      `json:"validity_ms"`
+	ValidityMS float64    `json:"validity_ms"`
 	Votes      int        `json:"votes"`
 }
 
@@ -148,7 +148,7 @@ func heldOr(n int) string {
 }
 
 // validityMS is a lock's validity for JSON: 0 unless held, -1 when it has no TTL.
-func validityMS(li *quorum.LockInfo) int64 {
+func validityMS(li *quorum.LockInfo) float64 {
 	switch {
 	case li.Validity == quorum.NoExpiry:
 		return -1
@@ -380,12 +380,12 @@ func sharedHolderText(h quorum.SharedHolder) string {
 }
 
 // msText formats a validity in milliseconds for humans.
-func msText(v int64) string {
+func msText(v float64) string {
 	switch {
 	case v < 0:
 		return "no ttl"
 	case v == 0:
 		return "-"
 	}
-	return human.Duration(time.Duration(v) * time.Millisecond)
+	return human.Duration(time.Duration(v * float64(time.Millisecond)))
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,15 +16,25 @@ import (
 type tokenFlags struct {
 	token string
 	file  string
+	// optional: no token at all is not an error (force-expire); tok is then "".
+	optional bool
+	// tok is the token read by readToken.
+	tok string
 }
 
-const tokenUsage = `  -token T     the lock's token; "-" reads it from stdin (default $REDLOCK_TOKEN)
-  -token-file PATH
-               read the token from PATH (its first line)`
+// readToken reads the token into t.tok.
+func (t *tokenFlags) readToken(ctx context.Context, env *Env) error {
+	tok, err := t.value(ctx, env)
+	if t.optional && errors.Is(err, errNoToken) {
+		return nil
+	}
+	t.tok = tok
+	return err
+}
 
-func (t *tokenFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.token, "token", "", "the lock's token, - for stdin")
-	fs.StringVar(&t.file, "token-file", "", "read the token from PATH")
+func (t *tokenFlags) flags(f *Flags) {
+	f.String(&t.token, "token", "T", "", `the lock's token; "-" reads it from stdin (default $REDLOCK_TOKEN)`)
+	f.String(&t.file, "token-file", "PATH", "", "read the token from PATH (its first line)")
 }
 
 // errNoToken: no token was given in any of the ways.
@@ -33,8 +42,21 @@ var errNoToken = errors.New("missing token: give -token T, -token - (stdin), -to
 
 // value returns the token: from -token-file, from stdin for "-token -", from
 // -token, else from REDLOCK_TOKEN. A token read from a file or stdin is its first
-// line, trimmed. The error names the flag.
+// line, trimmed. A missing or unreadable token is a usage error naming the flag
+// (errors.Is finds errNoToken when none was given); Ctrl-C while reading is an
+// ExitError that says nothing was done.
 func (t *tokenFlags) value(ctx context.Context, env *Env) (string, error) {
+	tok, err := t.read(ctx, env)
+	switch {
+	case errors.Is(err, errInterrupted):
+		return "", failf(ExitError, "interrupted while reading the token; nothing done")
+	case err != nil:
+		return "", &usageError{msg: err.Error(), err: err}
+	}
+	return tok, nil
+}
+
+func (t *tokenFlags) read(ctx context.Context, env *Env) (string, error) {
 	if t.file != "" && t.token != "" {
 		return "", errors.New("-token and -token-file are exclusive")
 	}

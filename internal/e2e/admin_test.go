@@ -204,7 +204,7 @@ func TestMessagesAScriptAndAHumanCanUse(t *testing.T) {
 		{[]string{"acquire", "x", "-ttl", "10"}, "-ttl 10: a duration needs a unit, e.g. 10s"},
 		{[]string{"acquire", "x", "-ttl", "1ms"}, "leaves no validity after the drift budget"},
 		{[]string{"acquire", "x", "-ttl", "10.5ms"}, "not a whole number of milliseconds"},
-		{[]string{"acquire", "x", "-wait", "abc"}, `-wait: "abc" is not a valid value`},
+		{[]string{"acquire", "x", "-wait", "abc"}, `-wait abc: not a duration`},
 	}
 	for _, tt := range tests {
 		r := e.run(tt.args...)

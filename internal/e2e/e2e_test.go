@@ -256,7 +256,7 @@ func TestAcquireJSONAndWait(t *testing.T) {
 		Key        string    `json:"key"`
 		Token      string    `json:"token"`
 		ValidUntil time.Time `json:"valid_until"`
-		ValidityMS int64     `json:"validity_ms"`
+		ValidityMS float64   `json:"validity_ms"`
 		Votes      struct {
 			Votes   int `json:"votes"`
 			Quorum  int `json:"quorum"`
@@ -273,7 +273,7 @@ func TestAcquireJSONAndWait(t *testing.T) {
 	assert.Equal(t, 3, doc.Votes.Quorum)
 	assert.Len(t, doc.Votes.Masters, 5)
 	assert.Equal(t, "ok", doc.Votes.Masters[0].Outcome)
-	assert.Greater(t, doc.ValidityMS, int64(2000))
+	assert.Greater(t, doc.ValidityMS, 2000.0)
 	assert.WithinDuration(t, time.Now().Add(3*time.Second), doc.ValidUntil, 2*time.Second)
 
 	// A waiter gets the lock once the holder releases it.
@@ -443,21 +443,21 @@ type locksDoc struct {
 		Answered bool   `json:"answered"`
 	} `json:"masters"`
 	Locks []struct {
-		Name       string `json:"name"`
-		State      string `json:"state"`
-		Votes      int    `json:"votes"`
-		Library    string `json:"library"`
-		ValidityMS int64  `json:"validity_ms"`
-		Value      string `json:"value"`
+		Name       string  `json:"name"`
+		State      string  `json:"state"`
+		Votes      int     `json:"votes"`
+		Library    string  `json:"library"`
+		ValidityMS float64 `json:"validity_ms"`
+		Value      string  `json:"value"`
 		Owner      *struct {
 			Label string `json:"owner"`
 			PID   int    `json:"pid"`
 		} `json:"owner"`
 		Masters []struct {
-			Master  string `json:"master"`
-			Present bool   `json:"present"`
-			Value   string `json:"value"`
-			PTTLMS  int64  `json:"pttl_ms"`
+			Master  string  `json:"master"`
+			Present bool    `json:"present"`
+			Value   string  `json:"value"`
+			PTTLMS  float64 `json:"pttl_ms"`
 		} `json:"masters"`
 	} `json:"locks"`
 }
@@ -515,8 +515,8 @@ func TestLocksJSON(t *testing.T) {
 	ours := doc.Locks[byName["by-redlock"]]
 	require.NotNil(t, ours.Owner, "owner decoded")
 	assert.Equal(t, "nightly-report", ours.Owner.Label)
-	assert.Greater(t, ours.ValidityMS, int64(5000))
-	assert.Greater(t, ours.Masters[0].PTTLMS, int64(5000))
+	assert.Greater(t, ours.ValidityMS, 5000.0)
+	assert.Greater(t, ours.Masters[0].PTTLMS, 5000.0)
 	assert.True(t, strings.HasPrefix(ours.Value, "rl1."))
 
 	// Text output: one row per lock plus one per master; -match filters.
@@ -627,6 +627,11 @@ func TestUsageErrors(t *testing.T) {
 			assert.Equal(t, 2, r.code, r.stderr)
 			assert.Contains(t, r.stderr, tt.want)
 			assert.Empty(t, e.keys("lock:x"), "nothing locked")
+			if !strings.HasSuffix(tt.want, ".hcl") {
+				// The reason and where the usage is, never the whole help.
+				assert.Equal(t, 2, strings.Count(r.stderr, "\n"), r.stderr)
+				assert.True(t, strings.HasSuffix(r.stderr, "\nrun 'redlock "+tt.args[0]+" -h' for usage\n"), r.stderr)
+			}
 		})
 	}
 	for _, name := range []string{"acquire", "extend", "release", "run", "locks", "force-expire", "watch"} {
@@ -667,4 +672,73 @@ func TestWatchJSONLines(t *testing.T) {
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	assert.NoError(t, cmd.Wait(), "Ctrl-C ends watch with 0")
+}
+
+// Issue 23 item 8: with 3 of 5 masters killed, `locks` printed its multi-line
+// error with literal \n between the lines, and `nodes` said "unreachable:
+// unreachable:". Each line of the error is its own line; each finding says its
+// code once.
+func TestQuorumLostMessagesAreReadable(t *testing.T) {
+	e := newEnv(t)
+	e.acquireToken("held", "-ttl", "9s")
+	for _, s := range e.c.Servers[2:] {
+		s.Kill()
+	}
+	r := e.run("locks")
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.NotContains(t, r.stderr, `\n`, "no literal \\n")
+	assert.Contains(t, r.stderr, "2 of 5 masters answered (quorum 3)\n")
+	assert.GreaterOrEqual(t, strings.Count(r.stderr, "\n"), 4, "one line per master that did not answer: %s", r.stderr)
+
+	r = e.run("nodes")
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "unreachable: unreachable:")
+	assert.Contains(t, r.stdout, "error   unreachable: dial tcp")
+	assert.Contains(t, r.stdout, "BELOW QUORUM")
+
+	// Under -json: one document each, the partial listing and the health.
+	r = e.run("locks", "-json")
+	assert.Equal(t, 1, r.code, r.stderr)
+	doc := checkDoc(t, "locks", r.stdout)
+	assert.Contains(t, doc["error"], "2 of 5 masters answered")
+	r = e.run("nodes", "-json")
+	assert.Equal(t, 1, r.code, r.stderr)
+	doc = checkDoc(t, "nodes", r.stdout)
+	assert.Equal(t, false, doc["ok"])
+}
+
+// Issue 23 item 16: watch without -json printed JSON anyway, and each line
+// repeated every finding's text per master. Without -json it prints one short
+// human line a snapshot; with -json each finding's text appears once a line.
+func TestWatchHumanAndFindingsOnce(t *testing.T) {
+	e := newEnv(t)
+	e.acquireToken("watched", "-ttl", "8s")
+	lines := func(args ...string) []string {
+		cmd := e.command("", append([]string{"watch", "-interval", "100ms"}, args...)...)
+		var out syncBuffer
+		cmd.Stdout = &out
+		require.NoError(t, cmd.Start())
+		require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") >= 2 }, 10*time.Second, 20*time.Millisecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		assert.NoError(t, cmd.Wait())
+		return strings.Split(strings.TrimSpace(out.String()), "\n")
+	}
+	human := lines()
+	assert.Regexp(t, `^\d\d:\d\d:\d\d  5/5 masters healthy \(quorum 3\)  locks: 1 held, 0 partial`, human[0])
+	assert.NotContains(t, human[0], "{")
+	for _, l := range lines("-json") {
+		var snap struct {
+			Findings []struct {
+				Code    string   `json:"code"`
+				Summary string   `json:"summary"`
+				Masters []string `json:"masters"`
+			} `json:"findings"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &snap), l)
+		require.NotEmpty(t, snap.Findings)
+		for _, f := range snap.Findings {
+			assert.Equal(t, 1, strings.Count(l, f.Summary), "%s: its text once a line", f.Code)
+			assert.Len(t, f.Masters, 5, f.Code)
+		}
+	}
 }

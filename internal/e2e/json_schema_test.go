@@ -42,12 +42,16 @@ func checkDoc(t *testing.T, command, doc string) map[string]any {
 	require.NoError(t, err, "not JSON: %q", doc)
 	m, ok := inst.(map[string]any)
 	require.True(t, ok, "not an object: %q", doc)
-	assert.Equal(t, "1.0", m["format_version"])
+	assert.Equal(t, "2.0", m["format_version"])
 	name := command
-	if _, hasErr := m["error"]; hasErr && len(m) <= 3 {
-		if _, diag := m["diagnostics"]; diag || len(m) == 2 {
-			name = "error"
+	generic := true // only the members of the generic error document
+	for k := range m {
+		if k != "format_version" && k != "error" && k != "diagnostics" {
+			generic = false
 		}
+	}
+	if _, hasErr := m["error"]; hasErr && generic {
+		name = "error"
 	}
 	if err := compileSchema(t, name).Validate(inst); err != nil {
 		t.Errorf("%s -json does not match docs/json/%s.schema.json: %v\n%s", command, name, err, doc)
@@ -105,7 +109,7 @@ func TestJSONDocumentsMatchTheirSchemas(t *testing.T) {
 	checkDoc(t, "force-expire", r.stdout)
 
 	// watch: JSON lines.
-	cmd := e.command("", "watch", "-interval", "100ms")
+	cmd := e.command("", "watch", "-interval", "100ms", "-json")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	require.NoError(t, cmd.Start())
@@ -120,6 +124,22 @@ func TestJSONDocumentsMatchTheirSchemas(t *testing.T) {
 		}
 	}
 
+	r = e.run("version", "-json")
+	assert.Equal(t, 0, r.code, r.stderr)
+	checkDoc(t, "version", r.stdout)
+
+	r = e.run("bench", "-clients", "2", "-ops", "3", "-json")
+	assert.Equal(t, 0, r.code, r.stderr)
+	checkDoc(t, "bench", r.stdout)
+
+	// A bad command line under -json: one document on stdout too.
+	for _, args := range [][]string{{"acquire"}, {"acquire", "j", "-ttl", "5"}, {"release", "j"}, {"locks", "extra"}, {"nodes", "-bogus"}, {"version", "extra"}} {
+		r = e.run(append(args, "-json")...)
+		assert.NotEqual(t, 0, r.code, "%v", args)
+		doc := checkDoc(t, args[0], r.stdout)
+		assert.NotEmpty(t, doc["error"], "%v", args)
+	}
+
 	// A broken file: still one JSON document on stdout, with the diagnostics.
 	bad := filepath.Join(t.TempDir(), "bad.hcl")
 	require.NoError(t, os.WriteFile(bad, []byte("cluster \"x\" {\n  ttl = \"30\"\n}\n"), 0o600))
@@ -128,11 +148,54 @@ func TestJSONDocumentsMatchTheirSchemas(t *testing.T) {
 		assert.NotEqual(t, 0, r.code)
 		doc := checkDoc(t, args[0], r.stdout)
 		assert.Contains(t, doc["error"], "bad.hcl", "%v", args)
+		assert.IsType(t, []any{}, doc["diagnostics"], "the diagnostics are a list: %v", args)
 	}
 	r = e.run("validate", "-json", "-config", bad)
 	assert.Equal(t, 2, r.code)
 	v := checkDoc(t, "validate", r.stdout)
 	assert.Equal(t, false, v["valid"])
+}
+
+// One unit rule: every duration in every document is a decimal number of
+// milliseconds in a field named *_ms; no other unit appears.
+func TestSchemasOneDurationUnit(t *testing.T) {
+	entries, err := os.ReadDir(schemaDir(t))
+	require.NoError(t, err)
+	var walk func(file string, node any)
+	walk = func(file string, node any) {
+		switch n := node.(type) {
+		case map[string]any:
+			if props, ok := n["properties"].(map[string]any); ok {
+				for name, p := range props {
+					for _, bad := range []string{"_ns", "_us", "_seconds", "_s"} {
+						assert.False(t, strings.HasSuffix(name, bad), "%s: %s: durations are _ms", file, name)
+					}
+					if strings.HasSuffix(name, "_ms") {
+						pm, _ := p.(map[string]any)
+						if ref, ok := pm["$ref"].(string); ok {
+							assert.True(t, strings.HasSuffix(ref, "duration_ms") || strings.Contains(ref, "/properties/"), "%s: %s: %s", file, name, ref)
+						} else {
+							assert.Equal(t, "number", pm["type"], "%s: %s is a decimal number of milliseconds", file, name)
+						}
+					}
+				}
+			}
+			for _, v := range n {
+				walk(file, v)
+			}
+		case []any:
+			for _, v := range n {
+				walk(file, v)
+			}
+		}
+	}
+	for _, en := range entries {
+		b, err := os.ReadFile(filepath.Join(schemaDir(t), en.Name()))
+		require.NoError(t, err)
+		var doc any
+		require.NoError(t, json.Unmarshal(b, &doc))
+		walk(en.Name(), doc)
+	}
 }
 
 // The schemas themselves are valid JSON Schema documents.

@@ -67,7 +67,9 @@ func WriteFindings(w io.Writer, hs []topology.NodeHealth, showAcknowledged bool)
 		if g.Finding.Acknowledged != "" {
 			sev = "ack"
 		}
-		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.Finding.Code, escape.Text(g.Finding.Summary), escape.Text(where))
+		// The code once: "unreachable: dial tcp ...", not "unreachable: unreachable: ...".
+		summary := strings.TrimPrefix(g.Finding.Summary, g.Finding.Code+": ")
+		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.Finding.Code, escape.Text(summary), escape.Text(where))
 		if g.Finding.Detail != "" {
 			fmt.Fprintf(w, "          %s\n", escape.Text(g.Finding.Detail))
 		}
