@@ -147,7 +147,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 		last = err
-		if acq == nil && fw == nil && attempts > 1 {
+		if acq == nil && attempts > 1 {
 			xw = m.markExclusive(ctx, xw, key, last)
 		}
 		if !woken {

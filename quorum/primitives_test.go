@@ -119,33 +119,45 @@ func TestSharedHoldsExcludeExclusive(t *testing.T) {
 }
 
 func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
-	_, m := testCluster(t, 3, WithRetry(1000, 20*time.Millisecond, 10*time.Millisecond))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// A stream of overlapping shared holders: there is always one.
-	readers := make(chan struct{})
-	go func() {
-		defer close(readers)
-		for ctx.Err() == nil {
-			l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, WithShared())
-			if err != nil {
-				continue
-			}
+	tests := []struct {
+		name string
+		opts []LockOption
+	}{
+		{"plain", nil},
+		// Regression: a fair exclusive waiter did not mark itself and was starved.
+		{"fair", []LockOption{WithFair()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, m := testCluster(t, 3, WithRetry(1000, 20*time.Millisecond, 10*time.Millisecond))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// A stream of overlapping shared holders: there is always one.
+			readers := make(chan struct{})
 			go func() {
-				time.Sleep(100 * time.Millisecond)
-				_ = l.Release(context.Background())
+				defer close(readers)
+				for ctx.Err() == nil {
+					l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, WithShared())
+					if err != nil {
+						continue
+					}
+					go func() {
+						time.Sleep(100 * time.Millisecond)
+						_ = l.Release(context.Background())
+					}()
+					time.Sleep(30 * time.Millisecond)
+				}
 			}()
-			time.Sleep(30 * time.Millisecond)
-		}
-	}()
-	time.Sleep(100 * time.Millisecond)
-	wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
-	defer wcancel()
-	x, err := m.Acquire(wctx, "rw", time.Second)
-	require.NoError(t, err, "the exclusive waiter gets in")
-	cancel()
-	<-readers
-	_ = x.Release(context.Background())
+			time.Sleep(100 * time.Millisecond)
+			wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+			defer wcancel()
+			x, err := m.Acquire(wctx, "rw", time.Second, tt.opts...)
+			require.NoError(t, err, "the exclusive waiter gets in")
+			cancel()
+			<-readers
+			_ = x.Release(context.Background())
+		})
+	}
 }
 
 func TestClassifyKey(t *testing.T) {

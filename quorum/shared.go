@@ -21,8 +21,8 @@ import (
 // script refused one of them.
 //
 // An exclusive waiter is not starved by a stream of shared holders: when a round
-// of a blocking Acquire (neither WithShared nor WithFair) meets shared holders, it sets NAME:xwait
-// on every master (a marker with a short TTL, refreshed by each of its rounds), and
+// of a blocking exclusive Acquire (plain or WithFair) meets shared holders, it sets
+// NAME:xwait on every master (a marker with a short TTL, refreshed by each of its rounds), and
 // no new shared grant is made on a master while the marker lives. The marker is
 // deleted when the waiter acquires or gives up; a waiter that dies leaves it for at
 // most its TTL (the fair queue's heartbeat TTL).
