@@ -26,3 +26,21 @@ func TestAcquiredIsTheStartOfTheAcquiringRound(t *testing.T) {
 	assert.Equal(t, at, l.Acquired(), "an extension does not move it")
 	require.NoError(t, l.Release(ctx))
 }
+
+// ValidFrom is the start of the round that set Until, and Until keeps the bound
+// ValidFrom + ttl - drift through extensions.
+func TestValidFromBoundsUntil(t *testing.T) {
+	ctx := context.Background()
+	_, m := testCluster(t, 3)
+	before := time.Now()
+	l, err := m.TryAcquire(ctx, "valid-from", 2*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, l.Acquired(), l.ValidFrom(), "the acquiring round set Until")
+	assert.False(t, l.ValidFrom().Before(before))
+	assert.False(t, l.Until().After(l.ValidFrom().Add(2*time.Second-m.DriftBudget(2*time.Second))))
+	beforeExtend := time.Now()
+	require.NoError(t, l.Extend(ctx, 3*time.Second))
+	assert.False(t, l.ValidFrom().Before(beforeExtend), "the extension's round set it")
+	assert.False(t, l.Until().After(l.ValidFrom().Add(3*time.Second-m.DriftBudget(3*time.Second))))
+	require.NoError(t, l.Release(ctx))
+}

@@ -65,7 +65,7 @@ type Lock struct {
 	mu    sync.Mutex
 	until time.Time
 	// untilFrom is the start of the round that set until (the clock's reading
-	// before its first command was sent); the tests' bound check reads it.
+	// before its first command was sent): ValidFrom.
 	untilFrom time.Time
 	ttl       time.Duration
 	// keysUntil bounds when the copies on the masters expire (by the clock): the

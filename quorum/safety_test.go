@@ -158,7 +158,7 @@ func typed(err error) bool {
 func roundOf(l *Lock) (from, until time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.untilFrom, l.until
+	return l.untilFrom, l.until // read together: an extension moves both
 }
 
 // held is a lock a client holds, with its record in the history.
