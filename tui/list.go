@@ -62,10 +62,14 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 		return o
 	}
 	out := locks
+	if slices.ContainsFunc(locks, func(li quorum.LockInfo) bool { return bookkeeping(&li) }) {
+		out = slices.DeleteFunc(slices.Clone(locks), func(li quorum.LockInfo) bool { return bookkeeping(&li) })
+	}
 	if match := newMatcher(k.filter); match != nil {
+		all := out
 		out = nil
-		for i := range locks {
-			li := &locks[i]
+		for i := range all {
+			li := &all[i]
 			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) {
 				out = append(out, *li)
 			}
