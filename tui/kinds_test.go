@@ -35,7 +35,7 @@ func primitiveRow(name, typ, value string, owner *quorum.Owner, validity time.Du
 // election's record, which never expires, and an exclusive waiter's marker).
 func primitivesSnapshot(s *Snapshot) {
 	sem := func(l string) *quorum.Owner { return &quorum.Owner{Label: l, Host: "h", Kind: "sem", Count: 3} }
-	multi := &quorum.Owner{Label: "etl", Host: "h", Kind: "multi", Count: 2}
+	multi := &quorum.Owner{Label: "etl [multi-name hold of 2 names]", Host: "h", Kind: "multi", Count: 2}
 	leader := &quorum.Owner{Label: "[value 10.0.0.5:8080\x1b[2J, term 7, leader of crond]", Host: "h", Kind: "leader"}
 	record := primitiveRow("crond:leader:term", "hash", "", nil, 0)
 	record.State, record.Validity, record.Library = quorum.StateOrphaned, 0, "record of election crond"
@@ -43,8 +43,8 @@ func primitivesSnapshot(s *Snapshot) {
 		record.Masters[i].PTTL = -1
 	}
 	s.Locks = []quorum.LockInfo{
-		primitiveRow("nightly:permit:0", "string", "rl1.p0", sem("[permit 0 of nightly (2/3 held): job-a]"), 40*time.Second),
-		primitiveRow("nightly:permit:2", "string", "rl1.p2", sem("[permit 2 of nightly (2/3 held): job-b]"), 50*time.Second),
+		primitiveRow("nightly:permit:0", "string", "rl1.p0", sem("job-a [permit 0 of nightly (2/3 held)]"), 40*time.Second),
+		primitiveRow("nightly:permit:2", "string", "rl1.p2", sem("job-b [permit 2 of nightly (2/3 held)]"), 50*time.Second),
 		primitiveRow("etl/in", "string", "rl1.multi", multi, 30*time.Second),
 		primitiveRow("etl/out", "string", "rl1.multi", multi, 30*time.Second),
 		primitiveRow("doc", "zset", "", &quorum.Owner{Label: "[shared x2]", Host: "h"}, 20*time.Second),

@@ -69,9 +69,10 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 	return kinds
 }
 
-// tagRow puts what the row's key belongs to before its holder: into a copy of
-// its owner's label (the console escapes it), or as its library when no owner
-// was decoded.
+// tagRow adds what the row's key belongs to after its holder's label (the
+// label first: the KIND column already names the primitive, and the owner column
+// is narrow at 80 columns): into a copy of its owner (the console escapes it),
+// or as its library when no owner was decoded.
 func tagRow(li *quorum.LockInfo, tag string) {
 	if tag == "" {
 		return
@@ -81,9 +82,10 @@ func tagRow(li *quorum.LockInfo, tag string) {
 		return
 	}
 	o := *li.Owner
+	tag = "[" + tag + "]"
 	if o.Label != "" {
-		tag += ": " + o.Label
+		tag = o.Label + " " + tag
 	}
-	o.Label = "[" + tag + "]"
+	o.Label = tag
 	li.Owner = &o
 }

@@ -47,7 +47,7 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 		}
 		return li.Library
 	}
-	assert.Equal(t, "[permit 0 of sem (1/3 held): carol]", label("sem:permit:0"))
+	assert.Equal(t, "carol [permit 0 of sem (1/3 held)]", label("sem:permit:0"))
 	assert.Equal(t, quorum.StateHeld, rows["doc"].State, "a shared key held by its holders is held")
 	assert.Equal(t, "[shared x2]", label("doc"))
 	assert.Contains(t, label("crond:leader"), "value 10.1.1.1:80\x1b[2J, term 1, leader of crond", "the console escapes it when it prints it")
