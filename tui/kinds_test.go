@@ -127,3 +127,20 @@ func TestForceExpireOfALeaderDeposesOnlyTheLeadershipShown(t *testing.T) {
 		assert.Equal(t, quorum.Seen{Type: "string", Value: leaderValue}, sn, master)
 	}
 }
+
+// TestFilterByKind: the filter matches a row's kind, so /sem finds the permits
+// of the semaphores and /leader the leaderships.
+func TestFilterByKind(t *testing.T) {
+	s := &Snapshot{}
+	primitivesSnapshot(s)
+	names := func(filter string) []string {
+		var out []string
+		for _, li := range filterSort(s.Locks, listKey{filter: filter}) {
+			out = append(out, li.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"nightly:permit:0", "nightly:permit:2"}, names("sem"))
+	assert.Equal(t, []string{"crond:leader"}, names("leader"), "the election's record is not a row")
+	assert.Equal(t, []string{"doc"}, names("shared"), "nor the exclusive waiter's marker")
+}
