@@ -122,7 +122,7 @@ tmux send-keys -t "$session" Tab BSpace BSpace BSpace
 tmux send-keys -t "$session" -l '20s'
 tmux send-keys -t "$session" Enter
 wait_for 'acquired e2e/job-1: 5/5 votes'
-wait_for 'e2e/job-1 +● held +5/5 +this console .* [0-9]+\.[0-9]s *$'
+wait_for 'e2e/job-1 +● held +5/5 +lock +this console .* [0-9]+\.[0-9]s *$'
 
 step "checking the countdown goes down"
 # Tenths of a second: "19.5s" reads 195.
