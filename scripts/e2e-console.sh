@@ -6,8 +6,8 @@
 # screen), filter by owner and by glob, write hostile keys (an OSC sequence in a
 # name, a 1 MB value, a hash, a key without TTL) and check that nothing raw reaches
 # the terminal, see a semaphore, a multi-name hold, shared holders and a leader each
-# with its KIND (and no row for the election's record), open a node's detail, quit. On any failing step it prints the
-# captured screen and exits non-zero. Everything it creates (the build, the
+# with its KIND (and no row for the election's record), open a node's detail, quit.
+# On any failing step it prints the captured screen and exits non-zero. Everything it creates (the build, the
 # masters' data directories) lives in one temporary directory, removed at exit.
 #
 # Needs go, tmux, redis-server and redis-cli. CAPTURE=FILE saves the screen after
