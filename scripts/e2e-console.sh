@@ -5,8 +5,9 @@
 # history, move through 20 locks with a burst of keys and G (at least 12 rows on
 # screen), filter by owner and by glob, write hostile keys (an OSC sequence in a
 # name, a 1 MB value, a hash, a key without TTL) and check that nothing raw reaches
-# the terminal, open a node's detail, quit. On any failing step it prints the
-# captured screen and exits non-zero. Everything it creates (the build, the
+# the terminal, see a semaphore, a multi-name hold, shared holders and a leader each
+# with its KIND (and no row for the election's record), open a node's detail, quit.
+# On any failing step it prints the captured screen and exits non-zero. Everything it creates (the build, the
 # masters' data directories) lives in one temporary directory, removed at exit.
 #
 # Needs go, tmux, redis-server and redis-cli. CAPTURE=FILE saves the screen after
@@ -23,8 +24,10 @@ command -v redis-cli >/dev/null 2>&1 || { echo "e2e-console: redis-cli is not in
 work=$(mktemp -d -t redlock-e2e-console.XXXXXX)
 session="redlock-e2e-$$"
 up_pid=""
+elect_pid=""
 cleanup() {
   tmux kill-session -t "$session" 2>/dev/null || true
+  if [ -n "$elect_pid" ]; then kill "$elect_pid" 2>/dev/null || true; wait "$elect_pid" 2>/dev/null || true; fi
   if [ -n "$up_pid" ]; then kill "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
@@ -122,7 +125,7 @@ tmux send-keys -t "$session" Tab BSpace BSpace BSpace
 tmux send-keys -t "$session" -l '20s'
 tmux send-keys -t "$session" Enter
 wait_for 'acquired e2e/job-1: 5/5 votes'
-wait_for 'e2e/job-1 +● held +5/5 +this console .* [0-9]+\.[0-9]s *$'
+wait_for 'e2e/job-1 +● held +5/5 +lock +this console .* [0-9]+\.[0-9]s *$'
 
 step "checking the countdown goes down"
 # Tenths of a second: "19.5s" reads 195.
@@ -216,6 +219,29 @@ wait_for 'redisson-hash +○ orphaned'
 wait_for 'huge +● held +4/5 '
 lines=$(screen | wc -l)
 [ "$lines" -le 24 ] || fail "$lines lines on a 24-line terminal"
+
+step "the primitives: a semaphore (2 of 3), a multi-name hold, two shared holders, a leader"
+rl() { "$work/redlock" "$@" -config "$work/redlock.hcl" >/dev/null 2>&1 || fail "redlock $*"; }
+rl acquire nightly -permits 3 -ttl 5m -owner job-a
+rl acquire nightly -permits 3 -ttl 5m -owner job-b
+rl acquire etl/in etl/out -ttl 5m -owner etl
+rl acquire doc -shared -ttl 5m -owner r1
+rl acquire doc -shared -ttl 5m -owner r2
+"$work/redlock" elect crond -ttl 30s -config "$work/redlock.hcl" -- sleep 120 >"$work/elect.out" 2>&1 &
+elect_pid=$!
+# 24 + 2 permits + 2 names + 1 shared key + 1 leadership: the election's record
+# (crond:leader:term, no TTL) is not a row.
+wait_for 'Locks +30 · ' 15
+for f in 'sem|nightly:permit:[0-9] +● held +4/5 +sem 2/3 ' 'etl|etl/out +● held +4/5 +multi 2 +etl ' \
+  'doc|doc +● held +4/5 +shared 2 ' 'crond|crond:leader +● held +4/5 +leader t1 '; do
+  tmux send-keys -t "$session" /
+  tmux send-keys -t "$session" -l "${f%%|*}"
+  tmux send-keys -t "$session" Enter
+  wait_for "${f#*|}"
+  screen | grep -q 'crond:leader:term' && fail "the election's record is shown as a row"
+  tmux send-keys -t "$session" Escape
+  wait_for 'Locks +30 · '
+done
 
 step "a node's detail"
 tmux send-keys -t "$session" Tab Enter

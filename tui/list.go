@@ -62,11 +62,15 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 		return o
 	}
 	out := locks
+	if slices.ContainsFunc(locks, func(li quorum.LockInfo) bool { return bookkeeping(&li) }) {
+		out = slices.DeleteFunc(slices.Clone(locks), func(li quorum.LockInfo) bool { return bookkeeping(&li) })
+	}
 	if match := newMatcher(k.filter); match != nil {
+		all := out
 		out = nil
-		for i := range locks {
-			li := &locks[i]
-			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) {
+		for i := range all {
+			li := &all[i]
+			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) || match(kindFromRow(li)) {
 				out = append(out, *li)
 			}
 		}
@@ -99,7 +103,8 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 
 // newMatcher returns the filter's rule for one column, nil for an empty filter.
 // The rule (the help screen and the README say it): a filter is matched against
-// the name, state, owner and library columns, ignoring case, anywhere in the
+// the name, state, owner and library columns and the kind (kindFromRow: lock,
+// multi, sem, shared, leader), ignoring case, anywhere in the
 // column (as k9s and less do). Plain text matches as a substring; a filter with
 // any of * ? [ is a glob: * any run of characters (/ included), ? one character,
 // [a-z] a class, [!a-z] its complement, \ escapes the next character. A malformed

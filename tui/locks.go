@@ -50,15 +50,27 @@ func stateAt(li *quorum.LockInfo, now time.Time) quorum.LockState {
 	return li.State
 }
 
-// columns returns the widths of the name, owner and bar columns.
+// columns returns the widths of the name, owner and bar columns. Below 100
+// columns the validity bar goes (the validity stays as text) to leave the name
+// and owner room beside the KIND column.
 func (t *locksTable) columns() (name, owner, barW int) {
-	// cursor 2, state 12, votes 6, remaining 9, separators 5
-	free := t.w - 2 - 12 - 6 - 9 - 5
-	barW = clamp(free/5, 4, 30)
-	free -= barW
+	// cursor 2, state 12, votes 6, kind, remaining 9, separators 5 (6 with a bar)
+	free := t.w - 2 - 12 - 6 - kindW - 9 - 5
+	if t.w >= 100 {
+		barW = clamp(free/5, 4, 30)
+		free -= barW + 1
+	}
 	name = clamp(free/2, 6, 40)
 	owner = max(free-name, 0)
 	return name, owner, barW
+}
+
+// validityW is the width of the VALIDITY column: the bar, if any, and the text.
+func validityW(barW int) int {
+	if barW > 0 {
+		return barW + 1 + 9
+	}
+	return 9
 }
 
 // remaining is the validity left of a lock at now, from the deadline observed at the last poll.
@@ -93,7 +105,7 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 		count += "  " + st.Bad.Render(fmt.Sprintf("⚠ listing incomplete: %d of %d masters answered", s.Answered, s.Total))
 	}
 	nameW, ownerW, barW := t.columns()
-	head := "  " + strings.Join([]string{fit("NAME", nameW), fit("STATE", 12), fit("VOTES", 6), fit("OWNER", ownerW), fit("VALIDITY", barW+10)}, " ")
+	head := "  " + strings.Join([]string{fit("NAME", nameW), fit("STATE", 12), fit("VOTES", 6), fit("KIND", kindW), fit("OWNER", ownerW), fit("VALIDITY", validityW(barW))}, " ")
 	lines := []string{st.Title.Render(title) + st.Muted.Render(count), st.Muted.Render(head)}
 	if len(rows) == 0 {
 		msg := "no locks"
@@ -134,14 +146,19 @@ func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool,
 		fit(escape.Text(li.Name), nameW),
 		cell(sty, fit(word, 12), hi),
 		fit(fmt.Sprintf("%d/%d", li.Votes, li.Total), 6),
+		fit(escape.Text(kindOf(vm.snap, li)), kindW),
 		fit(owner, ownerW),
 	}
-	barStr := bar(st, frac, barW)
-	if hi {
-		full := int(clampF(frac)*float64(barW) + 0.5)
-		barStr = strings.Repeat("█", full) + strings.Repeat("░", barW-full)
+	remCell := cell(remSty, fmt.Sprintf("%9s", rem), hi)
+	if barW > 0 {
+		barStr := bar(st, frac, barW)
+		if hi {
+			full := int(clampF(frac)*float64(barW) + 0.5)
+			barStr = strings.Repeat("█", full) + strings.Repeat("░", barW-full)
+		}
+		remCell = barStr + " " + remCell
 	}
-	cells = append(cells, barStr+" "+cell(remSty, fmt.Sprintf("%9s", rem), hi))
+	cells = append(cells, remCell)
 	return cursorRow(st, strings.Join(cells, " "), t.w, isSel, t.focused)
 }
 

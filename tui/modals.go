@@ -64,7 +64,7 @@ type filterModal struct{ in textinput.Model }
 func newFilterModal(value string) *filterModal {
 	f := textinput.New()
 	f.Prompt = "/ "
-	f.Placeholder = "name, owner, state or library: text, or a glob with * ? ["
+	f.Placeholder = "name, owner, state, library or kind: text, or a glob with * ? ["
 	f.CharLimit = 200
 	f.Cursor.SetMode(cursor.CursorStatic)
 	f.SetValue(value)

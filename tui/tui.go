@@ -49,6 +49,10 @@ type Snapshot struct {
 	// since the source's previous answer (zero when not measured): the cost of
 	// polling, shown in the table's title.
 	CPU, Over time.Duration
+	// Kinds is the KIND column of rows the source read as primitives, by row name
+	// ("sem 2/3", "multi 3", "shared 2", "leader t7"); rows without an entry get
+	// what their own key and value tell (lock, multi, sem, shared, leader).
+	Kinds map[string]string
 }
 
 // Event sources a Source names in Snapshot.EventSource.

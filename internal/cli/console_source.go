@@ -112,6 +112,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		nodes    []topology.NodeHealth
 		fresh    *quorum.Listing
 		freshErr error
+		kinds    map[string]string
 	)
 	wg.Add(1)
 	go func() { defer wg.Done(); nodes = s.prober.Probe(ctx) }()
@@ -120,13 +121,13 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		go func() {
 			defer wg.Done()
 			if fresh, freshErr = s.mgr.Describe(ctx, visible); fresh != nil {
-				annotateRows(ctx, s.mgr, fresh) // what primitive each key is (prim_console.go)
+				kinds = annotateRows(ctx, s.mgr, fresh) // what primitive each key is (prim_console.go)
 			}
 		}()
 	}
 	v := s.listing.take(ctx)
 	wg.Wait()
-	snap := tui.Snapshot{At: time.Now(), Nodes: nodes, Scan: &v.progress, EventSource: s.eventSource}
+	snap := tui.Snapshot{At: time.Now(), Nodes: nodes, Scan: &v.progress, EventSource: s.eventSource, Kinds: kinds}
 	snap.CPU, snap.Over = s.cpu.since()
 	if v.lst != nil {
 		snap.Locks = v.lst.Locks

@@ -18,26 +18,33 @@ import (
 // annotateRows marks the primitives among the rows of fresh, in place: fresh is
 // this poll's own Describe answer, shared with nobody. The shared keys' holders
 // and the elections' leaders are read (one quorum read each); a failed read
-// leaves its row as listed.
-func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing) {
+// leaves its row as listed. It returns the KIND column of the rows it read as
+// primitives (tui.Snapshot.Kinds), by row name.
+func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing) map[string]string {
 	rows := fresh.Locks
 	prims, _ := m.Primitives(ctx, fresh)
+	kinds := map[string]string{}
 	for i := range prims {
 		p := &prims[i]
 		for _, li := range p.Locks {
-			tag := ""
+			tag, kind := "", string(p.Kind)
 			switch p.Kind {
 			case quorum.KindSemaphore:
 				tag = fmt.Sprintf("permit %d of %s (%d/%d held)", quorum.ClassifyKey(li.Name, "string").Permit, p.Name, p.Held, p.Permits)
+				kind = fmt.Sprintf("sem %d/%d", p.Held, p.Permits)
 			case quorum.KindMulti:
 				tag = fmt.Sprintf("multi-name hold of %d names", len(p.Names))
+				kind = fmt.Sprintf("multi %d", len(p.Names))
 			case quorum.KindLeader:
-				tag = "leader of " + p.Name
+				tag = "leader of " + p.Name + ", nobody leads on a quorum"
 				if l := p.Leader; l != nil {
-					tag = fmt.Sprintf("leader of %s, term %d, value %s", p.Name, l.Term, l.Value)
+					// The value and term first: the owner column is narrow.
+					tag = fmt.Sprintf("value %s, term %d, leader of %s", l.Value, l.Term, p.Name)
+					kind = fmt.Sprintf("leader t%d", l.Term)
 				}
 			case quorum.KindShared:
 				tag = fmt.Sprintf("shared x%d", p.Held)
+				kind = fmt.Sprintf("shared %d", p.Held)
 				if p.ExclusiveWaiting {
 					tag += ", an exclusive holder waits"
 				}
@@ -47,6 +54,7 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 				}
 			}
 			tagRow(li, tag)
+			kinds[li.Name] = kind
 		}
 	}
 	for i := range rows {
@@ -58,11 +66,13 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 			li.Library = "an exclusive waiter's marker on " + kc.Name
 		}
 	}
+	return kinds
 }
 
-// tagRow puts what the row's key belongs to before its holder: into a copy of
-// its owner's label (the console escapes it), or as its library when no owner
-// was decoded.
+// tagRow adds what the row's key belongs to after its holder's label (the
+// label first: the KIND column already names the primitive, and the owner column
+// is narrow at 80 columns): into a copy of its owner (the console escapes it),
+// or as its library when no owner was decoded.
 func tagRow(li *quorum.LockInfo, tag string) {
 	if tag == "" {
 		return
@@ -72,9 +82,10 @@ func tagRow(li *quorum.LockInfo, tag string) {
 		return
 	}
 	o := *li.Owner
+	tag = "[" + tag + "]"
 	if o.Label != "" {
-		tag += ": " + o.Label
+		tag = o.Label + " " + tag
 	}
-	o.Label = "[" + tag + "]"
+	o.Label = tag
 	li.Owner = &o
 }
