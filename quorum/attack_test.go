@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Regression tests for the bugs the attack-safety session reproduced.
+// Regression tests for the bugs an attack on the lock's safety reproduced.
 
 // lateConn delays one write that contains match by delay, as a TCP segment that was
 // lost and retransmitted after the retransmission timeout is: the client's Write
