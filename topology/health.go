@@ -63,6 +63,7 @@ const (
 	CodeConfigDenied     = "config-denied"      // CONFIG GET refused: settings not checked
 	CodeInfoDenied       = "info-denied"        // INFO refused: role, uptime and version not checked
 	CodeUnknownServer    = "unknown-server"     // a server (server_name) not known to support the scripts and pub/sub used
+	CodeStartupSetting   = "startup-setting"    // a declared setting differs that Redis reads only at startup: apply cannot change it
 	// Info.
 	CodeQuarantined = "quarantined" // restarted or young: no vote until QuarantineUntil
 )

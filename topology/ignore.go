@@ -13,7 +13,7 @@ var findingSeverity = map[string]Severity{
 	CodeReplicasAttached: SeverityWarning, CodeWeakPersistence: SeverityWarning, CodeFencingFsync: SeverityWarning,
 	CodeDebugCommand: SeverityWarning, CodeClockOffset: SeverityWarning, CodeVulnerable: SeverityWarning,
 	CodeKeysEvicted: SeverityWarning, CodeConfigDenied: SeverityWarning, CodeInfoDenied: SeverityWarning,
-	CodeUnknownServer: SeverityWarning, CodeQuarantined: SeverityInfo,
+	CodeUnknownServer: SeverityWarning, CodeStartupSetting: SeverityWarning, CodeQuarantined: SeverityInfo,
 }
 
 // FindingCodes returns every stable finding code, sorted.

@@ -26,6 +26,9 @@ type settingSpec struct {
 	kind   SettingKind
 	values []string // KindEnum: the allowed values, lower case
 	min    int64    // KindInt: the smallest value
+	// startup is true for a setting Redis reads only when it starts: CONFIG SET
+	// refuses it ("can't set immutable config"), so apply cannot change it.
+	startup bool
 }
 
 var (
@@ -46,7 +49,8 @@ const (
 
 // knownSettings are the Redis configuration parameters a settings block may
 // declare: those that matter to a lock server, all settable with CONFIG SET on
-// Redis 6.2 to 7.x.
+// Redis 6.2 to 7.x except the startup ones (rdbchecksum, enable-debug-command),
+// which a master reads only from its config file.
 var knownSettings = map[string]settingSpec{
 	"maxmemory":                   size,
 	"maxmemory-policy":            {kind: KindEnum, values: policies},
@@ -63,7 +67,7 @@ var knownSettings = map[string]settingSpec{
 	"save":                        text,
 	"stop-writes-on-bgsave-error": yes,
 	"rdbcompression":              yes,
-	"rdbchecksum":                 yes,
+	"rdbchecksum":                 {kind: KindBool, startup: true},
 	"notify-keyspace-events":      {kind: KindFlags},
 	"requirepass":                 text,
 	"masterauth":                  text,
@@ -98,7 +102,7 @@ var knownSettings = map[string]settingSpec{
 	"client-output-buffer-limit":  text,
 	"client-query-buffer-limit":   size,
 	"proto-max-bulk-len":          size,
-	"enable-debug-command":        {kind: KindEnum, values: []string{"yes", "no", "local"}},
+	"enable-debug-command":        {kind: KindEnum, values: []string{"yes", "no", "local"}, startup: true},
 	"crash-log-enabled":           yes,
 }
 
@@ -110,6 +114,11 @@ func KnownSetting(name string) bool {
 	_, ok := knownSettings[name]
 	return ok
 }
+
+// StartupSetting reports whether Redis reads setting name (CONFIG spelling) only
+// when it starts: CONFIG SET refuses it, so apply never tries it and plan reports
+// a difference as the finding CodeStartupSetting instead of a change.
+func StartupSetting(name string) bool { return knownSettings[name].startup }
 
 // CheckSetting returns why value is not a valid value of setting name, or "".
 // Unknown names are not checked here (KnownSetting says so).

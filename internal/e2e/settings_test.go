@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +66,52 @@ func TestPlanSettlesAfterApply(t *testing.T) {
 	}
 }
 
+// Regression: plan counted a declared enable_debug_command (and rdbchecksum) that
+// differed from the master's as a change apply would make, though Redis reads them
+// only at startup and CONFIG SET refuses them: apply failed on it every time and
+// plan never settled. Now plan shows the difference as the startup-setting warning,
+// no change; apply does not try it and succeeds; -detailed-exitcode exits 0.
+func TestPlanStartupSettingIsNotAChange(t *testing.T) {
+	e := newEnv(t) // the test masters run with enable-debug-command local
+	cfg := e.withSettings(`    appendfsync = "always"
+    enable_debug_command = "no"
+    rdbchecksum = false`)
+	r := e.run("apply", "-auto-approve", "-config", cfg)
+	assert.Equal(t, 0, r.code, "apply does not try a startup setting: %s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "Apply complete")
+	assert.Equal(t, []string{"local", "local", "local", "local", "local"}, e.configOf("enable-debug-command"))
+
+	r = e.run("plan", "-detailed-exitcode", "-config", cfg)
+	assert.Equal(t, 0, r.code, "a plan right after apply is empty: %s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "Plan: 0 settings to change on 0 masters")
+	assert.NotContains(t, r.stdout, "~ enable-debug-command")
+	assert.Contains(t, r.stdout, `warning startup-setting: enable-debug-command is "local", declared "no"`)
+	assert.Contains(t, r.stdout, `warning startup-setting: rdbchecksum is "yes", declared "no"`)
+
+	r = e.run("plan", "-json", "-config", cfg)
+	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
+	var doc struct {
+		Masters []struct {
+			Health struct {
+				Findings []struct{ Code, Summary string }
+			}
+			Changes []any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc))
+	require.Len(t, doc.Masters, 5)
+	for _, m := range doc.Masters {
+		assert.Empty(t, m.Changes)
+		var startup []string
+		for _, f := range m.Health.Findings {
+			if f.Code == "startup-setting" {
+				startup = append(startup, f.Summary)
+			}
+		}
+		assert.Len(t, startup, 2, "one finding per differing startup setting")
+	}
+}
+
 // Regression (issue 23 item 4): validate accepted misspelt and unknown settings and
 // an eviction policy that can evict lock keys, which plan passed and apply set.
 func TestSettingsAreChecked(t *testing.T) {
@@ -104,15 +151,15 @@ func TestSettingsAreChecked(t *testing.T) {
 // the failures. It prints an error summary naming each failure and exits 1.
 func TestApplyFailuresAreAnError(t *testing.T) {
 	e := newEnv(t)
-	// enable-debug-command is a protected setting: CONFIG SET refuses it.
+	// a value that validate lets through (free text) and CONFIG SET refuses.
 	cfg := e.withSettings(`    appendfsync = "always"
-    enable_debug_command = "no"`)
+    client_output_buffer_limit = "bogus"`)
 	r := e.run("apply", "-auto-approve", "-config", cfg)
 	assert.Equal(t, 1, r.code, "%s%s", r.stdout, r.stderr)
 	assert.NotContains(t, r.stdout, "Apply complete")
 	assert.Contains(t, r.stdout, "Error: apply failed (5 settings changed; these failed):")
 	for _, s := range e.c.Servers {
-		assert.Regexp(t, fmt.Sprintf(`master %q: enable-debug-command = "no": \S`, s.Name), r.stdout)
+		assert.Regexp(t, fmt.Sprintf(`master %q: client-output-buffer-limit = "bogus": \S`, s.Name), r.stdout)
 	}
 	assert.Contains(t, r.stderr, "5 settings failed")
 }

@@ -165,7 +165,22 @@ func assessConfig(c *topology.Cluster, h *topology.NodeHealth, add addFunc) {
 	}
 	if d, ok := h.Config["enable-debug-command"]; ok && d != "no" {
 		add(topology.SeverityWarning, topology.CodeDebugCommand, "enable-debug-command "+d,
-			"DEBUG SLEEP and DEBUG RELOAD can stall or reset the master; set enable-debug-command no")
+			"DEBUG SLEEP and DEBUG RELOAD can stall or reset the master; set enable-debug-command no in its config file and restart it (Redis reads it only at startup)")
+	}
+	startupDrift(c, h, add)
+}
+
+// startupDrift adds a CodeStartupSetting warning for each declared setting that
+// Redis reads only at startup and whose live value differs: apply cannot change it.
+func startupDrift(c *topology.Cluster, h *topology.NodeHealth, add addFunc) {
+	for _, s := range c.Settings {
+		name := ConfigName(s.Name)
+		have, ok := h.Config[name]
+		if !ok || !topology.StartupSetting(name) || topology.SameSetting(name, have, s.Value) {
+			continue
+		}
+		add(topology.SeverityWarning, topology.CodeStartupSetting, fmt.Sprintf("%s is %q, declared %q", name, have, s.Value),
+			fmt.Sprintf("Redis reads %s only at startup (CONFIG SET refuses it): set it in the master's config file and restart it; apply does not change it", name))
 	}
 }
 

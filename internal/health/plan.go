@@ -35,7 +35,9 @@ func (c Change) String() string {
 // Diff returns the declared settings of c whose live value in h differs, in
 // declaration order. Values are compared as Redis means them (topology.SameSetting):
 // case and surrounding space aside, memory sizes by their byte count ("1mb" equals
-// "1048576"), notify-keyspace-events as a set of flags ("Kg$x" equals "g$xK"). It returns nil when h
+// "1048576"), notify-keyspace-events as a set of flags ("Kg$x" equals "g$xK"). A
+// setting Redis reads only at startup (topology.StartupSetting) is never a change:
+// CONFIG SET refuses it, and Assess reports the difference as a finding. It returns nil when h
 // holds no settings (master down, credentials refused, CONFIG GET refused): check
 // Checked first.
 func Diff(c *topology.Cluster, h *topology.NodeHealth) []Change {
@@ -45,6 +47,9 @@ func Diff(c *topology.Cluster, h *topology.NodeHealth) []Change {
 	var out []Change
 	for _, s := range c.Settings {
 		name := ConfigName(s.Name)
+		if topology.StartupSetting(name) {
+			continue
+		}
 		have, ok := h.Config[name]
 		if !ok {
 			out = append(out, Change{Setting: name, To: s.Value, Unknown: true})
@@ -104,7 +109,6 @@ var fixedBy = map[string][]string{
 	topology.CodeEvictionPolicy:  {"maxmemory-policy"},
 	topology.CodeWeakPersistence: {"appendonly", "appendfsync"},
 	topology.CodeFencingFsync:    {"appendonly", "appendfsync"},
-	topology.CodeDebugCommand:    {"enable-debug-command"},
 }
 
 // fixable reports whether one of changes sets a setting that fixes finding code.
