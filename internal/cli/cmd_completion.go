@@ -150,7 +150,7 @@ func runComplete(ctx context.Context, env *Env, a *completeArgs) error {
 	case len(cmd.Complete.Words) > 0:
 		offer(cmd.Complete.Words)
 	case cmd.Complete.LockName:
-		for _, n := range liveNames(ctx, env, topo, cur, cmd.Complete.Elections) {
+		for _, n := range liveNames(ctx, env, topo, cur, cmd.Complete) {
 			fmt.Fprintln(env.Stdout, n)
 		}
 	}
@@ -191,9 +191,10 @@ func (f *Flags) scanWords(words []string) (topo []string, positional bool) {
 // the topology the words name (or the default one), within a second; nothing when
 // there is no topology or no answer.
 //
-// A semaphore's permits and a shared key give their name; with elections, only
-// the names of elections are listed.
-func liveNames(ctx context.Context, env *Env, words []string, prefix string, elections bool) []string {
+// A semaphore's permits and a shared key give their name; with Elections, only
+// the names of elections are listed; with AnyKey, keys of another library or type
+// too (the names force-expire takes).
+func liveNames(ctx context.Context, env *Env, words []string, prefix string, want Completion) []string {
 	var cf common
 	f := newFlags("__complete", env)
 	cf.flags(f)
@@ -223,10 +224,15 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string, ele
 	var out []string
 	for _, li := range lst.Locks {
 		kc := quorum.ClassifyKey(li.Name, li.KeyType())
+		rule := quorum.ValidateName
+		if want.AnyKey {
+			rule = quorum.ValidateKeyName
+		}
 		switch {
-		case elections != (kc.Kind == quorum.KeyLeader):
-		case kc.Kind == quorum.KeyLock, kc.Kind == quorum.KeyShared, kc.Kind == quorum.KeyPermit, kc.Kind == quorum.KeyLeader:
-			if shellSafe(kc.Name) && strings.HasPrefix(kc.Name, prefix) && !slices.Contains(out, kc.Name) {
+		case want.Elections != (kc.Kind == quorum.KeyLeader):
+		case kc.Kind == quorum.KeyLock, kc.Kind == quorum.KeyShared, kc.Kind == quorum.KeyPermit, kc.Kind == quorum.KeyLeader,
+			want.AnyKey && kc.Kind == quorum.KeyOther:
+			if rule(kc.Name) == nil && shellSafe(kc.Name) && strings.HasPrefix(kc.Name, prefix) && !slices.Contains(out, kc.Name) {
 				out = append(out, kc.Name)
 			}
 		}
@@ -239,7 +245,7 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string, ele
 // access to the masters, such as "$(rm${IFS}-rf${IFS}~)", runs when the user
 // presses Enter. Only letters, digits and . _ - / : @ + = , % are offered.
 func shellSafe(name string) bool {
-	if quorum.ValidateName(name) != nil {
+	if name == "" {
 		return false
 	}
 	for _, r := range name {

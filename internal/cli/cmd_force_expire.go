@@ -69,7 +69,7 @@ name of the hold is deleted, as shown). With -json, "parts" reports each key.`,
 changed hands since it was shown (nothing of the new holder is deleted)`},
 		exitBadInput,
 	},
-	Complete: Completion{LockName: true},
+	Complete: Completion{LockName: true, AnyKey: true},
 }, withSession(runForceExpire))
 
 var forceWords = map[quorum.Outcome]string{

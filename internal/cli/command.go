@@ -93,6 +93,10 @@ type Completion struct {
 	Elections bool
 	// LockName: the first positional argument is a lock name, read live.
 	LockName bool
+	// AnyKey: with LockName, every name locks lists is offered, foreign keys that
+	// acquire's name rule refuses included (an admin command's argument). A name
+	// a shell would not take literally is never offered (shellSafe).
+	AnyKey bool
 	// Words: the first positional argument is one of these words.
 	Words []string
 }

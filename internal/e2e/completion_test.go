@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,4 +81,21 @@ func TestCompletionScripts(t *testing.T) {
 	r := e.run("completion", "bsh")
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, `did you mean "bash"`)
+}
+
+// Regression: completion offered force-expire only the names acquire takes, though
+// force-expire takes any name locks lists: a lock another library keeps in a hash
+// was not offered. It is now, to force-expire only; a foreign name a shell would
+// not take literally (a space) is offered to no command.
+func TestForceExpireCompletesForeignNames(t *testing.T) {
+	e := newEnv(t)
+	e.acquireToken("legacy-own")
+	ctx := context.Background()
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().HSet(ctx, "lock:legacy-redisson", "8f1c:1", 1).Err())
+		require.NoError(t, s.Client().PExpire(ctx, "lock:legacy-redisson", time.Minute).Err())
+		require.NoError(t, s.Client().Set(ctx, "lock:legacy report", "x", time.Minute).Err())
+	}
+	assert.Equal(t, []string{"legacy-own", "legacy-redisson"}, e.complete(t, "force-expire", "leg"))
+	assert.Equal(t, []string{"legacy-own"}, e.complete(t, "release", "leg"))
 }
