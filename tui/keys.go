@@ -12,8 +12,8 @@ type keyMap struct {
 	Up, Down, Top, Bottom, PageDown, PageUp key.Binding
 	Tab                                     key.Binding
 	// The locks table.
-	Filter, Clear                                      key.Binding
-	SortName, SortState, SortValidity, SortOwner, Vote key.Binding
+	Filter, Clear                                                key.Binding
+	SortName, SortState, SortValidity, SortOwner, Vote, SortKind key.Binding
 	// Views.
 	Open, History, Copy key.Binding
 	// Writing keys: disabled in a read-only console.
@@ -41,6 +41,7 @@ func newKeyMap(readOnly bool) keyMap {
 		SortValidity: key.NewBinding(key.WithKeys("V"), key.WithHelp("V", "sort by validity")),
 		SortOwner:    key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "sort by owner")),
 		Vote:         key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "sort by votes")),
+		SortKind:     key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "sort by kind")),
 		Open:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "detail")),
 		History:      key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "history")),
 		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy own token")),
@@ -94,7 +95,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageDown, k.PageUp, k.Tab},
-		{k.Filter, k.Clear, k.SortName, k.SortState, k.SortValidity, k.SortOwner, k.Vote},
+		{k.Filter, k.Clear, k.SortName, k.SortState, k.SortValidity, k.SortOwner, k.Vote, k.SortKind},
 		{k.Open, k.History, k.Copy, k.Acquire, k.Extend, k.Release, k.ForceExpire},
 		{k.Help, k.Quit, k.Submit, k.Cancel},
 	}

@@ -144,3 +144,38 @@ func TestFilterByKind(t *testing.T) {
 	assert.Equal(t, []string{"crond:leader"}, names("leader"), "the election's record is not a row")
 	assert.Equal(t, []string{"doc"}, names("shared"), "nor the exclusive waiter's marker")
 }
+
+// Regression: with a filter the title said "N of M matching" with the keys that
+// only serve a primitive (an election's record, an exclusive waiter's marker)
+// counted in M, though they are never rows.
+func TestFilterCountLeavesOutBookkeepingKeys(t *testing.T) {
+	m, src, _, _ := fixture(t, 100, 30, false)
+	src.edit(primitivesSnapshot)
+	started(t, m)
+	drive(t, m, keys("/"))
+	drive(t, m, keys("sem"))
+	drive(t, m, enter)
+	assert.Contains(t, m.View(), `2 of 7 matching "sem"`)
+}
+
+// TestSortByKind: K sorts the rows by their KIND cell (names within a kind in
+// order), again K reverses.
+func TestSortByKind(t *testing.T) {
+	m, src, _, _ := fixture(t, 100, 30, false)
+	src.edit(primitivesSnapshot)
+	started(t, m)
+	order := func() []string {
+		var out []string
+		for _, li := range m.table.rows() {
+			out = append(out, kindFromRow(&li))
+		}
+		return out
+	}
+	drive(t, m, keys("K"))
+	got := order()
+	assert.IsNonDecreasing(t, got)
+	assert.Contains(t, m.View(), "sort: kind↑")
+	drive(t, m, keys("K"))
+	assert.IsNonIncreasing(t, order())
+	assert.Equal(t, len(got), len(order()))
+}

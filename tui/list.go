@@ -25,9 +25,10 @@ const (
 	sortValidity
 	sortOwner
 	sortVotes
+	sortKind
 )
 
-var sortNames = map[sortKey]string{sortName: "name", sortState: "state", sortValidity: "validity", sortOwner: "owner", sortVotes: "votes"}
+var sortNames = map[sortKey]string{sortName: "name", sortState: "state", sortValidity: "validity", sortOwner: "owner", sortVotes: "votes", sortKind: "kind"}
 
 // listKey is what the rows depend on besides the snapshot.
 type listKey struct {
@@ -61,6 +62,15 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 		}
 		return o
 	}
+	kinds := map[string]string{} // kind text per name, computed once
+	kindOf := func(li *quorum.LockInfo) string {
+		k, ok := kinds[li.Name]
+		if !ok {
+			k = kindFromRow(li)
+			kinds[li.Name] = k
+		}
+		return k
+	}
 	out := locks
 	if slices.ContainsFunc(locks, func(li quorum.LockInfo) bool { return bookkeeping(&li) }) {
 		out = slices.DeleteFunc(slices.Clone(locks), func(li quorum.LockInfo) bool { return bookkeeping(&li) })
@@ -70,7 +80,7 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 		out = nil
 		for i := range all {
 			li := &all[i]
-			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) || match(kindFromRow(li)) {
+			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) || match(kindOf(li)) {
 				out = append(out, *li)
 			}
 		}
@@ -89,6 +99,8 @@ func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
 			return naturalCompare(ownerOf(a), ownerOf(b)) < 0
 		case sortVotes:
 			return a.Votes < b.Votes
+		case sortKind:
+			return naturalCompare(kindOf(a), kindOf(b)) < 0
 		}
 		return naturalCompare(a.Name, b.Name) < 0
 	}

@@ -18,7 +18,6 @@ import (
 type tableVM struct {
 	now      time.Time
 	polled   bool
-	total    int // locks in the snapshot, before the filter
 	heldHere int
 	mine     func(name string) bool
 	spans    map[string]span
@@ -89,7 +88,7 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 	}
 	count := fmt.Sprintf("  %d", len(rows))
 	if f := t.filter; f != "" {
-		count += fmt.Sprintf(" of %d matching %s", vm.total, escape.Cut(strconv.Quote(f), 40)) // Quote escapes every control
+		count += fmt.Sprintf(" of %d matching %s", t.listed, escape.Cut(strconv.Quote(f), 40)) // Quote escapes every control
 	}
 	if vm.heldHere > 0 {
 		count += fmt.Sprintf(" · %d held here", vm.heldHere)

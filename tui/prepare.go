@@ -31,6 +31,7 @@ type prepared struct {
 	events []historyEntry  // lock events since the previous answer
 	key    listKey
 	rows   []quorum.LockInfo // filterSort(snap.Locks, key)
+	listed int               // listed(snap.Locks): the rows before the filter
 }
 
 // prepare sorts the answer's locks by name (naturally: item-2 before item-10),
@@ -59,6 +60,7 @@ func (b prepBase) prepare(snap Snapshot) *prepared {
 		p.events = append(p.events, historyEntry{at: ev.At, kind: ev.Kind, name: ev.Name, who: b.who(ev, snap.Locks, held[ev.Name])})
 	}
 	p.rows = filterSort(snap.Locks, b.key)
+	p.listed = listed(snap.Locks)
 	return p
 }
 

@@ -23,9 +23,10 @@ type locksTable struct {
 	filter string
 	held   string // the names this console holds, sorted and joined by NUL
 
-	all   []quorum.LockInfo // the snapshot's locks, sorted by name
-	gen   int               // the snapshot's generation
-	cache rowsCache
+	all    []quorum.LockInfo // the snapshot's locks, sorted by name
+	gen    int               // the snapshot's generation
+	listed int               // the snapshot's rows before the filter (no bookkeeping keys)
+	cache  rowsCache
 }
 
 // rowsCache keeps the rows of one snapshot generation and key: a frame is drawn
@@ -57,6 +58,11 @@ func (t *locksTable) setSnapshot(all []quorum.LockInfo, gen int, p *prepared) {
 		place = slices.IndexFunc(t.rows(), func(li quorum.LockInfo) bool { return li.Name == t.sel })
 	}
 	t.all, t.gen = all, gen
+	if p != nil {
+		t.listed = p.listed
+	} else {
+		t.listed = listed(all)
+	}
 	if p != nil && p.key == t.key() {
 		t.cache = rowsCache{gen: gen, key: p.key, rows: p.rows, valid: true}
 	}
@@ -141,7 +147,7 @@ func (t *locksTable) Update(msg tea.KeyMsg, k *keyMap) (handled bool, status str
 			return true, ""
 		}
 	}
-	for sk, b := range map[sortKey]key.Binding{sortName: k.SortName, sortState: k.SortState, sortValidity: k.SortValidity, sortOwner: k.SortOwner, sortVotes: k.Vote} {
+	for sk, b := range map[sortKey]key.Binding{sortName: k.SortName, sortState: k.SortState, sortValidity: k.SortValidity, sortOwner: k.SortOwner, sortVotes: k.Vote, sortKind: k.SortKind} {
 		if key.Matches(msg, b) {
 			return true, t.sortOn(sk)
 		}

@@ -45,7 +45,7 @@ func (m *Model) View() string {
 // tableVM is the table's narrow view of the model.
 func (m *Model) tableVM() tableVM {
 	return tableVM{
-		now: m.ctx.now, polled: m.poll.polled, total: len(m.poll.snap.Locks), heldHere: len(m.hold.held),
+		now: m.ctx.now, polled: m.poll.polled, heldHere: len(m.hold.held),
 		mine: m.hold.mine, spans: m.poll.spans, snap: &m.poll.snap, quorum: m.ctx.opts.Quorum,
 	}
 }
