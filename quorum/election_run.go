@@ -90,9 +90,10 @@ func (a *electAcquirer) round(ctx context.Context, start time.Time, value string
 func (a *electAcquirer) won(ctx context.Context, l *Lock) error {
 	leader, counter, record := a.e.keys()
 	since := time.Now()
-	next, err := a.e.m.raiseCounter(ctx, l, counter, "term", func(ctx context.Context, n *node, next int64) (int64, error) {
-		return electTermScript.Run(ctx, n.client, []string{leader, counter, record}, l.value, next,
-			since.UnixMilli(), a.value, wakeChannel(leader)).Int64()
+	next, err := a.e.m.raiseCounter(ctx, l, counter, "term", func(ctx context.Context, next int64) *Report {
+		return a.e.m.scriptOnAll(ctx, opFenceRaise, l.key, electTermScript, []string{leader, counter, record}, func(_ int, r int64) (Outcome, error) {
+			return raised(r, next)
+		}, l.value, strconv.FormatInt(next, 10), strconv.FormatInt(since.UnixMilli(), 10), a.value, wakeChannel(leader))
 	})
 	if err != nil {
 		return err
@@ -277,7 +278,7 @@ func (l *Leadership) proclaim(ctx context.Context, value string) error {
 	l.seq++
 	seq := l.seq
 	l.mu.Unlock()
-	rep := m.scriptFanout(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader), seq)
+	rep := m.scriptOnAll(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader), strconv.FormatInt(seq, 10))
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if rep.Votes >= m.quorum && now.Before(l.lock.Until()) {

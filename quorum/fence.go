@@ -58,8 +58,14 @@ func (m *Manager) FenceKey(name string) string { return m.Key(name) + fenceSuffi
 // ErrNotAcquired (and a *RoundError naming the masters).
 func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 	fkey := l.key + fenceSuffix
-	next, err := m.raiseCounter(ctx, l, fkey, "fencing", func(ctx context.Context, n *node, next int64) (int64, error) {
-		return fenceRaiseScript.Run(ctx, n.client, []string{l.key, fkey}, l.value, next).Int64()
+	next, err := m.raiseCounter(ctx, l, fkey, "fencing", func(ctx context.Context, next int64) *Report {
+		return m.fanout(ctx, opFenceRaise, l.key, func(ctx context.Context, n *node) (Outcome, error) {
+			v, err := fenceRaiseScript.Run(ctx, n.client, []string{l.key, fkey}, l.value, next).Int64()
+			if err != nil {
+				return OutcomeError, err
+			}
+			return raised(v, next)
+		})
 	})
 	if err == nil {
 		l.fence = next
@@ -70,11 +76,12 @@ func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 // raiseCounter hands l the next number of counter (a fence, an election's term):
 // it reads the counter from every master that answers (only the masters that
 // hold l count towards the quorum, but a higher counter read anywhere raises the
-// next number), then raises it to max+1 on a quorum with raise, a script that
-// compares l's value and answers replyStale when the counter is already at or
-// above the new number. On failure it releases l and returns an error matching
-// ErrNotAcquired that names what (the number's use).
-func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what string, raise func(ctx context.Context, n *node, next int64) (int64, error)) (int64, error) {
+// next number), then raises it to max+1 on a quorum with raise, a round of a
+// script that compares l's value and answers replyStale when the counter is
+// already at or above the new number (raised reads its reply). On failure it
+// releases l and returns an error matching ErrNotAcquired that names what (the
+// number's use).
+func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what string, raise func(ctx context.Context, next int64) *Report) (int64, error) {
 	var mu sync.Mutex
 	var highest int64
 	rep := m.fanout(ctx, opFenceRead, l.key, func(ctx context.Context, n *node) (Outcome, error) {
@@ -97,16 +104,7 @@ func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what strin
 		return 0, err
 	}
 	next := highest + 1
-	rep = m.fanout(ctx, opFenceRaise, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-		v, err := raise(ctx, n, next)
-		switch {
-		case err != nil:
-			return OutcomeError, err
-		case v == replyStale:
-			return OutcomeError, fmt.Errorf("%w (%d)", ErrFenceStale, next)
-		}
-		return outcomeOf(v), nil
-	})
+	rep = raise(ctx, next)
 	if err := m.fenceRound(l, rep); err != nil {
 		return 0, err
 	}
@@ -120,6 +118,15 @@ func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what strin
 		}
 	}
 	return next, nil
+}
+
+// raised reads a raise script's reply v for the number next: replyStale (the
+// counter is already at or above next) is an error matching ErrFenceStale.
+func raised(v, next int64) (Outcome, error) {
+	if v == replyStale {
+		return OutcomeError, fmt.Errorf("%w (%d)", ErrFenceStale, next)
+	}
+	return outcomeOf(v), nil
 }
 
 // fenceRound checks one fencing round: a quorum of votes from masters out of

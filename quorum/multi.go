@@ -56,13 +56,13 @@ type multiLock struct {
 
 func (p *multiLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
 	start := l.m.cfg.clock.Now()
-	rep := l.m.scriptFanout(ctx, opExtend, l.key, multiExtendScript, p.keys, nil, l.value, ttl.Milliseconds())
+	rep := l.m.scriptOnAll(ctx, opExtend, l.key, multiExtendScript, p.keys, nil, l.value, msArg(ttl))
 	return l.m.scoredExtend(rep, start, ttl)
 }
 
 // release deletes every name where it is ours and wakes each name's waiters.
 func (p *multiLock) release(ctx context.Context, l *Lock) *Report {
-	return l.m.scriptFanout(ctx, opRelease, l.key, multiReleaseScript, p.keys, released, l.value, "1")
+	return l.m.scriptOnAll(ctx, opRelease, l.key, multiReleaseScript, p.keys, released, l.value, "1")
 }
 
 func (m *Manager) acquireMulti(ctx context.Context, names []string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
@@ -113,17 +113,12 @@ func (a *multiAcquirer) won(context.Context, *Lock) error { return nil }
 // round runs multi_acquire.lua on every master: all keys or none there.
 func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptFanout(ctx, opAcquire, a.keys[0], multiAcquireScript, a.keys, func(_ int, r int64) Outcome {
-		if r == 1 {
-			return OutcomeOK
-		}
-		return OutcomeForeign
-	}, value, ttl.Milliseconds())
+	rep := m.scriptOnAll(ctx, opAcquire, a.keys[0], multiAcquireScript, a.keys, granted, value, msArg(ttl))
 	if until, ok := m.score(rep, start, ttl); ok {
 		return &Lock{m: m, name: strings.Join(a.names, " "), key: a.keys[0], value: value, ttl: ttl, votes: *rep,
 			start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: &multiLock{names: a.names, keys: a.keys}}, nil
 	}
-	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
+	m.scriptOnAll(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
 	return nil, m.roundError(rep)
 }
 

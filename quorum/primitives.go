@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // Coordination primitives beyond the mutex: semaphores (WithPermits), multi-name
@@ -248,20 +248,60 @@ func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
 	return nil, checkName(name)
 }
 
-// scriptFanout runs script on every master (fanout) with keys and args; a reply r
-// maps to outcomeOf(r) (1 ours, 0 missing, else foreign) unless out is given.
-func (m *Manager) scriptFanout(ctx context.Context, op, key string, script *redis.Script, keys []string, out func(i int, r int64) Outcome, args ...any) *Report {
-	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := script.Run(ctx, n.client, keys, args...).Int64()
+// scriptOnAll runs script on every master as one round of the pipelined wire
+// path (hot.go): EVALSHA, EVAL after NOSCRIPT, each master's command within the
+// node timeout (or ctx's deadline when sooner), a cancellation of ctx ending the
+// round at once. An integer reply r maps to outcomeOf(r) (1 ours, 0 missing, else
+// foreign) unless out is given (i is the master's index in declared order; an
+// error it returns makes the outcome OutcomeError); an error reply (WRONGTYPE
+// matches ErrWrongType) and a reply of another type (the connection is dropped)
+// are OutcomeError. keys and args are not referenced once it has returned.
+func (m *Manager) scriptOnAll(ctx context.Context, op, key string, script *wire.Script, keys []string, out func(i int, r int64) (Outcome, error), args ...string) *Report {
+	c := m.getCall()
+	c.cmd = wire.Cmd{Script: script, Keys: keys, Args: args, Want: ":"}
+	if len(args) <= len(c.args) {
+		c.cmd.Args = c.args[:copy(c.args[:], args)]
+	}
+	m.tr.Round(ctx, &c.cmd, c.res)
+	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
+	for i, n := range m.nodes {
+		r := &c.res[i]
+		nr := NodeResult{Node: n.name, Outcome: OutcomeError, Latency: r.Latency}
+		var err error
+		switch {
+		case r.Type == 0:
+			err = noReply(r)
+		case r.Type != ':':
+			err = replyErr(r)
+		case out != nil:
+			nr.Outcome, err = out(i, r.Int)
+		default:
+			nr.Outcome = outcomeOf(r.Int)
+		}
 		if err != nil {
-			return OutcomeError, err
+			nr.Outcome, nr.Err = OutcomeError, n.explain(err)
 		}
-		if out != nil {
-			return out(m.nodeIndex(n), r), nil
-		}
-		return outcomeOf(r), nil
-	})
+		rep.Nodes[i] = nr
+	}
+	m.putCall(c)
+	rep.Votes = rep.count(OutcomeOK)
+	m.observeRound(rep)
+	return rep
 }
+
+// noReply is the error of a master that gave no reply to a round's command.
+func noReply(r *wire.Result) error {
+	switch {
+	case r.Err == nil:
+		return wire.ErrNoReply
+	case errors.Is(r.Err, wire.ErrClosed):
+		return errManagerClosed
+	}
+	return r.Err
+}
+
+// msArg is a duration in whole milliseconds, as a script's argument.
+func msArg(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 // nodeIndex returns n's position in declared order.
 func (m *Manager) nodeIndex(n *node) int { return slices.Index(m.nodes, n) }
@@ -275,11 +315,19 @@ func (m *Manager) scoredExtend(rep *Report, start time.Time, ttl time.Duration) 
 }
 
 // released counts a release-like script's reply: keys deleted (> 0) is ours.
-func released(_ int, r int64) Outcome {
+func released(_ int, r int64) (Outcome, error) {
 	if r > 0 {
-		return OutcomeOK
+		return OutcomeOK, nil
 	}
-	return OutcomeMissing
+	return OutcomeMissing, nil
+}
+
+// granted counts an acquisition script's reply: 1 granted, anything else held.
+func granted(_ int, r int64) (Outcome, error) {
+	if r == 1 {
+		return OutcomeOK, nil
+	}
+	return OutcomeForeign, nil
 }
 
 // verifier is a primitive whose keys Lock.Verify reads its own way: verify says

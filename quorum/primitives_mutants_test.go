@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/redlock/redlock/internal/checker"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // The primitives' mutants: broken designs, each injected from here through the
@@ -26,7 +28,7 @@ func withAcquirer(fn func(m *Manager, name string, lc *lockConfig) (acquirer, er
 // than N holders are there. Taking a simple majority of such grants is the trap
 // of DESIGN.md section 7: with 5 masters and 2 permits, three holders can each
 // win 3 masters.
-var majorityCountScript = redis.NewScript(`
+var majorityCountScript = wire.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -54,23 +56,18 @@ func (a *countAcquirer) describe(o *Owner)                { o.Kind, o.Count = "s
 func (a *countAcquirer) won(context.Context, *Lock) error { return nil }
 func (a *countAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptFanout(ctx, opAcquire, a.key, majorityCountScript, []string{a.key}, func(_ int, r int64) Outcome {
-		if r == 1 {
-			return OutcomeOK
-		}
-		return OutcomeForeign
-	}, value, ttl.Milliseconds(), a.n)
+	rep := m.scriptOnAll(ctx, opAcquire, a.key, majorityCountScript, []string{a.key}, granted, value, msArg(ttl), strconv.Itoa(a.n))
 	if until, ok := m.score(rep, start, ttl); ok {
 		// The holders' zset extends and releases as shared holders do.
 		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: sharedLock{}}, nil
 	}
-	m.scriptFanout(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
+	m.scriptOnAll(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
 	return nil, m.roundError(rep)
 }
 
 // someNamesScript takes the names that are free and votes when it took any: not
 // all or none.
-var someNamesScript = redis.NewScript(`
+var someNamesScript = wire.NewScript(`
 local n = 0
 for i = 1, #KEYS do
   if redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then n = n + 1 end
@@ -94,17 +91,12 @@ func withSomeNames() LockOption {
 
 func (a someNamesAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptFanout(ctx, opAcquire, a.keys[0], someNamesScript, a.keys, func(_ int, r int64) Outcome {
-		if r == 1 {
-			return OutcomeOK
-		}
-		return OutcomeForeign
-	}, value, ttl.Milliseconds())
+	rep := m.scriptOnAll(ctx, opAcquire, a.keys[0], someNamesScript, a.keys, granted, value, msArg(ttl))
 	if until, ok := m.score(rep, start, ttl); ok {
 		return &Lock{m: m, name: a.names[0], key: a.keys[0], value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl),
 			prim: &multiLock{names: a.names, keys: a.keys}}, nil
 	}
-	m.scriptFanout(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
+	m.scriptOnAll(backgroundFor(ctx), opRelease, a.keys[0], multiReleaseScript, a.keys, released, value, "0")
 	return nil, m.roundError(rep)
 }
 
@@ -116,7 +108,7 @@ func withReadersElsewhere() LockOption {
 		if !lc.shared {
 			return nil, checkName(name) // the exclusive client: a plain lock
 		}
-		return &sharedAcquirer{m: m, name: name, key: m.Key(name) + ":readers"}, nil
+		return newSharedAcquirer(m, name, m.Key(name)+":readers"), nil
 	})
 }
 

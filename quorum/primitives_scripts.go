@@ -4,10 +4,14 @@ import (
 	_ "embed"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // The primitives' Lua scripts (scripts/*.lua), run with EVALSHA and EVAL after
-// NOSCRIPT like the others; their SHA1s are pinned by a test.
+// NOSCRIPT like the others; their SHA1s are pinned by a test. Those whose reply
+// is an integer run on the pipelined wire path (scriptOnAll); the election's
+// read, whose reply is an array, runs through go-redis.
 var (
 	//go:embed scripts/sem_acquire.lua
 	semAcquireLua string
@@ -32,15 +36,15 @@ var (
 	//go:embed scripts/elect_proclaim.lua
 	electProclaimLua string
 
-	semAcquireScript    = redis.NewScript(semAcquireLua)
-	multiAcquireScript  = redis.NewScript(multiAcquireLua)
-	multiExtendScript   = redis.NewScript(multiExtendLua)
-	multiReleaseScript  = redis.NewScript(multiReleaseLua)
-	sharedAcquireScript = redis.NewScript(sharedAcquireLua)
-	sharedExtendScript  = redis.NewScript(sharedExtendLua)
-	sharedReleaseScript = redis.NewScript(sharedReleaseLua)
-	xwaitMarkScript     = redis.NewScript(xwaitMarkLua)
-	electTermScript     = redis.NewScript(electTermLua)
+	semAcquireScript    = wire.NewScript(semAcquireLua)
+	multiAcquireScript  = wire.NewScript(multiAcquireLua)
+	multiExtendScript   = wire.NewScript(multiExtendLua)
+	multiReleaseScript  = wire.NewScript(multiReleaseLua)
+	sharedAcquireScript = wire.NewScript(sharedAcquireLua)
+	sharedExtendScript  = wire.NewScript(sharedExtendLua)
+	sharedReleaseScript = wire.NewScript(sharedReleaseLua)
+	xwaitMarkScript     = wire.NewScript(xwaitMarkLua)
+	electTermScript     = wire.NewScript(electTermLua)
 	electReadScript     = redis.NewScript(electReadLua)
-	electProclaimScript = redis.NewScript(electProclaimLua)
+	electProclaimScript = wire.NewScript(electProclaimLua)
 )

@@ -64,7 +64,7 @@ func (p *permitLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (ti
 // release deletes the permit where it is ours and wakes the semaphore's waiters
 // (only the head of its queue when fair waiters are queued).
 func (p *permitLock) release(ctx context.Context, l *Lock) *Report {
-	return l.m.scriptFanout(ctx, opRelease, l.key, releaseScript, []string{l.key, p.base + queueSuffix}, nil, l.value, wakeChannel(p.base))
+	return l.m.scriptOnAll(ctx, opRelease, l.key, releaseW, []string{l.key, p.base + queueSuffix}, nil, l.value, wakeChannel(p.base))
 }
 
 // permitAcquirer takes one permit of a semaphore.
@@ -73,6 +73,7 @@ type permitAcquirer struct {
 	name  string
 	base  string   // NAME:permit
 	slots []string // NAME:permit:0 .. NAME:permit:N-1
+	keys  []string // the slots, then the queue (NAME:permit:queue): sem_acquire.lua's keys
 }
 
 func (m *Manager) newPermitAcquirer(name string, lc *lockConfig) (acquirer, error) {
@@ -86,6 +87,7 @@ func (m *Manager) newPermitAcquirer(name string, lc *lockConfig) (acquirer, erro
 	for i := range lc.permits {
 		a.slots = append(a.slots, a.base+":"+strconv.Itoa(i))
 	}
+	a.keys = append(a.slots[:len(a.slots):len(a.slots)], a.base+queueSuffix)
 	return a, nil
 }
 
@@ -100,19 +102,18 @@ func (a *permitAcquirer) won(context.Context, *Lock) error { return nil }
 // slot it took is released.
 func (a *permitAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
 	m := a.m
-	keys := append(append([]string(nil), a.slots...), a.base+queueSuffix)
 	mode, id, score, hb := "", "", "0", "0"
 	if fw != nil {
 		mode, id, score, hb = fw.mode, fw.id, fw.score, fw.hbMS
 	}
 	got := make([]int64, len(m.nodes)) // the slot each master gave; < 0 none
-	rep := m.scriptFanout(ctx, opAcquire, a.base, semAcquireScript, keys, func(i int, r int64) Outcome {
+	rep := m.scriptOnAll(ctx, opAcquire, a.base, semAcquireScript, a.keys, func(i int, r int64) (Outcome, error) {
 		got[i] = r
 		if r >= 0 {
-			return OutcomeOK
+			return OutcomeOK, nil
 		}
-		return OutcomeForeign
-	}, value, ttl.Milliseconds(), mode, id, score, hb)
+		return OutcomeForeign, nil
+	}, value, msArg(ttl), mode, id, score, hb)
 	best, stray := a.tally(rep, got)
 	if best >= 0 {
 		rep.Key = a.slots[best]
@@ -171,7 +172,7 @@ func (a *permitAcquirer) releaseSlots(ctx context.Context, value string, keep in
 		}
 	}
 	if len(keys) > 0 {
-		a.m.scriptFanout(ctx, opRelease, a.base, multiReleaseScript, keys, released, value, "0")
+		a.m.scriptOnAll(ctx, opRelease, a.base, multiReleaseScript, keys, released, value, "0")
 	}
 }
 

@@ -47,14 +47,14 @@ type sharedLock struct{}
 
 func (sharedLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
 	start := l.m.cfg.clock.Now()
-	rep := l.m.scriptFanout(ctx, opExtend, l.key, sharedExtendScript, []string{l.key}, nil, l.value, ttl.Milliseconds())
+	rep := l.m.scriptOnAll(ctx, opExtend, l.key, sharedExtendScript, []string{l.key}, nil, l.value, msArg(ttl))
 	return l.m.scoredExtend(rep, start, ttl)
 }
 
 // release removes this holder; the last one out deletes the key and wakes the
 // waiters (an exclusive one among them).
 func (sharedLock) release(ctx context.Context, l *Lock) *Report {
-	return l.m.scriptFanout(ctx, opRelease, l.key, sharedReleaseScript, []string{l.key}, nil, l.value, wakeChannel(l.key))
+	return l.m.scriptOnAll(ctx, opRelease, l.key, sharedReleaseScript, []string{l.key}, nil, l.value, wakeChannel(l.key))
 }
 
 // sharedAcquirer takes a shared hold.
@@ -62,6 +62,7 @@ type sharedAcquirer struct {
 	m    *Manager
 	name string
 	key  string
+	keys []string // the key and its writer-waiting marker: shared_acquire.lua's keys
 }
 
 func (m *Manager) newSharedAcquirer(name string, lc *lockConfig) (acquirer, error) {
@@ -71,7 +72,11 @@ func (m *Manager) newSharedAcquirer(name string, lc *lockConfig) (acquirer, erro
 	if lc.fair || lc.fencing {
 		return nil, fmt.Errorf("%w: a shared hold takes neither WithFair nor WithFencing", ErrInvalidOption)
 	}
-	return &sharedAcquirer{m: m, name: name, key: m.Key(name)}, nil
+	return newSharedAcquirer(m, name, m.Key(name)), nil
+}
+
+func newSharedAcquirer(m *Manager, name, key string) *sharedAcquirer {
+	return &sharedAcquirer{m: m, name: name, key: key, keys: []string{key, key + xwaitSuffix}}
 }
 
 func (a *sharedAcquirer) waitKey() string { return a.key }
@@ -83,17 +88,12 @@ func (a *sharedAcquirer) won(context.Context, *Lock) error { return nil }
 // round runs shared_acquire.lua on every master.
 func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, _ *fairWaiter) (*Lock, error) {
 	m := a.m
-	rep := m.scriptFanout(ctx, opAcquire, a.key, sharedAcquireScript, []string{a.key, a.key + xwaitSuffix}, func(_ int, r int64) Outcome {
-		if r == 1 {
-			return OutcomeOK
-		}
-		return OutcomeForeign
-	}, value, ttl.Milliseconds())
+	rep := m.scriptOnAll(ctx, opAcquire, a.key, sharedAcquireScript, a.keys, granted, value, msArg(ttl))
 	if until, ok := m.score(rep, start, ttl); ok {
 		return &Lock{m: m, name: a.name, key: a.key, value: value, ttl: ttl, votes: *rep, start: start,
 			until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), prim: sharedLock{}}, nil
 	}
-	m.scriptFanout(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, []string{a.key}, nil, value, "")
+	m.scriptOnAll(backgroundFor(ctx), opRelease, a.key, sharedReleaseScript, a.keys[:1], nil, value, "")
 	return nil, m.roundError(rep)
 }
 
@@ -129,8 +129,7 @@ func (m *Manager) markExclusive(ctx context.Context, x *xwaiter, key string, las
 		}
 		x = &xwaiter{key: key, value: v}
 	}
-	hb := m.heartbeatTTL().Milliseconds()
-	rep := m.scriptFanout(ctx, "mark", key+xwaitSuffix, xwaitMarkScript, []string{key, key + xwaitSuffix}, nil, x.value, hb)
+	rep := m.scriptOnAll(ctx, "mark", key+xwaitSuffix, xwaitMarkScript, []string{key, key + xwaitSuffix}, nil, x.value, msArg(m.heartbeatTTL()))
 	if rep.count(OutcomeOK) > 0 {
 		x.marked = true
 	}
@@ -143,7 +142,7 @@ func (x *xwaiter) clear(ctx context.Context, m *Manager) {
 	if x == nil || !x.marked {
 		return
 	}
-	m.scriptFanout(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
+	m.scriptOnAll(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
 }
 
 // verify checks that l's member is in the shared holders on n.
