@@ -5,9 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"sync"
-
-	"github.com/redis/go-redis/v9"
+	"strconv"
 
 	"github.com/redlock/redlock/internal/wire"
 )
@@ -27,8 +25,8 @@ var (
 	//go:embed scripts/fence.lua
 	fenceRaiseLua string
 
-	fenceReadScript  = redis.NewScript(fenceReadLua)
-	fenceRaiseScript = redis.NewScript(fenceRaiseLua)
+	fenceReadScript  = wire.NewScript(fenceReadLua)
+	fenceRaiseScript = wire.NewScript(fenceRaiseLua)
 )
 
 // ErrFenceStale: a master's fence counter was already at or above the fence an
@@ -59,13 +57,9 @@ func (m *Manager) FenceKey(name string) string { return m.Key(name) + fenceSuffi
 func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 	fkey := l.key + fenceSuffix
 	next, err := m.raiseCounter(ctx, l, fkey, "fencing", func(ctx context.Context, next int64) *Report {
-		return m.fanout(ctx, opFenceRaise, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-			v, err := fenceRaiseScript.Run(ctx, n.client, []string{l.key, fkey}, l.value, next).Int64()
-			if err != nil {
-				return OutcomeError, err
-			}
-			return raised(v, next)
-		})
+		return m.scriptOnAll(ctx, opFenceRaise, l.key, fenceRaiseScript, []string{l.key, fkey}, func(_ int, r int64) (Outcome, error) {
+			return raised(r, next)
+		}, l.value, strconv.FormatInt(next, 10))
 	})
 	if err == nil {
 		l.fence = next
@@ -82,24 +76,15 @@ func (m *Manager) raiseFence(ctx context.Context, l *Lock) error {
 // releases l and returns an error matching ErrNotAcquired that names what (the
 // number's use).
 func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what string, raise func(ctx context.Context, next int64) *Report) (int64, error) {
-	var mu sync.Mutex
 	var highest int64
-	rep := m.fanout(ctx, opFenceRead, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := fenceReadScript.Run(ctx, n.client, []string{l.key, counter}, l.value).Int64Slice()
-		switch {
-		case err != nil:
-			return OutcomeError, err
-		case len(r) != 2:
-			return OutcomeError, fmt.Errorf("%w: %s read gave %d values", wire.ErrProtocol, what, len(r))
-		}
-		mu.Lock()
-		highest = max(highest, r[1])
-		mu.Unlock()
-		if r[0] != 1 {
+	rep := m.scriptOnAll(ctx, opFenceRead, l.key, fenceReadScript, []string{l.key, counter}, func(_ int, r int64) (Outcome, error) {
+		if r < 0 { // not ours here: -1 - counter
+			highest = max(highest, -1-r)
 			return OutcomeForeign, nil
 		}
+		highest = max(highest, r)
 		return OutcomeOK, nil
-	})
+	}, l.value)
 	if err := m.fenceRound(l, rep); err != nil {
 		return 0, err
 	}

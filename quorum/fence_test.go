@@ -22,19 +22,20 @@ func TestFenceScripts(t *testing.T) {
 	tests := []struct {
 		name          string
 		lock, counter string // "" = absent
-		script        *redis.Script
+		script        string
 		args          []any
-		want          any // int64, or []any of the read's {ours, counter}
+		want          int64
 		wantCounter   string
 	}{
-		{"read absent counter", "v", "", fenceReadScript, []any{"v"}, []any{int64(1), int64(0)}, ""},
-		{"read counter", "v", "41", fenceReadScript, []any{"v"}, []any{int64(1), int64(41)}, "41"},
-		{"read not ours still reads the counter", "w", "41", fenceReadScript, []any{"v"}, []any{int64(0), int64(41)}, "41"},
-		{"read missing lock still reads the counter", "", "41", fenceReadScript, []any{"v"}, []any{int64(0), int64(41)}, "41"},
-		{"raise", "v", "41", fenceRaiseScript, []any{"v", 42}, int64(1), "42"},
-		{"raise from nothing", "v", "", fenceRaiseScript, []any{"v", 1}, int64(1), "1"},
-		{"raise not ours", "w", "41", fenceRaiseScript, []any{"v", 42}, int64(-1), "41"},
-		{"raise stale", "v", "42", fenceRaiseScript, []any{"v", 42}, int64(replyStale), "42"},
+		{"read absent counter", "v", "", fenceReadLua, []any{"v"}, 0, ""},
+		{"read counter", "v", "41", fenceReadLua, []any{"v"}, 41, "41"},
+		{"read not ours still reads the counter", "w", "41", fenceReadLua, []any{"v"}, -1 - 41, "41"},
+		{"read missing lock still reads the counter", "", "41", fenceReadLua, []any{"v"}, -1 - 41, "41"},
+		{"read absent counter, not ours", "w", "", fenceReadLua, []any{"v"}, -1, ""},
+		{"raise", "v", "41", fenceRaiseLua, []any{"v", 42}, 1, "42"},
+		{"raise from nothing", "v", "", fenceRaiseLua, []any{"v", 1}, 1, "1"},
+		{"raise not ours", "w", "41", fenceRaiseLua, []any{"v", 42}, -1, "41"},
+		{"raise stale", "v", "42", fenceRaiseLua, []any{"v", 42}, replyStale, "42"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,7 +46,7 @@ func TestFenceScripts(t *testing.T) {
 			if tt.counter != "" {
 				require.NoError(t, admin.Set(ctx, keys[1], tt.counter, 0).Err())
 			}
-			got, err := tt.script.Run(ctx, admin, keys, tt.args...).Result()
+			got, err := redis.NewScript(tt.script).Run(ctx, admin, keys, tt.args...).Int64()
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.wantCounter, admin.Get(ctx, keys[1]).Val())

@@ -101,7 +101,7 @@ func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value strin
 type xwaiter struct {
 	key    string // the lock key
 	value  string // the marker's value, this waiter's own
-	marked bool
+	marked bool // a master set the marker, or may have (it did not answer)
 }
 
 // markExclusive sets the writer-waiting marker of key on the masters where a
@@ -130,7 +130,9 @@ func (m *Manager) markExclusive(ctx context.Context, x *xwaiter, key string, las
 		x = &xwaiter{key: key, value: v}
 	}
 	rep := m.scriptOnAll(ctx, "mark", key+xwaitSuffix, xwaitMarkScript, []string{key, key + xwaitSuffix}, nil, x.value, msArg(m.heartbeatTTL()))
-	if rep.count(OutcomeOK) > 0 {
+	// A master that did not answer (a cancellation of ctx ends the round at
+	// once) may have set the marker all the same: clear cleans up after it too.
+	if rep.count(OutcomeOK)+rep.count(OutcomeError) > 0 {
 		x.marked = true
 	}
 	return x

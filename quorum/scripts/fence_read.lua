@@ -1,10 +1,11 @@
 -- Read the fence counter. KEYS[1] lock key; KEYS[2] fence counter key; ARGV[1] our value.
--- Returns {ours, counter}: ours is 1 when the lock is ours here (only such reads count towards the quorum), else 0;
--- counter is the counter (0 when absent), read either way: a higher counter on any master only raises the next fence.
-local ours = 0
-if redis.call('GET', KEYS[1]) == ARGV[1] then ours = 1 end
-local c = redis.call('GET', KEYS[2])
-if c == false then return {ours, 0} end
-local n = tonumber(c)
-if n == nil then return redis.error_reply('fence counter ' .. KEYS[2] .. ' is not a number') end
-return {ours, n}
+-- Returns the counter (0 when absent) when the lock is ours here (only such reads count towards the quorum), else
+-- -1 - counter: the counter is read either way, since a higher counter on any master only raises the next fence.
+-- A counter that is not a non-negative integer is an error.
+local ours = redis.call('GET', KEYS[1]) == ARGV[1]
+local n = tonumber(redis.call('GET', KEYS[2]) or '0')
+if n == nil or n < 0 or n ~= math.floor(n) then
+  return redis.error_reply('fence counter ' .. KEYS[2] .. ' is not a number (a whole number >= 0)')
+end
+if ours then return n end
+return -1 - n
