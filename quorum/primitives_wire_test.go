@@ -1,10 +1,14 @@
 package quorum
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,5 +288,126 @@ func TestExclusiveMarkerCutByCancellationIsCleared(t *testing.T) {
 	x.clear(ctx, m)
 	for _, s := range a.c.Servers {
 		assert.Zero(t, s.Client().Exists(ctx, "lock:rw:xwait").Val(), "%s: marker cleared", s.Name)
+	}
+}
+
+// hostileMaster is a fake master on a loopback port: it refuses INFO and answers
+// every other command with reply (a reply no script of ours gives).
+func hostileMaster(t *testing.T, reply string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			cn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer func() { _ = cn.Close() }()
+				rd := bufio.NewReader(cn)
+				for {
+					args, err := readCommand(rd)
+					if err != nil {
+						return
+					}
+					out := reply
+					if strings.EqualFold(args[0], "INFO") {
+						out = "-ERR unknown command\r\n"
+					}
+					if _, err := cn.Write([]byte(out)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// readCommand reads one RESP command (an array of bulk strings).
+func readCommand(rd *bufio.Reader) ([]string, error) {
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("not a command: %q", line)
+	}
+	args := make([]string, n)
+	for i := range args {
+		if _, err := rd.ReadString('\n'); err != nil { // $len
+			return nil, err
+		}
+		s, err := rd.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		args[i] = strings.TrimSuffix(s, "\r\n")
+	}
+	return args, nil
+}
+
+// TestAttackPrimitivesHostileReplies: one master of five answers the primitives'
+// scripts with replies they never give (a bulk string, an array, a status, an
+// error reply carrying terminal escapes, bytes that are not RESP). Every
+// primitive is taken, extended and given back on the four real masters; the
+// hostile one is a failed master in every round (never a vote, never a hang past
+// the node timeout), and its error text reaches the report unchanged for the
+// printing layer to escape.
+func TestAttackPrimitivesHostileReplies(t *testing.T) {
+	replies := map[string]string{
+		"bulk string":           "$5\r\nhello\r\n",
+		"array":                 "*2\r\n:1\r\n:1\r\n",
+		"status":                "+OK\r\n",
+		"error with escapes":    "-ERR \x1b]0;owned\x07\r\n",
+		"not RESP":              "hello\r\n",
+		"integer then garbage":  ":1x\r\n",
+		"bulk string too short": "$10\r\nab\r\n",
+	}
+	c := redistest.Start(t, 4, redistest.Options{})
+	ctx := context.Background()
+	for name, reply := range replies {
+		t.Run(name, func(t *testing.T) {
+			nodes := []Node{{Name: "hostile", Addr: hostileMaster(t, reply)}}
+			for _, s := range c.Servers {
+				nodes = append(nodes, Node{Name: s.Name, Addr: s.Addr()})
+			}
+			m, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(200*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = m.Close() })
+			for _, pc := range primitiveCycles {
+				t0 := time.Now()
+				l, err := pc.acquire(ctx, m, "h-")
+				require.NoError(t, err, pc.name)
+				got := l.Votes()
+				if pc.name != "election" || reply != "+OK\r\n" { // +OK grants a leadership's plain SET NX
+					assert.Equal(t, 4, got.Votes, pc.name)
+					assert.Equal(t, OutcomeError, got.Nodes[0].Outcome, "%s: the hostile master never votes", pc.name)
+				}
+				if strings.HasPrefix(reply, "-") {
+					assert.Contains(t, got.Nodes[0].Err.Error(), "ERR \x1b]0;owned\x07", pc.name)
+				}
+				_, ext, err := l.extendRound(ctx, 5*time.Second)
+				require.NoError(t, err, pc.name)
+				assert.Equal(t, 4, ext.Votes, pc.name)
+				assert.Equal(t, OutcomeError, ext.Nodes[0].Outcome, pc.name)
+				if err := l.Release(ctx); err != nil {
+					require.ErrorIs(t, err, ErrPartialRelease, pc.name)
+				}
+				assert.Less(t, time.Since(t0), 10*time.Second, pc.name)
+			}
+			for _, s := range c.Servers {
+				keys, err := s.Client().Keys(ctx, "lock:h-*").Result()
+				require.NoError(t, err)
+				keys = slices.DeleteFunc(keys, func(k string) bool {
+					kc := ClassifyKey(k[len("lock:"):], "")
+					return kc.Kind == KeyFence || kc.Kind == KeyTerm
+				})
+				assert.Empty(t, keys, "%s: nothing left", s.Name)
+			}
+		})
 	}
 }
