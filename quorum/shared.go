@@ -101,7 +101,7 @@ func (a *sharedAcquirer) round(ctx context.Context, start time.Time, value strin
 type xwaiter struct {
 	key    string // the lock key
 	value  string // the marker's value, this waiter's own
-	marked bool // a master set the marker, or may have (it did not answer)
+	marked bool   // a master set the marker, or may have (it did not answer)
 }
 
 // markExclusive sets the writer-waiting marker of key on the masters where a
