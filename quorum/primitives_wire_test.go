@@ -241,14 +241,21 @@ func TestAttackPrimitivesWireMasterFrozenMidRound(t *testing.T) {
 			}, 5*time.Second, 50*time.Millisecond)
 		})
 	}
+	assertNothingLeft(t, c, "lock:f*")
+}
+
+// assertNothingLeft checks that no key matching pattern is left on any master but
+// the counters and election records, which have no TTL.
+func assertNothingLeft(t *testing.T, c *redistest.Cluster, pattern string) {
+	t.Helper()
 	for _, s := range c.Servers {
-		keys, err := s.Client().Keys(ctx, "lock:f*").Result()
+		keys, err := s.Client().Keys(context.Background(), pattern).Result()
 		require.NoError(t, err)
 		keys = slices.DeleteFunc(keys, func(k string) bool {
-			kc := ClassifyKey(k[len("lock:"):], "")
+			kc := ClassifyKey(strings.TrimPrefix(k, DefaultKeyPrefix), "")
 			return kc.Kind == KeyFence || kc.Kind == KeyTerm
 		})
-		assert.Empty(t, keys, "%s: nothing left but the election's counter and record", s.Name)
+		assert.Empty(t, keys, "%s: nothing left but the counters and election records", s.Name)
 	}
 }
 
@@ -399,15 +406,7 @@ func TestAttackPrimitivesHostileReplies(t *testing.T) {
 				}
 				assert.Less(t, time.Since(t0), 10*time.Second, pc.name)
 			}
-			for _, s := range c.Servers {
-				keys, err := s.Client().Keys(ctx, "lock:h-*").Result()
-				require.NoError(t, err)
-				keys = slices.DeleteFunc(keys, func(k string) bool {
-					kc := ClassifyKey(k[len("lock:"):], "")
-					return kc.Kind == KeyFence || kc.Kind == KeyTerm
-				})
-				assert.Empty(t, keys, "%s: nothing left", s.Name)
-			}
+			assertNothingLeft(t, c, "lock:h-*")
 		})
 	}
 }
