@@ -173,7 +173,18 @@ func (m *Manager) extendRound(ctx context.Context, op, key, value string, ms int
 	c := m.getCall()
 	c.keys[0] = key
 	c.args[0], c.args[1] = value, strconv.FormatInt(ms, 10)
-	return m.scriptRound(ctx, op, key, extendW, c, 1, 2, decodeInt)
+	return m.scriptRound(ctx, op, key, extendW, c, 1, 2, decodeExtend)
+}
+
+// decodeExtend reads extend.lua's reply. A WRONGTYPE error (the script's GET met
+// a key of another type: another client replaced the lock) means the key is not
+// ours: OutcomeForeign, so that a majority of such keys is ErrLost, not a master
+// down. (A release keeps the per-master ErrWrongType: nothing of ours is there.)
+func decodeExtend(r *wire.Result) (Outcome, string, error) {
+	if r.Type == '-' && strings.HasPrefix(r.Str, "WRONGTYPE") {
+		return OutcomeForeign, "", nil
+	}
+	return decodeInt(r)
 }
 
 // decodeInt reads a script's integer reply as release.lua and extend.lua give it.
