@@ -324,7 +324,7 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	}
 	switch {
 	case fw != nil:
-		m.unwind(backgroundFor(ctx), key, value, fw)
+		m.unwind(backgroundFor(ctx), key, value, fw, rep)
 	default:
 		m.releaseVia(backgroundFor(ctx), opRelease, key, value, "")
 	}

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,6 +52,18 @@ var (
 	fairUnwindScript = redis.NewScript(fairUnwindLua)
 	fairLeaveScript  = redis.NewScript(fairLeaveLua)
 )
+
+// replyFairShared is fair_acquire.lua's reply where the key is held by something
+// other than a string (shared holders).
+const replyFairShared = -3
+
+// fairHeld is a fair round's holder (NodeResult.holder) on a master that answered
+// that an exclusive holder has the key or that another waiter is ahead: not a value
+// (the script does not read it), but not "unknown" either, so that a waiter that no
+// shared holder keeps out does not mark itself against them (shared.go: a failed
+// round costs no marking round), while the head that shared holders keep out (-3)
+// still does.
+const fairHeld = "\x00fair"
 
 // queueSuffix is the reserved suffix of a lock's queue key.
 const queueSuffix = ":queue"
@@ -145,22 +158,40 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 	})
 }
 
-// unwind cleans up a failed fair round: on every master, where the key is ours it
-// is deleted and the waiter put back at its place in the queue, atomically, so that
-// the next waiter cannot take the hole the round left (and block us in turn). A
-// "try" waiter was never queued: plain release.
-func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter) {
-	if w.mode != "wait" {
+// unwind cleans up a failed fair round rep: on every master where the round may
+// have set the key, where the key is ours it is deleted and the waiter put back at
+// its place in the queue, atomically, so that the next waiter cannot take the hole
+// the round left (and block us in turn). A master that answered that it did not
+// set the key (OutcomeForeign: held, or another waiter ahead) is left alone: the
+// script ran there whole and set nothing, so there is nothing to undo, and a round
+// that lost everywhere (a waiter that is not the head, the common case) costs no
+// second round. A master that failed, timed out or is quarantined may have set it:
+// it is cleaned up. A "try" waiter was never queued: plain release.
+func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter, rep *Report) {
+	var todo []*node
+	for i, nr := range rep.Nodes {
+		if nr.Outcome != OutcomeForeign {
+			todo = append(todo, m.nodes[i])
+		}
+	}
+	switch {
+	case len(todo) == 0:
+		return
+	case w.mode != "wait":
 		m.releaseVia(ctx, opRelease, key, value, "")
 		return
 	}
 	keys := []string{key, key + queueSuffix}
 	channel := wakeChannel(key)
-	m.fanout(ctx, opRelease, key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS, channel).Int64()
-		if err != nil {
-			return OutcomeError, err
-		}
-		return outcomeOf(r), nil
-	})
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, n := range todo {
+		wg.Go(func() {
+			// Best effort: a key left set expires with its TTL, and the waiter's
+			// next round re-enqueues it at its place.
+			_ = fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS, channel).Err()
+		})
+	}
+	wg.Wait()
 }

@@ -104,6 +104,8 @@ func TestFairScript(t *testing.T) {
 		{"empty queue, free key: acquired, not queued", nil, "v1", "a", "100", "wait", 1, nil},
 		{"try on empty queue", nil, "v1", "a", "100", "try", 1, nil},
 		{"held key: queued", func() { cl.Set(ctx, "lock:f", "x", time.Minute) }, "v1", "a", "100", "wait", 0, []string{"q:a"}},
+		{"held by shared holders: queued, told apart", func() { cl.ZAdd(ctx, "lock:f", zmember(1, "r")) }, "v1", "a", "100", "wait", -3, []string{"q:a"}},
+		{"try on shared holders", func() { cl.ZAdd(ctx, "lock:f", zmember(1, "r")) }, "v1", "a", "100", "try", -3, nil},
 		{"another waiter ahead", func() { queue("b", "50") }, "v1", "a", "100", "wait", -2, []string{"q:b", "q:a"}},
 		{"try with someone queued", func() { queue("b", "50") }, "v1", "a", "100", "try", -2, []string{"q:b"}},
 		{"ahead by score, not by arrival", func() { queue("b", "200") }, "v1", "a", "100", "wait", 1, []string{"q:b"}},

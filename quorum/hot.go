@@ -204,16 +204,19 @@ func replyErr(r *wire.Result) error {
 	return fmt.Errorf("%w %q", wire.ErrProtocol, r.Type)
 }
 
-// decodeFair reads fair_acquire.lua's reply: 1 acquired; 0 the key is held; -2
-// another waiter is ahead.
+// decodeFair reads fair_acquire.lua's reply: 1 acquired; 0 the key is held by an
+// exclusive holder, -2 another waiter is ahead (holder fairHeld); -3 it is held by
+// shared holders (holder unknown).
 func decodeFair(r *wire.Result) (Outcome, string, error) {
 	switch {
 	case r.Type != ':':
 		return OutcomeError, "", replyErr(r)
 	case r.Int == replyOurs:
 		return OutcomeOK, "", nil
+	case r.Int == replyFairShared:
+		return OutcomeForeign, "", nil
 	}
-	return OutcomeForeign, "", nil
+	return OutcomeForeign, fairHeld, nil
 }
 
 // fairRound runs fair_acquire.lua for w on every master as one round.

@@ -62,7 +62,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire": {fairAcquireLua, "6433d9cd936fea63c74d5c9890e1ca3401aff01a", fairAcquireScript},
+		"fair_acquire": {fairAcquireLua, "13fa90fe742997b09e96ac22e6d2009ce87ca473", fairAcquireScript},
 		"fair_unwind":  {fairUnwindLua, "a82f666da990a2f9e54a62194eec6dc46c276b8d", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "7025b752b58ed7d0220824b9e496f24fca2e4cd9", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},

@@ -132,9 +132,16 @@ func (h *wakeHub) register(key, id string) (*waiter, func()) {
 	if len(h.confirmed[chs[0]]) > 0 {
 		close(w.ready)
 	}
+	// The reconcile loops need a kick only when a channel becomes wanted: one
+	// already waited for, or lingering, is subscribed or on its way (a name taken
+	// again and again costs no wake-up of five loops per acquisition).
+	kick := false
 	for _, ch := range chs {
 		set := h.waiters[ch]
 		if set == nil {
+			if _, lingering := h.idle[ch]; !lingering {
+				kick = true
+			}
 			set = map[*waiter]struct{}{}
 			h.waiters[ch] = set
 		}
@@ -142,7 +149,9 @@ func (h *wakeHub) register(key, id string) (*waiter, func()) {
 		delete(h.idle, ch)
 	}
 	h.mu.Unlock()
-	h.kickAll()
+	if kick {
+		h.kickAll()
+	}
 	return w, func() {
 		h.mu.Lock()
 		for _, ch := range chs {

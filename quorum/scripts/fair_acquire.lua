@@ -6,7 +6,8 @@
 -- FIFO order, ties broken by the member) and "h:<id>" with score = -(heartbeat deadline, server ms),
 -- so expired heartbeats are exactly the scores in [-now, 0). A waiter whose heartbeat expired is
 -- dropped with its place.
--- Returns 1 acquired (and left the queue), 0 the lock key is held, -2 another waiter is ahead.
+-- Returns 1 acquired (and left the queue), 0 the lock key is held (a string: an exclusive holder), -3 it is held
+-- by something else (shared holders), -2 another waiter is ahead.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local dead = redis.call('ZRANGEBYSCORE', KEYS[2], -now, '(0')
@@ -27,6 +28,9 @@ if head and head ~= me then
   return -2
 end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if redis.call('TYPE', KEYS[1]).ok ~= 'string' then
+    return -3
+  end
   return 0
 end
 if ARGV[6] == 'wait' then
