@@ -70,8 +70,9 @@ func workerTimeout(ops, clients int) time.Duration {
 }
 
 // acquirerFor returns the lock client of a worker: this project in plain or fair
-// mode with its default retry policy, or redsync with its defaults.
-func acquirerFor(kind string, addrs []string) (experiment.Acquirer, func(), error) {
+// mode with its default retry policy, or redsync with its defaults. rec, when not
+// nil, records the path of every call (for this project: its Observer).
+func acquirerFor(kind string, addrs []string, rec *pathRecorder) (experiment.Acquirer, func(), error) {
 	const key, name = "lock:bench-contended", "bench-contended"
 	switch kind {
 	case "quorum-plain", "quorum-fair":
@@ -79,7 +80,11 @@ func acquirerFor(kind string, addrs []string) (experiment.Acquirer, func(), erro
 		for i, a := range addrs {
 			nodes[i] = quorum.Node{Name: string(rune('a' + i)), Addr: a}
 		}
-		m, err := quorum.New(nodes, quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout))
+		mopts := []quorum.Option{quorum.WithRestartQuarantine(0), quorum.WithNodeTimeout(benchNodeTimeout)}
+		if rec != nil {
+			mopts = append(mopts, quorum.WithObserver(rec))
+		}
+		m, err := quorum.New(nodes, mopts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -87,13 +92,17 @@ func acquirerFor(kind string, addrs []string) (experiment.Acquirer, func(), erro
 		if kind == "quorum-fair" {
 			opts = append(opts, quorum.WithFair())
 		}
-		return func(ctx context.Context) (func(), error) {
+		acquire := func(ctx context.Context) (func(), error) {
 			l, err := m.Acquire(ctx, name, 8*time.Second, opts...)
 			if err != nil {
 				return nil, err
 			}
 			return func() { _ = l.Release(context.Background()) }, nil
-		}, func() { _ = m.Close() }, nil
+		}
+		if rec != nil {
+			acquire = rec.wrap(acquire)
+		}
+		return acquire, func() { _ = m.Close() }, nil
 	case "redsync":
 		var pools []redsyncredis.Pool
 		var clients []*redis.Client
@@ -103,17 +112,21 @@ func acquirerFor(kind string, addrs []string) (experiment.Acquirer, func(), erro
 			pools = append(pools, goredis.NewPool(c))
 		}
 		rs := redsync.New(pools...)
-		return func(ctx context.Context) (func(), error) {
-				mu := rs.NewMutex(key) // redsync's defaults: 8s expiry, 32 tries, 50-250ms apart
-				if err := mu.LockContext(ctx); err != nil {
-					return nil, err
-				}
-				return func() { _, _ = mu.UnlockContext(context.Background()) }, nil
-			}, func() {
-				for _, c := range clients {
-					_ = c.Close()
-				}
-			}, nil
+		var acquire experiment.Acquirer = func(ctx context.Context) (func(), error) {
+			mu := rs.NewMutex(key) // redsync's defaults: 8s expiry, 32 tries, 50-250ms apart
+			if err := mu.LockContext(ctx); err != nil {
+				return nil, err
+			}
+			return func() { _, _ = mu.UnlockContext(context.Background()) }, nil
+		}
+		if rec != nil {
+			acquire = rec.wrap(acquire)
+		}
+		return acquire, func() {
+			for _, c := range clients {
+				_ = c.Close()
+			}
+		}, nil
 	}
 	return nil, nil, fmt.Errorf("unknown worker kind %q", kind)
 }
@@ -126,7 +139,8 @@ func TestContentionWorker(t *testing.T) {
 	if kind == "" {
 		return
 	}
-	acquire, closeFn, err := acquirerFor(kind, strings.Split(os.Getenv(envAddrs), ","))
+	rec := &pathRecorder{}
+	acquire, closeFn, err := acquirerFor(kind, strings.Split(os.Getenv(envAddrs), ","), rec)
 	require.NoError(t, err)
 	startNS, err := strconv.ParseInt(os.Getenv(envStart), 10, 64)
 	require.NoError(t, err)
@@ -137,28 +151,44 @@ func TestContentionWorker(t *testing.T) {
 	if rel, err := acquire(ctx); err == nil {
 		rel()
 	}
+	rec.paths = nil
 	require.NoError(t, experiment.SleepUntil(ctx, time.Unix(0, startNS)))
 	res := experiment.Work(ctx, os.Getenv(envID), acquire, contentionOps(), 0)
 	closeFn()
+	require.NoError(t, rec.save(os.Getenv(envID)))
 	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
 	os.Exit(0)
 }
 
 // runContention runs the experiment with clients worker processes of kind.
-func runContention(tb testing.TB, kind string, addrs []string, clients int) experiment.Summary {
+func runContention(tb testing.TB, kind string, addrs []string, clients int) (experiment.Summary, pathsRun) {
 	tb.Helper()
-	start := experiment.StartAt(clients)
-	cmds := make([]*exec.Cmd, clients)
-	for i := range cmds {
-		c := exec.Command(os.Args[0], "-test.run=^TestContentionWorker$")
-		c.Env = append(os.Environ(), envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
-			envStart+"="+strconv.FormatInt(start.UnixNano(), 10), envID+"=p"+strconv.Itoa(i+1),
-			envOps+"="+strconv.Itoa(contentionOps()), envClients+"="+strconv.Itoa(clients))
-		cmds[i] = c
-	}
-	results, err := experiment.RunProcesses(context.Background(), cmds, os.Stderr)
+	results, run := runWorkers(tb, "TestContentionWorker", clients, envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
+		envOps+"="+strconv.Itoa(contentionOps()), envClients+"="+strconv.Itoa(clients))
+	return experiment.Summarize(kind, contentionOps(), results), run
+}
+
+// runWorkers runs clients worker processes (this test binary, running only test)
+// with env besides the common start and their ids, and returns their results and
+// the paths of their calls.
+func runWorkers(tb testing.TB, test string, clients int, env ...string) ([]experiment.WorkerResult, pathsRun) {
+	tb.Helper()
+	var results []experiment.WorkerResult
+	run, err := withPaths(tb.TempDir(), func(pathsEnv string) {
+		start := experiment.StartAt(clients)
+		cmds := make([]*exec.Cmd, clients)
+		for i := range cmds {
+			c := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+			c.Env = append(append(os.Environ(), env...), pathsEnv,
+				envStart+"="+strconv.FormatInt(start.UnixNano(), 10), envID+"=p"+strconv.Itoa(i+1))
+			cmds[i] = c
+		}
+		var err error
+		results, err = experiment.RunProcesses(context.Background(), cmds, os.Stderr)
+		require.NoError(tb, err)
+	})
 	require.NoError(tb, err)
-	return experiment.Summarize(kind, contentionOps(), results)
+	return results, run
 }
 
 // thesisRow is one row of tables 1 and 2 of the fair-lock thesis (seeds, document
@@ -198,8 +228,9 @@ func BenchmarkContention(b *testing.B) {
 			for _, kind := range kinds {
 				b.Run(kind, func(b *testing.B) {
 					var s experiment.Summary
+					var run pathsRun
 					for i := 0; i < b.N; i++ {
-						s = runContention(b, kind, c.Addrs(), n)
+						s, run = runContention(b, kind, c.Addrs(), n)
 					}
 					b.ReportMetric(s.PerSecond, "acq/s")
 					b.ReportMetric(ms(s.MeanWait), "mean-ms")
@@ -208,7 +239,7 @@ func BenchmarkContention(b *testing.B) {
 					b.ReportMetric(100*s.MinOthersAtFinish, "others-done-%")
 					var sb strings.Builder
 					_ = s.WriteText(&sb)
-					b.Log("\n" + sb.String())
+					b.Log("\n" + sb.String() + "the longest waits:\n" + run.explain(3))
 					sums[strconv.Itoa(n)+"/"+kind] = s
 				})
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,8 +42,12 @@ func BenchmarkHandoff(b *testing.B) {
 	for _, kind := range []string{"quorum-plain", "quorum-fair"} {
 		b.Run(strings.TrimPrefix(kind, "quorum-"), func(b *testing.B) {
 			var s experiment.Summary
+			var run pathsRun
 			for i := 0; i < b.N; i++ {
-				s = runHandoff(b, kind, c.Addrs(), 5, ops)
+				s, run = runHandoff(b, kind, c.Addrs(), 5, ops)
+			}
+			if testing.Verbose() {
+				b.Log("the longest waits:\n" + run.explain(3))
 			}
 			b.ReportMetric(ms(s.HandoffP50), "handoff-p50-ms")
 			b.ReportMetric(ms(s.HandoffMean), "handoff-mean-ms")
@@ -61,20 +64,11 @@ func BenchmarkHandoff(b *testing.B) {
 
 // runHandoff runs the contention experiment with clients worker processes of kind,
 // each taking the lock ops times.
-func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) experiment.Summary {
+func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) (experiment.Summary, pathsRun) {
 	tb.Helper()
-	start := experiment.StartAt(clients)
-	cmds := make([]*exec.Cmd, clients)
-	for i := range cmds {
-		c := exec.Command(os.Args[0], "-test.run=^TestHandoffWorker$")
-		c.Env = append(os.Environ(), envHandoffWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
-			envStart+"="+strconv.FormatInt(start.UnixNano(), 10), envID+"=p"+strconv.Itoa(i+1),
-			envOps+"="+strconv.Itoa(ops))
-		cmds[i] = c
-	}
-	results, err := experiment.RunProcesses(context.Background(), cmds, os.Stderr)
-	require.NoError(tb, err)
-	return experiment.Summarize(kind, ops, results)
+	results, run := runWorkers(tb, "TestHandoffWorker", clients, envHandoffWorker+"="+kind,
+		envAddrs+"="+strings.Join(addrs, ","), envOps+"="+strconv.Itoa(ops))
+	return experiment.Summarize(kind, ops, results), run
 }
 
 // TestHandoffWorker is one process of BenchmarkHandoff; it does nothing unless
@@ -84,7 +78,8 @@ func TestHandoffWorker(t *testing.T) {
 	if kind == "" {
 		return
 	}
-	acquire, closeFn, err := acquirerFor(kind, strings.Split(os.Getenv(envAddrs), ","))
+	rec := &pathRecorder{}
+	acquire, closeFn, err := acquirerFor(kind, strings.Split(os.Getenv(envAddrs), ","), rec)
 	require.NoError(t, err)
 	startNS, err := strconv.ParseInt(os.Getenv(envStart), 10, 64)
 	require.NoError(t, err)
@@ -93,9 +88,11 @@ func TestHandoffWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	warmWake(ctx, acquire)
+	rec.paths = nil
 	require.NoError(t, experiment.SleepUntil(ctx, time.Unix(0, startNS)))
 	res := experiment.Work(ctx, os.Getenv(envID), acquire, ops, 0)
 	closeFn()
+	require.NoError(t, rec.save(os.Getenv(envID)))
 	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
 	os.Exit(0)
 }

@@ -1,0 +1,243 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	experiment "github.com/redlock/redlock/internal/bench"
+	"github.com/redlock/redlock/quorum"
+)
+
+// What sets the maximum wait. Each worker records, per call of its Acquirer, which
+// path the call took (rounds, masters that failed in them, garbage collections of
+// the worker that ended meanwhile), and the benchmark's own process, idle while the
+// workers run, measures how late its own 1 ms sleeps wake up (the machine's
+// scheduling stalls). The longest waits are then set beside what happened during
+// them, so that a stall of the machine is told apart from a lost wake-up (a retry
+// delay: 50-250 ms, several rounds), a master timing out, or a garbage collection.
+
+// envPaths names the directory where each worker writes the paths of its calls.
+const envPaths = "REDLOCK_BENCH_PATHS"
+
+// acqPath is one call of a worker's Acquirer.
+type acqPath struct {
+	Start  int64 `json:"s"` // Unix ns
+	End    int64 `json:"e"`
+	Rounds int   `json:"r,omitempty"` // rounds made (quorum only)
+	Errors int   `json:"x,omitempty"` // master answers that were failures (quorum only)
+	GCs    int   `json:"g,omitempty"` // garbage collections of the worker that ended during it
+}
+
+// pathRecorder counts the rounds and master failures of the call in progress; it
+// is the worker Manager's Observer.
+type pathRecorder struct {
+	rounds, errors atomic.Int64
+	paths          []acqPath // appended by the worker's one goroutine
+}
+
+// Observe implements quorum.Observer.
+func (p *pathRecorder) Observe(e quorum.Event) {
+	switch {
+	case e.Kind == quorum.EventAcquire:
+		p.rounds.Add(int64(e.Rounds))
+	case e.Kind == quorum.EventMasterRound && e.Outcome == quorum.OutcomeError:
+		p.errors.Add(1)
+	}
+}
+
+// gcCycles reads the number of completed garbage collections of this process.
+func gcCycles() int {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int(s[0].Value.Uint64())
+}
+
+// wrap returns acquire recording the path of each call.
+func (p *pathRecorder) wrap(acquire experiment.Acquirer) experiment.Acquirer {
+	return func(ctx context.Context) (func(), error) {
+		p.rounds.Store(0)
+		p.errors.Store(0)
+		gc := gcCycles()
+		r := acqPath{Start: time.Now().UnixNano()}
+		rel, err := acquire(ctx)
+		r.End = time.Now().UnixNano()
+		r.Rounds, r.Errors, r.GCs = int(p.rounds.Load()), int(p.errors.Load()), gcCycles()-gc
+		p.paths = append(p.paths, r)
+		return rel, err
+	}
+}
+
+// save writes the recorded paths of worker id where envPaths says, if it does.
+func (p *pathRecorder) save(id string) error {
+	dir := os.Getenv(envPaths)
+	if dir == "" {
+		return nil
+	}
+	data, err := json.Marshal(p.paths)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, id+".json"), data, 0o600)
+}
+
+// stall is a moment when the benchmark's idle process woke up late.
+type stall struct {
+	end  int64 // Unix ns
+	late time.Duration
+}
+
+// stallProbe sleeps 1 ms again and again and records the wake-ups later than 2 ms.
+type stallProbe struct {
+	stop   chan struct{}
+	done   chan struct{}
+	stalls []stall
+}
+
+func startProbe() *stallProbe {
+	p := &stallProbe{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			t0 := time.Now()
+			time.Sleep(time.Millisecond)
+			now := time.Now()
+			if late := now.Sub(t0) - time.Millisecond; late > 2*time.Millisecond {
+				p.stalls = append(p.stalls, stall{end: now.UnixNano(), late: late})
+			}
+		}
+	}()
+	return p
+}
+
+func (p *stallProbe) finish() []stall {
+	close(p.stop)
+	<-p.done
+	return p.stalls
+}
+
+// pathsRun is what a run recorded besides the workers' results.
+type pathsRun struct {
+	paths  map[string][]acqPath // by worker id
+	stalls []stall
+}
+
+// withPaths runs fn (which starts the workers, with cmds' environment extended by
+// the returned env) under a stall probe and reads the paths the workers saved.
+func withPaths(dir string, fn func(env string)) (pathsRun, error) {
+	probe := startProbe()
+	fn(envPaths + "=" + dir)
+	run := pathsRun{stalls: probe.finish(), paths: map[string][]acqPath{}}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return run, err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return run, err
+		}
+		var ps []acqPath
+		if err := json.Unmarshal(data, &ps); err != nil {
+			return run, fmt.Errorf("%s: %w", f, err)
+		}
+		run.paths[strings.TrimSuffix(filepath.Base(f), ".json")] = ps
+	}
+	return run, nil
+}
+
+// explain describes the top longest calls of a run: their path, and what else
+// happened meanwhile (the longest gap between two acquisitions by anyone, the
+// benchmark process's longest late wake-up, garbage collections), with a verdict.
+func (run pathsRun) explain(top int) string {
+	type call struct {
+		id string
+		acqPath
+	}
+	var calls []call
+	var starts []int64 // every acquisition's end, to find the gaps
+	byRounds := map[string][]time.Duration{}
+	for id, ps := range run.paths {
+		for _, p := range ps {
+			calls = append(calls, call{id, p})
+			starts = append(starts, p.End)
+			k := "1"
+			switch {
+			case p.Rounds == 0:
+				k = "-"
+			case p.Rounds == 2:
+				k = "2"
+			case p.Rounds > 2:
+				k = "3+"
+			}
+			byRounds[k] = append(byRounds[k], time.Duration(p.End-p.Start))
+		}
+	}
+	if len(calls) == 0 {
+		return ""
+	}
+	slices.Sort(starts)
+	slices.SortFunc(calls, func(a, b call) int { return int((b.End - b.Start) - (a.End - a.Start)) })
+	var mean time.Duration
+	for _, c := range calls {
+		mean += time.Duration(c.End - c.Start)
+	}
+	mean /= time.Duration(len(calls))
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "calls by rounds:")
+	for _, k := range []string{"1", "2", "3+"} {
+		if ws := byRounds[k]; len(ws) > 0 {
+			fmt.Fprintf(&sb, "  %s round(s): %d (max %v)", k, len(ws), experiment.Round(slices.Max(ws)))
+		}
+	}
+	late := time.Duration(0)
+	for _, s := range run.stalls {
+		late = max(late, s.late)
+	}
+	fmt.Fprintf(&sb, "\nidle probe: %d late wake-ups over 2 ms, the longest %v\n", len(run.stalls), experiment.Round(late))
+	for _, c := range calls[:min(top, len(calls))] {
+		wait := time.Duration(c.End - c.Start)
+		gap := time.Duration(0) // the longest time without any acquisition, within the call
+		i, _ := slices.BinarySearch(starts, c.Start)
+		prev := c.Start
+		for ; i < len(starts) && starts[i] <= c.End; i++ {
+			gap = max(gap, time.Duration(starts[i]-prev))
+			prev = starts[i]
+		}
+		stallMax := time.Duration(0)
+		for _, s := range run.stalls {
+			if s.end >= c.Start && s.end-int64(s.late) <= c.End {
+				stallMax = max(stallMax, s.late)
+			}
+		}
+		verdict := "queue: a normal wait behind the others"
+		switch {
+		case c.Errors > 0:
+			verdict = "a master failed or timed out in a round"
+		case stallMax > 0 && stallMax >= (wait-3*mean)/2:
+			verdict = "the machine: the idle probe stalled too"
+		case c.Rounds > 2 && wait > 40*time.Millisecond:
+			verdict = "extra rounds: a wake-up missed, the retry delay"
+		case c.GCs > 0:
+			verdict = "garbage collection during it"
+		}
+		fmt.Fprintf(&sb, "%v %s: rounds %d, failed masters %d, GCs %d; longest gap between acquisitions %v; idle probe late by %v: %s\n",
+			experiment.Round(wait), c.id, c.Rounds, c.Errors, c.GCs, experiment.Round(gap), experiment.Round(stallMax), verdict)
+	}
+	return sb.String()
+}
