@@ -213,31 +213,41 @@ func (run pathsRun) explain(top int) string {
 	for _, c := range calls[:min(top, len(calls))] {
 		wait := time.Duration(c.End - c.Start)
 		gap := time.Duration(0) // the longest time without any acquisition, within the call
+		others := -1            // acquisitions by the others meanwhile (the call's own is counted in the loop)
 		i, _ := slices.BinarySearch(starts, c.Start)
 		prev := c.Start
 		for ; i < len(starts) && starts[i] <= c.End; i++ {
 			gap = max(gap, time.Duration(starts[i]-prev))
 			prev = starts[i]
+			others++
 		}
-		stallMax := time.Duration(0)
+		stalled := time.Duration(0) // the idle probe's lateness in all, during the call
 		for _, s := range run.stalls {
 			if s.end >= c.Start && s.end-int64(s.late) <= c.End {
-				stallMax = max(stallMax, s.late)
+				stalled += s.late
 			}
 		}
-		verdict := "queue: a normal wait behind the others"
-		switch {
+		var verdict string
+		switch excess := wait - 2*mean; {
 		case c.Errors > 0:
 			verdict = "a master failed or timed out in a round"
-		case stallMax > 0 && stallMax >= (wait-3*mean)/2:
-			verdict = "the machine: the idle probe stalled too"
-		case c.Rounds > 2 && wait > 40*time.Millisecond:
-			verdict = "extra rounds: a wake-up missed, the retry delay"
-		case c.GCs > 0:
-			verdict = "garbage collection during it"
+		case stalled >= excess/2:
+			verdict = "the machine: the idle probe stalled for most of the excess"
+		case gap >= excess/2 && c.GCs > 0:
+			verdict = "nobody acquired; garbage collection in this process meanwhile"
+		case gap >= excess/2:
+			verdict = "nobody acquired, though the idle probe ran"
+		case others <= len(run.paths)-1:
+			verdict = "queue: behind the others, their handoffs slow"
+		case c.Rounds == 0:
+			verdict = "others went on: its retries lost every race"
+		case c.Rounds > 2:
+			verdict = "others went on: this waiter's rounds failed or it missed wake-ups (retry delay)"
+		default:
+			verdict = "others went on: this waiter was not woken (retry delay)"
 		}
-		fmt.Fprintf(&sb, "%v %s: rounds %d, failed masters %d, GCs %d; longest gap between acquisitions %v; idle probe late by %v: %s\n",
-			experiment.Round(wait), c.id, c.Rounds, c.Errors, c.GCs, experiment.Round(gap), experiment.Round(stallMax), verdict)
+		fmt.Fprintf(&sb, "%v %s: rounds %d, failed masters %d, GCs %d; meanwhile others acquired %d times, the longest gap %v, the idle probe was late by %v in all: %s\n",
+			experiment.Round(wait), c.id, c.Rounds, c.Errors, c.GCs, others, experiment.Round(gap), experiment.Round(stalled), verdict)
 	}
 	return sb.String()
 }
