@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -97,17 +98,26 @@ type stall struct {
 	late time.Duration
 }
 
-// stallProbe sleeps 1 ms again and again and records the wake-ups later than 2 ms.
+// runnable is the machine's count of runnable tasks at a moment (/proc/loadavg).
+type runnable struct {
+	at int64 // Unix ns
+	n  int
+}
+
+// stallProbe sleeps 1 ms again and again and records the wake-ups later than 2 ms,
+// and, every 10 ms, the machine's count of runnable tasks (Linux only).
 type stallProbe struct {
-	stop   chan struct{}
-	done   chan struct{}
-	stalls []stall
+	stop     chan struct{}
+	done     chan struct{}
+	stalls   []stall
+	runnable []runnable
 }
 
 func startProbe() *stallProbe {
 	p := &stallProbe{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		var read int64
 		for {
 			select {
 			case <-p.stop:
@@ -120,21 +130,60 @@ func startProbe() *stallProbe {
 			if late := now.Sub(t0) - time.Millisecond; late > 2*time.Millisecond {
 				p.stalls = append(p.stalls, stall{end: now.UnixNano(), late: late})
 			}
+			if now.UnixNano()-read >= int64(10*time.Millisecond) {
+				read = now.UnixNano()
+				if n, ok := runnableTasks(); ok {
+					p.runnable = append(p.runnable, runnable{at: read, n: n})
+				}
+			}
 		}
 	}()
 	return p
 }
 
-func (p *stallProbe) finish() []stall {
+// runnableTasks reads the count of runnable tasks: the fourth field of
+// /proc/loadavg is "runnable/total".
+func runnableTasks() (int, bool) {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 4 {
+		return 0, false
+	}
+	r, _, _ := strings.Cut(f[3], "/")
+	n, err := strconv.Atoi(r)
+	return n, err == nil
+}
+
+func (p *stallProbe) finish() *stallProbe {
 	close(p.stop)
 	<-p.done
-	return p.stalls
+	return p
 }
 
 // pathsRun is what a run recorded besides the workers' results.
 type pathsRun struct {
-	paths  map[string][]acqPath // by worker id
-	stalls []stall
+	paths    map[string][]acqPath // by worker id
+	stalls   []stall
+	runnable []runnable
+}
+
+// runnableDuring is the mean count of runnable tasks sampled in [from, to] (all
+// samples when from is 0), and whether there was any.
+func (run pathsRun) runnableDuring(from, to int64) (float64, bool) {
+	sum, n := 0, 0
+	for _, r := range run.runnable {
+		if from == 0 || r.at >= from && r.at <= to {
+			sum += r.n
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return float64(sum) / float64(n), true
 }
 
 // withPaths runs fn (which starts the workers, with cmds' environment extended by
@@ -142,7 +191,8 @@ type pathsRun struct {
 func withPaths(dir string, fn func(env string)) (pathsRun, error) {
 	probe := startProbe()
 	fn(envPaths + "=" + dir)
-	run := pathsRun{stalls: probe.finish(), paths: map[string][]acqPath{}}
+	probe.finish()
+	run := pathsRun{stalls: probe.stalls, runnable: probe.runnable, paths: map[string][]acqPath{}}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return run, err
@@ -209,7 +259,9 @@ func (run pathsRun) explain(top int) string {
 	for _, s := range run.stalls {
 		late = max(late, s.late)
 	}
-	fmt.Fprintf(&sb, "\nidle probe: %d late wake-ups over 2 ms, the longest %v\n", len(run.stalls), experiment.Round(late))
+	fmt.Fprintf(&sb, "\nidle probe: %d late wake-ups over 2 ms, the longest %v", len(run.stalls), experiment.Round(late))
+	runAll, _ := run.runnableDuring(0, 0)
+	fmt.Fprintf(&sb, "; runnable tasks on the machine: %.1f on average\n", runAll)
 	for _, c := range calls[:min(top, len(calls))] {
 		wait := time.Duration(c.End - c.Start)
 		gap := time.Duration(0) // the longest time without any acquisition, within the call
@@ -227,12 +279,15 @@ func (run pathsRun) explain(top int) string {
 				stalled += s.late
 			}
 		}
+		busy, _ := run.runnableDuring(c.Start, c.End)
 		var verdict string
 		switch excess := wait - 2*mean; {
 		case c.Errors > 0:
 			verdict = "a master failed or timed out in a round"
 		case stalled >= excess/2:
 			verdict = "the machine: the idle probe stalled for most of the excess"
+		case gap >= excess/2 && busy >= 1.5*runAll && busy >= 4:
+			verdict = "the machine: nobody acquired while the runnable tasks were well above the run's mean"
 		case gap >= excess/2 && c.GCs > 0:
 			verdict = "nobody acquired; garbage collection in this process meanwhile"
 		case gap >= excess/2:
@@ -246,8 +301,8 @@ func (run pathsRun) explain(top int) string {
 		default:
 			verdict = "others went on: this waiter was not woken (retry delay)"
 		}
-		fmt.Fprintf(&sb, "%v %s: rounds %d, failed masters %d, GCs %d; meanwhile others acquired %d times, the longest gap %v, the idle probe was late by %v in all: %s\n",
-			experiment.Round(wait), c.id, c.Rounds, c.Errors, c.GCs, others, experiment.Round(gap), experiment.Round(stalled), verdict)
+		fmt.Fprintf(&sb, "%v %s: rounds %d, failed masters %d, GCs %d; meanwhile others acquired %d times, the longest gap %v, the idle probe was late by %v in all, %.1f runnable tasks: %s\n",
+			experiment.Round(wait), c.id, c.Rounds, c.Errors, c.GCs, others, experiment.Round(gap), experiment.Round(stalled), busy, verdict)
 	}
 	return sb.String()
 }
