@@ -214,7 +214,7 @@ var thesisRows = []thesisRow{
 // (FIFO queue) and redsync with its defaults. Run it once; the thesis's experiment
 // (5000 acquisitions per process) is
 //
-//	REDLOCK_BENCH_OPS=5000 go -C bench test . -run '^$' -bench Contention -benchtime 1x -timeout 60m -v
+//	REDLOCK_BENCH_OPS=5000 go -C bench test . -run '^$' -bench Contention -benchtime 1x -timeout 90m -v
 func BenchmarkContention(b *testing.B) {
 	procs, err := contentionClients()
 	if err != nil {
