@@ -185,13 +185,21 @@ func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter, 
 	channel := wakeChannel(key)
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
 	defer cancel()
+	// Best effort: a key left set expires with its TTL, and the waiter's next
+	// round re-enqueues it at its place. The Observer hears of each master's answer.
+	done := &Report{Op: opRelease, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(todo))}
 	var wg sync.WaitGroup
-	for _, n := range todo {
+	for i, n := range todo {
 		wg.Go(func() {
-			// Best effort: a key left set expires with its TTL, and the waiter's
-			// next round re-enqueues it at its place.
-			_ = fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS, channel).Err()
+			t0 := time.Now()
+			r, err := fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS, channel).Int64()
+			nr := NodeResult{Node: n.name, Outcome: outcomeOf(r), Latency: time.Since(t0)}
+			if err != nil {
+				nr.Outcome, nr.Err = OutcomeError, n.explain(err)
+			}
+			done.Nodes[i] = nr
 		})
 	}
 	wg.Wait()
+	m.observeRound(done)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,7 +113,8 @@ func TestFairUnwindOnlyWhereTheRoundMaySetTheKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			c, m := testCluster(t, 3)
+			var seen releaseCounter
+			c, m := testCluster(t, 3, WithObserver(&seen))
 			fw, err := m.newFairWaiter(false)
 			require.NoError(t, err)
 			const key = "lock:unwind"
@@ -126,6 +128,11 @@ func TestFairUnwindOnlyWhereTheRoundMaySetTheKey(t *testing.T) {
 			resetStats(t, c)
 			m.unwind(ctx, key, "ours", fw, rep)
 			assert.Equal(t, tt.want, scriptCalls(t, c))
+			cleaned := 0
+			for _, n := range tt.want {
+				cleaned += n
+			}
+			assert.EqualValues(t, cleaned, seen.n.Load(), "the Observer hears of each master's clean-up")
 			for i, o := range tt.outcomes {
 				if o == OutcomeForeign {
 					continue
@@ -135,6 +142,15 @@ func TestFairUnwindOnlyWhereTheRoundMaySetTheKey(t *testing.T) {
 				assert.Equal(t, []string{"q:" + fw.id}, cl.ZRangeArgs(ctx, zrange0(key+queueSuffix)).Val(), "master %d: back in the queue", i)
 			}
 		})
+	}
+}
+
+// releaseCounter counts the masters' answers to release-like commands.
+type releaseCounter struct{ n atomic.Int64 }
+
+func (r *releaseCounter) Observe(e Event) {
+	if e.Kind == EventMasterRound && e.Op == opRelease {
+		r.n.Add(1)
 	}
 }
 
