@@ -11,7 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	experiment "github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/quorum"
@@ -305,4 +309,44 @@ func (run pathsRun) explain(top int) string {
 			experiment.Round(wait), c.id, c.Rounds, c.Errors, c.GCs, others, experiment.Round(gap), experiment.Round(stalled), busy, verdict)
 	}
 	return sb.String()
+}
+
+// TestExplainTellsTheCauses: the verdicts of the wait report on made-up runs of
+// two processes, each wait 1 ms but one.
+func TestExplainTellsTheCauses(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	// steady returns n calls of 1 ms, one after the other from at.
+	steady := func(at int64, n int) []acqPath {
+		var ps []acqPath
+		for i := range n {
+			ps = append(ps, acqPath{Start: at + int64(i)*ms, End: at + int64(i+1)*ms, Rounds: 2})
+		}
+		return ps
+	}
+	tests := []struct {
+		name   string
+		long   acqPath
+		others []acqPath
+		stalls []stall
+		want   string
+	}{
+		{"a master timed out", acqPath{Start: 0, End: 300 * ms, Rounds: 2, Errors: 1}, steady(0, 300), nil,
+			"a master failed or timed out"},
+		{"everyone stopped and the idle probe too", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(steady(0, 1), steady(290*ms, 10)...),
+			[]stall{{end: 280 * ms, late: 270 * time.Millisecond}}, "the machine"},
+		{"others went on, this one lost its wake-ups", acqPath{Start: 0, End: 300 * ms, Rounds: 5}, steady(0, 300), nil,
+			"this waiter's rounds failed or it missed wake-ups"},
+		{"everyone stopped, the probe ran", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(steady(0, 1), steady(290*ms, 10)...), nil,
+			"nobody acquired, though the idle probe ran"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := pathsRun{paths: map[string][]acqPath{"p1": {tt.long}, "p2": tt.others}, stalls: tt.stalls}
+			out := run.explain(1)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			require.Len(t, lines, 3, out)
+			assert.True(t, strings.HasPrefix(lines[2], "300ms p1:"), out)
+			assert.Contains(t, lines[2], tt.want)
+		})
+	}
 }
