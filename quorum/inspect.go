@@ -201,15 +201,9 @@ func (m *Manager) inspect(ctx context.Context, match string) (*Listing, *listRea
 		match = "*"
 	}
 	pattern := EscapeGlob(m.cfg.prefix) + match
-	return m.readListing(match, "inspect", func(n *node, buf *[]listRecord, put func([]listRecord)) error {
-		var cursor uint64
-		for {
-			next, err := m.readKeys(ctx, n, cursor, pattern, nil, buf, put)
-			if err != nil || next == 0 {
-				return err
-			}
-			cursor = next
-		}
+	return m.readListing(match, "inspect", func(n *node, _ *[]listRecord, put func([]listRecord)) error {
+		_, err := m.scanPass(ctx, n, 0, pattern, 0, put)
+		return err
 	})
 }
 

@@ -88,8 +88,10 @@ func TestListingsReadHostileValuesCapped(t *testing.T) {
 	}
 }
 
-// Every key shape a master can hold reads back as it was written: strings of any
-// bytes, empty strings, keys without a TTL, other types, fence counters, and a
+// Every key shape a master can hold reads back as it was written, through the
+// listing script and through the SCAN pass (MULTI/EXEC of GETRANGE and PTTL,
+// the script for what needs more): strings of any bytes, empty strings, keys
+// without a TTL, other types, values at and past the cap, fence counters, and a
 // fair queue, which is skipped.
 func TestListReadScriptKeyShapes(t *testing.T) {
 	ctx := context.Background()
@@ -101,33 +103,53 @@ func TestListReadScriptKeyShapes(t *testing.T) {
 	require.NoError(t, cl.HSet(ctx, "lock:hash", "f", "1").Err())
 	require.NoError(t, cl.Set(ctx, "lock:empty:fence", "41", 0).Err())
 	require.NoError(t, cl.RPush(ctx, "lock:empty:queue", "w").Err())
-	var got []listRecord
-	var buf []listRecord
-	var cursor uint64
-	for {
-		next, err := m.readKeys(ctx, m.nodes[0], cursor, "lock:*", nil, &buf, func(recs []listRecord) {
-			for _, r := range recs {
-				r.name, r.value = strings.Clone(r.name), strings.Clone(r.value)
-				got = append(got, r)
+	atCap := strings.Repeat("c", ValueReadCap)
+	require.NoError(t, cl.Set(ctx, "lock:atcap", atCap, 0).Err())
+	require.NoError(t, cl.Set(ctx, "lock:long", atCap+"more", 0).Err())
+	require.NoError(t, cl.Set(ctx, "lock:"+strings.Repeat("k", listKeyCap+1), "v", 0).Err())
+	readers := map[string]func(put func([]listRecord)){
+		"script": func(put func([]listRecord)) {
+			var buf []listRecord
+			var cursor uint64
+			for {
+				next, err := m.readKeys(ctx, m.nodes[0], cursor, "lock:*", nil, &buf, put)
+				require.NoError(t, err)
+				if next == 0 {
+					break
+				}
+				cursor = next
 			}
+		},
+		"scan": func(put func([]listRecord)) {
+			next, err := m.scanPass(ctx, m.nodes[0], 0, "lock:*", 0, put)
+			require.NoError(t, err)
+			require.Zero(t, next)
+		},
+	}
+	for name, read := range readers {
+		t.Run(name, func(t *testing.T) {
+			byName := map[string]listRecord{}
+			read(func(recs []listRecord) {
+				for _, r := range recs {
+					r.name, r.value = strings.Clone(r.name), strings.Clone(r.value)
+					byName[r.name] = r
+				}
+			})
+			if name == "scan" {
+				assert.Len(t, byName, 6, "the queue and the key past listKeyCap are skipped: %v", byName)
+			} else {
+				delete(byName, strings.Repeat("k", listKeyCap+1))
+			}
+			assert.Equal(t, odd, byName[odd].value)
+			assert.Equal(t, int64(len(odd)), byName[odd].size)
+			assert.InDelta(t, 60_000, byName[odd].pttl, 5_000)
+			assert.Equal(t, listRecord{name: "empty", typ: "string", pttl: -1}, byName["empty"])
+			assert.Equal(t, listRecord{name: "hash", typ: "hash", pttl: -1}, byName["hash"])
+			assert.Equal(t, "41", byName["empty:fence"].value)
+			assert.Equal(t, listRecord{name: "atcap", typ: "string", value: atCap, size: ValueReadCap, pttl: -1}, byName["atcap"])
+			assert.Equal(t, listRecord{name: "long", typ: "string", value: atCap, size: ValueReadCap + 4, pttl: -1}, byName["long"])
 		})
-		require.NoError(t, err)
-		if next == 0 {
-			break
-		}
-		cursor = next
 	}
-	byName := map[string]listRecord{}
-	for _, r := range got {
-		byName[r.name] = r
-	}
-	assert.Len(t, byName, 4, "the queue is skipped: %v", byName)
-	assert.Equal(t, odd, byName[odd].value)
-	assert.Equal(t, int64(len(odd)), byName[odd].size)
-	assert.InDelta(t, 60_000, byName[odd].pttl, 5_000)
-	assert.Equal(t, listRecord{name: "empty", typ: "string", pttl: -1}, byName["empty"])
-	assert.Equal(t, listRecord{name: "hash", typ: "hash", pttl: -1}, byName["hash"])
-	assert.Equal(t, "41", byName["empty:fence"].value)
 }
 
 // encodeRecords writes records as list_read.lua does, their keys under prefix.

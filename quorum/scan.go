@@ -44,7 +44,6 @@ type scanNode struct {
 	failedAt time.Time
 	size     int // the keys counted by DBSIZE when the pass began, or the last pass's size
 	latency  time.Duration
-	buf      []listRecord // reused by every step
 }
 
 // seenKey is a key as a master reported it, and when.
@@ -151,7 +150,7 @@ func (s *Scanner) step(ctx context.Context, i int, st *scanNode) error {
 	if st.cur == nil {
 		st.cur = make(map[string]seenKey, st.size)
 	}
-	next, err := s.m.readKeys(ctx, n, st.cursor, s.pattern, nil, &st.buf, func(recs []listRecord) {
+	next, err := s.m.scanPass(ctx, n, st.cursor, s.pattern, 1, func(recs []listRecord) {
 		for _, r := range recs {
 			st.cur[strings.Clone(r.name)] = seenKey{rawKey: rawKey{typ: r.typ, value: strings.Clone(r.value), size: r.size, pttl: pttlOf(r.pttl)}, at: at}
 		}
