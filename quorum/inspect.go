@@ -184,7 +184,7 @@ func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
 // InspectStream reads the listing that Inspect returns and hands it out in two
 // parts: the listing without its Locks (the masters' answers, each one's Keys
 // counted) and the locks in name order, one at a time, built as they are
-// iterated. The *LockInfo the iterator yields (and its Masters) is reused by the
+// iterated. The *LockInfo the iterator yields (its Masters and Owner too) is reused by the
 // next iteration: copy what you keep. Iterating again yields the locks again.
 // The error is Inspect's.
 //
@@ -212,7 +212,7 @@ func (m *Manager) inspect(ctx context.Context, match string) (*Listing, *listRea
 // its locks; the error matches ErrUnavailable when fewer than a quorum answered.
 func (m *Manager) readListing(match, op string, read func(n *node, buf *[]listRecord, put func([]listRecord)) error) (*Listing, *listReader, error) {
 	lst := &Listing{Match: match, Quorum: m.quorum, Total: len(m.nodes), Masters: make([]MasterAnswer, len(m.nodes))}
-	st := newListStore(len(m.nodes))
+	st := newListStore(len(m.nodes), m.cfg.prefix)
 	var wg sync.WaitGroup
 	wg.Add(len(m.nodes))
 	for i, n := range m.nodes {
@@ -244,36 +244,37 @@ type listReader struct {
 
 // newListReader orders the lock names of st and counts each master's keys in lst.
 func (m *Manager) newListReader(st *listStore, lst *Listing) *listReader {
-	rd := &listReader{m: m, st: st, lst: lst}
-	for row, name := range st.names {
-		if strings.HasSuffix(name, fenceSuffix) {
+	rd := &listReader{m: m, st: st, lst: lst, order: make([]int32, 0, st.rows)}
+	for row := range int32(st.rows) {
+		if strings.HasSuffix(st.name(row), fenceSuffix) {
 			continue
 		}
 		present := false
-		for i, sl := range st.row(int32(row)) {
+		for i, sl := range st.row(row) {
 			if sl.kind != kindAbsent && lst.Masters[i].Answered {
 				lst.Masters[i].Keys++
 				present = true
 			}
 		}
 		if present {
-			rd.order = append(rd.order, int32(row))
+			rd.order = append(rd.order, row)
 		}
 	}
-	slices.SortFunc(rd.order, func(a, b int32) int { return strings.Compare(st.names[a], st.names[b]) })
+	slices.SortFunc(rd.order, func(a, b int32) int { return strings.Compare(st.name(a), st.name(b)) })
 	return rd
 }
 
-// each yields the locks in name order, reusing one LockInfo.
+// each yields the locks in name order, reusing one LockInfo and its Owner.
 func (rd *listReader) each(yield func(*LockInfo) bool) {
 	m, st, lst := rd.m, rd.st, rd.lst
 	li := &LockInfo{}
+	owner := &Owner{}
 	masters := make([]MasterView, 0, len(m.nodes))
 	answered := func(i int) bool { return lst.Masters[i].Answered }
 	var fkey []byte
 	for _, row := range rd.order {
-		name := st.names[row]
-		*li = LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt, Masters: masters[:0]}
+		name := st.name(row)
+		*li = LockInfo{Name: name, Key: st.key(row), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt, Masters: masters[:0]}
 		for i, sl := range st.row(row) {
 			mv := MasterView{Master: m.nodes[i].name}
 			switch {
@@ -281,14 +282,14 @@ func (rd *listReader) each(yield func(*LockInfo) bool) {
 				mv.Err = lst.Masters[i].Err
 			case sl.kind != kindAbsent:
 				mv.Present, mv.Type, mv.PTTL = true, st.typeOf(sl.kind), pttlOf(sl.pttl)
-				mv.Value, mv.Size = st.values[sl.value], int64(sl.size)
+				mv.Value, mv.Size = st.value(sl.value)
 				mv.Truncated = int64(len(mv.Value)) < mv.Size
 			}
 			li.Masters = append(li.Masters, mv)
 		}
 		fkey = append(append(fkey[:0], name...), fenceSuffix...)
 		li.Fence = st.fence(row, fkey, answered)
-		m.classify(li)
+		m.classifyInto(li, owner)
 		if !yield(li) {
 			return
 		}
@@ -300,13 +301,22 @@ func (rd *listReader) collect(lst *Listing) {
 	lst.Locks = make([]LockInfo, 0, len(rd.order))
 	n := len(rd.m.nodes)
 	var views []MasterView // one allocation for the masters of many locks
+	var owners []Owner     // and for their owners
 	for li := range rd.each {
+		left := min(len(rd.order)-len(lst.Locks), 1024)
 		if len(views)+n > cap(views) {
-			views = make([]MasterView, 0, n*min(len(rd.order)-len(lst.Locks), 1024))
+			views = make([]MasterView, 0, n*left)
 		}
 		views = append(views, li.Masters...)
 		c := *li
 		c.Masters = views[len(views)-n : len(views) : len(views)]
+		if li.Owner != nil {
+			if len(owners) == cap(owners) {
+				owners = make([]Owner, 0, left)
+			}
+			owners = append(owners, *li.Owner)
+			c.Owner = &owners[len(owners)-1]
+		}
 		lst.Locks = append(lst.Locks, c)
 	}
 }

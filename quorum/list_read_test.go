@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -230,4 +231,51 @@ func TestRedactedValueIsRedact(t *testing.T) {
 // An edit to the listing script must be deliberate: update the pin with it.
 func TestListReadScriptSHA1IsPinned(t *testing.T) {
 	assert.Equal(t, "acc6415a782e8edfb7aba016dc1192ff784d2b3f", listReadScript.Hash())
+}
+
+// The owner decoder takes what Value.String writes without json.Unmarshal, and
+// gives json.Unmarshal's result for whatever it takes; the rest goes to
+// json.Unmarshal.
+func FuzzOwnerDecoder(f *testing.F) {
+	for _, o := range []Owner{
+		{},
+		{Host: "h", PID: 1, Label: "nightly <report> & co", At: time.UnixMilli(1732500000000), TTL: time.Minute, Kind: "sem", Count: 3},
+		{Host: "é\u2028\x01", Label: "\"quoted\"\\", PID: -5},
+	} {
+		v := Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
+		_, enc, _ := strings.Cut(strings.TrimPrefix(v.String(), "rl1."), ".")
+		raw, err := b64.DecodeString(enc)
+		require.NoError(f, err)
+		f.Add(raw)
+	}
+	for _, s := range []string{`null`, `{}`, `{"h":"a","h":"b"}`, `{"H":"x"}`, `{"p":01}`, `{"p":1.0}`, `{"p":1e2}`, `{"p":-0}`,
+		`{"t":9999999999999999999}`, `{"x":[1,{"y":2}],"o":"z"}`, `{ "h" : "a" }`, `{"h":"a",}`, `{"h":"\u00e9"}`, "{\"h\":\"\xff\"}",
+		`{"n":123456789012345678}`, `{"p":"1"}`, `{"h":1}`, `{"k":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast, slow ownerWire
+		if !decodeOwnerFast(b, &fast) {
+			return
+		}
+		require.NoError(t, json.Unmarshal(b, &slow), "taken by the fast decoder: %q", b)
+		require.Equal(t, slow, fast, "%q", b)
+	})
+}
+
+func TestOwnerDecoderTakesWhatValuesHold(t *testing.T) {
+	o := Owner{Host: "host-1", PID: 42, Label: "nightly", At: time.UnixMilli(1732500000000), TTL: 30 * time.Second, Kind: "multi", Count: 2}
+	v := Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
+	_, enc, _ := strings.Cut(strings.TrimPrefix(v.String(), "rl1."), ".")
+	raw, err := b64.DecodeString(enc)
+	require.NoError(t, err)
+	var w ownerWire
+	require.True(t, decodeOwnerFast(raw, &w), "%s", raw)
+	got, err := ParseValue(v.String())
+	require.NoError(t, err)
+	assert.Equal(t, v.Token, got.Token)
+	assert.Equal(t, o, got.Owner)
+	var into Owner
+	s := v.String()
+	assert.Equal(t, 3.0, testing.AllocsPerRun(100, func() { _ = parseValueOwner(s, &into) }), "the host, the label and the kind, nothing else")
 }

@@ -250,14 +250,15 @@ func (lc *listConn) bulk(dst []byte, n int64, limit int) ([]byte, bool, error) {
 }
 
 func (lc *listConn) crlf() error {
-	var b [2]byte
-	if _, err := io.ReadFull(lc.rd, b[:]); err != nil {
+	b, err := lc.rd.Peek(2)
+	if err != nil {
 		return err
 	}
-	if b != [2]byte{'\r', '\n'} {
+	if b[0] != '\r' || b[1] != '\n' {
 		return fmt.Errorf("%w: a bulk string without CRLF", errListProtocol)
 	}
-	return nil
+	_, err = lc.rd.Discard(2)
+	return err
 }
 
 // parseRESPInt parses a RESP number without allocating.

@@ -222,6 +222,10 @@ func (p *primitiveKeys) keep(li *quorum.LockInfo) bool {
 	}
 	c := *li
 	c.Masters = slices.Clone(li.Masters)
+	if li.Owner != nil { // reused by the listing, as Masters is
+		o := *li.Owner
+		c.Owner = &o
+	}
 	p.keys = append(p.keys, c)
 	return true
 }
