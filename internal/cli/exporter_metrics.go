@@ -67,13 +67,7 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 	for li := range locks {
 		switch {
 		case isPrimitiveKey(li):
-			k := *li // the stream reuses what it yields
-			k.Masters = append([]quorum.MasterView(nil), li.Masters...)
-			if li.Owner != nil {
-				o := *li.Owner
-				k.Owner = &o
-			}
-			kept = append(kept, k)
+			kept = append(kept, copyLockInfo(li))
 		case isPlainLockKey(li):
 			a.add(c, &quorum.Primitive{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
 		}
