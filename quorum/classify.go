@@ -13,12 +13,12 @@ import (
 //   - partial: one value on fewer than a quorum, whose keys still expire by themselves;
 //   - orphaned: only keys of another type (a Redisson hash), keys without a TTL that
 //     no quorum holds, or a value whose validity is gone.
-func (m *Manager) classify(li *LockInfo) { m.classifyInto(li, nil) }
+func (m *Manager) classify(li *LockInfo) { m.classifyInto(li, nil, nil) }
 
 // classifyInto is classify, writing the owner into *owner when it is not nil
-// (a listing that reuses one), else into a new Owner. It allocates nothing else
-// for up to 16 masters.
-func (m *Manager) classifyInto(li *LockInfo, owner *Owner) {
+// (a listing that reuses one), else into a new Owner, its strings taken from in
+// when they are there. It allocates nothing else for up to 16 masters.
+func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 	// The values, per value: a slice on the stack, as there are few masters.
 	// Values read truncated (MasterView.Truncated) are told apart by their length too.
 	type group struct {
@@ -80,7 +80,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner) {
 	lead := counts[best].value
 	li.Value, li.Votes = lead, len(pttls)
 	var o Owner
-	if err := parseValueOwner(lead, &o); err == nil {
+	if err := parseValueOwnerIn(lead, &o, in); err == nil {
 		if owner == nil {
 			owner = new(Owner)
 		}

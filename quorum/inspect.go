@@ -251,7 +251,7 @@ func (m *Manager) newListReader(st *listStore, lst *Listing) *listReader {
 		}
 		present := false
 		for i, sl := range st.row(row) {
-			if sl.kind != kindAbsent && lst.Masters[i].Answered {
+			if sl.kind() != kindAbsent && lst.Masters[i].Answered {
 				lst.Masters[i].Keys++
 				present = true
 			}
@@ -269,6 +269,7 @@ func (rd *listReader) each(yield func(*LockInfo) bool) {
 	m, st, lst := rd.m, rd.st, rd.lst
 	li := &LockInfo{}
 	owner := &Owner{}
+	var in interned
 	masters := make([]MasterView, 0, len(m.nodes))
 	answered := func(i int) bool { return lst.Masters[i].Answered }
 	var fkey []byte
@@ -280,16 +281,18 @@ func (rd *listReader) each(yield func(*LockInfo) bool) {
 			switch {
 			case !answered(i):
 				mv.Err = lst.Masters[i].Err
-			case sl.kind != kindAbsent:
-				mv.Present, mv.Type, mv.PTTL = true, st.typeOf(sl.kind), pttlOf(sl.pttl)
-				mv.Value, mv.Size = st.value(sl.value)
+			case sl.kind() != kindAbsent:
+				mv.Present, mv.Type, mv.PTTL = true, st.typeOf(sl.kind()), pttlOf(st.pttl(row, i, sl))
+				if sl.kind() == kindString {
+					mv.Value, mv.Size = st.value(sl.value())
+				}
 				mv.Truncated = int64(len(mv.Value)) < mv.Size
 			}
 			li.Masters = append(li.Masters, mv)
 		}
 		fkey = append(append(fkey[:0], name...), fenceSuffix...)
 		li.Fence = st.fence(row, fkey, answered)
-		m.classifyInto(li, owner)
+		m.classifyInto(li, owner, &in)
 		if !yield(li) {
 			return
 		}

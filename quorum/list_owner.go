@@ -18,7 +18,11 @@ import (
 // parseValueOwner parses a value written by this package into *o (ParseValue
 // without the token); it never panics, and any other string gives an error
 // matching ErrBadValue, *o then unspecified.
-func parseValueOwner(s string, o *Owner) error {
+func parseValueOwner(s string, o *Owner) error { return parseValueOwnerIn(s, o, nil) }
+
+// parseValueOwnerIn is parseValueOwner, taking the owners' strings from in (nil:
+// none), where a listing keeps the host names and labels it has already seen.
+func parseValueOwnerIn(s string, o *Owner, in *interned) error {
 	if len(s) > MaxValueLen {
 		return fmt.Errorf("%w: longer than %d bytes", ErrBadValue, MaxValueLen)
 	}
@@ -41,7 +45,7 @@ func parseValueOwner(s string, o *Owner) error {
 		return fmt.Errorf("%w: owner is not base64url", ErrBadValue)
 	}
 	var w ownerWire
-	if !decodeOwnerFast(raw[:n], &w) {
+	if !decodeOwnerFast(raw[:n], &w, in) {
 		if err := decodeOwnerJSON(raw[:n], &w); err != nil {
 			return fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
 		}
@@ -71,7 +75,7 @@ func decodeOwnerJSON(b []byte, w *ownerWire) error {
 // of valid UTF-8, integers without fraction, exponent or leading zero within
 // 18 digits. It returns false, *w then unspecified, for anything else, which
 // json.Unmarshal then decodes (or rejects).
-func decodeOwnerFast(b []byte, w *ownerWire) bool {
+func decodeOwnerFast(b []byte, w *ownerWire, in *interned) bool {
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return false
 	}
@@ -85,7 +89,7 @@ func decodeOwnerFast(b []byte, w *ownerWire) bool {
 		b = b[4:]
 		switch key {
 		case 'h', 'o', 'k':
-			s, rest, ok := fastString(b)
+			s, rest, ok := fastString(b, in)
 			if !ok {
 				return false
 			}
@@ -130,8 +134,33 @@ func decodeOwnerFast(b []byte, w *ownerWire) bool {
 	return true
 }
 
+// interned keeps strings (owners' host names and labels, which repeat from lock
+// to lock) to be given again instead of copies: at most internMax of them.
+type interned struct{ m map[string]string }
+
+// internMax bounds what an interned keeps.
+const internMax = 1024
+
+// get returns b as a string: the one kept when there is one.
+func (in *interned) get(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	if len(in.m) < internMax {
+		in.m[s] = s
+	}
+	return s
+}
+
 // fastString reads a JSON string without escapes at the start of b.
-func fastString(b []byte) (string, []byte, bool) {
+func fastString(b []byte, in *interned) (string, []byte, bool) {
 	if len(b) == 0 || b[0] != '"' {
 		return "", nil, false
 	}
@@ -142,7 +171,7 @@ func fastString(b []byte) (string, []byte, bool) {
 			if !utf8.Valid(s) {
 				return "", nil, false
 			}
-			return string(s), b[i+1:], true
+			return in.get(s), b[i+1:], true
 		case c == '\\' || c < 0x20:
 			return "", nil, false
 		}

@@ -255,7 +255,7 @@ func FuzzOwnerDecoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fast, slow ownerWire
-		if !decodeOwnerFast(b, &fast) {
+		if !decodeOwnerFast(b, &fast, nil) {
 			return
 		}
 		require.NoError(t, json.Unmarshal(b, &slow), "taken by the fast decoder: %q", b)
@@ -270,7 +270,7 @@ func TestOwnerDecoderTakesWhatValuesHold(t *testing.T) {
 	raw, err := b64.DecodeString(enc)
 	require.NoError(t, err)
 	var w ownerWire
-	require.True(t, decodeOwnerFast(raw, &w), "%s", raw)
+	require.True(t, decodeOwnerFast(raw, &w, nil), "%s", raw)
 	got, err := ParseValue(v.String())
 	require.NoError(t, err)
 	assert.Equal(t, v.Token, got.Token)

@@ -2,8 +2,8 @@ package quorum
 
 import (
 	"hash/maphash"
+	"math"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -16,24 +16,69 @@ type listStore struct {
 	n      int // masters
 	prefix string
 	seed   maphash.Seed
-	index  []int32 // open addressing by name: row+1, 0 when free; at most half full
+	index  []int32 // open addressing by name: row+1, 0 when free; at most 3/4 full
 	rows   int
 	keys   [][]string   // chunks of storeChunk keys, the names under the prefix (no copy as they grow)
 	slots  [][]listSlot // chunks of storeChunk rows, n slots each
 	values [][]string   // chunks of storeChunk of the distinct values of each row; value 0 is ""
 	nvals  int
 	sizes  map[int32]int64 // the full length of the truncated values, by value
+	pttls  map[int64]int64 // the PTTLs past an int32 of ms (24 days), by row*n+master
 	types  []string        // the types of keys other than strings, by kind-2
+	arena  []byte          // the bytes of the keys and values, in chunks that never move
 }
 
 // storeChunk is how many rows one chunk of a listStore's slots holds.
 const storeChunk = 1024
 
-// listSlot is one master's key of one name: 16 bytes.
+// listSlot is one master's key of one name: 8 bytes.
 type listSlot struct {
-	pttl  int64 // ms; -1: no TTL
-	value int32 // the string value (at most ValueReadCap bytes): value(value)
-	kind  uint8 // 0: absent; 1: string; k >= 2: types[k-2]
+	pttl int32 // ms; -1: no TTL; bigPTTL: in pttls
+	// ref is 0 when the key is absent; v+1 for a string whose value (at most
+	// ValueReadCap bytes) is value(v); -(k-1) for a key of kind k >= 2.
+	ref int32
+}
+
+// kind returns the slot's kind: 0: absent; 1: string; k >= 2: types[k-2].
+func (sl listSlot) kind() uint8 {
+	switch {
+	case sl.ref == 0:
+		return kindAbsent
+	case sl.ref > 0:
+		return kindString
+	}
+	return uint8(-sl.ref) + 1
+}
+
+// value returns the index of a string slot's value.
+func (sl listSlot) value() int32 { return sl.ref - 1 }
+
+// bigPTTL marks a PTTL kept in listStore.pttls.
+const bigPTTL = math.MinInt32
+
+// arenaChunk is the size of a chunk of a listStore's arena.
+const arenaChunk = 64 << 10
+
+// clone returns a copy of a+b, in the arena unless it is long.
+func (s *listStore) clone(a, b string) string {
+	n := len(a) + len(b)
+	if n > arenaChunk/8 {
+		return a + b
+	}
+	if len(s.arena)+n > cap(s.arena) {
+		s.arena = make([]byte, 0, arenaChunk)
+	}
+	start := len(s.arena)
+	s.arena = append(append(s.arena, a...), b...)
+	return bstr(s.arena[start:])
+}
+
+// pttl returns the PTTL of the slot of master i in row (ms; -1: no TTL).
+func (s *listStore) pttl(row int32, i int, sl listSlot) int64 {
+	if sl.pttl == bigPTTL {
+		return s.pttls[int64(row)*int64(s.n)+int64(i)]
+	}
+	return int64(sl.pttl)
 }
 
 const (
@@ -93,16 +138,25 @@ func (s *listStore) put(master int, recs []listRecord) {
 				s.slots = append(s.slots, make([]listSlot, storeChunk*s.n))
 				s.keys = append(s.keys, make([]string, storeChunk))
 			}
-			s.keys[row/storeChunk][row%storeChunk] = s.prefix + r.name
+			s.keys[row/storeChunk][row%storeChunk] = s.clone(s.prefix, r.name)
 			s.rows++
-			if 2*s.rows > len(s.index) {
+			if 4*s.rows > 3*len(s.index) {
 				s.grow()
 			}
 		}
 		slots := s.row(row)
-		sl := listSlot{pttl: r.pttl, kind: s.kind(r.typ)}
-		if sl.kind == kindString {
-			sl.value = s.sharedValue(slots, r.value, r.size)
+		sl := listSlot{pttl: int32(r.pttl)}
+		if r.pttl < -1 || r.pttl >= math.MaxInt32 {
+			sl.pttl = bigPTTL
+			if s.pttls == nil {
+				s.pttls = map[int64]int64{}
+			}
+			s.pttls[int64(row)*int64(s.n)+int64(master)] = r.pttl
+		}
+		if k := s.kind(r.typ); k == kindString {
+			sl.ref = s.sharedValue(slots, r.value, r.size) + 1
+		} else {
+			sl.ref = -int32(k - 1)
 		}
 		slots[master] = sl
 	}
@@ -169,16 +223,16 @@ func (s *listStore) typeOf(kind uint8) string {
 // of the row already holds, or a copy of v of its own.
 func (s *listStore) sharedValue(slots []listSlot, v string, size int64) int32 {
 	for _, o := range slots {
-		if o.kind == kindString {
-			if ov, osize := s.value(o.value); osize == size && ov == v {
-				return o.value
+		if o.kind() == kindString {
+			if ov, osize := s.value(o.value()); osize == size && ov == v {
+				return o.value()
 			}
 		}
 	}
 	if v == "" {
 		return 0
 	}
-	return s.addValue(strings.Clone(v), size)
+	return s.addValue(s.clone(v, ""), size)
 }
 
 // fence returns the highest fence counter of the row's name on the masters
@@ -191,10 +245,10 @@ func (s *listStore) fence(row int32, fkey []byte, answered func(i int) bool) int
 	var best int64
 	lock, f := s.row(row), s.row(frow)
 	for i := range f {
-		if lock[i].kind == kindAbsent || f[i].kind != kindString || !answered(i) {
+		if lock[i].kind() == kindAbsent || f[i].kind() != kindString || !answered(i) {
 			continue
 		}
-		if v, err := strconv.ParseInt(s.valueOnly(f[i].value), 10, 64); err == nil && v > best {
+		if v, err := strconv.ParseInt(s.valueOnly(f[i].value()), 10, 64); err == nil && v > best {
 			best = v
 		}
 	}
