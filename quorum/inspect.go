@@ -160,10 +160,12 @@ type rawKey struct {
 }
 
 // Inspect lists the locks whose names match the glob match ("" or "*" for all;
-// Redis MATCH syntax) on every master: SCAN (never KEYS) under the key prefix, and
-// per batch of keys their PTTL, type and at most ValueReadCap bytes of their value,
-// in one script call that writes nothing. Side keys of this package (names ending
-// ":fence" or ":queue") are not listed; a fence counter is reported in the lock's
+// Redis MATCH syntax) on every master, in parallel: SCAN (never KEYS) under the
+// key prefix, and per batch of keys their PTTL, type and at most ValueReadCap
+// bytes of their value, read atomically and without writing anything (a
+// MULTI/EXEC of GETRANGE and PTTL on a connection of the listing's own,
+// list_resp.go). Keys longer than 4 KB (no lock name is) are not listed. Side
+// keys of this package (names ending ":fence" or ":queue") are not listed; a fence counter is reported in the lock's
 // Fence. Per lock it merges the masters' views into a quorum state (see
 // LockState), the votes of the leading value, the remaining validity from the
 // quorum's view, the decoded owner and the guessed library.

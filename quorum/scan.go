@@ -15,7 +15,7 @@ import (
 // Scanner lists the locks incrementally, for key spaces too large to read in one
 // go (a console over 100,000 locks): each Step reads one SCAN batch from every
 // master (SCAN COUNT 1000 and each key's PTTL, type and at most ValueReadCap
-// bytes of its value, in one script call) and merges it
+// bytes of its value, read as Inspect reads them) and merges it
 // into what the Scanner remembers, so no single call takes long. Listing returns
 // the merged view at any time.
 //
