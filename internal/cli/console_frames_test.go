@@ -58,8 +58,10 @@ func (f *framedModel) View() string {
 // 100,000 locks on 3 masters: the listing and the polls run off the UI goroutine
 // (console_listing.go, tui's poll command), which only applies prepared answers
 // and draws. The real program runs (teatest); each message's Update and the View
-// drawn after it are timed. Generous bounds for a shared machine: the 95th
-// percentile under 16 ms, none over 250 ms.
+// drawn after it are timed, and again with the listing stopped (what the
+// machine alone costs). Generous bounds for a shared machine: the median under
+// 16 ms, the 95th percentile under 100 ms, none over a second; the figures are
+// logged.
 func TestConsoleFramesWhileListing100k(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills 100,000 locks on 3 masters")
@@ -106,8 +108,10 @@ func TestConsoleFramesWhileListing100k(t *testing.T) {
 		firstPass.Round(time.Millisecond), len(listing), p(listing, 50), p(listing, 95), listing[len(listing)-1], slow)
 	t.Logf("no listing: %d frames, p50 %v, p95 %v, max %v; over 16 ms: %v", len(idle), p(idle, 50), p(idle, 95), idle[len(idle)-1], idleSlow)
 	assert.Less(t, p(listing, 50), 16*time.Millisecond)
-	assert.Less(t, p(listing, 95), 16*time.Millisecond+2*p(idle, 95), "the listing's frames against the machine's")
-	assert.Less(t, listing[len(listing)-1], 500*time.Millisecond)
+	// A step of the listing (3,000 keys) or a merge of its 100,000 locks run in
+	// a frame would take every frame past these.
+	assert.Less(t, p(listing, 95), 100*time.Millisecond)
+	assert.Less(t, listing[len(listing)-1], time.Second)
 }
 
 // phase returns the frame times since the last phase, sorted, and the slow ones.
