@@ -1,6 +1,8 @@
 package quorum
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -278,4 +280,38 @@ func TestOwnerDecoderTakesWhatValuesHold(t *testing.T) {
 	var into Owner
 	s := v.String()
 	assert.Equal(t, 3.0, testing.AllocsPerRun(100, func() { _ = parseValueOwner(s, &into) }), "the host, the label and the kind, nothing else")
+}
+
+// Whatever a master (or something posing as one) sends, the listing's reader
+// returns records or an error, and never panics or keeps more than the cap.
+func FuzzListReplies(f *testing.F) {
+	f.Add([]byte("*2\r\n$1\r\n0\r\n*2\r\n$6\r\nlock:a\r\n$12\r\nlock:a:queue\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n$3\r\nabc\r\n:1000\r\n"))
+	f.Add([]byte("*2\r\n$1\r\n7\r\n*1\r\n$-1\r\n"), []byte("+OK\r\n-ERR no\r\n"))
+	f.Add([]byte("*2\r\n$1\r\n0\r\n*1\r\n$6\r\nlock:b\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-WRONGTYPE x\r\n:-1\r\n"))
+	f.Add([]byte("*2\r\n$1\r\n0\r\n*1\r\n$6\r\nlock:c\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n$600\r\nxx\r\n:-2\r\n"))
+	f.Fuzz(func(t *testing.T, scan, batch []byte) {
+		lc := &listConn{rd: bufio.NewReaderSize(bytes.NewReader(scan), 64)}
+		if _, err := lc.readSCAN(&lc.batch); err != nil {
+			return
+		}
+		b := &lc.batch
+		b.keys, b.next = b.next, b.keys
+		b.spans, b.nspans = b.nspans, b.spans
+		queued := 0
+		for _, s := range b.spans {
+			require.LessOrEqual(t, int(s.n), listKeyCap)
+			if !strings.HasSuffix(string(b.keys[s.off:s.off+s.n]), queueSuffix) {
+				queued++
+			}
+		}
+		lc.rd = bufio.NewReaderSize(bytes.NewReader(batch), 64)
+		if err := lc.readBatch(b, queued, "lock:"); err != nil {
+			return
+		}
+		for _, r := range b.records {
+			require.LessOrEqual(t, len(r.value), ValueReadCap)
+			require.Equal(t, int64(len(r.value)), r.size)
+			require.GreaterOrEqual(t, r.pttl, int64(-1))
+		}
+	})
 }

@@ -235,6 +235,9 @@ func (lc *listConn) readOK() error {
 // bulk appends a bulk string of n bytes (its header read) to dst, or reads
 // past it without keeping it when it is longer than limit (ok false).
 func (lc *listConn) bulk(dst []byte, n int64, limit int) ([]byte, bool, error) {
+	if n < 0 || n > 512<<20 {
+		return dst, false, fmt.Errorf("%w: a bulk string of %d bytes", errListProtocol, n)
+	}
 	if n > int64(limit) {
 		if _, err := lc.rd.Discard(int(n)); err != nil {
 			return dst, false, err
