@@ -164,7 +164,7 @@ type rawKey struct {
 // key prefix, and per batch of keys their PTTL, type and at most ValueReadCap
 // bytes of their value, read atomically and without writing anything (a
 // MULTI/EXEC of GETRANGE and PTTL on a connection of the listing's own,
-// list_resp.go). Keys longer than 4 KB (no lock name is) are not listed. Side
+// list_resp.go). Keys longer than 1 MB are not listed. Side
 // keys of this package (names ending ":fence" or ":queue") are not listed; a fence counter is reported in the lock's
 // Fence. Per lock it merges the masters' views into a quorum state (see
 // LockState), the votes of the leading value, the remaining validity from the

@@ -29,9 +29,10 @@ import (
 // until put returns.
 
 // listKeyCap is the longest key a listing reads: longer keys (no lock name is
-// longer than MaxNameLen) are read past and not listed, so that a hostile key
-// name of hundreds of megabytes is never held.
-const listKeyCap = 4096
+// longer than MaxNameLen; hostile names of tens of kilobytes are listed) are
+// read past and not listed, so that a key name of hundreds of megabytes is
+// never held.
+const listKeyCap = 1 << 20
 
 // errListProtocol: a master's reply to a listing that does not parse.
 var errListProtocol = errors.New("unexpected reply")
