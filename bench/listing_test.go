@@ -158,3 +158,89 @@ func selfRSS() string {
 	}
 	return "unknown"
 }
+
+// TestListingMastersCPU measures what reading a listing costs a master, per key,
+// for three ways of reading it over the same REDLOCK_BENCH_LISTING keys on one
+// master (INFO cpu before and after, three rounds alternated): Inspect (a SCAN,
+// then one MULTI/EXEC of GETRANGE and PTTL per batch), the listing script
+// (quorum/scripts/list_read.lua, one call per SCAN batch, as listings read
+// before), and the plain pipelines read before it (SCAN, then PTTL and GET per
+// key, values read whole).
+//
+//	REDLOCK_BENCH_LISTING=100000 go -C bench test . -run ListingMastersCPU -v
+func TestListingMastersCPU(t *testing.T) {
+	keys, _ := strconv.Atoi(os.Getenv("REDLOCK_BENCH_LISTING"))
+	if keys <= 0 {
+		t.Skip("set REDLOCK_BENCH_LISTING=100000 to run")
+	}
+	ctx := context.Background()
+	c := redistest.Start(t, 1, redistest.Options{})
+	m := benchManager(t, c.Addrs())
+	l, err := m.TryAcquire(ctx, "cpu:0", 5*time.Minute, quorum.WithLockOwner("nightly-report"))
+	require.NoError(t, err)
+	cl := c.Servers[0].Client()
+	pipe := cl.Pipeline()
+	for i := 1; i < keys; i++ {
+		pipe.Set(ctx, m.Key(fmt.Sprintf("cpu:%06d", i)), l.Token(), time.Hour)
+		if i%10000 == 0 {
+			_, err := pipe.Exec(ctx)
+			require.NoError(t, err)
+		}
+	}
+	_, err = pipe.Exec(ctx)
+	require.NoError(t, err)
+	src, err := os.ReadFile("../quorum/scripts/list_read.lua")
+	require.NoError(t, err)
+	script := redis.NewScript(string(src))
+	ways := []struct {
+		name string
+		read func() int
+	}{
+		{"Inspect: MULTI/EXEC of GETRANGE+PTTL", func() int {
+			lst, err := m.Inspect(ctx, "")
+			require.NoError(t, err)
+			return len(lst.Locks)
+		}},
+		{"list_read.lua per SCAN batch", func() int {
+			n := 0
+			cursor := "0"
+			for {
+				r, err := script.Run(ctx, cl, nil, quorum.ValueReadCap, cursor, "lock:*", 1000).Slice()
+				require.NoError(t, err)
+				n += strings.Count(r[1].(string), ":lock:")
+				if cursor = r[0].(string); cursor == "0" {
+					return n
+				}
+			}
+		}},
+		{"SCAN, then PTTL+GET pipelines", func() int {
+			n := 0
+			var cursor uint64
+			for {
+				ks, next, err := cl.Scan(ctx, cursor, "lock:*", 1000).Result()
+				require.NoError(t, err)
+				p := cl.Pipeline()
+				for _, k := range ks {
+					p.PTTL(ctx, k)
+					p.Get(ctx, k)
+				}
+				_, err = p.Exec(ctx)
+				require.NoError(t, err)
+				n += len(ks)
+				if cursor = next; cursor == 0 {
+					return n
+				}
+			}
+		}},
+	}
+	infos := []*redis.Client{cl}
+	for round := range 3 {
+		for _, w := range ways {
+			cpu0, t0 := serversCPU(t, infos), time.Now()
+			n := w.read()
+			cpu, wall := serversCPU(t, infos)-cpu0, time.Since(t0)
+			require.Equal(t, keys, n, w.name)
+			t.Logf("round %d: %-40s master CPU %6.3f s = %.2f µs per key; wall %v", round+1, w.name, cpu.Seconds(), float64(cpu.Microseconds())/float64(n), wall.Round(time.Millisecond))
+		}
+	}
+}

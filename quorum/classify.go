@@ -13,29 +13,45 @@ import (
 //   - partial: one value on fewer than a quorum, whose keys still expire by themselves;
 //   - orphaned: only keys of another type (a Redisson hash), keys without a TTL that
 //     no quorum holds, or a value whose validity is gone.
-func (m *Manager) classify(li *LockInfo) {
-	// The values and their PTTLs, per value: a slice, as there are few masters.
+func (m *Manager) classify(li *LockInfo) { m.classifyInto(li, nil, nil) }
+
+// classifyInto is classify, writing the owner into *owner when it is not nil
+// (a listing that reuses one), else into a new Owner, its strings taken from in
+// when they are there. It allocates nothing else for up to 16 masters.
+func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
+	// The values, per value: a slice on the stack, as there are few masters.
 	// Values read truncated (MasterView.Truncated) are told apart by their length too.
 	type group struct {
-		value string
-		size  int64
-		pttls []time.Duration
+		value   string
+		size    int64
+		votes   int
+		longest time.Duration
 	}
-	var counts []group
+	var gbuf [16]group
+	var ibuf [16]int
+	counts, of := gbuf[:0], ibuf[:0] // of[i]: the group of master i, -1 for none
 	wrongType := ""
 	for _, mv := range li.Masters {
+		g := -1
 		switch {
 		case !mv.Present:
 		case mv.Type == "string":
-			i := slices.IndexFunc(counts, func(g group) bool { return g.value == mv.Value && g.size == mv.Size })
-			if i < 0 {
-				counts = append(counts, group{value: mv.Value, size: mv.Size})
-				i = len(counts) - 1
+			for i := range counts {
+				if counts[i].value == mv.Value && counts[i].size == mv.Size {
+					g = i
+					break
+				}
 			}
-			counts[i].pttls = append(counts[i].pttls, mv.PTTL)
+			if g < 0 {
+				counts = append(counts, group{value: mv.Value, size: mv.Size})
+				g = len(counts) - 1
+			}
+			counts[g].votes++
+			counts[g].longest = max(counts[g].longest, ttlRank(mv.PTTL))
 		default:
 			wrongType = mv.Type
 		}
+		of = append(of, g)
 	}
 	if len(counts) == 0 {
 		li.State = StateOrphaned
@@ -50,18 +66,28 @@ func (m *Manager) classify(li *LockInfo) {
 	best := 0
 	for i, g := range counts[1:] {
 		b := counts[best]
-		if len(g.pttls) > len(b.pttls) ||
-			len(g.pttls) == len(b.pttls) && (longest(g.pttls) > longest(b.pttls) || longest(g.pttls) == longest(b.pttls) && g.value < b.value) {
+		if g.votes > b.votes || g.votes == b.votes && (g.longest > b.longest || g.longest == b.longest && g.value < b.value) {
 			best = i + 1
 		}
 	}
-	lead, pttls := counts[best].value, counts[best].pttls
+	var pbuf [16]time.Duration
+	pttls := pbuf[:0]
+	for i, g := range of {
+		if g == best {
+			pttls = append(pttls, li.Masters[i].PTTL)
+		}
+	}
+	lead := counts[best].value
 	li.Value, li.Votes = lead, len(pttls)
-	if v, err := ParseValue(lead); err == nil {
-		owner := v.Owner
-		li.Owner, li.Library = &owner, "redlock"
+	var o Owner
+	if err := parseValueOwnerIn(lead, &o, in); err == nil {
+		if owner == nil {
+			owner = new(Owner)
+		}
+		*owner = o
+		li.Owner, li.Library = owner, "redlock"
 	} else {
-		li.Library = Library(lead)
+		li.Owner, li.Library = nil, Library(lead)
 	}
 	// Sort descending, -1 (no TTL) first: it outlives every other.
 	slices.SortFunc(pttls, func(a, b time.Duration) int {
@@ -98,12 +124,4 @@ func ttlRank(d time.Duration) time.Duration {
 		return NoExpiry
 	}
 	return d
-}
-
-func longest(p []time.Duration) time.Duration {
-	var best time.Duration
-	for _, d := range p {
-		best = max(best, ttlRank(d))
-	}
-	return best
 }

@@ -160,10 +160,12 @@ type rawKey struct {
 }
 
 // Inspect lists the locks whose names match the glob match ("" or "*" for all;
-// Redis MATCH syntax) on every master: SCAN (never KEYS) under the key prefix, and
-// per batch of keys their PTTL, type and at most ValueReadCap bytes of their value,
-// in one script call that writes nothing. Side keys of this package (names ending
-// ":fence" or ":queue") are not listed; a fence counter is reported in the lock's
+// Redis MATCH syntax) on every master, in parallel: SCAN (never KEYS) under the
+// key prefix, and per batch of keys their PTTL, type and at most ValueReadCap
+// bytes of their value, read atomically and without writing anything (a
+// MULTI/EXEC of GETRANGE and PTTL on a connection of the listing's own,
+// list_resp.go). Keys longer than 1 MB are not listed. Side
+// keys of this package (names ending ":fence" or ":queue") are not listed; a fence counter is reported in the lock's
 // Fence. Per lock it merges the masters' views into a quorum state (see
 // LockState), the votes of the leading value, the remaining validity from the
 // quorum's view, the decoded owner and the guessed library.
@@ -184,7 +186,7 @@ func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
 // InspectStream reads the listing that Inspect returns and hands it out in two
 // parts: the listing without its Locks (the masters' answers, each one's Keys
 // counted) and the locks in name order, one at a time, built as they are
-// iterated. The *LockInfo the iterator yields (and its Masters) is reused by the
+// iterated. The *LockInfo the iterator yields (its Masters and Owner too) is reused by the
 // next iteration: copy what you keep. Iterating again yields the locks again.
 // The error is Inspect's.
 //
@@ -201,15 +203,9 @@ func (m *Manager) inspect(ctx context.Context, match string) (*Listing, *listRea
 		match = "*"
 	}
 	pattern := EscapeGlob(m.cfg.prefix) + match
-	return m.readListing(match, "inspect", func(n *node, buf *[]listRecord, put func([]listRecord)) error {
-		var cursor uint64
-		for {
-			next, err := m.readKeys(ctx, n, cursor, pattern, nil, buf, put)
-			if err != nil || next == 0 {
-				return err
-			}
-			cursor = next
-		}
+	return m.readListing(match, "inspect", func(n *node, _ *[]listRecord, put func([]listRecord)) error {
+		_, err := m.scanPass(ctx, n, 0, pattern, 0, put)
+		return err
 	})
 }
 
@@ -218,7 +214,7 @@ func (m *Manager) inspect(ctx context.Context, match string) (*Listing, *listRea
 // its locks; the error matches ErrUnavailable when fewer than a quorum answered.
 func (m *Manager) readListing(match, op string, read func(n *node, buf *[]listRecord, put func([]listRecord)) error) (*Listing, *listReader, error) {
 	lst := &Listing{Match: match, Quorum: m.quorum, Total: len(m.nodes), Masters: make([]MasterAnswer, len(m.nodes))}
-	st := newListStore(len(m.nodes))
+	st := newListStore(len(m.nodes), m.cfg.prefix)
 	var wg sync.WaitGroup
 	wg.Add(len(m.nodes))
 	for i, n := range m.nodes {
@@ -250,51 +246,55 @@ type listReader struct {
 
 // newListReader orders the lock names of st and counts each master's keys in lst.
 func (m *Manager) newListReader(st *listStore, lst *Listing) *listReader {
-	rd := &listReader{m: m, st: st, lst: lst}
-	for row, name := range st.names {
-		if strings.HasSuffix(name, fenceSuffix) {
+	rd := &listReader{m: m, st: st, lst: lst, order: make([]int32, 0, st.rows)}
+	for row := range int32(st.rows) {
+		if strings.HasSuffix(st.name(row), fenceSuffix) {
 			continue
 		}
 		present := false
-		for i, sl := range st.row(int32(row)) {
-			if sl.kind != kindAbsent && lst.Masters[i].Answered {
+		for i, sl := range st.row(row) {
+			if sl.kind() != kindAbsent && lst.Masters[i].Answered {
 				lst.Masters[i].Keys++
 				present = true
 			}
 		}
 		if present {
-			rd.order = append(rd.order, int32(row))
+			rd.order = append(rd.order, row)
 		}
 	}
-	slices.SortFunc(rd.order, func(a, b int32) int { return strings.Compare(st.names[a], st.names[b]) })
+	slices.SortFunc(rd.order, func(a, b int32) int { return strings.Compare(st.name(a), st.name(b)) })
 	return rd
 }
 
-// each yields the locks in name order, reusing one LockInfo.
+// each yields the locks in name order, reusing one LockInfo and its Owner.
 func (rd *listReader) each(yield func(*LockInfo) bool) {
 	m, st, lst := rd.m, rd.st, rd.lst
 	li := &LockInfo{}
+	owner := &Owner{}
+	var in interned
 	masters := make([]MasterView, 0, len(m.nodes))
 	answered := func(i int) bool { return lst.Masters[i].Answered }
 	var fkey []byte
 	for _, row := range rd.order {
-		name := st.names[row]
-		*li = LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt, Masters: masters[:0]}
+		name := st.name(row)
+		*li = LockInfo{Name: name, Key: st.key(row), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt, Masters: masters[:0]}
 		for i, sl := range st.row(row) {
 			mv := MasterView{Master: m.nodes[i].name}
 			switch {
 			case !answered(i):
 				mv.Err = lst.Masters[i].Err
-			case sl.kind != kindAbsent:
-				mv.Present, mv.Type, mv.PTTL = true, st.typeOf(sl.kind), pttlOf(sl.pttl)
-				mv.Value, mv.Size = st.values[sl.value], int64(sl.size)
+			case sl.kind() != kindAbsent:
+				mv.Present, mv.Type, mv.PTTL = true, st.typeOf(sl.kind()), pttlOf(st.pttl(row, i, sl))
+				if sl.kind() == kindString {
+					mv.Value, mv.Size = st.value(sl.value())
+				}
 				mv.Truncated = int64(len(mv.Value)) < mv.Size
 			}
 			li.Masters = append(li.Masters, mv)
 		}
 		fkey = append(append(fkey[:0], name...), fenceSuffix...)
 		li.Fence = st.fence(row, fkey, answered)
-		m.classify(li)
+		m.classifyInto(li, owner, &in)
 		if !yield(li) {
 			return
 		}
@@ -306,13 +306,22 @@ func (rd *listReader) collect(lst *Listing) {
 	lst.Locks = make([]LockInfo, 0, len(rd.order))
 	n := len(rd.m.nodes)
 	var views []MasterView // one allocation for the masters of many locks
+	var owners []Owner     // and for their owners
 	for li := range rd.each {
+		left := min(len(rd.order)-len(lst.Locks), 1024)
 		if len(views)+n > cap(views) {
-			views = make([]MasterView, 0, n*min(len(rd.order)-len(lst.Locks), 1024))
+			views = make([]MasterView, 0, n*left)
 		}
 		views = append(views, li.Masters...)
 		c := *li
 		c.Masters = views[len(views)-n : len(views) : len(views)]
+		if li.Owner != nil {
+			if len(owners) == cap(owners) {
+				owners = make([]Owner, 0, left)
+			}
+			owners = append(owners, *li.Owner)
+			c.Owner = &owners[len(owners)-1]
+		}
 		lst.Locks = append(lst.Locks, c)
 	}
 }

@@ -1,7 +1,10 @@
 package quorum
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -88,8 +91,10 @@ func TestListingsReadHostileValuesCapped(t *testing.T) {
 	}
 }
 
-// Every key shape a master can hold reads back as it was written: strings of any
-// bytes, empty strings, keys without a TTL, other types, fence counters, and a
+// Every key shape a master can hold reads back as it was written, through the
+// listing script and through the SCAN pass (MULTI/EXEC of GETRANGE and PTTL,
+// the script for what needs more): strings of any bytes, empty strings, keys
+// without a TTL, other types, values at and past the cap, fence counters, and a
 // fair queue, which is skipped.
 func TestListReadScriptKeyShapes(t *testing.T) {
 	ctx := context.Background()
@@ -101,33 +106,53 @@ func TestListReadScriptKeyShapes(t *testing.T) {
 	require.NoError(t, cl.HSet(ctx, "lock:hash", "f", "1").Err())
 	require.NoError(t, cl.Set(ctx, "lock:empty:fence", "41", 0).Err())
 	require.NoError(t, cl.RPush(ctx, "lock:empty:queue", "w").Err())
-	var got []listRecord
-	var buf []listRecord
-	var cursor uint64
-	for {
-		next, err := m.readKeys(ctx, m.nodes[0], cursor, "lock:*", nil, &buf, func(recs []listRecord) {
-			for _, r := range recs {
-				r.name, r.value = strings.Clone(r.name), strings.Clone(r.value)
-				got = append(got, r)
+	atCap := strings.Repeat("c", ValueReadCap)
+	require.NoError(t, cl.Set(ctx, "lock:atcap", atCap, 0).Err())
+	require.NoError(t, cl.Set(ctx, "lock:long", atCap+"more", 0).Err())
+	require.NoError(t, cl.Set(ctx, "lock:"+strings.Repeat("k", listKeyCap+1), "v", 0).Err())
+	readers := map[string]func(put func([]listRecord)){
+		"script": func(put func([]listRecord)) {
+			var buf []listRecord
+			var cursor uint64
+			for {
+				next, err := m.readKeys(ctx, m.nodes[0], cursor, "lock:*", nil, &buf, put)
+				require.NoError(t, err)
+				if next == 0 {
+					break
+				}
+				cursor = next
 			}
+		},
+		"scan": func(put func([]listRecord)) {
+			next, err := m.scanPass(ctx, m.nodes[0], 0, "lock:*", 0, put)
+			require.NoError(t, err)
+			require.Zero(t, next)
+		},
+	}
+	for name, read := range readers {
+		t.Run(name, func(t *testing.T) {
+			byName := map[string]listRecord{}
+			read(func(recs []listRecord) {
+				for _, r := range recs {
+					r.name, r.value = strings.Clone(r.name), strings.Clone(r.value)
+					byName[r.name] = r
+				}
+			})
+			if name == "scan" {
+				assert.Len(t, byName, 6, "the queue and the key past listKeyCap are skipped: %v", byName)
+			} else {
+				delete(byName, strings.Repeat("k", listKeyCap+1))
+			}
+			assert.Equal(t, odd, byName[odd].value)
+			assert.Equal(t, int64(len(odd)), byName[odd].size)
+			assert.InDelta(t, 60_000, byName[odd].pttl, 5_000)
+			assert.Equal(t, listRecord{name: "empty", typ: "string", pttl: -1}, byName["empty"])
+			assert.Equal(t, listRecord{name: "hash", typ: "hash", pttl: -1}, byName["hash"])
+			assert.Equal(t, "41", byName["empty:fence"].value)
+			assert.Equal(t, listRecord{name: "atcap", typ: "string", value: atCap, size: ValueReadCap, pttl: -1}, byName["atcap"])
+			assert.Equal(t, listRecord{name: "long", typ: "string", value: atCap, size: ValueReadCap + 4, pttl: -1}, byName["long"])
 		})
-		require.NoError(t, err)
-		if next == 0 {
-			break
-		}
-		cursor = next
 	}
-	byName := map[string]listRecord{}
-	for _, r := range got {
-		byName[r.name] = r
-	}
-	assert.Len(t, byName, 4, "the queue is skipped: %v", byName)
-	assert.Equal(t, odd, byName[odd].value)
-	assert.Equal(t, int64(len(odd)), byName[odd].size)
-	assert.InDelta(t, 60_000, byName[odd].pttl, 5_000)
-	assert.Equal(t, listRecord{name: "empty", typ: "string", pttl: -1}, byName["empty"])
-	assert.Equal(t, listRecord{name: "hash", typ: "hash", pttl: -1}, byName["hash"])
-	assert.Equal(t, "41", byName["empty:fence"].value)
 }
 
 // encodeRecords writes records as list_read.lua does, their keys under prefix.
@@ -208,4 +233,85 @@ func TestRedactedValueIsRedact(t *testing.T) {
 // An edit to the listing script must be deliberate: update the pin with it.
 func TestListReadScriptSHA1IsPinned(t *testing.T) {
 	assert.Equal(t, "acc6415a782e8edfb7aba016dc1192ff784d2b3f", listReadScript.Hash())
+}
+
+// The owner decoder takes what Value.String writes without json.Unmarshal, and
+// gives json.Unmarshal's result for whatever it takes; the rest goes to
+// json.Unmarshal.
+func FuzzOwnerDecoder(f *testing.F) {
+	for _, o := range []Owner{
+		{},
+		{Host: "h", PID: 1, Label: "nightly <report> & co", At: time.UnixMilli(1732500000000), TTL: time.Minute, Kind: "sem", Count: 3},
+		{Host: "é\u2028\x01", Label: "\"quoted\"\\", PID: -5},
+	} {
+		v := Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
+		_, enc, _ := strings.Cut(strings.TrimPrefix(v.String(), "rl1."), ".")
+		raw, err := b64.DecodeString(enc)
+		require.NoError(f, err)
+		f.Add(raw)
+	}
+	for _, s := range []string{`null`, `{}`, `{"h":"a","h":"b"}`, `{"H":"x"}`, `{"p":01}`, `{"p":1.0}`, `{"p":1e2}`, `{"p":-0}`,
+		`{"t":9999999999999999999}`, `{"x":[1,{"y":2}],"o":"z"}`, `{ "h" : "a" }`, `{"h":"a",}`, `{"h":"\u00e9"}`, "{\"h\":\"\xff\"}",
+		`{"n":123456789012345678}`, `{"p":"1"}`, `{"h":1}`, `{"k":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast, slow ownerWire
+		if !decodeOwnerFast(b, &fast, nil) {
+			return
+		}
+		require.NoError(t, json.Unmarshal(b, &slow), "taken by the fast decoder: %q", b)
+		require.Equal(t, slow, fast, "%q", b)
+	})
+}
+
+func TestOwnerDecoderTakesWhatValuesHold(t *testing.T) {
+	o := Owner{Host: "host-1", PID: 42, Label: "nightly", At: time.UnixMilli(1732500000000), TTL: 30 * time.Second, Kind: "multi", Count: 2}
+	v := Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
+	_, enc, _ := strings.Cut(strings.TrimPrefix(v.String(), "rl1."), ".")
+	raw, err := b64.DecodeString(enc)
+	require.NoError(t, err)
+	var w ownerWire
+	require.True(t, decodeOwnerFast(raw, &w, nil), "%s", raw)
+	got, err := ParseValue(v.String())
+	require.NoError(t, err)
+	assert.Equal(t, v.Token, got.Token)
+	assert.Equal(t, o, got.Owner)
+	var into Owner
+	s := v.String()
+	assert.Equal(t, 3.0, testing.AllocsPerRun(100, func() { _ = parseValueOwner(s, &into) }), "the host, the label and the kind, nothing else")
+}
+
+// Whatever a master (or something posing as one) sends, the listing's reader
+// returns records or an error, and never panics or keeps more than the cap.
+func FuzzListReplies(f *testing.F) {
+	f.Add([]byte("*2\r\n$1\r\n0\r\n*2\r\n$6\r\nlock:a\r\n$12\r\nlock:a:queue\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n$3\r\nabc\r\n:1000\r\n"))
+	f.Add([]byte("*2\r\n$1\r\n7\r\n*1\r\n$-1\r\n"), []byte("+OK\r\n-ERR no\r\n"))
+	f.Add([]byte("*2\r\n$1\r\n0\r\n*1\r\n$6\r\nlock:b\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-WRONGTYPE x\r\n:-1\r\n"))
+	f.Add([]byte("*2\r\n$1\r\n0\r\n*1\r\n$6\r\nlock:c\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n$600\r\nxx\r\n:-2\r\n"))
+	f.Fuzz(func(t *testing.T, scan, batch []byte) {
+		lc := &listConn{rd: bufio.NewReaderSize(bytes.NewReader(scan), 64)}
+		if _, err := lc.readSCAN(&lc.batch); err != nil {
+			return
+		}
+		b := &lc.batch
+		b.keys, b.next = b.next, b.keys
+		b.spans, b.nspans = b.nspans, b.spans
+		queued := 0
+		for _, s := range b.spans {
+			require.LessOrEqual(t, int(s.n), listKeyCap)
+			if !strings.HasSuffix(string(b.keys[s.off:s.off+s.n]), queueSuffix) {
+				queued++
+			}
+		}
+		lc.rd = bufio.NewReaderSize(bytes.NewReader(batch), 64)
+		if err := lc.readBatch(b, queued, "lock:"); err != nil {
+			return
+		}
+		for _, r := range b.records {
+			require.LessOrEqual(t, len(r.value), ValueReadCap)
+			require.Equal(t, int64(len(r.value)), r.size)
+			require.GreaterOrEqual(t, r.pttl, int64(-1))
+		}
+	})
 }

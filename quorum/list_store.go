@@ -1,9 +1,9 @@
 package quorum
 
 import (
+	"hash/maphash"
 	"math"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -14,22 +14,71 @@ import (
 type listStore struct {
 	mu     sync.Mutex
 	n      int // masters
-	index  map[string]int32
-	names  []string
-	slots  [][]listSlot // chunks of storeChunk rows, n slots each (no copy as they grow)
-	values []string     // the distinct values of each row; values[0] is ""
-	types  []string     // the types of keys other than strings, by kind-2
+	prefix string
+	seed   maphash.Seed
+	index  []int32 // open addressing by name: row+1, 0 when free; at most 3/4 full
+	rows   int
+	keys   [][]string   // chunks of storeChunk keys, the names under the prefix (no copy as they grow)
+	slots  [][]listSlot // chunks of storeChunk rows, n slots each
+	values [][]string   // chunks of storeChunk of the distinct values of each row; value 0 is ""
+	nvals  int
+	sizes  map[int32]int64 // the full length of the truncated values, by value
+	pttls  map[int64]int64 // the PTTLs past an int32 of ms (24 days), by row*n+master
+	types  []string        // the types of keys other than strings, by kind-2
+	arena  []byte          // the bytes of the keys and values, in chunks that never move
 }
 
 // storeChunk is how many rows one chunk of a listStore's slots holds.
 const storeChunk = 1024
 
-// listSlot is one master's key of one name.
+// listSlot is one master's key of one name: 8 bytes.
 type listSlot struct {
-	pttl  int64 // ms; -1: no TTL
-	value int32 // the string value (at most ValueReadCap bytes): values[value]
-	size  int32 // the full length of a string value (Redis caps strings at 512 MB)
-	kind  uint8 // 0: absent; 1: string; k >= 2: types[k-2]
+	pttl int32 // ms; -1: no TTL; bigPTTL: in pttls
+	// ref is 0 when the key is absent; v+1 for a string whose value (at most
+	// ValueReadCap bytes) is value(v); -(k-1) for a key of kind k >= 2.
+	ref int32
+}
+
+// kind returns the slot's kind: 0: absent; 1: string; k >= 2: types[k-2].
+func (sl listSlot) kind() uint8 {
+	switch {
+	case sl.ref == 0:
+		return kindAbsent
+	case sl.ref > 0:
+		return kindString
+	}
+	return uint8(-sl.ref) + 1
+}
+
+// value returns the index of a string slot's value.
+func (sl listSlot) value() int32 { return sl.ref - 1 }
+
+// bigPTTL marks a PTTL kept in listStore.pttls.
+const bigPTTL = math.MinInt32
+
+// arenaChunk is the size of a chunk of a listStore's arena.
+const arenaChunk = 64 << 10
+
+// clone returns a copy of a+b, in the arena unless it is long.
+func (s *listStore) clone(a, b string) string {
+	n := len(a) + len(b)
+	if n > arenaChunk/8 {
+		return a + b
+	}
+	if len(s.arena)+n > cap(s.arena) {
+		s.arena = make([]byte, 0, arenaChunk)
+	}
+	start := len(s.arena)
+	s.arena = append(append(s.arena, a...), b...)
+	return bstr(s.arena[start:])
+}
+
+// pttl returns the PTTL of the slot of master i in row (ms; -1: no TTL).
+func (s *listStore) pttl(row int32, i int, sl listSlot) int64 {
+	if sl.pttl == bigPTTL {
+		return s.pttls[int64(row)*int64(s.n)+int64(i)]
+	}
+	return int64(sl.pttl)
 }
 
 const (
@@ -37,8 +86,42 @@ const (
 	kindString
 )
 
-func newListStore(masters int) *listStore {
-	return &listStore{n: masters, index: map[string]int32{}, values: []string{""}}
+func newListStore(masters int, prefix string) *listStore {
+	s := &listStore{n: masters, prefix: prefix, seed: maphash.MakeSeed(), index: make([]int32, 1024)}
+	s.addValue("", 0)
+	return s
+}
+
+// name returns the name of a row.
+func (s *listStore) name(row int32) string { return s.key(row)[len(s.prefix):] }
+
+// key returns the key of a row.
+func (s *listStore) key(row int32) string { return s.keys[row/storeChunk][row%storeChunk] }
+
+// value returns a value and its full length.
+func (s *listStore) value(i int32) (string, int64) {
+	v := s.values[i/storeChunk][i%storeChunk]
+	if size, ok := s.sizes[i]; ok {
+		return v, size
+	}
+	return v, int64(len(v))
+}
+
+// addValue adds a value (at most ValueReadCap bytes of one of size bytes).
+func (s *listStore) addValue(v string, size int64) int32 {
+	i := int32(s.nvals)
+	if s.nvals%storeChunk == 0 {
+		s.values = append(s.values, make([]string, storeChunk))
+	}
+	s.values[i/storeChunk][i%storeChunk] = v
+	s.nvals++
+	if size != int64(len(v)) {
+		if s.sizes == nil {
+			s.sizes = map[int32]int64{}
+		}
+		s.sizes[i] = size
+	}
+	return i
 }
 
 // put records what master reported; names and values are copied, values shared
@@ -47,22 +130,61 @@ func (s *listStore) put(master int, recs []listRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range recs {
-		row, ok := s.index[r.name]
+		at, row, ok := s.find(r.name)
 		if !ok {
-			name := strings.Clone(r.name)
-			row = int32(len(s.names))
-			s.index[name] = row
-			s.names = append(s.names, name)
-			if int(row)%storeChunk == 0 {
+			row = int32(s.rows)
+			s.index[at] = row + 1
+			if s.rows%storeChunk == 0 {
 				s.slots = append(s.slots, make([]listSlot, storeChunk*s.n))
+				s.keys = append(s.keys, make([]string, storeChunk))
+			}
+			s.keys[row/storeChunk][row%storeChunk] = s.clone(s.prefix, r.name)
+			s.rows++
+			if 4*s.rows > 3*len(s.index) {
+				s.grow()
 			}
 		}
 		slots := s.row(row)
-		sl := listSlot{size: int32(min(r.size, math.MaxInt32)), pttl: r.pttl, kind: s.kind(r.typ)}
-		if sl.kind == kindString {
-			sl.value = s.sharedValue(slots, r.value, sl.size)
+		sl := listSlot{pttl: int32(r.pttl)}
+		if r.pttl < -1 || r.pttl >= math.MaxInt32 {
+			sl.pttl = bigPTTL
+			if s.pttls == nil {
+				s.pttls = map[int64]int64{}
+			}
+			s.pttls[int64(row)*int64(s.n)+int64(master)] = r.pttl
+		}
+		if k := s.kind(r.typ); k == kindString {
+			sl.ref = s.sharedValue(slots, r.value, r.size) + 1
+		} else {
+			sl.ref = -int32(k - 1)
 		}
 		slots[master] = sl
+	}
+}
+
+// valueOnly returns a value.
+func (s *listStore) valueOnly(i int32) string { return s.values[i/storeChunk][i%storeChunk] }
+
+// find returns the row of name, or where in the index it goes.
+func (s *listStore) find(name string) (at int, row int32, ok bool) {
+	mask := len(s.index) - 1
+	for i := int(maphash.String(s.seed, name)) & mask; ; i = (i + 1) & mask {
+		r := s.index[i]
+		if r == 0 {
+			return i, 0, false
+		}
+		if s.name(r-1) == name {
+			return i, r - 1, true
+		}
+	}
+}
+
+// grow doubles the index.
+func (s *listStore) grow() {
+	s.index = make([]int32, 2*len(s.index))
+	for row := range int32(s.rows) {
+		at, _, _ := s.find(s.name(row))
+		s.index[at] = row + 1
 	}
 }
 
@@ -99,33 +221,34 @@ func (s *listStore) typeOf(kind uint8) string {
 
 // sharedValue returns the index of v in values: the equal value another master
 // of the row already holds, or a copy of v of its own.
-func (s *listStore) sharedValue(slots []listSlot, v string, size int32) int32 {
+func (s *listStore) sharedValue(slots []listSlot, v string, size int64) int32 {
 	for _, o := range slots {
-		if o.kind == kindString && o.size == size && s.values[o.value] == v {
-			return o.value
+		if o.kind() == kindString {
+			if ov, osize := s.value(o.value()); osize == size && ov == v {
+				return o.value()
+			}
 		}
 	}
 	if v == "" {
 		return 0
 	}
-	s.values = append(s.values, strings.Clone(v))
-	return int32(len(s.values) - 1)
+	return s.addValue(s.clone(v, ""), size)
 }
 
 // fence returns the highest fence counter of the row's name on the masters
 // where the lock key is present (0 when none).
 func (s *listStore) fence(row int32, fkey []byte, answered func(i int) bool) int64 {
-	frow, ok := s.index[string(fkey)]
+	_, frow, ok := s.find(bstr(fkey))
 	if !ok {
 		return 0
 	}
 	var best int64
 	lock, f := s.row(row), s.row(frow)
 	for i := range f {
-		if lock[i].kind == kindAbsent || f[i].kind != kindString || !answered(i) {
+		if lock[i].kind() == kindAbsent || f[i].kind() != kindString || !answered(i) {
 			continue
 		}
-		if v, err := strconv.ParseInt(s.values[f[i].value], 10, 64); err == nil && v > best {
+		if v, err := strconv.ParseInt(s.valueOnly(f[i].value()), 10, 64); err == nil && v > best {
 			best = v
 		}
 	}

@@ -78,6 +78,8 @@ type node struct {
 	runID      string
 	quarUntil  time.Time // no vote before this time
 	connectErr error     // INFO refused while the quarantine needs it
+
+	list listConns // list_resp.go
 }
 
 // New returns a Manager over nodes. It checks the options and the node list (not
@@ -245,6 +247,7 @@ func (m *Manager) Close() error {
 	_ = m.tr.Close()
 	var errs []error
 	for _, n := range m.nodes {
+		n.closeList()
 		if err := n.client.Close(); err != nil {
 			errs = append(errs, &NodeError{Node: n.name, Op: "close", Err: err})
 		}

@@ -15,7 +15,7 @@ import (
 // Scanner lists the locks incrementally, for key spaces too large to read in one
 // go (a console over 100,000 locks): each Step reads one SCAN batch from every
 // master (SCAN COUNT 1000 and each key's PTTL, type and at most ValueReadCap
-// bytes of its value, in one script call) and merges it
+// bytes of its value, read as Inspect reads them) and merges it
 // into what the Scanner remembers, so no single call takes long. Listing returns
 // the merged view at any time.
 //
@@ -44,7 +44,6 @@ type scanNode struct {
 	failedAt time.Time
 	size     int // the keys counted by DBSIZE when the pass began, or the last pass's size
 	latency  time.Duration
-	buf      []listRecord // reused by every step
 }
 
 // seenKey is a key as a master reported it, and when.
@@ -151,7 +150,7 @@ func (s *Scanner) step(ctx context.Context, i int, st *scanNode) error {
 	if st.cur == nil {
 		st.cur = make(map[string]seenKey, st.size)
 	}
-	next, err := s.m.readKeys(ctx, n, st.cursor, s.pattern, nil, &st.buf, func(recs []listRecord) {
+	next, err := s.m.scanPass(ctx, n, st.cursor, s.pattern, 1, func(recs []listRecord) {
 		for _, r := range recs {
 			st.cur[strings.Clone(r.name)] = seenKey{rawKey: rawKey{typ: r.typ, value: strings.Clone(r.value), size: r.size, pttl: pttlOf(r.pttl)}, at: at}
 		}

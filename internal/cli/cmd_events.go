@@ -237,28 +237,26 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 	}
 }
 
-// pollEvents lists the locks every interval and prints the differences.
+// pollEvents lists the locks every interval and prints the differences. The
+// listing streams by: a poll keeps the held locks (events.Held) and the shared
+// holds, never the listing.
 func (s *lockSession) pollEvents(ctx context.Context, match string, interval, timeout time.Duration, print func(events.Event)) {
-	var prev *quorum.Listing
+	var prev *events.Held
 	var prevPrims []quorum.Primitive
 	var prevAt time.Time
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		cur, err := s.m.Inspect(cctx, match)
-		var prims []quorum.Primitive
-		if cur != nil && err == nil {
-			prims, err = s.m.Primitives(cctx, cur)
-		}
+		cur, prims, err := s.pollHeld(cctx, match)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		if cur != nil && err == nil {
+		if err == nil {
 			now := time.Now()
 			if prev != nil {
-				for _, ev := range events.Diff(prev, cur, now) {
+				for _, ev := range prev.Diff(cur, now) {
 					print(ev)
 				}
 				for _, ev := range sharedEvents(prevPrims, prims, prevAt, now) {
@@ -273,4 +271,27 @@ func (s *lockSession) pollEvents(ctx context.Context, match string, interval, ti
 		case <-tick.C:
 		}
 	}
+}
+
+// pollHeld lists the locks matching match as they stream by: the held ones, and
+// the shared holds (from the keys of primitives, kept aside: few).
+func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held, []quorum.Primitive, error) {
+	head, locks, err := s.m.InspectStream(ctx, match)
+	if err != nil {
+		return nil, nil, err
+	}
+	held := &events.Held{}
+	var kept []quorum.LockInfo
+	for li := range locks {
+		held.Add(li)
+		if isPrimitiveKey(li) {
+			kept = append(kept, copyLockInfo(li))
+		}
+	}
+	if len(kept) == 0 {
+		return held, nil, nil
+	}
+	prims, err := s.m.Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
+		Total: head.Total, Masters: head.Masters, Locks: kept})
+	return held, prims, err
 }

@@ -116,17 +116,19 @@ func buildInfo() prometheus.Collector {
 	return g
 }
 
-// clusterPoll is one observation of the cluster.
+// clusterPoll is one observation of the cluster: the masters' health and what
+// the listing adds up to (lockMetrics), not the listing itself.
 type clusterPoll struct {
 	at       time.Time
 	took     time.Duration
 	nodes    []topology.NodeHealth
-	listing  *quorum.Listing
-	prims    []quorum.Primitive
+	locks    *lockMetrics
 	inspectE error
 }
 
-// poll probes the masters and lists the locks concurrently.
+// poll probes the masters and lists the locks concurrently. The listing is
+// streamed into the lock gauges (exporter_metrics.go): a poll holds the
+// listing's compact table while it runs and keeps only the gauges.
 func (s *lockSession) poll(ctx context.Context, prober *health.Prober, timeout time.Duration) clusterPoll {
 	t0 := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -134,12 +136,7 @@ func (s *lockSession) poll(ctx context.Context, prober *health.Prober, timeout t
 	var p clusterPoll
 	var wg sync.WaitGroup
 	wg.Go(func() { p.nodes = prober.Probe(cctx) })
-	p.listing, p.inspectE = s.m.Inspect(cctx, "*")
-	if p.listing != nil {
-		var err error
-		p.prims, err = s.m.Primitives(cctx, p.listing)
-		p.inspectE = errors.Join(p.inspectE, err)
-	}
+	p.locks, p.inspectE = s.lockMetrics(cctx, s.cluster)
 	wg.Wait()
 	p.at, p.took = time.Now(), time.Since(t0)
 	return p
@@ -222,97 +219,15 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descQuorum, float64(c.cluster.Quorum()))
 	gauge(descMasters, float64(len(c.cluster.Masters)))
 	gauge(descHealthy, float64(healthy))
-	states := map[quorum.LockState]float64{quorum.StateHeld: 0, quorum.StatePartial: 0, quorum.StateContested: 0, quorum.StateOrphaned: 0}
-	type agg struct {
-		n        float64
-		oldest   time.Duration
-		minValid time.Duration
-	}
-	policies := map[string]*agg{}
-	for _, pol := range c.cluster.Locks {
-		policies[pol.Match] = &agg{}
-	}
-	policies[metrics.DefaultPolicy] = &agg{}
-	kinds := map[quorum.PrimitiveKind]float64{quorum.KindLock: 0, quorum.KindMulti: 0, quorum.KindSemaphore: 0, quorum.KindShared: 0, quorum.KindLeader: 0}
-	permits, shared := map[string]float64{}, map[string]float64{}
-	for name := range policies {
-		permits[name], shared[name] = 0, 0
-	}
-	held := func(name string, owner *quorum.Owner, validity time.Duration) {
-		a := policies[policyLabel(c.cluster, name)]
-		a.n++
-		if owner != nil && !owner.At.IsZero() {
-			a.oldest = max(a.oldest, p.at.Sub(owner.At))
-		}
-		if a.n == 1 || validity < a.minValid {
-			a.minValid = validity
-		}
-	}
-	for i := range p.prims {
-		pr := &p.prims[i]
-		kinds[pr.Kind]++
-		if st := quorum.LockState(c.primitiveState(pr)); st != "free" {
-			states[st]++
-		}
-		switch pr.Kind {
-		case quorum.KindSemaphore:
-			permits[policyLabel(c.cluster, pr.Name)] += float64(pr.Held)
-			for _, li := range pr.Locks {
-				if li.State == quorum.StateHeld {
-					held(pr.Name, li.Owner, li.Validity)
-				}
-			}
-		case quorum.KindShared:
-			shared[policyLabel(c.cluster, pr.Name)] += float64(pr.Held)
-			for _, h := range pr.Holders {
-				if h.Validity > 0 {
-					held(pr.Name, h.Owner, h.Validity)
-				}
-			}
-		case quorum.KindLeader:
-			if l := pr.Leader; l != nil {
-				gauge(descElectionTerm, float64(l.Term), pr.Name)
-				held(pr.Name, l.Owner, l.Validity)
-			}
-			gauge(descElectionLead, b2f(pr.Leader != nil), pr.Name)
-		default: // a lock, each name of a multi-name hold
-			for _, li := range pr.Locks {
-				if li.State == quorum.StateHeld {
-					held(li.Name, li.Owner, li.Validity)
-				}
-			}
-		}
-	}
-	for k, v := range kinds {
-		gauge(descPrimitives, v, string(k))
-	}
-	for name := range policies {
-		gauge(descPermitsHeld, permits[name], name)
-		gauge(descSharedHolders, shared[name], name)
-	}
-	for st, v := range states {
-		gauge(descLocks, v, string(st))
-	}
-	for name, a := range policies {
-		ttl := c.cluster.TTL
-		for _, pol := range c.cluster.Locks {
-			if pol.Match == name && pol.TTL > 0 {
-				ttl = pol.TTL
-			}
-		}
-		gauge(descPolicyTTL, ttl.Seconds(), name)
-		gauge(descPolicyLocks, a.n, name)
-		gauge(descOldest, a.oldest.Seconds(), name)
-		if a.n > 0 && a.minValid != quorum.NoExpiry {
-			gauge(descMinValidity, a.minValid.Seconds(), name)
-		}
+	if p.locks != nil {
+		p.locks.collect(gauge, c.cluster, p.at)
 	}
 	gauge(descPollDuration, p.took.Seconds())
 	gauge(descPollTime, float64(p.at.UnixNano())/1e9)
 }
 
 // primitiveState is the state a primitive counts under in redlock_locks.
-func (c *clusterCollector) primitiveState(p *quorum.Primitive) string {
+func primitiveState(p *quorum.Primitive) string {
 	switch p.Kind {
 	case quorum.KindSemaphore, quorum.KindShared:
 		return heldOr(p.Held)

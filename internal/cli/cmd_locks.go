@@ -40,7 +40,9 @@ Lists every lock under the cluster's key_prefix on every master (SCAN, never
 KEYS): its quorum state, votes k/N, remaining validity from the quorum's view,
 the owner (decoded from values written by redlock) or the library that wrote it
 (redsync, node-redlock, redlock.net/pottery, redisson), and per master the value
-(shortened: full values are secrets of their owners) and PTTL.
+(shortened: full values are secrets of their owners) and PTTL. A value is read
+at most 512 bytes: a longer one shows its length. Keys longer than 1 MB are not
+listed.
 
 Plain locks are listed first, as they are read (a listing of 100,000 locks is
 never held whole). The keys of the other primitives follow in a table of their

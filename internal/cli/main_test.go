@@ -52,5 +52,7 @@ func goleakOptions() []goleak.Option {
 		// os/signal's loop, started by the first signal.Notify (run, the console).
 		goleak.IgnoreTopFunction("os/signal.signal_recv"),
 		goleak.IgnoreTopFunction("os/signal.loop"),
+		// teatest's watch for an interrupt, which it never stops.
+		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
 	}
 }

@@ -215,14 +215,24 @@ func isPrimitiveKey(li *quorum.LockInfo) bool {
 	return true
 }
 
+// copyLockInfo returns a copy of li that shares nothing that a streamed
+// listing reuses (its Masters and Owner).
+func copyLockInfo(li *quorum.LockInfo) quorum.LockInfo {
+	c := *li
+	c.Masters = slices.Clone(li.Masters)
+	if li.Owner != nil {
+		o := *li.Owner
+		c.Owner = &o
+	}
+	return c
+}
+
 // keep reports whether li is a primitive's key, and keeps a copy of it then.
 func (p *primitiveKeys) keep(li *quorum.LockInfo) bool {
 	if p == nil || !isPrimitiveKey(li) {
 		return false
 	}
-	c := *li
-	c.Masters = slices.Clone(li.Masters)
-	p.keys = append(p.keys, c)
+	p.keys = append(p.keys, copyLockInfo(li))
 	return true
 }
 
