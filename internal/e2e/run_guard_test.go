@@ -169,8 +169,10 @@ func TestRunConflictExitCode(t *testing.T) {
 	assert.Contains(t, r.stderr, "-margin")
 }
 
-// A force-expire of a lock held under run reaches the child as SIGTERM within
-// 200ms (the wake-up channel), not at the next extension. The time counts from
+// A force-expire of a lock held under run reaches the child as SIGTERM through the
+// wake-up channel, not at the next extension (a third of the 10 s TTL, or later):
+// well under a second (typically 10-50 ms; the bound leaves room for a loaded
+// machine's scheduling and stays far below the extension). The time counts from
 // the last moment the test saw the lock on a majority, so the start-up of the
 // force-expire process itself (slow on a loaded machine) is not counted, and the
 // count is never shorter than the real one.
@@ -210,7 +212,7 @@ func TestRunForceExpireStopsTheChildPromptly(t *testing.T) {
 	require.NoError(t, err)
 	took := time.Unix(0, ns).Sub(before)
 	t.Logf("SIGTERM reached the child %v after the lock was last seen held", took)
-	assert.Less(t, took, 200*time.Millisecond)
+	assert.Less(t, took, time.Second)
 }
 
 // The guard itself killed: the command dies with it (parent-death signal, and run
