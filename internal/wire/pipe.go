@@ -5,26 +5,36 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 )
 
 // A pipe is one master's side of the wire fast path: a queue of commands waiting to
-// be written, at most one connection, and whoever holds the writer's role. At low
-// load the round that finds the pipe idle writes its own command; otherwise the
-// pipe's writer goroutine writes everything queued in one write, dialling first when
-// there is no connection. A reader goroutine per connection reads the replies.
+// be written, at most one connection, and whoever holds the pipe's driver role.
+//
+// One batch is in flight on a connection at a time: the commands that arrive
+// while a batch awaits its replies queue up, and leave together, in one write,
+// once the last reply of the batch is read. The deeper the load, the deeper the
+// batches (and the fewer system calls and wake-ups, here and at the master), with
+// no timer and no wait at low load: a command that finds the pipe idle is written
+// at once.
+//
+// The driver writes the queue and reads the replies. At low load it is the round
+// that found the pipe idle: it writes its own command and reads its own reply (no
+// hand-off between goroutines, as in the floor). Otherwise it is the pipe's pump
+// goroutine, which reads a batch's replies, writes the next batch, and ends when
+// nothing is queued or in flight, dialling first when there is no connection.
 //
 // The lock (mu) is never held across network I/O: writes, reads and dials happen
-// outside it. Setting a connection's read deadline (a timer, no I/O) happens under
-// it, so that the deadline always follows the oldest command in flight.
+// outside it.
 
 // fresh is how recently a connection must have been written to for the idle
 // check to be skipped (it costs a system call).
 const fresh = 10 * time.Millisecond
 
 // errNotSent is the result of a command still queued at its deadline (the master's
-// connection was being dialled, or its writes were stalled).
+// connection was being dialled, or its batch in flight was not answered).
 var errNotSent = fmt.Errorf("not sent within the node timeout: %w", ErrNoReply)
 
 type pipe struct {
@@ -35,13 +45,14 @@ type pipe struct {
 	queue   []*req    // waiting to be written, in order
 	spare   []*req    // the queue's other buffer
 	conn    *pipeConn // nil: dial before the next write
-	writing bool      // someone is responsible for writing the queue out
-	closed  bool
-	started bool // the writer goroutine runs
+	driving bool      // someone holds the driver role; when false, nothing is queued or in flight
+	// depth is how many commands the last batch carried: above 1, the pipe is
+	// contended, and a command that finds it idle is left to the pump, which
+	// gathers the others arriving with it, rather than written alone.
+	depth  int
+	closed bool
 
-	wbuf []byte        // the write buffer; used by the writer's role only
-	kick chan struct{} // hands the writer's role to the goroutine
-	stop chan struct{} // closed by close
+	wbuf []byte // the write buffer; used by the driver only
 	wg   sync.WaitGroup
 }
 
@@ -50,29 +61,25 @@ type pipe struct {
 type pipeConn struct {
 	wc       *wireConn
 	inflight reqRing
-	// reading: someone holds the reader's role (a reader goroutine, or a round
-	// reading its own reply); true exactly while commands are in flight.
-	reading bool
-	// reserved: a round holds the reader's role but is not reading yet (it reads
-	// its masters one after the other). A command written behind its own takes the
-	// role over for a reader goroutine, so that the round, waiting on another
-	// master, never holds up other rounds' replies.
+	// reserved: a round holds the driver role but is not reading yet (it reads its
+	// masters one after the other). A command queued behind its own hands the role
+	// to the pump goroutine, so that the round, waiting on another master, never
+	// holds up other rounds' commands.
 	reserved bool
-	lastSent time.Time // the last write; the writer's role only
+	lastSent time.Time // the last write; the driver only
 	dead     bool
 	direct   bool   // a TCP or Unix socket (under TLS or not): an idle write never blocks
-	peeker          // the idle check (wire_unix.go); the writer's role only
+	peeker          // the idle check (peek_unix.go); the driver only
 	rpeek    peeker // the reader's look at a socket before it calls a master hung
 }
 
 func newPipe(ps *Pipes, i int) *pipe {
-	return &pipe{ps: ps, i: i, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	return &pipe{ps: ps, i: i}
 }
 
 // submit queues r. When the pipe is idle and connected the caller writes r at
-// once and gets the connection back: it then holds the reader's role for it and
-// must call readOwn. Otherwise whoever holds the writer's role writes r, and a
-// reader goroutine reads its reply.
+// once and gets the connection back: it then holds the driver role and must call
+// readOwn. Otherwise the driver writes r with the next batch.
 func (p *pipe) submit(r *req) *pipeConn {
 	p.mu.Lock()
 	if p.closed {
@@ -81,74 +88,116 @@ func (p *pipe) submit(r *req) *pipeConn {
 		return nil
 	}
 	p.queue = append(p.queue, r)
-	if p.writing {
+	if p.driving {
+		if pc := p.conn; pc != nil && pc.reserved {
+			pc.reserved = false // taken over: the round will find it so (readOwn)
+			p.startPump()
+		}
 		p.mu.Unlock()
 		return nil
 	}
-	p.writing = true
-	var own *pipeConn
-	if pc := p.conn; pc != nil && pc.direct && pc.inflight.len() == 0 && len(p.queue) == 1 {
-		// Idle: nothing in flight that a stalled write could be waiting behind.
-		// Only on a socket: a custom Dialer's connection may block a write until
-		// its peer reads (net.Pipe, a flow-controlled tunnel), and the round would
-		// be stuck in it, with no reader to find the peer hung.
-		if p.writeBatch(pc, r) {
-			own = pc
-		}
-		if len(p.queue) == 0 {
-			p.writing = false
-			p.mu.Unlock()
-			return own
-		}
+	p.driving = true
+	// Idle: nothing in flight that a stalled write could be waiting behind. Only on
+	// a socket: a custom Dialer's connection may block a write until its peer
+	// reads (net.Pipe, a flow-controlled tunnel), and the round would be stuck in
+	// it, with no reader to find the peer hung.
+	if pc := p.conn; pc != nil && pc.direct && p.depth <= 1 && p.writeBatch(pc, r) {
+		p.mu.Unlock()
+		return pc
 	}
-	p.handOff()
-	return own
+	p.handOn()
+	p.mu.Unlock()
+	return nil
 }
 
-// handOff gives the writer's role to the writer goroutine. Called with mu held
-// and writing set; it releases mu.
-func (p *pipe) handOff() {
+// handOn is called by the driver with mu held when it stops driving: the role
+// passes to the pump goroutine when something is queued or in flight, and ends
+// otherwise.
+func (p *pipe) handOn() {
+	switch {
+	case p.closed:
+		p.failQueued(ErrClosed) // what is in flight failed with the connection
+		p.driving = false
+	case len(p.queue) > 0 || p.conn != nil && p.conn.inflight.len() > 0:
+		p.startPump()
+	default:
+		p.driving = false
+	}
+}
+
+// startPump starts the pump goroutine, which takes the driver role over. Called
+// with mu held.
+func (p *pipe) startPump() {
 	if p.closed {
-		p.failQueued(ErrClosed)
-		p.writing = false
-		p.mu.Unlock()
+		p.failQueued(ErrClosed) // Close kills the connection, which fails what is in flight
+		p.driving = false
 		return
 	}
-	if !p.started {
-		p.started = true
-		p.wg.Add(1)
-		go p.writer()
-	}
-	p.mu.Unlock()
-	select {
-	case p.kick <- struct{}{}:
-	default: // a kick is pending: the goroutine will look at the queue
+	p.wg.Add(1)
+	go p.pump()
+}
+
+// pump is the pipe's driver goroutine: it reads the replies of the batch in
+// flight, then writes what was queued meanwhile as the next batch, dialling first
+// when there is no connection, until nothing is queued or in flight.
+func (p *pipe) pump() {
+	defer p.wg.Done()
+	waited := false // gathered once since the last write
+	p.mu.Lock()
+	for {
+		pc := p.conn
+		switch {
+		case p.closed:
+			p.failQueued(ErrClosed)
+			p.driving = false
+			p.mu.Unlock()
+			return
+		case pc != nil && pc.inflight.len() > 0:
+			p.mu.Unlock()
+			p.readBatch(pc)
+			p.mu.Lock()
+		case len(p.queue) == 0:
+			if p.depth > 1 && !waited {
+				// Contended: the rounds just answered may be about to send more.
+				waited = true
+				p.gather()
+				continue
+			}
+			p.driving = false
+			p.mu.Unlock()
+			return
+		case pc == nil:
+			p.connect()
+		default:
+			p.gather()
+			if p.conn == pc {
+				p.writeBatch(pc, nil)
+				waited = false
+			}
+		}
 	}
 }
 
-// writer is the pipe's writer goroutine: when kicked, it writes out the queue,
-// dialling first when there is no connection, until the queue is empty.
-func (p *pipe) writer() {
-	defer p.wg.Done()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-p.kick:
+// gatherYields bounds how many times gather yields for one batch.
+const gatherYields = 16
+
+// gather lets the batch grow while commands are still arriving: it yields the
+// processor (the rounds that the last batch's replies woke submit their next
+// commands) and looks at the queue again, until a yield brings nothing new. At low
+// load it costs one yield, and never a sleep. Called by the pump with mu held;
+// it releases mu while it yields.
+func (p *pipe) gather() {
+	for range gatherYields {
+		n := len(p.queue)
+		if n >= p.depth && n > 0 {
+			return // as many as the last batch: the wave has landed
 		}
-		p.mu.Lock()
-		for p.writing && len(p.queue) > 0 {
-			switch {
-			case p.closed:
-				p.failQueued(ErrClosed)
-			case p.conn == nil:
-				p.connect()
-			default:
-				p.writeBatch(p.conn, nil)
-			}
-		}
-		p.writing = false
 		p.mu.Unlock()
+		runtime.Gosched()
+		p.mu.Lock()
+		if len(p.queue) == n || p.closed {
+			return
+		}
 	}
 }
 
@@ -168,8 +217,7 @@ func (p *pipe) connect() {
 			_ = wc.c.Close()
 		}
 		if p.closed {
-			err = ErrClosed // the dial may have failed because Close ended it
-			p.failQueued(err)
+			p.failQueued(ErrClosed) // the dial may have failed because Close ended it
 			return
 		}
 		// Commands of rounds that started after this dial get a dial of their own:
@@ -180,7 +228,7 @@ func (p *pipe) connect() {
 	pc := &pipeConn{wc: wc, lastSent: time.Now(), direct: directConn(wc.c)}
 	pc.peeker.init(wc.c)
 	pc.rpeek.init(wc.c)
-	p.conn = pc // read from once commands are in flight (writeBatch)
+	p.conn = pc
 }
 
 // failQueuedBefore fails the queued commands of rounds that started before t with
@@ -215,15 +263,14 @@ func (p *pipe) fail(r *req, err error) {
 	}
 }
 
-// writeBatch writes every queued command to pc in one write. Called with mu held
-// and the writer's role; it releases mu during the write (and the idle check) and
-// holds it again on return; when pc turned out dead, the queue is left as it was.
-// A command abandoned before it is written is dropped; one whose deadline passed
-// fails unsent. When the batch was self alone and nobody reads pc, the caller
-// gets the reader's role (true); otherwise a reader goroutine is started when
-// none runs.
-func (p *pipe) writeBatch(pc *pipeConn, self *req) (readOwn bool) {
-	if pc.inflight.len() == 0 && time.Since(pc.lastSent) >= fresh {
+// writeBatch writes every queued command to pc, which has nothing in flight, in
+// one write; self, when set, is the only one queued (submit). Called by the driver with mu held; it releases mu during the write
+// (and the idle check) and holds it again on return; when pc turned out dead, the
+// queue is left as it was. A command abandoned before it is written is dropped;
+// one whose deadline passed fails unsent. When the batch was self alone, the
+// caller keeps the driver role, reserved, to read its own reply (true).
+func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
+	if time.Since(pc.lastSent) >= fresh {
 		// A connection idle for a while may have been closed by the master (a
 		// restart, its idle timeout, a reset): nobody reads an idle connection, so
 		// look first, and send the batch on a new connection rather than fail it.
@@ -235,7 +282,7 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (readOwn bool) {
 		p.mu.Lock()
 	}
 	if pc.dead || p.closed {
-		return false // the queue is left to the writer's loop
+		return false // the queue is left to the driver
 	}
 	batch := p.queue
 	p.queue = p.spare[:0]
@@ -251,38 +298,44 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (readOwn bool) {
 		}
 		r.sent = now
 		r.nxget = r.rnd.nxget && pc.wc.setGet && !r.eval
-		pc.lastSent = now
 		pc.inflight.push(r)
-		buf = r.rnd.appendTo(buf, r.eval, pc.wc.setGet)
+		if r != self {
+			buf = r.rnd.appendTo(buf, r.eval, pc.wc.setGet)
+		}
 	}
 	// r may be finished, and its round reused, once written: no r is looked at
 	// after this point.
 	clear(batch)
 	p.spare = batch[:0]
-	switch {
-	case len(buf) > 0 && !pc.reading:
-		pc.reading = true
-		if self != nil && pc.inflight.len() == 1 && pc.inflight.peek() == self {
-			readOwn, pc.reserved = true, true
-		} else {
-			p.startReader(pc)
-		}
-	case len(buf) > 0 && pc.reserved:
-		pc.reserved = false // taken over: the round will find it so (readOwn)
-		p.startReader(pc)
+	own = self != nil && pc.inflight.len() == 1 && pc.inflight.peek() == self
+	if own {
+		// The round writes its own command from its own buffer: the pump may take
+		// the role over, read the reply and write the next batch from wbuf before
+		// this Write returns.
+		buf = self.rnd.encoded(pc.wc.setGet)
+	} else {
+		p.wbuf = buf
 	}
+	if len(buf) == 0 {
+		return false
+	}
+	pc.lastSent = now
+	p.depth = pc.inflight.len()
+	pc.reserved = own
 	p.mu.Unlock()
-	if len(buf) > 0 {
-		// No write deadline: a write blocks only when the master stops reading,
-		// and then its replies stop too; the reader drops the connection after a
-		// node timeout, which ends the write.
-		if _, err := pc.wc.c.Write(buf); err != nil {
-			p.kill(pc, err)
-		}
+	// Nothing is in flight before this batch, so the master owes no reply that it
+	// could be blocked writing: the write blocks only when the master stops
+	// reading. It ends by the node timeout all the same (a custom Dialer's
+	// connection, a peer that stopped), which drops the connection.
+	err := pc.wc.c.SetWriteDeadline(now.Add(p.ps.cfg.Timeout))
+	if err == nil {
+		_, err = pc.wc.c.Write(buf)
 	}
-	p.wbuf = buf
+	if err != nil {
+		p.kill(pc, err)
+	}
 	p.mu.Lock()
-	return readOwn
+	return own
 }
 
 // kill closes pc and fails every command in flight on it with err. The next
@@ -310,25 +363,19 @@ func (p *pipe) kill(pc *pipeConn, err error) {
 	}
 }
 
-// resubmit queues r again (its EVAL after NOSCRIPT) from the reader goroutine,
-// which must not write: the writer goroutine does.
-func (p *pipe) resubmit(r *req) {
+// requeue queues r again (its EVAL after NOSCRIPT), to be written by the driver,
+// which calls it, with the next batch.
+func (p *pipe) requeue(r *req) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
 		p.fail(r, ErrClosed)
 		return
 	}
 	p.queue = append(p.queue, r)
-	if p.writing {
-		p.mu.Unlock()
-		return
-	}
-	p.writing = true
-	p.handOff()
 }
 
-// close fails what is queued and in flight and stops the pipe's goroutines.
+// close fails what is queued and in flight and waits for the pump to end.
 func (p *pipe) close() {
 	p.mu.Lock()
 	if p.closed {
@@ -337,17 +384,16 @@ func (p *pipe) close() {
 	}
 	p.closed = true
 	pc := p.conn
-	if !p.writing {
+	if !p.driving {
 		p.failQueued(ErrClosed)
 	}
 	p.mu.Unlock()
 	if pc != nil {
 		p.kill(pc, ErrClosed)
 	}
-	close(p.stop)
 	p.wg.Wait()
 	p.mu.Lock()
-	p.failQueued(ErrClosed) // what the writer goroutine left when it stopped
+	p.failQueued(ErrClosed) // what a round holding the driver role left
 	p.mu.Unlock()
 }
 

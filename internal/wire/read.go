@@ -8,29 +8,16 @@ import (
 	"time"
 )
 
-// The reader's role of a pipe's connection: whoever holds it reads the replies
-// and gives each to the oldest command in flight. It is held exactly while
-// commands are in flight: by a round that wrote its command alone on an idle
-// connection and reads its own reply (no hand-off between goroutines at low load),
-// or by a reader goroutine, which keeps it while commands are in flight and ends
-// when none is left.
+// Reading: the driver reads a batch's replies and gives each to the oldest
+// command in flight. A round that wrote its command alone on an idle connection
+// reads its own reply (readOwn); the pump reads everything else (readBatch).
 
-// startReader starts a reader goroutine for pc. Called with mu held, pc.reading
-// set for it.
-func (p *pipe) startReader(pc *pipeConn) {
-	if p.closed {
-		return // Close kills pc, which fails what is in flight
-	}
-	p.wg.Add(1)
-	go p.read(pc)
-}
-
-// read is a reader goroutine. A read that times out is not fatal by itself: the
-// deadline may be stale (set by a round reading its own reply, or for an earlier
-// command). Only when the oldest command in flight has waited a whole node timeout
-// is the master hung and the connection dropped.
-func (p *pipe) read(pc *pipeConn) {
-	defer p.wg.Done()
+// readBatch reads the replies of the batch in flight on pc until none is left or
+// pc is dropped. A read that times out is not fatal by itself: the deadline may be
+// stale (set by a round reading its own reply, or for an earlier command). Only
+// when the oldest command in flight has waited a whole node timeout is the master
+// hung and the connection dropped. Called by the pump, without mu.
+func (p *pipe) readBatch(pc *pipeConn) {
 	timeout := p.ps.cfg.Timeout
 	p.mu.Lock()
 	if h := pc.inflight.peek(); h != nil {
@@ -66,103 +53,86 @@ func (p *pipe) read(pc *pipeConn) {
 			}
 			continue
 		}
-		r, more := p.popReply(pc)
-		if r == nil {
-			p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
+		if !p.take(pc, rp) || !p.more(pc) {
 			return
-		}
-		if err := p.deliver(pc, r, rp); err != nil {
-			p.kill(pc, err)
-			return
-		}
-		if !more {
-			return // the role ended with the last command in flight
 		}
 	}
 }
 
-// popReply takes the command a reply just read belongs to: the oldest in flight.
-// more reports whether commands are still in flight; when none is, the reader's
-// role ends here.
-func (p *pipe) popReply(pc *pipeConn) (r *req, more bool) {
+// take gives a reply just read on pc to the oldest command in flight; false when
+// pc was dropped (a reply to no command, or out of step).
+func (p *pipe) take(pc *pipeConn, rp reply) bool {
+	p.mu.Lock()
+	r := pc.inflight.pop()
+	p.mu.Unlock()
+	if r == nil {
+		p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
+		return false
+	}
+	if err := p.deliver(r, rp); err != nil {
+		p.kill(pc, err)
+		return false
+	}
+	return true
+}
+
+// more reports whether commands are still in flight on pc.
+func (p *pipe) more(pc *pipeConn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r = pc.inflight.pop()
-	more = pc.inflight.len() > 0
-	if !more {
-		pc.reading = false
-	}
-	return r, more
+	return pc.inflight.len() > 0
 }
 
 // readOwn is a round reading its own reply on pc, where it wrote r alone and got
-// the reader's role (submit), unless a command written since took the role over.
-// It reads until deadline. When the reply is not there by then it returns false,
+// the driver role (submit), unless a command queued since took the role over. It
+// reads until deadline. When the reply is not there by then it returns false,
 // keeping the role, unless last or commands wait behind r: then it hands the role
-// to a reader goroutine (r stays in flight; the round abandons it if it never
-// comes). When others' commands are in flight behind r, the role passes to a
-// reader goroutine once r's reply is read. r's result reaches the round the usual
-// way (finish).
+// to the pump (r stays in flight; the round abandons it if it never comes). Once
+// r's reply is read, the role passes to the pump when commands were queued
+// meanwhile. r's result reaches the round the usual way (finish).
 func (p *pipe) readOwn(pc *pipeConn, r *req, deadline time.Time, last bool) (done bool) {
 	p.mu.Lock()
 	mine := pc.reserved
 	pc.reserved = false
 	p.mu.Unlock()
 	if !mine {
-		return true // taken over by a reader goroutine, which delivers r's reply
+		return true // taken over by the pump, which delivers r's reply
 	}
-	if err := pc.wc.c.SetReadDeadline(deadline); err != nil {
+	err := pc.wc.c.SetReadDeadline(deadline)
+	var rp reply
+	if err == nil {
+		rp, err = pc.wc.readReply()
+	}
+	switch {
+	case err == nil:
+		p.take(pc, rp)
+	case !isTimeout(err):
 		p.kill(pc, err)
-		return true
 	}
-	rp, err := pc.wc.readReply()
-	if err != nil {
-		if !isTimeout(err) {
-			p.kill(pc, err)
-			return true
-		}
-		p.mu.Lock()
-		if !last && !pc.dead && pc.inflight.len() == 1 {
-			pc.reserved = true // try again later; nobody waits behind r
-			p.mu.Unlock()
-			return false
-		}
-		if !pc.dead {
-			p.startReader(pc) // r stays in flight: the round abandons it
-		}
+	p.mu.Lock()
+	if err != nil && isTimeout(err) && !last && !pc.dead && len(p.queue) == 0 {
+		pc.reserved = true // try again later; nobody waits behind r
 		p.mu.Unlock()
-		return true
+		return false
 	}
-	got, more := p.popReply(pc)
-	if got == nil {
-		p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
-		return true
-	}
-	if err := p.deliver(pc, got, rp); err != nil {
-		p.kill(pc, err)
-		return true
-	}
-	if more {
-		p.mu.Lock()
-		if !pc.dead {
-			p.startReader(pc)
-		}
-		p.mu.Unlock()
-	}
+	// After a timeout r stays in flight: the pump reads its reply, or the round
+	// abandons it.
+	p.handOn()
+	p.mu.Unlock()
 	return true
 }
 
 // deliver gives r's reply to r's round, unless the round abandoned r. A NOSCRIPT
 // reply queues r again, to be written with EVAL. An error means the connection is
 // out of step (a reply of a type the command cannot get) and must be dropped (r
-// has failed with it). The reply was read whole before the reader's role passed
+// has failed with it). The reply was read whole before the driver role passed
 // on: deliver reads nothing.
-func (p *pipe) deliver(pc *pipeConn, r *req, rp reply) error {
+func (p *pipe) deliver(r *req, rp reply) error {
 	rd := r.rnd // never reused while r is written or abandoned
 	if rp.typ == '-' && rd.script != nil && !r.eval && strings.HasPrefix(rp.str, "NOSCRIPT") {
 		if r.state.CompareAndSwap(reqWritten, reqQueued) {
 			r.eval = true
-			p.resubmit(r)
+			p.requeue(r)
 		} else {
 			p.ps.observe(Event{Kind: EventLateReply, Master: p.i})
 		}

@@ -180,6 +180,15 @@ func (rd *round) appendTo(b []byte, eval, setGet bool) []byte {
 	return append(b, rd.buf...)
 }
 
+// encoded returns the round's command as a master that takes SET NX GET (setGet)
+// or not takes it, without EVAL: the round's own buffer, not a copy.
+func (rd *round) encoded(setGet bool) []byte {
+	if rd.nxget && setGet {
+		return rd.bufGt
+	}
+	return rd.buf
+}
+
 // wants reports whether a reply of type typ fits the command as written
 // (nxget: as SET NX GET).
 func (rd *round) wants(typ byte, nxget bool) bool {
