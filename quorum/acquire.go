@@ -67,7 +67,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	owner.At = time.Now()
 	owner.TTL = ttl
 	if acq != nil {
-		acq.describe(&owner)
+		described := owner // owner itself stays off the heap
+		acq.describe(&described)
+		owner = described
 	}
 	// Every round writes a value of its own: the clean-up of a failed round
 	// (compare-and-delete of its value) may reach a master late, after a later
@@ -83,7 +85,11 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	// A blocking exclusive acquisition keeps new shared holders out while it
 	// waits behind shared ones (shared.go).
 	var xw *xwaiter
-	defer func() { xw.clear(backgroundFor(ctx), m) }()
+	defer func() {
+		if xw != nil {
+			xw.clear(backgroundFor(ctx), m)
+		}
+	}()
 	var fw *fairWaiter
 	if lc.fair {
 		if fw, err = m.newFairWaiter(attempts == 1); err != nil {
@@ -319,7 +325,9 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
 		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl)}
-		m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
+		if fw != nil {
+			m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
+		}
 		return l, nil
 	}
 	switch {

@@ -98,7 +98,7 @@ func (m *Manager) putCall(c *call) {
 // node timeout (or ctx's deadline when sooner); a cancellation of ctx ends the
 // round at once.
 func (m *Manager) send(ctx context.Context, op, key string, c *call, decode decoder) *Report {
-	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
+	rep := m.newReport(op, key)
 	m.tr.Round(ctx, &c.cmd, c.res)
 	for i, n := range m.nodes {
 		r := &c.res[i]
@@ -123,6 +123,23 @@ func (m *Manager) send(ctx context.Context, op, key string, c *call, decode deco
 	rep.Votes = rep.count(OutcomeOK)
 	m.observeRound(rep)
 	return rep
+}
+
+// reportOf5 is a Report and the node results of up to five masters in one
+// allocation.
+type reportOf5 struct {
+	rep   Report
+	nodes [5]NodeResult
+}
+
+// newReport returns an empty report of a round over every master.
+func (m *Manager) newReport(op, key string) *Report {
+	if len(m.nodes) <= len(reportOf5{}.nodes) {
+		r := &reportOf5{rep: Report{Op: op, Key: key, Quorum: m.quorum}}
+		r.rep.Nodes = r.nodes[:len(m.nodes):len(m.nodes)]
+		return &r.rep
+	}
+	return &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
 }
 
 // setRound sends SET key value NX PX ms (SET NX GET where the master takes it).

@@ -61,12 +61,13 @@ type pipe struct {
 type pipeConn struct {
 	wc       *wireConn
 	inflight reqRing
-	// reserved: a round holds the driver role but is not reading yet (it reads its
-	// masters one after the other). A command queued behind its own hands the role
-	// to the pump goroutine, so that the round, waiting on another master, never
-	// holds up other rounds' commands.
-	reserved bool
+	// reserved: the round of this command holds the driver role but is not
+	// reading yet (it reads its masters one after the other). A command queued
+	// behind its own hands the role to the pump goroutine, so that the round,
+	// waiting on another master, never holds up other rounds' commands.
+	reserved *req
 	lastSent time.Time // the last write; the driver only
+	wdl      bool      // a write deadline is set; the driver only
 	dead     bool
 	direct   bool   // a TCP or Unix socket (under TLS or not): an idle write never blocks
 	peeker          // the idle check (peek_unix.go); the driver only
@@ -89,8 +90,8 @@ func (p *pipe) submit(r *req) *pipeConn {
 	}
 	p.queue = append(p.queue, r)
 	if p.driving {
-		if pc := p.conn; pc != nil && pc.reserved {
-			pc.reserved = false // taken over: the round will find it so (readOwn)
+		if pc := p.conn; pc != nil && pc.reserved != nil {
+			pc.reserved = nil // taken over: the round will find it so (readOwn)
 			p.startPump()
 		}
 		p.mu.Unlock()
@@ -264,9 +265,9 @@ func (p *pipe) fail(r *req, err error) {
 }
 
 // writeBatch writes every queued command to pc, which has nothing in flight, in
-// one write; self, when set, is the only one queued (submit). Called by the driver with mu held; it releases mu during the write
-// (and the idle check) and holds it again on return; when pc turned out dead, the
-// queue is left as it was. A command abandoned before it is written is dropped;
+// one write. Called by the driver with mu held; it releases mu during the write
+// (and the idle check: commands may join the batch meanwhile) and holds it again
+// on return; when pc turned out dead, the queue is left as it was. A command abandoned before it is written is dropped;
 // one whose deadline passed fails unsent. When the batch was self alone, the
 // caller keeps the driver role, reserved, to read its own reply (true).
 func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
@@ -299,9 +300,7 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 		r.sent = now
 		r.nxget = r.rnd.nxget && pc.wc.setGet && !r.eval
 		pc.inflight.push(r)
-		if r != self {
-			buf = r.rnd.appendTo(buf, r.eval, pc.wc.setGet)
-		}
+		buf = r.rnd.appendTo(buf, r.eval, pc.wc.setGet)
 	}
 	// r may be finished, and its round reused, once written: no r is looked at
 	// after this point.
@@ -309,9 +308,9 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 	p.spare = batch[:0]
 	own = self != nil && pc.inflight.len() == 1 && pc.inflight.peek() == self
 	if own {
-		// The round writes its own command from its own buffer: the pump may take
-		// the role over, read the reply and write the next batch from wbuf before
-		// this Write returns.
+		// The round writes its own command from its own buffer (the same bytes):
+		// the pump may take the role over, read the reply and write the next batch
+		// from wbuf before this Write returns.
 		buf = self.rnd.encoded(pc.wc.setGet)
 	} else {
 		p.wbuf = buf
@@ -321,13 +320,24 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 	}
 	pc.lastSent = now
 	p.depth = pc.inflight.len()
-	pc.reserved = own
+	pc.reserved = nil
+	if own {
+		pc.reserved = self
+	}
 	p.mu.Unlock()
 	// Nothing is in flight before this batch, so the master owes no reply that it
 	// could be blocked writing: the write blocks only when the master stops
-	// reading. It ends by the node timeout all the same (a custom Dialer's
-	// connection, a peer that stopped), which drops the connection.
-	err := pc.wc.c.SetWriteDeadline(now.Add(p.ps.cfg.Timeout))
+	// reading. A batch ends by the node timeout all the same (a long one, a custom
+	// Dialer's connection, a peer that stopped), which drops the connection; a
+	// round's own command is a few bytes on an idle socket, which the kernel
+	// buffers.
+	var err error
+	switch {
+	case !own:
+		err, pc.wdl = pc.wc.c.SetWriteDeadline(now.Add(p.ps.cfg.Timeout)), true
+	case pc.wdl:
+		err, pc.wdl = pc.wc.c.SetWriteDeadline(time.Time{}), false
+	}
 	if err == nil {
 		_, err = pc.wc.c.Write(buf)
 	}

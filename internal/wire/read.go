@@ -92,8 +92,10 @@ func (p *pipe) more(pc *pipeConn) bool {
 // meanwhile. r's result reaches the round the usual way (finish).
 func (p *pipe) readOwn(pc *pipeConn, r *req, deadline time.Time, last bool) (done bool) {
 	p.mu.Lock()
-	mine := pc.reserved
-	pc.reserved = false
+	mine := pc.reserved == r
+	if mine {
+		pc.reserved = nil
+	}
 	p.mu.Unlock()
 	if !mine {
 		return true // taken over by the pump, which delivers r's reply
@@ -111,7 +113,7 @@ func (p *pipe) readOwn(pc *pipeConn, r *req, deadline time.Time, last bool) (don
 	}
 	p.mu.Lock()
 	if err != nil && isTimeout(err) && !last && !pc.dead && len(p.queue) == 0 {
-		pc.reserved = true // try again later; nobody waits behind r
+		pc.reserved = r // try again later; nobody waits behind r
 		p.mu.Unlock()
 		return false
 	}
