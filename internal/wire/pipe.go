@@ -300,7 +300,9 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 		r.sent = now
 		r.nxget = r.rnd.nxget && pc.wc.setGet && !r.eval
 		pc.inflight.push(r)
-		buf = r.rnd.appendTo(buf, r.eval, pc.wc.setGet)
+		if r != self || len(batch) > 1 {
+			buf = r.rnd.appendTo(buf, r.eval, pc.wc.setGet)
+		}
 	}
 	// r may be finished, and its round reused, once written: no r is looked at
 	// after this point.
@@ -308,9 +310,9 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 	p.spare = batch[:0]
 	own = self != nil && pc.inflight.len() == 1 && pc.inflight.peek() == self
 	if own {
-		// The round writes its own command from its own buffer (the same bytes):
-		// the pump may take the role over, read the reply and write the next batch
-		// from wbuf before this Write returns.
+		// Written alone, the round's command goes from the round's own buffer:
+		// the pump may take the role over, read the reply and write the next
+		// batch from wbuf before this Write returns.
 		buf = self.rnd.encoded(pc.wc.setGet)
 	} else {
 		p.wbuf = buf

@@ -280,9 +280,14 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 	}
 
 	cause := ErrNoReply
-	rd.timer.Reset(time.Until(deadline) + grace)
-	cancelled := ctx.Done()
 	finished, over := false, false
+	select {
+	case <-rd.done: // every reply read already (readOwn): no timer
+		finished = true
+	default:
+		rd.timer.Reset(time.Until(deadline) + grace)
+	}
+	cancelled := ctx.Done()
 	for !finished && !over {
 		select {
 		case <-rd.done:
