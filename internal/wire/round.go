@@ -3,12 +3,13 @@
 // own, auto-pipelined.
 //
 // Each master has one pipe (pipe.go), a connection shared by every round in
-// flight, with a queue of commands waiting to be written and a reader that matches
-// replies to commands in the order they were written (a master answers a
-// connection's commands in order). A round queues its command on every master's
-// pipe at once and waits, until its deadline, for the replies. The commands of
-// concurrent rounds leave in one write per master; a master that is slow or dead
-// delays only its own pipe.
+// flight, with a queue of commands waiting to be written, one batch of them in
+// flight at a time, and a driver that writes the next batch once the last one's
+// replies are read, matching replies to commands in the order they were written
+// (a master answers a connection's commands in order). A round queues its command
+// on every master's pipe at once and waits, until its deadline, for the replies.
+// The commands of concurrent rounds leave in one write per master; a master that
+// is slow or dead delays only its own pipe.
 //
 // Why a late reply can never be taken for another command's: a round that gives up
 // (deadline, cancellation) marks its commands abandoned. One not yet written is
