@@ -1,0 +1,87 @@
+package wire_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/redlock/redlock/internal/wire"
+)
+
+// echoRounds sends n ECHO rounds of values of their own, from g goroutines, with
+// pause between a goroutine's rounds, and returns how many were answered with their
+// own value and how many with another (a misread); failures are neither.
+func echoRounds(ps *wire.Pipes, masters, g, n int, pause time.Duration, timeout time.Duration) (answered, misread int64, first string) {
+	var wg sync.WaitGroup
+	var a, m atomic.Int64
+	var once sync.Once
+	for gi := range g {
+		wg.Go(func() {
+			out := make([]wire.Result, masters)
+			for i := range n {
+				v := fmt.Sprintf("g%d.%d", gi, i)
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", v}, Want: "$"}, out)
+				cancel()
+				for j, res := range out {
+					switch {
+					case res.Err != nil:
+					case res.Type == '$' && res.Str == v:
+						a.Add(1)
+					default:
+						m.Add(1)
+						once.Do(func() { first = fmt.Sprintf("master %d answered %c%q to ECHO %s", j, res.Type, res.Str, v) })
+					}
+				}
+				time.Sleep(pause)
+			}
+		})
+	}
+	wg.Wait()
+	return a.Load(), m.Load(), first
+}
+
+// TestAttackExtraReplyIsNotReadAsTheNextCommands: a master (here a fake one) that
+// sends a reply to no command, in the same segment as a real reply, leaves it in
+// the connection's read buffer once the batch is read. Nobody reads an idle
+// connection, and the idle check looks at the socket only (and only after 10ms):
+// the next command written on the connection was given that reply, and every
+// later command the reply of the one before it (a vote for the wrong command).
+// The connection is out of step and must be dropped before anything more is
+// written on it.
+func TestAttackExtraReplyIsNotReadAsTheNextCommands(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		goroutines int
+		pause      time.Duration
+	}{
+		{"next round at once", 1, 0},
+		{"next round after the idle check's threshold", 1, 15 * time.Millisecond},
+		{"contended", 8, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var echoes atomic.Int64
+			f := newFakeMaster(t, func(_ int, args []string) string {
+				if args[0] != "ECHO" {
+					return "-ERR unknown\r\n"
+				}
+				out := bulk(args[1])
+				if echoes.Add(1)%5 == 1 {
+					out += bulk("extra") // unasked, in the same write
+				}
+				return out
+			})
+			ps := wire.New([]wire.Master{{Addr: f.addr()}}, wire.Config{Timeout: time.Second})
+			t.Cleanup(func() { _ = ps.Close() })
+			answered, misread, first := echoRounds(ps, 1, tc.goroutines, 40, tc.pause, time.Second)
+			t.Logf("%d answered, %d misread", answered, misread)
+			assert.Zero(t, misread, "a reply to no command was read as a command's: %s", first)
+			assert.Positive(t, answered)
+		})
+	}
+}
