@@ -53,7 +53,9 @@ func echoRounds(ps *wire.Pipes, masters, g, n int, pause time.Duration, timeout 
 // the next command written on the connection was given that reply, and every
 // later command the reply of the one before it (a vote for the wrong command).
 // The connection is out of step and must be dropped before anything more is
-// written on it.
+// written on it. (A reply to no command in the middle of a batch cannot be told
+// from the next command's by any pipelining client; the fake master adds its
+// extra reply after the last command it has received.)
 func TestAttackExtraReplyIsNotReadAsTheNextCommands(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -66,12 +68,12 @@ func TestAttackExtraReplyIsNotReadAsTheNextCommands(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var echoes atomic.Int64
-			f := newFakeMaster(t, func(_ int, args []string) string {
+			f := newFakeMaster(t, func(_ int, args []string, last bool) string {
 				if args[0] != "ECHO" {
 					return "-ERR unknown\r\n"
 				}
 				out := bulk(args[1])
-				if echoes.Add(1)%5 == 1 {
+				if echoes.Add(1)%5 == 1 && last {
 					out += bulk("extra") // unasked, in the same write
 				}
 				return out

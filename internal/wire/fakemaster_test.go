@@ -16,7 +16,9 @@ import (
 // logs every command it receives, in order.
 type fakeMaster struct {
 	ln     net.Listener
-	answer func(conn int, args []string) string
+	// answer is given the connection's number, the command, and whether it is the
+	// last the master has received (nothing more buffered: the end of a batch).
+	answer func(conn int, args []string, last bool) string
 
 	mu    sync.Mutex
 	log   [][]string
@@ -24,7 +26,7 @@ type fakeMaster struct {
 	wg    sync.WaitGroup
 }
 
-func newFakeMaster(t *testing.T, answer func(conn int, args []string) string) *fakeMaster {
+func newFakeMaster(t *testing.T, answer func(conn int, args []string, last bool) string) *fakeMaster {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,7 +86,7 @@ func (f *fakeMaster) handle(n int, c net.Conn) {
 			f.mu.Lock()
 			f.log = append(f.log, args)
 			f.mu.Unlock()
-			out = f.answer(n, args)
+			out = f.answer(n, args, rd.Buffered() == 0)
 		}
 		if out == "close" {
 			return
