@@ -176,7 +176,13 @@ func (p *pipe) fail(r *req, err error) {
 // one whose deadline passed fails unsent. When the batch was self alone, the
 // caller keeps the driver role, reserved, to read its own reply (true).
 func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
-	if time.Since(pc.lastSent) >= fresh {
+	if pc.wc.rd.Buffered() > 0 {
+		// Nothing is in flight, yet a reply was read: a reply to no command. The
+		// connection is out of step; the batch goes on a new one.
+		p.mu.Unlock()
+		p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
+		p.mu.Lock()
+	} else if time.Since(pc.lastSent) >= fresh {
 		// A connection idle for a while may have been closed by the master (a
 		// restart, its idle timeout, a reset): nobody reads an idle connection, so
 		// look first, and send the batch on a new connection rather than fail it.
