@@ -53,7 +53,8 @@ func echoRounds(ps *wire.Pipes, masters, g, n int, pause time.Duration, timeout 
 // the next command written on the connection was given that reply, and every
 // later command the reply of the one before it (a vote for the wrong command).
 // The connection is out of step and must be dropped before anything more is
-// written on it. (A reply to no command in the middle of a batch cannot be told
+// written on it, also when it comes a moment after the reply, in another segment,
+// and the next command follows at once. (A reply to no command in the middle of a batch cannot be told
 // from the next command's by any pipelining client; the fake master adds its
 // extra reply after the last command it has received.)
 func TestAttackExtraReplyIsNotReadAsTheNextCommands(t *testing.T) {
@@ -61,10 +62,12 @@ func TestAttackExtraReplyIsNotReadAsTheNextCommands(t *testing.T) {
 		name       string
 		goroutines int
 		pause      time.Duration
+		later      bool // the extra reply comes a millisecond after the reply
 	}{
-		{"next round at once", 1, 0},
-		{"next round after the idle check's threshold", 1, 15 * time.Millisecond},
-		{"contended", 8, 0},
+		{"next round at once", 1, 0, false},
+		{"next round after the idle check's threshold", 1, 15 * time.Millisecond, false},
+		{"contended", 8, 0, false},
+		{"extra reply in a later segment", 1, 2 * time.Millisecond, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var echoes atomic.Int64
@@ -74,7 +77,10 @@ func TestAttackExtraReplyIsNotReadAsTheNextCommands(t *testing.T) {
 				}
 				out := bulk(args[1])
 				if echoes.Add(1)%5 == 1 && last {
-					out += bulk("extra") // unasked, in the same write
+					if tc.later {
+						out += pause
+					}
+					out += bulk("extra") // unasked
 				}
 				return out
 			})

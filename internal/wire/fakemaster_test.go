@@ -6,8 +6,10 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeMaster is a RESP2 server on a free loopback port that answers INFO with a
@@ -15,7 +17,7 @@ import (
 // number of replies, garbage included): a master that misbehaves on purpose. It
 // logs every command it receives, in order.
 type fakeMaster struct {
-	ln     net.Listener
+	ln net.Listener
 	// answer is given the connection's number, the command, and whether it is the
 	// last the master has received (nothing more buffered: the end of a batch).
 	answer func(conn int, args []string, last bool) string
@@ -91,8 +93,13 @@ func (f *fakeMaster) handle(n int, c net.Conn) {
 		if out == "close" {
 			return
 		}
-		if _, err := io.WriteString(c, out); err != nil {
-			return
+		for i, part := range strings.Split(out, pause) {
+			if i > 0 {
+				time.Sleep(time.Millisecond)
+			}
+			if _, err := io.WriteString(c, part); err != nil {
+				return
+			}
 		}
 	}
 }
@@ -125,6 +132,9 @@ func readCommand(rd *bufio.Reader) ([]string, error) {
 	}
 	return args, nil
 }
+
+// pause in an answer splits it in two writes, a millisecond apart.
+const pause = "\x00pause\x00"
 
 // bulk is s as a RESP bulk string.
 func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
