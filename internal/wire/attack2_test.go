@@ -49,7 +49,7 @@ func echoRounds(ps *wire.Pipes, masters, g, n int, pause time.Duration, timeout 
 // TestAttackExtraReplyIsNotReadAsTheNextCommands: a master (here a fake one) that
 // sends a reply to no command, in the same segment as a real reply, leaves it in
 // the connection's read buffer once the batch is read. Nobody reads an idle
-// connection, and the idle check looks at the socket only (and only after 10ms):
+// connection, and the idle check looked at the socket only (and only after 10ms):
 // the next command written on the connection was given that reply, and every
 // later command the reply of the one before it (a vote for the wrong command).
 // The connection is out of step and must be dropped before anything more is

@@ -28,10 +28,6 @@ import (
 // The lock (mu) is never held across network I/O: writes, reads and dials happen
 // outside it.
 
-// fresh is how recently a connection must have been written to for the idle
-// check to be skipped (it costs a system call).
-const fresh = 10 * time.Millisecond
-
 // errNotSent is the result of a command still queued at its deadline (the master's
 // connection was being dialled, or its batch in flight was not answered).
 var errNotSent = fmt.Errorf("not sent within the node timeout: %w", ErrNoReply)
@@ -65,8 +61,7 @@ type pipeConn struct {
 	// behind its own hands the role to the pump goroutine, so that the round,
 	// waiting on another master, never holds up other rounds' commands.
 	reserved *req
-	lastSent time.Time // the last write; the driver only
-	wdl      bool      // a write deadline is set; the driver only
+	wdl      bool // a write deadline is set; the driver only
 	dead     bool
 	direct   bool   // a TCP or Unix socket (under TLS or not): an idle write never blocks
 	peeker          // the idle check (peek_unix.go); the driver only
@@ -182,10 +177,13 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 		p.mu.Unlock()
 		p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
 		p.mu.Lock()
-	} else if time.Since(pc.lastSent) >= fresh {
-		// A connection idle for a while may have been closed by the master (a
-		// restart, its idle timeout, a reset): nobody reads an idle connection, so
-		// look first, and send the batch on a new connection rather than fail it.
+	} else {
+		// An idle connection may have been closed by the master (a restart, its
+		// idle timeout, a reset), or have got a reply to no command since its
+		// last batch's replies were read: nobody reads an idle connection, so look
+		// first (a system call, however recent the last batch: a reply to no
+		// command a moment after it would be read as this batch's first), and
+		// send the batch on a new connection rather than fail it.
 		p.mu.Unlock()
 		err := pc.check()
 		if err != nil {
@@ -231,7 +229,6 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 	if len(buf) == 0 {
 		return false
 	}
-	pc.lastSent = now
 	p.depth = pc.inflight.len()
 	pc.reserved = nil
 	if own {

@@ -93,7 +93,7 @@ func (p *pipe) connect() {
 		p.failQueuedBefore(start, err)
 		return
 	}
-	pc := &pipeConn{wc: wc, lastSent: time.Now(), direct: directConn(wc.c)}
+	pc := &pipeConn{wc: wc, direct: directConn(wc.c)}
 	pc.peeker.init(wc.c)
 	pc.rpeek.init(wc.c)
 	p.conn = pc
