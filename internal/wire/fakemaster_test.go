@@ -21,6 +21,8 @@ type fakeMaster struct {
 	// answer is given the connection's number, the command, and whether it is the
 	// last the master has received (nothing more buffered: the end of a batch).
 	answer func(conn int, args []string, last bool) string
+	// wrote, when set, receives once each answer (INFO's excepted) is written whole.
+	wrote chan struct{}
 
 	mu    sync.Mutex
 	log   [][]string
@@ -93,13 +95,16 @@ func (f *fakeMaster) handle(n int, c net.Conn) {
 		if out == "close" {
 			return
 		}
-		for i, part := range strings.Split(out, pause) {
+		for i, part := range strings.Split(out, split) {
 			if i > 0 {
 				time.Sleep(time.Millisecond)
 			}
 			if _, err := io.WriteString(c, part); err != nil {
 				return
 			}
+		}
+		if f.wrote != nil && args[0] != "INFO" {
+			f.wrote <- struct{}{}
 		}
 	}
 }
@@ -133,8 +138,8 @@ func readCommand(rd *bufio.Reader) ([]string, error) {
 	return args, nil
 }
 
-// pause in an answer splits it in two writes, a millisecond apart.
-const pause = "\x00pause\x00"
+// split in an answer splits it in two writes, a millisecond apart.
+const split = "\x00split\x00"
 
 // bulk is s as a RESP bulk string.
 func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
