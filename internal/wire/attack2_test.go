@@ -99,3 +99,109 @@ func TestAttackExtraReplyIsNotReadAsTheNextCommands(t *testing.T) {
 		})
 	}
 }
+
+// blockingEcho is a fake master's answer: ECHO's value, after hold is closed for a
+// value starting with "hold" (the connection's handler waits: nothing more is
+// read or answered on it meanwhile). INFO waits for holdInfo when it is set.
+func blockingEcho(hold <-chan struct{}) func(int, []string, bool) string {
+	return func(_ int, args []string, _ bool) string {
+		if len(args) < 2 {
+			return "-ERR args\r\n"
+		}
+		if len(args[1]) >= 4 && args[1][:4] == "hold" {
+			<-hold
+		}
+		return bulk(args[1])
+	}
+}
+
+// TestAttackGivenUpWhileQueuedIsNeverWritten: commands that queue behind a batch
+// in flight (one batch at a time per connection) and whose rounds give up there
+// (a deadline, a cancellation) are never written, when the batch's reply comes
+// late, and when it never comes (the connection is dropped and the next command
+// goes on a new one). The fake master logs what it receives.
+func TestAttackGivenUpWhileQueuedIsNeverWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		release bool // the held reply comes, late; else the connection is dropped as hung
+		cancel  bool // the queued rounds are cancelled rather than timed out
+	}{
+		{"late reply, deadlines", true, false},
+		{"late reply, cancellations", true, true},
+		{"no reply, deadlines", false, false},
+		{"no reply, cancellations", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hold := make(chan struct{})
+			f := newFakeMaster(t, blockingEcho(hold))
+			timeout := 300 * time.Millisecond
+			ps := wire.New([]wire.Master{{Addr: f.addr()}}, wire.Config{Timeout: timeout})
+			t.Cleanup(func() { _ = ps.Close() })
+			defer func() {
+				select {
+				case <-hold:
+				default:
+					close(hold)
+				}
+			}()
+			ctx := context.Background()
+			out := make([]wire.Result, 1)
+			ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", "warm"}, Want: "$"}, out)
+			assert.Equal(t, "warm", out[0].Str)
+
+			held := make(chan wire.Result, 1)
+			go func() {
+				o := make([]wire.Result, 1)
+				ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", "hold"}, Want: "$"}, o)
+				held <- o[0]
+			}()
+			waitReceived(t, f, "hold")
+			var wg sync.WaitGroup
+			for i := range 16 {
+				wg.Go(func() {
+					o := make([]wire.Result, 1)
+					var rctx context.Context
+					var cancel context.CancelFunc
+					if tc.cancel {
+						rctx, cancel = context.WithCancel(ctx)
+						time.AfterFunc(time.Duration(1+i%5)*time.Millisecond, cancel)
+					} else {
+						rctx, cancel = context.WithTimeout(ctx, time.Duration(1+i%5)*time.Millisecond)
+					}
+					defer cancel()
+					ps.Round(rctx, &wire.Cmd{Args: []string{"ECHO", fmt.Sprintf("queued%d", i)}, Want: "$"}, o)
+					assert.Error(t, o[0].Err, "queued%d", i)
+				})
+			}
+			wg.Wait()
+			if tc.release {
+				close(hold)
+				r := <-held
+				assert.Equal(t, "hold", r.Str, "the held round's own reply")
+			} else {
+				r := <-held // dropped as hung after the node timeout
+				assert.Error(t, r.Err)
+			}
+			ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", "after"}, Want: "$"}, out)
+			assert.NoError(t, out[0].Err)
+			assert.Equal(t, "after", out[0].Str)
+			for _, cmd := range f.received() {
+				assert.NotContains(t, cmd[1], "queued", "a command written after its round gave up")
+			}
+		})
+	}
+}
+
+// waitReceived waits until the fake master has received ECHO v.
+func waitReceived(t *testing.T, f *fakeMaster, v string) {
+	t.Helper()
+	for range 500 {
+		for _, cmd := range f.received() {
+			if len(cmd) > 1 && cmd[1] == v {
+				return
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("the fake master never got ECHO %s", v)
+}
