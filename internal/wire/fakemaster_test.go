@@ -14,8 +14,9 @@ import (
 
 // fakeMaster is a RESP2 server on a free loopback port that answers INFO with a
 // Redis 7 banner and every other command with what answer returns (raw RESP, any
-// number of replies, garbage included): a master that misbehaves on purpose. It
-// logs every command it receives, in order.
+// number of replies, garbage included; "close" in place of a part closes the
+// connection): a master that misbehaves on purpose. It logs every command it
+// receives, in order.
 type fakeMaster struct {
 	ln net.Listener
 	// answer is given the connection's number, the command, and whether it is the
@@ -92,12 +93,12 @@ func (f *fakeMaster) handle(n int, c net.Conn) {
 			f.mu.Unlock()
 			out = f.answer(n, args, rd.Buffered() == 0)
 		}
-		if out == "close" {
-			return
-		}
 		for i, part := range strings.Split(out, split) {
 			if i > 0 {
 				time.Sleep(time.Millisecond)
+			}
+			if part == "close" {
+				return
 			}
 			if _, err := io.WriteString(c, part); err != nil {
 				return
