@@ -205,3 +205,25 @@ func waitReceived(t *testing.T, f *fakeMaster, v string) {
 	}
 	t.Fatalf("the fake master never got ECHO %s", v)
 }
+
+// TestAttackBulkNotEndedByCRLFIsOutOfStep: a bulk string whose announced length
+// is not followed by CRLF (a master cut short, or lying about the length) leaves
+// the connection out of step: the reply must not be taken (it was, with the two
+// bytes after the announced length read as its CRLF), and the connection is
+// dropped.
+func TestAttackBulkNotEndedByCRLFIsOutOfStep(t *testing.T) {
+	var n atomic.Int64
+	f := newFakeMaster(t, func(_ int, args []string, _ bool) string {
+		v := args[1]
+		if n.Add(1)%3 == 1 {
+			return "$" + fmt.Sprint(len(v)) + "\r\n" + v[:1] + "garbage without CRLF\r\n"
+		}
+		return bulk(v)
+	})
+	ps := wire.New([]wire.Master{{Addr: f.addr()}}, wire.Config{Timeout: time.Second})
+	t.Cleanup(func() { _ = ps.Close() })
+	answered, misread, first := echoRounds(ps, 1, 1, 30, func() {}, time.Second)
+	t.Logf("%d answered, %d misread", answered, misread)
+	assert.Zero(t, misread, "a reply not ended by CRLF was taken: %s", first)
+	assert.Positive(t, answered)
+}
