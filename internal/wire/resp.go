@@ -123,11 +123,15 @@ func (wc *wireConn) readBulk() (string, error) {
 	return wc.readBulkBody(n)
 }
 
-// readBulkBody reads the n bytes of a bulk string and its CRLF.
+// readBulkBody reads the n bytes of a bulk string and its CRLF; anything else
+// than CRLF after them means the connection is out of step.
 func (wc *wireConn) readBulkBody(n int64) (string, error) {
 	data := make([]byte, n+2)
 	if _, err := io.ReadFull(wc.rd, data); err != nil {
 		return "", err
+	}
+	if data[n] != '\r' || data[n+1] != '\n' {
+		return "", fmt.Errorf("%w: a bulk string not ended by CRLF", ErrProtocol)
 	}
 	return string(data[:n]), nil
 }
