@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/internal/wire"
 )
 
@@ -226,4 +229,55 @@ func TestAttackBulkNotEndedByCRLFIsOutOfStep(t *testing.T) {
 	t.Logf("%d answered, %d misread", answered, misread)
 	assert.Zero(t, misread, "a reply not ended by CRLF was taken: %s", first)
 	assert.Positive(t, answered)
+}
+
+// lateCheckCtx is a context cancelled just after a given call of Err has looked
+// (and found it not cancelled): the call cancels it, lets the cancellation's
+// callbacks run, and then answers nil, as if the caller had been descheduled
+// right after the check.
+type lateCheckCtx struct {
+	context.Context
+	cancel  context.CancelFunc
+	calls   atomic.Int32
+	trigger int32
+}
+
+func (c *lateCheckCtx) Err() error {
+	if c.calls.Add(1) == c.trigger {
+		c.cancel()
+		time.Sleep(20 * time.Millisecond) // context.AfterFunc's callbacks run meanwhile
+		return nil
+	}
+	return c.Context.Err()
+}
+
+// TestAttackCancelBetweenCheckAndReadEndsRoundAtOnce: a round reading its own
+// reply looks at its context before it sets the read deadline of each master's
+// connection, and a cancellation sets every such deadline to now. A cancellation
+// that falls between the look and the deadline was overridden by the deadline
+// (up to half the node timeout away): the round waited for the slow master's
+// reply instead of returning at once.
+func TestAttackCancelBetweenCheckAndReadEndsRoundAtOnce(t *testing.T) {
+	c := redistest.Start(t, 1, redistest.Options{})
+	p := faults.NewProxy(t, c.Servers[0].Addr())
+	ps := wire.New([]wire.Master{{Addr: p.Addr()}}, wire.Config{Timeout: 2 * time.Second})
+	t.Cleanup(func() { _ = ps.Close() })
+	out := make([]wire.Result, 1)
+	ps.Round(context.Background(), &wire.Cmd{Args: []string{"ECHO", "warm"}, Want: "$"}, out)
+	require.Equal(t, "warm", out[0].Str)
+	const slow = 400 * time.Millisecond
+	p.SetLatency(0, slow)
+	for i := range 3 {
+		time.Sleep(slow + 50*time.Millisecond) // the last round's reply is in: the pipe is idle
+		base, cancel := context.WithCancel(context.Background())
+		// Err's first call is Round's, at its start; the second the look before
+		// the first read.
+		ctx := &lateCheckCtx{Context: base, cancel: cancel, trigger: 2}
+		start := time.Now()
+		ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", fmt.Sprint(i)}, Want: "$"}, out)
+		took := time.Since(start)
+		cancel()
+		assert.ErrorIs(t, out[0].Err, context.Canceled, "round %d", i)
+		assert.Less(t, took, slow/2, "round %d returned %v after its start, cancelled after 20ms", i, took)
+	}
 }
