@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -85,12 +86,12 @@ func (p *pipe) more(pc *pipeConn) bool {
 
 // readOwn is a round reading its own reply on pc, where it wrote r alone and got
 // the driver role (submit), unless a command queued since took the role over. It
-// reads until deadline. When the reply is not there by then it returns false,
+// reads until deadline, or only what is buffered once ctx is cancelled. When the reply is not there by then it returns false,
 // keeping the role, unless last or commands wait behind r: then it hands the role
 // to the pump (r stays in flight; the round abandons it if it never comes). Once
 // r's reply is read, the role passes to the pump when commands were queued
 // meanwhile. r's result reaches the round the usual way (finish).
-func (p *pipe) readOwn(pc *pipeConn, r *req, deadline time.Time, last bool) (done bool) {
+func (p *pipe) readOwn(ctx context.Context, pc *pipeConn, r *req, deadline time.Time, last bool) (done bool) {
 	p.mu.Lock()
 	mine := pc.reserved == r
 	if mine {
@@ -101,6 +102,12 @@ func (p *pipe) readOwn(pc *pipeConn, r *req, deadline time.Time, last bool) (don
 		return true // taken over by the pump, which delivers r's reply
 	}
 	err := pc.wc.c.SetReadDeadline(deadline)
+	if err == nil && errors.Is(ctx.Err(), context.Canceled) {
+		// Cancelled since the caller looked: the cancellation may have set the
+		// deadline to now before the line above set it again. Only what is
+		// buffered is read.
+		err = pc.wc.c.SetReadDeadline(time.Now())
+	}
 	var rp reply
 	if err == nil {
 		rp, err = pc.wc.readReply()

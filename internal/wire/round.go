@@ -370,7 +370,7 @@ func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
 			if errors.Is(ctx.Err(), context.Canceled) {
 				d = now // only what is already buffered
 			}
-			if ps.pipes[i].readOwn(pc, &rd.reqs[i], d, pass == 1) {
+			if ps.pipes[i].readOwn(ctx, pc, &rd.reqs[i], d, pass == 1) {
 				rd.own[i] = nil
 			}
 		}
