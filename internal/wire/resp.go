@@ -76,8 +76,11 @@ func (wc *wireConn) readReply() (reply, error) {
 			// Unlike the rest of a reply, it is read as it comes: a deadline
 			// in its middle leaves the connection out of step, so the error
 			// is not a timeout and the connection is dropped.
-			if _, err := wc.rd.Discard(int(n) + 2); err != nil {
+			if _, err := wc.rd.Discard(int(n)); err != nil {
 				return reply{}, fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
+			}
+			if err := wc.readCRLF(); err != nil {
+				return reply{}, err
 			}
 		case typ == '$' && n >= 0:
 			if rp.str, err = wc.readBulkBody(n); err != nil {
@@ -134,6 +137,23 @@ func (wc *wireConn) readBulkBody(n int64) (string, error) {
 		return "", fmt.Errorf("%w: a bulk string not ended by CRLF", ErrProtocol)
 	}
 	return string(data[:n]), nil
+}
+
+// readCRLF reads the CRLF that ends a bulk string; anything else is a reply out
+// of step (the connection is dropped).
+func (wc *wireConn) readCRLF() error {
+	cr, err := wc.rd.ReadByte()
+	if err != nil {
+		return fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
+	}
+	lf, err := wc.rd.ReadByte()
+	if err != nil {
+		return fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
+	}
+	if cr != '\r' || lf != '\n' {
+		return fmt.Errorf("%w: a bulk string not ended by CRLF", ErrProtocol)
+	}
+	return nil
 }
 
 // readOK reads a simple-string reply; an error reply is a replyError.

@@ -55,6 +55,7 @@ func TestReadReply(t *testing.T) {
 		{"$-1\r\n", reply{typ: '$', num: -1}, false},
 		{"$3\r\nabc\r\n", reply{typ: '$', num: 3, str: "abc"}, false},
 		{"$5000\r\n" + strings.Repeat("x", 5000) + "\r\n", reply{typ: '$', num: 5000}, false}, // read past, not kept
+		{"$5000\r\n" + strings.Repeat("x", 5000) + "ZZ:1\r\n", reply{}, true},                 // out of step: not ended by CRLF
 		{"*1\r\n:1\r\n", reply{}, true},
 		{"$-2\r\n", reply{}, true},
 		{":x\r\n", reply{}, true},
