@@ -200,7 +200,9 @@ func TestLateDoneAllowsOnlyTheMeasuredSchedulingLag(t *testing.T) {
 		{"no probe samples", nil, []string{KindLateDone}},
 		{"the machine starved the test then", []lagSample{{due: 101, late: 50 * time.Millisecond}}, nil},
 		{"the machine starved the test, but less", []lagSample{{due: 101, late: 10 * time.Millisecond}}, []string{KindLateDone}},
-		{"starved at another moment", []lagSample{{due: 400, late: time.Second}, {due: 20, late: time.Second}}, []string{KindLateDone}},
+		{"starved at another moment", []lagSample{{due: 400, late: time.Second}, {due: 20, late: 70 * time.Millisecond}}, []string{KindLateDone}},
+		{"a stall that began before the deadline and outlasted it", []lagSample{{due: 20, late: time.Second}}, nil},
+		{"a stall that began before the deadline and ended soon after it", []lagSample{{due: 20, late: 90 * time.Millisecond}}, []string{KindLateDone}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,6 +211,40 @@ func TestLateDoneAllowsOnlyTheMeasuredSchedulingLag(t *testing.T) {
 			at := func(ms int) time.Time { return r.base.Add(time.Duration(ms) * time.Millisecond) }
 			a := r.Acquired("A", "x", at(0), at(100))
 			a.Done(at(160), at(100))
+			var kinds []string
+			for _, v := range r.Violations() {
+				kinds = append(kinds, v.Kind)
+			}
+			assert.Equal(t, tt.kinds, kinds)
+		})
+	}
+}
+
+// TestBugLateDoneWhenTheProbeStalledAcrossTheDeadline: under -race on a loaded
+// machine the whole test process ran no timer for 164ms (2026-11, a semaphore
+// holder of TestPrimitiveScenarios): the probe's timer due at 1976.5ms fired at
+// 2140.1ms, the lock's expiry due at 2095.7ms fired at 2140.0ms, and Done was seen
+// at 2140.4ms. The stall began before the window [deadline - lagProbeEvery, seen]
+// and was taken for another moment, so the Done was reported late. Once the probe
+// was running again, a late Done is still caught.
+func TestBugLateDoneWhenTheProbeStalledAcrossTheDeadline(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	lags := []lagSample{{due: 1965.1, late: ms(0.9)}, {due: 1970.9, late: ms(0.6)}, {due: 1976.5, late: ms(163.6)}, {due: 2145.2, late: ms(0.3)}}
+	tests := []struct {
+		name  string
+		seen  float64
+		kinds []string
+	}{
+		{"seen as the process resumed", 2140.4, nil},
+		{"seen long after the process resumed", 2200, []string{KindLateDone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			r.lags = lags
+			at := func(v float64) time.Time { return r.base.Add(ms(v)) }
+			a := r.Acquired("A", "prim/sem", at(1821.7), at(2095.7))
+			a.Done(at(tt.seen), at(2095.7))
 			var kinds []string
 			for _, v := range r.Violations() {
 				kinds = append(kinds, v.Kind)

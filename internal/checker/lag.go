@@ -21,10 +21,12 @@ type lagSample struct {
 // The Done check uses it: a holder's Done is due at the lock's deadline and is
 // seen through a timer and a goroutine of the test process, so on a loaded machine
 // it can be seen late for no fault of the library. A Done seen later than its
-// deadline + DoneSlack is then a violation unless the probe's own timers that were
-// due in the same window [deadline - lagProbeEvery, seen] were at least as late:
-// the allowance is what the machine measurably did to this process at that
-// moment, never a wider constant. A library that signals late on its own (a mutex
+// deadline + DoneSlack is then a violation unless the probe's own timer was stalled
+// at least as long within the same window [deadline - lagProbeEvery, seen]
+// (schedulingLag), counting a stall that began before the window and outlasted its
+// start: a process that runs no timer for 160ms runs neither the probe's nor the
+// lock's expiry, and both fire together when it resumes. The allowance is what the
+// machine measurably did to this process at that moment, never a wider constant. A library that signals late on its own (a mutex
 // held across the deadline) is caught whenever the machine was not starving the
 // test at that moment. Mutual exclusion is not loosened: overlaps are still
 // checked on the moment Done was seen.
@@ -59,14 +61,20 @@ func (r *Recorder) ProbeScheduling() (stop func()) {
 	}
 }
 
-// schedulingLag returns the latest wake-up of the probe's timers due within
-// [from, to] ms. r.mu is held.
+// schedulingLag returns how long the probe's timer was stalled within the window
+// [from, to] ms: for each wake-up whose stall [due, due+late] overlaps the window,
+// how far it reaches past the later of its due time and from. A wake-up due before
+// the window that came only after the window began counts (the process had not run
+// the probe's earlier timer by the time the lock's expiry was due); one that came
+// before the window began does not. r.mu is held.
 func (r *Recorder) schedulingLag(from, to float64) time.Duration {
 	var worst time.Duration
 	for _, s := range r.lags {
-		if s.due >= from && s.due <= to {
-			worst = max(worst, s.late)
+		fired := s.due + float64(s.late)/float64(time.Millisecond)
+		if s.due > to || fired < from {
+			continue
 		}
+		worst = max(worst, time.Duration((fired-max(s.due, from))*float64(time.Millisecond)))
 	}
 	return worst
 }
