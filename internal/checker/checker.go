@@ -115,6 +115,7 @@ type Recorder struct {
 	events     []Event
 	violations []Violation
 	lags       []lagSample // the scheduling probe's samples, in order
+	pending    *lagSample  // the probe's wake-up it awaits (nil when not probing)
 }
 
 // New returns a recorder whose clock starts now. seed is printed on failure.
