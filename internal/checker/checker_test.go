@@ -272,6 +272,42 @@ func TestBugLateDoneWhenTheProcessStalledAroundTheDeadline(t *testing.T) {
 	}
 }
 
+// TestLateDoneExcusedByTheHoldsOwnTimer: a timer armed at the hold's deadline
+// that fired as late as Done excuses it, even where the probe's timer (on another
+// of the process's schedulers) was on time; one that fired on time does not (2026-11:
+// the probe ran on time from 2024 to 2065ms while a semaphore holder's expiry due
+// at 2024.0ms fired at 2114.4ms).
+func TestLateDoneExcusedByTheHoldsOwnTimer(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	var onTime []lagSample
+	for due := 2019.3; due < 2120; due += 5.2 {
+		onTime = append(onTime, lagSample{due: due, late: ms(0.2)})
+	}
+	tests := []struct {
+		name  string
+		fired float64
+		kinds []string
+	}{
+		{"the hold's timer as late as Done", 2114.4, nil},
+		{"the hold's timer on time", 2024.1, []string{KindLateDone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			r.lags = onTime
+			at := func(v float64) time.Time { return r.base.Add(ms(v)) }
+			b := r.Acquired("B", "prim/sem", at(1747.4), at(2024.0))
+			b.TimerLate(at(2024.0), at(tt.fired))
+			b.Done(at(2114.7), at(2024.0))
+			var kinds []string
+			for _, v := range r.Violations() {
+				kinds = append(kinds, v.Kind)
+			}
+			assert.Equal(t, tt.kinds, kinds)
+		})
+	}
+}
+
 // TestProbeSchedulingRecordsAndStops: the probe samples while it runs and its stop
 // waits for it (no goroutine left behind).
 func TestProbeSchedulingRecordsAndStops(t *testing.T) {

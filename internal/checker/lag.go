@@ -23,7 +23,10 @@ type lagSample struct {
 // the watcher), so on a loaded machine it can be seen late for no fault of the
 // library. A Done seen later than its deadline + DoneSlack is then a violation
 // unless the probe measured at least as much stall of this process in the same
-// window [deadline - lagProbeEvery, seen] (schedulingLag). A process that runs no
+// window [deadline - lagProbeEvery, seen] (schedulingLag), or the hold's own
+// timer due at the deadline (Hold.TimerLate) fired at least as late: the runtime
+// keeps timers per scheduler, and one scheduler's thread descheduled by the
+// machine delays its timers while the probe's, on another, fire on time. A process that runs no
 // timer for 160ms runs neither the probe's nor the lock's expiry, and both fire
 // together when it resumes: the probe's wake-up due before the window counts for
 // the part of its stall inside it. Each step on the way to Done (the timer, the
@@ -95,7 +98,9 @@ func (r *Recorder) schedulingLag(from, to, now float64) time.Duration {
 }
 
 // lateDone returns a violation for each Done seen later than its deadline plus
-// DoneSlack plus the measured scheduling lag of that window. r.mu is held.
+// DoneSlack plus the measured scheduling lag of that window, or plus how late the
+// test's own timer due at the same deadline fired (Hold.TimerLate), whichever is
+// more. r.mu is held.
 func (r *Recorder) lateDone() []Violation {
 	var out []Violation
 	window := float64(lagProbeEvery) / float64(time.Millisecond)
@@ -108,12 +113,12 @@ func (r *Recorder) lateDone() []Violation {
 		if late <= DoneSlack {
 			continue
 		}
-		lag := r.schedulingLag(h.doneDue-window, *h.DoneAt, now)
+		lag := max(r.schedulingLag(h.doneDue-window, *h.DoneAt, now), h.timerLate)
 		if late <= DoneSlack+lag {
 			continue
 		}
 		out = append(out, Violation{Kind: KindLateDone,
-			Detail: fmt.Sprintf("%s: Done of %s seen %v after its deadline (the test process's timers were stalled %v in all then)",
+			Detail: fmt.Sprintf("%s: Done of %s seen %v after its deadline (the test process's timers were late by %v then)",
 				h.Owner, h.Lock, late.Round(time.Microsecond), lag)})
 	}
 	return out
