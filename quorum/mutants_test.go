@@ -84,7 +84,10 @@ func (mut mutants) apply(m *Manager, nodes []Node) {
 	}
 }
 
-// watchLateCancel holds l's mutex across the end of each of its validities.
+// watchLateCancel holds l's mutex across the end of each of its validities, from
+// 20ms before it (so that a timer of this goroutine that fires a little late on a
+// loaded machine still takes the mutex before the lock's expiry does) to
+// lateCancel after it.
 func (mut mutants) watchLateCancel(l *Lock) {
 	if mut.lateCancel <= 0 {
 		return
@@ -95,11 +98,11 @@ func (mut mutants) watchLateCancel(l *Lock) {
 			select {
 			case <-l.Done():
 				return
-			case <-time.After(time.Until(u) - 2*time.Millisecond):
+			case <-time.After(time.Until(u) - 20*time.Millisecond):
 			}
 			l.mu.Lock()
 			if l.until.Equal(u) {
-				time.Sleep(mut.lateCancel)
+				time.Sleep(time.Until(u) + mut.lateCancel)
 			}
 			l.mu.Unlock()
 			if l.Err() != nil {

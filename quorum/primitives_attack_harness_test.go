@@ -98,16 +98,8 @@ func (a *atk) hold(owner string, l *Lock, returned time.Time, kind string) *chec
 	default:
 		h = a.rec.Acquired(owner, l.Name(), returned, l.Until())
 	}
-	go a.watchDone(l, h)
+	go watchDone(l, h, func(t time.Time) time.Time { return t })
 	return h
-}
-
-// watchDone records the moment the holder of l sees Done, with the deadline
-// then. The checker's scheduling probe (started by newAtk) excuses a late Done
-// only by the test process's own measured timer lateness in that window.
-func (a *atk) watchDone(l *Lock, h *checker.Hold) {
-	<-l.Done()
-	h.Done(time.Now(), l.Until())
 }
 
 // check fails the test on any violation of the history, and logs the counts.

@@ -101,8 +101,9 @@ func scenPrimitiveRestart(kind string, quarantine, keepData bool) scenario {
 		const ttl = time.Second
 		a := s.client("A")
 		var bopts []Option
+		window := ttl + a.m.DriftBudget(ttl) + 100*time.Millisecond
 		if quarantine {
-			bopts = append(bopts, WithRestartQuarantine(ttl+a.m.DriftBudget(ttl)+100*time.Millisecond))
+			bopts = append(bopts, WithRestartQuarantine(window))
 		}
 		b := s.client("B", bopts...)
 		if quarantine {
@@ -136,10 +137,18 @@ func scenPrimitiveRestart(kind string, quarantine, keepData bool) scenario {
 			return
 		}
 		faults.KillRestart(s.server("c"), 0, keepData)
+		restarted := time.Now()
 		s.rec.Event("restarted c (keep data %v)", keepData)
 		deadline := a.real(ha.l.Until()).Add(500 * time.Millisecond)
 		if quarantine {
+			// B needs c's vote, which c gives once its quarantine ends: at most
+			// window + 2s after its start (uptime_in_seconds is truncated, and the
+			// client counts one more second). On a loaded machine the restart
+			// itself can end well into A's validity.
 			deadline = deadline.Add(ttl)
+			if end := restarted.Add(window + 2*time.Second + 500*time.Millisecond); end.After(deadline) {
+				deadline = end
+			}
 		}
 		var hb *primHold
 		for hb == nil && time.Now().Before(deadline) {

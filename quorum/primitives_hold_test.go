@@ -25,10 +25,7 @@ type primHold struct {
 func (c *client) watch(l *Lock, start time.Time, ttl time.Duration, h *checker.Hold) *primHold {
 	from, until := roundOf(l)
 	c.s.rec.Bound(c.name, start, from, until, ttl, c.budget(ttl))
-	go func() {
-		<-l.Done()
-		h.Done(time.Now(), c.real(l.Until()))
-	}()
+	go watchDone(l, h, c.real)
 	return &primHold{c: c, l: l, h: h}
 }
 

@@ -184,11 +184,53 @@ func (c *client) try(ctx context.Context, name string, ttl time.Duration, opts .
 	c.s.mut.watchLateCancel(l)
 	// The holder stops when it sees Done: record that moment, as a user's code
 	// would see it, and the deadline it had then.
-	go func() {
-		<-l.Done()
-		h.h.Done(time.Now(), c.real(l.Until()))
-	}()
+	go watchDone(l, h.h, c.real)
 	return h, nil
+}
+
+// watchDone records the moment the holder of l sees Done fire, and the deadline
+// then (real converts the client's clock to real time). Beside it runs a timer
+// armed like the lock's expiry, due at l's deadline and re-armed when it moves:
+// how late it fired (or, not fired yet, how late it is when Done is seen) is what
+// the machine did to a timer due at that instant, which the checker excuses in a
+// late Done, never more (checker.Hold.TimerLate).
+func watchDone(l *Lock, h *checker.Hold, real func(time.Time) time.Time) {
+	var mu sync.Mutex
+	var due, fired time.Time
+	for {
+		changed := l.UntilChanged()
+		at := real(l.Until())
+		mu.Lock()
+		due, fired = at, time.Time{}
+		mu.Unlock()
+		t := time.AfterFunc(time.Until(at), func() {
+			now := time.Now()
+			mu.Lock()
+			if due.Equal(at) {
+				fired = now
+			}
+			mu.Unlock()
+		})
+		select {
+		case <-changed:
+			t.Stop()
+			continue
+		case <-l.Done():
+		}
+		seen := time.Now()
+		t.Stop()
+		final := real(l.Until())
+		mu.Lock()
+		if fired.IsZero() {
+			fired = seen
+		}
+		if due.Equal(final) {
+			h.TimerLate(due, fired)
+		}
+		mu.Unlock()
+		h.Done(seen, final)
+		return
+	}
 }
 
 // until polls try every 1-4 ms until it succeeds or the deadline passes.

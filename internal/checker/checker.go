@@ -62,6 +62,9 @@ type Hold struct {
 	Term   int64    `json:"term,omitempty"`
 	// doneDue is the deadline Done was due at (ms), set with DoneAt.
 	doneDue float64
+	// timerLate is how late a timer of the test process due at the hold's
+	// deadline fired (TimerLate).
+	timerLate time.Duration
 }
 
 // Piece is one successful acquire or extend: held from From (when the call returned)
@@ -115,6 +118,7 @@ type Recorder struct {
 	events     []Event
 	violations []Violation
 	lags       []lagSample // the scheduling probe's samples, in order
+	pending    *lagSample  // the probe's wake-up it awaits (nil when not probing)
 }
 
 // New returns a recorder whose clock starts now. seed is printed on failure.
@@ -166,6 +170,18 @@ func (h *Hold) Done(at, until time.Time) {
 	v := r.ms(at)
 	h.DoneAt = &v
 	h.doneDue = r.ms(until)
+}
+
+// TimerLate records how late a timer of the test process, due at the hold's
+// deadline (due, real time) and armed like the lock's own expiry, fired: the
+// part of Done's lateness the machine caused on that timer. A timer still pending
+// at the time of the call counts as late until then. Only the latest deadline's
+// timer counts: the hold's Done is checked against that one.
+func (h *Hold) TimerLate(due, fired time.Time) {
+	r := h.rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h.timerLate = max(0, fired.Sub(due))
 }
 
 // Event adds a note to the history (a fault, a failure) at the current time.

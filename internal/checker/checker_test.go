@@ -200,7 +200,11 @@ func TestLateDoneAllowsOnlyTheMeasuredSchedulingLag(t *testing.T) {
 		{"no probe samples", nil, []string{KindLateDone}},
 		{"the machine starved the test then", []lagSample{{due: 101, late: 50 * time.Millisecond}}, nil},
 		{"the machine starved the test, but less", []lagSample{{due: 101, late: 10 * time.Millisecond}}, []string{KindLateDone}},
-		{"starved at another moment", []lagSample{{due: 400, late: time.Second}, {due: 20, late: time.Second}}, []string{KindLateDone}},
+		{"starved at another moment", []lagSample{{due: 400, late: time.Second}, {due: 20, late: 70 * time.Millisecond}}, []string{KindLateDone}},
+		{"a stall that began before the deadline and outlasted it", []lagSample{{due: 20, late: time.Second}}, nil},
+		{"a stall that began before the deadline and ended soon after it", []lagSample{{due: 20, late: 90 * time.Millisecond}}, []string{KindLateDone}},
+		{"two stalls, together as long", []lagSample{{due: 96, late: 25 * time.Millisecond}, {due: 126, late: 20 * time.Millisecond}}, nil},
+		{"a stall after Done was seen", []lagSample{{due: 161, late: time.Second}}, []string{KindLateDone}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,6 +213,92 @@ func TestLateDoneAllowsOnlyTheMeasuredSchedulingLag(t *testing.T) {
 			at := func(ms int) time.Time { return r.base.Add(time.Duration(ms) * time.Millisecond) }
 			a := r.Acquired("A", "x", at(0), at(100))
 			a.Done(at(160), at(100))
+			var kinds []string
+			for _, v := range r.Violations() {
+				kinds = append(kinds, v.Kind)
+			}
+			assert.Equal(t, tt.kinds, kinds)
+		})
+	}
+}
+
+// TestBugLateDoneWhenTheProcessStalledAroundTheDeadline: under -race on a loaded
+// machine (2026-11, TestPrimitiveScenarios) Done was reported late although the
+// probe had measured the stall that delayed it, in three ways, each a timeline
+// recorded then (ms since the start):
+//   - a stall that began before the window: the probe's wake-up due at 1976.5 came
+//     at 2140.1, the lock's expiry due at 2095.7 fired at 2140.0, Done was seen at
+//     2140.4, and the stall was taken for another moment;
+//   - two stalls back to back: a wake-up due at 1277.8 came at 1428.0, the next one
+//     due at 1433.0 came at 1452.5; the expiry due at 1357.4 fired at 1430.7 and
+//     closed Done at 1452.5, seen at 1458.3. The longer stall alone (75.6ms in the
+//     window) did not cover the 100.9ms;
+//   - a stall still in progress when the history was checked: its wake-up was
+//     never recorded.
+//
+// Once the process runs freely again, a late Done is still caught.
+func TestBugLateDoneWhenTheProcessStalledAroundTheDeadline(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	before := []lagSample{{due: 1965.1, late: ms(0.9)}, {due: 1970.9, late: ms(0.6)}, {due: 1976.5, late: ms(163.6)}, {due: 2145.2, late: ms(0.3)}}
+	twice := []lagSample{{due: 1269.5, late: ms(3.3)}, {due: 1277.8, late: ms(150.2)}, {due: 1433.0, late: ms(19.5)}, {due: 1457.5, late: ms(0.7)}, {due: 1463.3, late: ms(1.6)}}
+	tests := []struct {
+		name                  string
+		lags                  []lagSample
+		pending               *lagSample
+		acquired, until, seen float64
+		kinds                 []string
+	}{
+		{"a stall that began before the window", before, nil, 1821.7, 2095.7, 2140.4, nil},
+		{"seen long after that stall ended", before, nil, 1821.7, 2095.7, 2200, []string{KindLateDone}},
+		{"two stalls back to back", twice, nil, 1092.2, 1357.4, 1458.3, nil},
+		{"seen long after those stalls ended", twice, nil, 1092.2, 1357.4, 1530, []string{KindLateDone}},
+		{"a stall still in progress", before[:2], &lagSample{due: 1976.5}, 1821.7, 2095.7, 2140.4, nil},
+		{"a wake-up awaited but not yet due", before, &lagSample{due: 1e9}, 1821.7, 2095.7, 2200, []string{KindLateDone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			r.base = time.Now().Add(-3 * time.Second) // the history is checked at 3000ms
+			r.lags, r.pending = tt.lags, tt.pending
+			at := func(v float64) time.Time { return r.base.Add(ms(v)) }
+			a := r.Acquired("A", "prim/sem", at(tt.acquired), at(tt.until))
+			a.Done(at(tt.seen), at(tt.until))
+			var kinds []string
+			for _, v := range r.Violations() {
+				kinds = append(kinds, v.Kind)
+			}
+			assert.Equal(t, tt.kinds, kinds)
+		})
+	}
+}
+
+// TestLateDoneExcusedByTheHoldsOwnTimer: a timer armed at the hold's deadline
+// that fired as late as Done excuses it, even where the probe's timer (on another
+// of the process's schedulers) was on time; one that fired on time does not (2026-11:
+// the probe ran on time from 2024 to 2065ms while a semaphore holder's expiry due
+// at 2024.0ms fired at 2114.4ms).
+func TestLateDoneExcusedByTheHoldsOwnTimer(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	var onTime []lagSample
+	for due := 2019.3; due < 2120; due += 5.2 {
+		onTime = append(onTime, lagSample{due: due, late: ms(0.2)})
+	}
+	tests := []struct {
+		name  string
+		fired float64
+		kinds []string
+	}{
+		{"the hold's timer as late as Done", 2114.4, nil},
+		{"the hold's timer on time", 2024.1, []string{KindLateDone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			r.lags = onTime
+			at := func(v float64) time.Time { return r.base.Add(ms(v)) }
+			b := r.Acquired("B", "prim/sem", at(1747.4), at(2024.0))
+			b.TimerLate(at(2024.0), at(tt.fired))
+			b.Done(at(2114.7), at(2024.0))
 			var kinds []string
 			for _, v := range r.Violations() {
 				kinds = append(kinds, v.Kind)
