@@ -68,11 +68,16 @@ func TestFairHeadGoneDoesNotStallTheQueue(t *testing.T) {
 			if tt.child {
 				next = m // the bound counts on the retry delay
 			}
-			got := make(chan *Lock, 1)
+			// The goroutine reports to the test, never to t: it may end after the
+			// test has (a failed wait below), when t must not be used.
+			type result struct {
+				l   *Lock
+				err error
+			}
+			got := make(chan result, 1)
 			go func() {
 				l, err := next.Acquire(ctx, "gone", 30*time.Second, WithFair())
-				assert.NoError(t, err)
-				got <- l
+				got <- result{l, err}
 			}()
 			require.Eventually(t, func() bool { return len(queueOn(t, c, "lock:gone")["c"]) == 2 }, 5*time.Second, 2*time.Millisecond)
 			time.Sleep(20 * time.Millisecond)
@@ -80,9 +85,10 @@ func TestFairHeadGoneDoesNotStallTheQueue(t *testing.T) {
 			t0 := time.Now()
 			require.NoError(t, holder.Release(ctx))
 			select {
-			case l := <-got:
+			case r := <-got:
+				require.NoError(t, r.err)
 				assert.Less(t, time.Since(t0), tt.bound(m), "served within the bound")
-				require.NoError(t, l.Release(ctx))
+				require.NoError(t, r.l.Release(ctx))
 			case <-time.After(tt.bound(m) + 5*time.Second):
 				t.Fatal("queue stuck behind its head")
 			}
