@@ -40,7 +40,8 @@ notify-keyspace-events as a set of flags), so a plan right after apply is empty.
 		{0, "no changes, or changes without -detailed-exitcode"},
 		{1, `error: a usage error, an invalid file, or a finding apply cannot fix (a master
 unreachable, credentials refused, a replica, failing persistence, a risky
-setting that the file does not declare)`},
+setting that the file does not declare), or a master whose settings could not
+be read (CONFIG GET refused: see docs/acl.md)`},
 		{2, `with -detailed-exitcode: changes pending that apply will make, including the
 error findings those changes fix (an eviction policy, persistence settings)`},
 	},
@@ -80,7 +81,9 @@ func runPlan(ctx context.Context, env *Env, a *planArgs) error {
 		return &exitError{code: code, err: errors.New(plan.Summary.String()), shown: true, doc: skipDoc{}}
 	}
 	switch {
-	case plan.Summary.Unfixable() > 0:
+	case plan.Summary.Unfixable() > 0, plan.Summary.Unchecked > 0:
+		// A master whose settings could not be read (CONFIG GET refused) is
+		// no "no changes": plan cannot say, and apply cannot fix it.
 		return summary(ExitError)
 	case plan.Summary.Errors > 0 && !a.detailed:
 		return summary(ExitError)

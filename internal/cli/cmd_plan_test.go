@@ -185,3 +185,20 @@ func TestPlanUnfixableErrorExits1(t *testing.T) {
 	assert.Equal(t, ExitError, r.code, "%s%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "unreachable")
 }
+
+// Regression: a master whose CONFIG GET its user may not run (an ACL without
+// +config|get) was counted "not checked", yet plan -detailed-exitcode exited 0,
+// "no changes", to a CI gate that had checked nothing there.
+func TestBugPlanSaidNoChangesWhenConfigGetWasRefused(t *testing.T) {
+	const pw = "plan-acl-pw"
+	a := healthServer(t, "a")
+	b := healthServer(t, "b")
+	require.NoError(t, b.Client().Do(context.Background(), "ACL", "SETUSER", "default", ">"+pw, "-config").Err())
+	cfg := writeHealthTopology(t, healthMaster{name: "a", addr: a.Addr()}, healthMaster{name: "b", addr: b.Addr(), password: true})
+	for _, args := range [][]string{{}, {"-detailed-exitcode"}, {"-json", "-detailed-exitcode"}} {
+		r := runHealthCmd(t, "", append([]string{"plan", "-config", cfg, "-var", "pw=" + pw}, args...)...)
+		assert.Equal(t, ExitError, r.code, "%v: %s%s", args, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "config-denied", "%v", args)
+		assert.NotContains(t, r.stdout+r.stderr, pw, "%v", args)
+	}
+}
