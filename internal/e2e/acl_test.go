@@ -64,22 +64,9 @@ variable "redis_password" {
   sensitive = true
   default   = "` + aclPassword + `"
 }
-cluster "e2e-acl" {
-  key_prefix   = "lock:"
-  ttl          = "3s"
-  max_ttl      = "10s"
-  node_timeout = "250ms"
-  # brand-new throwaway masters started by the test
-  restart_quarantine = false
-  settings {
-    appendfsync = "always"
-  }
-  retry {
-    attempts = 5
-    delay    = "50ms"
-    jitter   = "20ms"
-  }
-  defaults {
+`)
+	b.WriteString(clusterHead("e2e-acl"))
+	b.WriteString(`  defaults {
     username = var.user
     password = var.redis_password
   }

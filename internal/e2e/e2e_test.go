@@ -59,22 +59,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	c := redistest.Start(t, 5, redistest.Options{})
 	var b strings.Builder
-	b.WriteString(`cluster "e2e" {
-  key_prefix   = "lock:"
-  ttl          = "3s"
-  max_ttl      = "10s"
-  node_timeout = "250ms"
-  # brand-new throwaway masters started by the test
-  restart_quarantine = false
-  settings {
-    appendfsync = "always"
-  }
-  retry {
-    attempts = 5
-    delay    = "50ms"
-    jitter   = "20ms"
-  }
-`)
+	b.WriteString(clusterHead("e2e"))
 	for _, s := range c.Servers {
 		fmt.Fprintf(&b, "  master %q { address = %q }\n", s.Name, s.Addr())
 	}
@@ -93,6 +78,28 @@ func newEnv(t *testing.T) *env {
 	path := filepath.Join(t.TempDir(), "redlock.hcl")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
 	return &env{t: t, c: c, config: path}
+}
+
+// clusterHead opens a test cluster block: throwaway masters started by the test,
+// short TTLs, a few quick retries; the caller adds masters and policies, and the
+// closing brace.
+func clusterHead(name string) string {
+	return `cluster "` + name + `" {
+  key_prefix   = "lock:"
+  ttl          = "3s"
+  max_ttl      = "10s"
+  node_timeout = "250ms"
+  # brand-new throwaway masters started by the test
+  restart_quarantine = false
+  settings {
+    appendfsync = "always"
+  }
+  retry {
+    attempts = 5
+    delay    = "50ms"
+    jitter   = "20ms"
+  }
+`
 }
 
 // result is one finished redlock invocation.
