@@ -206,3 +206,18 @@ func TestACLRefusedCommandLeavesNothingLocked(t *testing.T) {
 	assert.Empty(t, e.keys("lock:job"), "what the one permitted master set is released")
 	assert.NotContains(t, r.stderr, aclPassword)
 }
+
+// Without +info and with the restart quarantine on, a master is not used, and
+// the error says what to grant, as docs/acl.md says.
+func TestACLWithoutInfoTheQuarantineSaysWhatToGrant(t *testing.T) {
+	e := newACLEnv(t)
+	ctx := context.Background()
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "locker", "-info").Err())
+	}
+	file := e.variant("quarantine.hcl", "restart_quarantine = false", "restart_quarantine = true")
+	r := e.run("acquire", "job", "-config", file)
+	assert.Equal(t, 1, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "grant +info")
+	assert.Empty(t, e.keys("lock:job"))
+}
