@@ -87,6 +87,8 @@ type distinctResult struct {
 	p50, p99 time.Duration
 	cpu      time.Duration // this process's CPU time (user+system) per cycle
 	srvCPU   time.Duration // the five redis-servers' CPU time per cycle
+	depth    float64       // the cycle's commands per read at a master (batch depth)
+	reads    float64       // reads at one master (the mean) per 20,000 cycles
 	errors   int64
 }
 
@@ -132,15 +134,15 @@ func BenchmarkDistinctKeys(b *testing.B) {
 	}
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%5s  %-22s %10s %9s %9s %8s %12s %7s\n", "g", "client", "cycles/s", "p50", "p99", "cpu/op", "srv-cpu/op", "errors")
+	fmt.Fprintf(&sb, "\n%5s  %-22s %10s %9s %9s %8s %12s %9s %9s %7s\n", "g", "client", "cycles/s", "p50", "p99", "cpu/op", "srv-cpu/op", "cmds/read", "reads/20k", "errors")
 	for _, g := range distinctGoroutines {
 		for _, ct := range contenders {
 			r, ok := results[strconv.Itoa(g)+"/"+ct.name]
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(&sb, "%5d  %-22s %10.0f %9v %9v %8v %12v %7d\n", g, ct.name, r.rate, r.p50.Round(time.Microsecond),
-				r.p99.Round(time.Microsecond), r.cpu.Round(100*time.Nanosecond), r.srvCPU.Round(100*time.Nanosecond), r.errors)
+			fmt.Fprintf(&sb, "%5d  %-22s %10.0f %9v %9v %8v %12v %9.1f %9.0f %7d\n", g, ct.name, r.rate, r.p50.Round(time.Microsecond),
+				r.p99.Round(time.Microsecond), r.cpu.Round(100*time.Nanosecond), r.srvCPU.Round(100*time.Nanosecond), r.depth, r.reads, r.errors)
 		}
 	}
 	for _, g := range distinctGoroutines {
@@ -183,6 +185,7 @@ func runDistinct(b *testing.B, ct contender, g int, infos []*redis.Client) disti
 	var firstErr error
 	var errOnce sync.Once
 	srv0 := serversCPU(b, infos)
+	io0 := serversIO(b, infos)
 	cpu0 := processCPU()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -208,6 +211,7 @@ func runDistinct(b *testing.B, ct contender, g int, infos []*redis.Client) disti
 	b.StopTimer()
 	cpu := processCPU() - cpu0
 	srv := serversCPU(b, infos) - srv0
+	io := serversIO(b, infos).minus(io0)
 
 	var all []int64
 	for _, l := range lats {
@@ -222,11 +226,19 @@ func runDistinct(b *testing.B, ct contender, g int, infos []*redis.Client) disti
 		srvCPU: srv / time.Duration(b.N),
 		errors: errs.Load(),
 	}
+	if io.reads > 0 {
+		// Every client sends two commands per master and cycle (SET NX, then the
+		// release script); INFO's own count includes the scripts' calls.
+		r.depth = float64(2*b.N*len(infos)) / float64(io.reads)
+		r.reads = float64(io.reads) / float64(len(infos)) * 20000 / float64(b.N)
+	}
 	b.ReportMetric(r.rate, "cycles/s")
 	b.ReportMetric(float64(r.p50)/1e3, "p50-µs")
 	b.ReportMetric(float64(r.p99)/1e3, "p99-µs")
 	b.ReportMetric(float64(r.cpu)/1e3, "cpu-µs/op")
 	b.ReportMetric(float64(r.srvCPU)/1e3, "srv-cpu-µs/op")
+	b.ReportMetric(r.depth, "cmds/read")
+	b.ReportMetric(r.reads, "reads/20k")
 	if r.errors > 0 {
 		b.ReportMetric(float64(r.errors), "errors")
 		b.Logf("%d of %d cycles failed; first: %v", r.errors, b.N, firstErr)
@@ -268,6 +280,37 @@ func serversCPU(tb testing.TB, infos []*redis.Client) time.Duration {
 		total += parseServerCPU(s)
 	}
 	return total
+}
+
+// serverIO is what the servers read: the reads from their clients' sockets
+// (INFO stats), summed over the servers. Commands per read is the batch depth a
+// server sees.
+type serverIO struct{ reads int64 }
+
+func (a serverIO) minus(b serverIO) serverIO { return serverIO{a.reads - b.reads} }
+
+// serversIO sums total_reads_processed of INFO stats over the servers.
+func serversIO(tb testing.TB, infos []*redis.Client) serverIO {
+	var total serverIO
+	for _, c := range infos {
+		s, err := c.Info(context.Background(), "stats").Result()
+		if err != nil {
+			tb.Fatalf("INFO stats: %v", err)
+		}
+		total.reads += infoInt(s, "total_reads_processed")
+	}
+	return total
+}
+
+// infoInt returns the integer field of an INFO reply, 0 when absent.
+func infoInt(info, field string) int64 {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // parseServerCPU returns used_cpu_user + used_cpu_sys of an INFO cpu reply.
