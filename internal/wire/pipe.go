@@ -47,8 +47,10 @@ type pipe struct {
 	depth  int
 	closed bool
 
-	wbuf []byte // the write buffer; used by the driver only
-	wg   sync.WaitGroup
+	wbuf  []byte  // the write buffer; used by the driver only
+	rbuf  []reply // the replies read at once; the pump only
+	rreqs []*req  // their commands; the pump only
+	wg    sync.WaitGroup
 }
 
 // pipeConn is one connection of a pipe and the commands written on it whose reply

@@ -54,10 +54,53 @@ func (p *pipe) readBatch(pc *pipeConn) {
 			}
 			continue
 		}
-		if !p.take(pc, rp) || !p.more(pc) {
+		// The replies that came with it are read too, and their commands taken
+		// from the ring under one lock: a master answers a batch in one or a few
+		// writes.
+		rps := append(p.rbuf[:0], rp)
+		for pc.wc.whole() {
+			if rp, err = pc.wc.readReply(); err != nil {
+				break // not a timeout: the reply is all there; dropped below
+			}
+			rps = append(rps, rp)
+		}
+		p.rbuf = rps
+		more := p.takeAll(pc, rps)
+		clear(rps)
+		if err != nil {
+			p.kill(pc, err) // the replies before it were delivered
+			return
+		}
+		if !more {
 			return
 		}
 	}
+}
+
+// takeAll gives replies just read on pc to the oldest commands in flight, in
+// order, and reports whether commands are still in flight on pc; false when pc was
+// dropped (a reply to no command, or out of step).
+func (p *pipe) takeAll(pc *pipeConn, rps []reply) (more bool) {
+	reqs := p.rreqs[:0]
+	p.mu.Lock()
+	for range rps {
+		reqs = append(reqs, pc.inflight.pop())
+	}
+	more = pc.inflight.len() > 0
+	p.mu.Unlock()
+	p.rreqs = reqs
+	defer clear(reqs)
+	for i, r := range reqs {
+		if r == nil {
+			p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
+			return false
+		}
+		if err := p.deliver(r, rps[i]); err != nil {
+			p.kill(pc, err)
+			return false
+		}
+	}
+	return more
 }
 
 // take gives a reply just read on pc to the oldest command in flight; false when
@@ -75,13 +118,6 @@ func (p *pipe) take(pc *pipeConn, rp reply) bool {
 		return false
 	}
 	return true
-}
-
-// more reports whether commands are still in flight on pc.
-func (p *pipe) more(pc *pipeConn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return pc.inflight.len() > 0
 }
 
 // readOwn is a round reading its own reply on pc, where it wrote r alone and got
@@ -174,13 +210,7 @@ func (wc *wireConn) readLineSafe() (byte, []byte, error) {
 	for {
 		if n := wc.rd.Buffered(); n > 0 {
 			buf, _ := wc.rd.Peek(n)
-			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-				need := i + 1
-				if buf[0] == '$' && i >= 2 && buf[i-1] == '\r' {
-					if l, ok := parseInt(buf[1 : i-1]); ok && l >= 0 && l <= maxBulk {
-						need += int(l) + 2
-					}
-				}
+			if need, _ := replyNeed(buf); need > 0 {
 				if n >= need {
 					return wc.readLine()
 				}
@@ -192,6 +222,39 @@ func (wc *wireConn) readLineSafe() (byte, []byte, error) {
 			return 0, nil, err
 		}
 	}
+}
+
+// replyNeed returns how many bytes of buf the reply at its start takes before
+// readLineSafe reads it (its first line, and a bulk string's contents), 0 when
+// its first line is not all in buf; long: a bulk string longer than maxBulk,
+// whose contents readReply reads past as they come.
+func replyNeed(buf []byte) (need int, long bool) {
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		return 0, false
+	}
+	need = i + 1
+	if buf[0] == '$' && i >= 2 && buf[i-1] == '\r' {
+		if l, ok := parseInt(buf[1 : i-1]); ok && l >= 0 {
+			if l > maxBulk {
+				return need, true
+			}
+			need += int(l) + 2
+		}
+	}
+	return need, false
+}
+
+// whole reports whether a whole reply is buffered: readReply then reads it
+// without waiting for the network (and without a system call).
+func (wc *wireConn) whole() bool {
+	n := wc.rd.Buffered()
+	if n == 0 {
+		return false
+	}
+	buf, _ := wc.rd.Peek(n)
+	need, long := replyNeed(buf)
+	return need > 0 && n >= need && !long
 }
 
 func isTimeout(err error) bool {
