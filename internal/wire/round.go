@@ -150,12 +150,9 @@ type round struct {
 	nxget        bool
 	buf, bufGt   []byte // the command, encoded once for every master
 	t0, deadline time.Time
-	remaining    atomic.Int32 // commands without a result yet
-	// done wakes the round: once when remaining reaches 0, and once more when
-	// timer (an AfterFunc) fires; one channel, so that the round waits on one
-	// channel, not in a select over two.
-	done  chan struct{}
-	timer *time.Timer
+	remaining    atomic.Int32  // commands without a result yet
+	done         chan struct{} // receives once, when remaining reaches 0
+	timer        *time.Timer
 }
 
 // finish records r's result and tells the round when it was the last. The caller
@@ -223,8 +220,7 @@ func (p *rounds) get(n int) *round {
 		return rd
 	default:
 	}
-	rd := &round{reqs: make([]req, n), own: make([]*pipeConn, n), done: make(chan struct{}, 2)}
-	rd.timer = time.AfterFunc(time.Hour, func() { rd.done <- struct{}{} })
+	rd := &round{reqs: make([]req, n), own: make([]*pipeConn, n), done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
 	rd.timer.Stop()
 	for i := range rd.reqs {
 		rd.reqs[i].rnd = rd
@@ -286,36 +282,29 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 
 	cause := ErrNoReply
 	finished, over := false, false
-	wakes, fired := 0, false // wake-ups taken from done; the timer's was sent
 	select {
 	case <-rd.done: // every reply read already (readOwn): no timer
-		finished, wakes = true, 1
+		finished = true
 	default:
 		rd.timer.Reset(time.Until(deadline) + grace)
-		cancelled := ctx.Done()
-		for !finished && !over {
-			if cancelled == nil {
-				<-rd.done
-			} else {
-				select {
-				case <-rd.done:
-				case <-cancelled:
-					// A deadline of ctx is the round's own, with its grace: only a
-					// cancellation ends the round early.
-					cancelled = nil
-					if errors.Is(ctx.Err(), context.Canceled) {
-						cause, over = context.Cause(ctx), true
-					}
-					continue
-				}
-			}
-			// The last result, or the timer: remaining tells which.
-			wakes++
-			finished = rd.remaining.Load() == 0
-			over = !finished
-		}
-		fired = !rd.timer.Stop()
 	}
+	cancelled := ctx.Done()
+	for !finished && !over {
+		select {
+		case <-rd.done:
+			finished = true
+		case <-rd.timer.C:
+			over = true
+		case <-cancelled:
+			// A deadline of ctx is the round's own, with its grace: only a
+			// cancellation ends the round early.
+			cancelled = nil
+			if errors.Is(ctx.Err(), context.Canceled) {
+				cause, over = context.Cause(ctx), true
+			}
+		}
+	}
+	rd.timer.Stop()
 	if e := ctx.Err(); e != nil && !finished && cause == ErrNoReply && hasDeadline && !ctxDeadline.After(deadline) {
 		cause = e // the caller's deadline, not the timeout, ended the round
 	}
@@ -323,11 +312,7 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 	if !finished {
 		abandoned = rd.abandon()
 		if abandoned == 0 || rd.remaining.Add(-int32(abandoned)) != 0 {
-			// A command moved to done just now: its result is imminent.
-			for rd.remaining.Load() != 0 {
-				<-rd.done
-				wakes++
-			}
+			<-rd.done // a command moved to done just now: its result is imminent
 		}
 	}
 	for i := range out {
@@ -339,15 +324,6 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 		out[i] = r.res
 	}
 	if abandoned == 0 {
-		// Reused: done must be empty. The last result's wake-up was sent, and
-		// the timer's when it fired.
-		want := 1
-		if fired {
-			want++
-		}
-		for ; wakes < want; wakes++ {
-			<-rd.done
-		}
 		ps.rounds.put(rd)
 	}
 }
