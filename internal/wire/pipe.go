@@ -47,10 +47,11 @@ type pipe struct {
 	depth  int
 	closed bool
 
-	wbuf  []byte  // the write buffer; used by the driver only
-	rbuf  []reply // the replies read at once; the pump only
-	rreqs []*req  // their commands; the pump only
-	wg    sync.WaitGroup
+	runPump func()  // p.pump
+	wbuf    []byte  // the write buffer; used by the driver only
+	rbuf    []reply // the replies read at once; the pump only
+	rreqs   []*req  // their commands; the pump only
+	wg      sync.WaitGroup
 }
 
 // pipeConn is one connection of a pipe and the commands written on it whose reply
@@ -71,7 +72,9 @@ type pipeConn struct {
 }
 
 func newPipe(ps *Pipes, i int) *pipe {
-	return &pipe{ps: ps, i: i}
+	p := &pipe{ps: ps, i: i}
+	p.runPump = p.pump
+	return p
 }
 
 // submit queues r. When the pipe is idle and connected the caller writes r at
@@ -131,7 +134,7 @@ func (p *pipe) startPump() {
 		return
 	}
 	p.wg.Add(1)
-	go p.pump()
+	go p.runPump() // a func value bound once: go p.pump() would allocate a closure each time
 }
 
 // failQueuedBefore fails the queued commands of rounds that started before t with
