@@ -35,10 +35,11 @@ import (
 // Fairness holds among clients that all take the name in fair mode: a plain
 // (non-fair) acquirer ignores the queue.
 
-//go:embed scripts/fair_acquire.lua
-var fairAcquireLua string
-
 var (
+	//go:embed scripts/fair_acquire.lua
+	fairAcquireSrc string
+	fairAcquireLua = withWakeHead(fairAcquireSrc)
+
 	//go:embed scripts/fair_unwind.lua
 	fairUnwindSrc string
 	fairUnwindLua = withWakeHead(fairUnwindSrc)

@@ -5,25 +5,21 @@
 -- The queue is one sorted set holding two kinds of members: "q:<id>" with score = enqueue time (>= 0,
 -- FIFO order, ties broken by the member) and "h:<id>" with score = -(heartbeat deadline, server ms),
 -- so expired heartbeats are exactly the scores in [-now, 0). A waiter whose heartbeat expired is
--- dropped with its place.
+-- dropped with its place (liveHead, which also finds the head).
 -- Returns 1 acquired (and left the queue), 0 the lock key is held (a string: an exclusive holder), -3 it is held
 -- by something else (shared holders), -2 another waiter is ahead.
+-- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local dead = redis.call('ZRANGEBYSCORE', KEYS[2], -now, '(0')
-for _, h in ipairs(dead) do
-  redis.call('ZREM', KEYS[2], h, 'q:' .. string.sub(h, 3))
-end
 local me = 'q:' .. ARGV[3]
 local hb = tonumber(ARGV[5])
 if ARGV[6] == 'wait' then
-  redis.call('ZADD', KEYS[2], ARGV[4], me)
-  redis.call('ZADD', KEYS[2], -(now + hb), 'h:' .. ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[4], me, -(now + hb), 'h:' .. ARGV[3])
   if redis.call('PTTL', KEYS[2]) < 2 * hb then
     redis.call('PEXPIRE', KEYS[2], 2 * hb)
   end
 end
-local head = redis.call('ZRANGEBYSCORE', KEYS[2], 0, '+inf', 'LIMIT', 0, 1)[1]
+local head = liveHead(KEYS[2], now)
 if head and head ~= me then
   return -2
 end
