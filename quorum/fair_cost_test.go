@@ -161,7 +161,7 @@ func TestHubRegisterKicksOnlyForNewChannels(t *testing.T) {
 	m := &Manager{wakeTag: "TAGTAGTA"}
 	s := &nodeSub{kick: make(chan struct{}, 1)}
 	h := &wakeHub{m: m, subs: []*nodeSub{s}, waiters: map[string]map[*waiter]struct{}{}, idle: map[string]time.Time{},
-		confirmed: map[string]map[*nodeSub]bool{}}
+		confirmed: map[string]map[*nodeSub]bool{}, wide: map[string]bool{}}
 	kicked := func() bool {
 		select {
 		case <-s.kick:
@@ -190,7 +190,7 @@ func TestHubRegisterKicksOnlyForNewChannels(t *testing.T) {
 	for ch := range h.idle {
 		h.idle[ch] = time.Now().Add(-2 * wakeLinger)
 	}
-	assert.Empty(t, h.wanted(time.Now()))
+	assert.Empty(t, h.wanted(time.Now(), s))
 	_, un6 := h.register("lock:k", "D.TAGTAGTA")
 	defer un6()
 	assert.True(t, kicked(), "a channel dropped after its linger")

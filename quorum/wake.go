@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,7 +16,8 @@ import (
 // to follow the names being waited for. A wake-up is a hint: the retry delay stays
 // the fallback, so a lost message (a master down, a subscription not yet in place)
 // costs one delay, never correctness. A release of a fair lock wakes only the head of
-// its queue (wake_target.go).
+// its queue (wake_target.go), and a channel only fair waiters wait on is listened to
+// on fewer masters (wake_narrow.go).
 
 // wakeLinger is how long a channel stays subscribed after its last waiter left, so
 // that a client taking the same lock again and again does not resubscribe each time.
@@ -63,6 +65,7 @@ type wakeHub struct {
 	waiters   map[string]map[*waiter]struct{} // by channel
 	idle      map[string]time.Time            // channels without waiters, since when
 	confirmed map[string]map[*nodeSub]bool    // masters that confirmed a channel's subscription
+	wide      map[string]bool                 // channels listened to on every master (wake_narrow.go)
 	closed    bool
 }
 
@@ -74,6 +77,7 @@ type nodeSub struct {
 	kick   chan struct{}
 	active map[string]bool // owned by the reconcile loop
 	done   chan struct{}
+	failed atomic.Bool // its connection broke and has not answered since (wake_narrow.go)
 }
 
 // hub returns the Manager's wake hub, starting it on first use; nil after Close.
@@ -85,7 +89,7 @@ func (m *Manager) hub() *wakeHub {
 	}
 	if m.wake == nil {
 		h := &wakeHub{m: m, waiters: map[string]map[*waiter]struct{}{}, idle: map[string]time.Time{},
-			confirmed: map[string]map[*nodeSub]bool{}}
+			confirmed: map[string]map[*nodeSub]bool{}, wide: map[string]bool{}}
 		h.ctx, h.cancel = context.WithCancel(context.Background())
 		for _, n := range m.nodes {
 			s := &nodeSub{n: n, ps: n.client.Subscribe(h.ctx), kick: make(chan struct{}, 1), active: map[string]bool{}, done: make(chan struct{})}
@@ -147,6 +151,11 @@ func (h *wakeHub) register(key, id string) (*waiter, func()) {
 		}
 		set[w] = struct{}{}
 		delete(h.idle, ch)
+		if id == "" && !h.wide[ch] {
+			// A waiter that wakes on every message listens on every master.
+			h.wide[ch] = true
+			kick = true
+		}
 	}
 	h.mu.Unlock()
 	if kick {
@@ -157,9 +166,13 @@ func (h *wakeHub) register(key, id string) (*waiter, func()) {
 		for _, ch := range chs {
 			set := h.waiters[ch]
 			delete(set, w)
-			if set != nil && len(set) == 0 {
+			switch {
+			case set != nil && len(set) == 0:
+				// Lingering, it keeps where it was listened to.
 				delete(h.waiters, ch)
 				h.idle[ch] = time.Now()
+			case id == "" && h.wide[ch]:
+				h.wide[ch] = anyWakesOnAll(set)
 			}
 		}
 		h.mu.Unlock()
@@ -198,21 +211,28 @@ func (h *wakeHub) kickAll() {
 	}
 }
 
-// wanted returns the channels that should be subscribed now, dropping those idle
-// for longer than wakeLinger.
-func (h *wakeHub) wanted(now time.Time) map[string]bool {
+// wanted returns the channels that s should be subscribed to now: every wanted
+// channel when s is one of the narrow masters (wake_narrow.go), else the wide ones;
+// it drops the channels idle for longer than wakeLinger.
+func (h *wakeHub) wanted(now time.Time, s *nodeSub) map[string]bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	narrow := h.narrowSubs()[s]
 	out := make(map[string]bool, len(h.waiters)+len(h.idle))
 	for ch := range h.waiters {
-		out[ch] = true
+		if narrow || h.wide[ch] {
+			out[ch] = true
+		}
 	}
 	for ch, since := range h.idle {
 		if now.Sub(since) > wakeLinger {
 			delete(h.idle, ch)
+			delete(h.wide, ch)
 			continue
 		}
-		out[ch] = true
+		if narrow || h.wide[ch] {
+			out[ch] = true
+		}
 	}
 	return out
 }
@@ -228,7 +248,7 @@ func (h *wakeHub) reconcile(s *nodeSub) {
 		case <-s.kick:
 		case <-tick.C:
 		}
-		want := h.wanted(time.Now())
+		want := h.wanted(time.Now(), s)
 		var add, drop []string
 		for ch := range want {
 			if !s.active[ch] {
@@ -283,9 +303,15 @@ func (h *wakeHub) receive(s *nodeSub) {
 			case <-t.C:
 			}
 			backoff = min(2*backoff, time.Second)
+			// Dial again now, and hear the master answer even where it listens
+			// to no channel (it is then a candidate to listen again).
+			_ = s.ps.Ping(h.ctx)
 			continue
 		}
 		backoff = h.m.cfg.nodeTimeout
+		if s.failed.Load() {
+			h.answered(s)
+		}
 		switch msg := msg.(type) {
 		case *redis.Message:
 			h.notify(msg.Channel, msg.Payload, time.Now())
@@ -338,14 +364,20 @@ func (h *wakeHub) confirm(s *nodeSub, sub *redis.Subscription) {
 
 // forget drops every confirmation of s's master: its connection broke, so it
 // listens to nothing until it confirms again, and a channel dropped meanwhile (whose
-// unsubscription it will never confirm) must not stay behind.
+// unsubscription it will never confirm) must not stay behind. Narrow channels move
+// to another master meanwhile (wake_narrow.go).
 func (h *wakeHub) forget(s *nodeSub) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for ch, set := range h.confirmed {
 		delete(set, s)
 		if len(set) == 0 {
 			delete(h.confirmed, ch)
 		}
+	}
+	wasNarrow := h.narrowSubs()[s]
+	moved := !s.failed.Swap(true) && wasNarrow
+	h.mu.Unlock()
+	if moved {
+		h.kickAll()
 	}
 }
