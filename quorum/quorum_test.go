@@ -58,13 +58,13 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":      {releaseLua, "4bb8508995b1e2f1cf4383e492ad6e48a93864c6", releaseScript},
+		"release":      {releaseLua, "55ede58dda96223c833a3f84fd09e3bd3b959716", releaseScript},
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire": {fairAcquireLua, "d1121628e65fb2bb63b372dac1e493d06a8b67dd", fairAcquireScript},
-		"fair_unwind":  {fairUnwindLua, "1eb84fd41a8611ed916263caa72570e01b6b02b4", fairUnwindScript},
-		"fair_leave":   {fairLeaveLua, "35b040f0518b9f2cc7604a32b2c30d83c882cb77", fairLeaveScript},
+		"fair_acquire": {fairAcquireLua, "39daed5d21f47ed661b6c9d2a19ca1bb3614616f", fairAcquireScript},
+		"fair_unwind":  {fairUnwindLua, "c16eb434179d10b8c26e7c2088b03160e7c5c518", fairUnwindScript},
+		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
 	}
 	for name, p := range pins {

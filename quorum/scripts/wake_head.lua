@@ -2,7 +2,12 @@
 -- first live "q:" member, or nil when nobody live is queued. One ZRANGEBYSCORE from -now reads the expired
 -- heartbeats ("h:" scores in [-now, 0): live ones are below -now) and, after them, the queue in order: the head is
 -- its first entry whose heartbeat is not among them. A batch of expired heartbeats only is dropped and read again.
+-- The first entry alone is read first: when it is not an expired heartbeat (the usual case), it is the head.
 local function liveHead(q, now)
+  local first = redis.call('ZRANGEBYSCORE', q, -now, '+inf', 'LIMIT', 0, 1)[1]
+  if not first or string.byte(first) ~= 104 then
+    return first
+  end
   while true do
     local r = redis.call('ZRANGEBYSCORE', q, -now, '+inf', 'LIMIT', 0, 16)
     local drop, dead, head = {}, {}, nil
