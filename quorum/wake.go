@@ -94,6 +94,9 @@ func (m *Manager) hub() *wakeHub {
 		for _, n := range m.nodes {
 			s := &nodeSub{n: n, ps: n.client.Subscribe(h.ctx), kick: make(chan struct{}, 1), active: map[string]bool{}, done: make(chan struct{})}
 			h.subs = append(h.subs, s)
+		}
+		// Started once h.subs is whole: they read it (wake_narrow.go).
+		for _, s := range h.subs {
 			go h.receive(s)
 			h.loops.Go(func() { h.reconcile(s) })
 		}
