@@ -175,15 +175,19 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 				}
 			}
 		}
-		delay := m.retryDelay()
-		if fw == nil && !short && splitVote(last) {
+		delay, soon := m.retryDelay(), false
+		switch {
+		case fw == nil && !short && splitVote(last):
 			delay, short = shortDelay(last, delay), true
-		} else {
+		case fw.releaseInFlight(last, woken):
+			delay, soon = shortDelay(last, delay), true
+		default:
 			short = false
 		}
 		if woken, err = m.await(ctx, w, roundStart, delay); err != nil {
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
+		woken = woken || soon // a round after a short pause continues a woken one: no attempt used
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/base64"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -82,6 +83,32 @@ type fairWaiter struct {
 	score string
 	hbMS  string
 	mode  string // "wait" or "try"
+	soon  int    // short pauses in a row (releaseInFlight)
+}
+
+// maxSoon bounds the short pauses in a row of releaseInFlight.
+const maxSoon = 3
+
+// releaseInFlight reports whether the waiter's failed round last, which followed a
+// wake-up (woken) or a pause of this kind, was granted by some masters (the waiter
+// is the head there and the lock free) but not by a quorum: the release that woke
+// it has most likely not reached the others yet (the first master that published
+// woke it). Their messages may go where the waiter does not listen
+// (wake_narrow.go), so it tries again after a short pause (shortDelay) instead of
+// its whole retry delay, at most maxSoon times in a row. A round granted nowhere
+// (a waiter behind others), or that no wake-up started, keeps the retry delay: a
+// head that a holder keeps out on a quorum makes no more rounds than before.
+func (w *fairWaiter) releaseInFlight(last error, woken bool) bool {
+	if w == nil || w.mode != "wait" {
+		return false
+	}
+	var re *RoundError
+	if (!woken && w.soon == 0) || !errors.As(last, &re) || re.Report.Votes == 0 || !errors.Is(re.Kind, ErrHeld) || w.soon >= maxSoon {
+		w.soon = 0
+		return false
+	}
+	w.soon++
+	return true
 }
 
 func (m *Manager) newFairWaiter(try bool) (*fairWaiter, error) {

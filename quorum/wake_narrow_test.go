@@ -176,3 +176,39 @@ func TestFairWaiterWokenPromptlyWhenMastersFail(t *testing.T) {
 		})
 	}
 }
+
+// TestFairHeadWokenBeforeTheReleaseReachedItsQuorumRetriesSoon: a head woken by the
+// first master that released, whose round finds the lock still held elsewhere (the
+// release on its way there, its messages possibly where the head does not listen),
+// tries again after short pauses (maxSoon of them) instead of sleeping its retry
+// delay out; then it sleeps. Here the other masters stay held, so every retry fails.
+func TestFairHeadWokenBeforeTheReleaseReachedItsQuorumRetriesSoon(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := redistest.Start(t, 5, redistest.Options{})
+	key := "lock:soon"
+	require.NoError(t, c.Servers[0].Client().Set(ctx, key, "holder", time.Minute).Err())
+	for _, s := range c.Servers[1:] {
+		require.NoError(t, s.Client().Set(ctx, key, "someone else", time.Minute).Err())
+	}
+	rounds := &roundCounter{}
+	waiter := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithObserver(rounds))
+	go func() { _, _ = waiter.Acquire(ctx, "soon", 10*time.Second, WithFair()) }()
+	own := ownWakeChannel(key, waiter.wakeTag)
+	require.Eventually(t, func() bool {
+		h := waiter.runningHub()
+		return h != nil && len(confirmedOn(h, own)) == 3 && len(queueOn(t, c, key)) == 5 && rounds.n.Load() >= 10
+	}, 5*time.Second, 5*time.Millisecond, "the waiter queued everywhere and subscribed, its second round made")
+	time.Sleep(50 * time.Millisecond)
+	before := rounds.n.Load() / 5
+
+	// The release reaches a alone: it wakes the head, whose round wins a only.
+	n, err := releaseScript.Run(ctx, c.Servers[0].Client(), []string{key, key + queueSuffix}, "holder", wakeChannel(key)).Int64()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	want := before + 1 + maxSoon
+	require.Eventually(t, func() bool { return rounds.n.Load()/5 >= want }, 2*time.Second, time.Millisecond,
+		"the woken round, then %d more after short pauses (the retry delay is 5s)", maxSoon)
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, want, rounds.n.Load()/5, "then it sleeps its retry delay")
+}
