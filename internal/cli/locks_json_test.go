@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +134,3 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-var _ = strconv.Itoa
