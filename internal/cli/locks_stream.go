@@ -70,13 +70,16 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 	if n > 0 {
 		buf = append(buf, "\n  "...)
 	}
-	buf = append(buf, ']')
-	if after, err = prims.writeJSON(after); err != nil {
-		cw.close(nil)
+	// Every lock is written before the primitives are read (they may warn on
+	// stderr): nothing writes while they are.
+	if err := cw.close(append(buf, ']')); err != nil {
 		return err
 	}
-	buf = append(append(buf, after...), '\n')
-	return cw.close(buf)
+	if after, err = prims.writeJSON(after); err != nil {
+		return err
+	}
+	_, err = w.Write(append(after, '\n'))
+	return err
 }
 
 // jsonChunkBytes is how much of a -json listing is encoded before it is handed
