@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -314,4 +315,12 @@ func FuzzListReplies(f *testing.F) {
 			require.GreaterOrEqual(t, r.pttl, int64(-1))
 		}
 	})
+}
+
+// A batch's reads of a key are the commands appendRESP writes for them.
+func TestAppendReadKeyIsGETRANGEAndPTTL(t *testing.T) {
+	for _, k := range []string{"", "lock:a", strings.Repeat("k", 70000), "lock:\r\n*1\r\n"} {
+		want := appendRESP(appendRESP(nil, "GETRANGE", k, "0", strconv.Itoa(ValueReadCap-1)), "PTTL", k)
+		require.Equal(t, string(want), string(appendReadKey(nil, k)))
+	}
 }

@@ -160,6 +160,21 @@ func (lc *listConn) flush() error {
 	return err
 }
 
+// The commands that read one key of a batch, around its name.
+var (
+	getrangeHead = []byte("*4\r\n$8\r\nGETRANGE\r\n")
+	getrangeTail = []byte("$1\r\n0\r\n$" + strconv.Itoa(len(strconv.Itoa(ValueReadCap-1))) + "\r\n" + strconv.Itoa(ValueReadCap-1) + "\r\n")
+	pttlHead     = []byte("*2\r\n$4\r\nPTTL\r\n")
+)
+
+// appendReadKey appends GETRANGE key 0 ValueReadCap-1 and PTTL key, as
+// appendRESP would.
+func appendReadKey(b []byte, key string) []byte {
+	b = appendRESPBulk(append(b, getrangeHead...), key)
+	b = append(b, getrangeTail...)
+	return appendRESPBulk(append(b, pttlHead...), key)
+}
+
 // appendRESP appends one command.
 func appendRESP(b []byte, args ...string) []byte {
 	b = append(b, '*')
@@ -385,7 +400,6 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 	stop := context.AfterFunc(ctx, func() { _ = lc.c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	scanArgs := func(cur uint64) { lc.appendSCAN(cur, pattern) }
-	capArg := strconv.Itoa(ValueReadCap - 1)
 	for step := 1; ; step++ {
 		b.keys, b.next = b.next, b.keys
 		b.spans, b.nspans = b.nspans, b.spans
@@ -397,8 +411,7 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 			if strings.HasSuffix(k, queueSuffix) {
 				continue
 			}
-			lc.out = appendRESP(lc.out, "GETRANGE", k, "0", capArg)
-			lc.out = appendRESP(lc.out, "PTTL", k)
+			lc.out = appendReadKey(lc.out, k)
 			queued++
 		}
 		lc.out = appendRESP(lc.out, "EXEC")

@@ -16,7 +16,10 @@ type listStore struct {
 	n      int // masters
 	prefix string
 	seed   maphash.Seed
-	index  []int32 // open addressing by name: row+1, 0 when free; at most 3/4 full
+	// index is by name, open addressing: each entry the low 32 bits of the
+	// name's hash (where it goes, and a tag that tells most other names apart
+	// without reading theirs) above row+1; 0 when free. At most 3/4 full.
+	index  []uint64
 	rows   int
 	keys   [][]string   // chunks of storeChunk keys, the names under the prefix (no copy as they grow)
 	slots  [][]listSlot // chunks of storeChunk rows, n slots each
@@ -87,7 +90,7 @@ const (
 )
 
 func newListStore(masters int, prefix string) *listStore {
-	s := &listStore{n: masters, prefix: prefix, seed: maphash.MakeSeed(), index: make([]int32, 1024)}
+	s := &listStore{n: masters, prefix: prefix, seed: maphash.MakeSeed(), index: make([]uint64, 1024)}
 	s.addValue("", 0)
 	return s
 }
@@ -130,10 +133,10 @@ func (s *listStore) put(master int, recs []listRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range recs {
-		at, row, ok := s.find(r.name)
+		at, tag, row, ok := s.find(r.name)
 		if !ok {
 			row = int32(s.rows)
-			s.index[at] = row + 1
+			s.index[at] = tag<<32 | uint64(row+1)
 			if s.rows%storeChunk == 0 {
 				s.slots = append(s.slots, make([]listSlot, storeChunk*s.n))
 				s.keys = append(s.keys, make([]string, storeChunk))
@@ -165,26 +168,36 @@ func (s *listStore) put(master int, recs []listRecord) {
 // valueOnly returns a value.
 func (s *listStore) valueOnly(i int32) string { return s.values[i/storeChunk][i%storeChunk] }
 
-// find returns the row of name, or where in the index it goes.
-func (s *listStore) find(name string) (at int, row int32, ok bool) {
+// find returns the row of name, or where in the index it goes; tag is the
+// name's hash, as its index entry holds it.
+func (s *listStore) find(name string) (at int, tag uint64, row int32, ok bool) {
+	tag = maphash.String(s.seed, name) & math.MaxUint32
 	mask := len(s.index) - 1
-	for i := int(maphash.String(s.seed, name)) & mask; ; i = (i + 1) & mask {
-		r := s.index[i]
-		if r == 0 {
-			return i, 0, false
+	for i := int(tag) & mask; ; i = (i + 1) & mask {
+		e := s.index[i]
+		if e == 0 {
+			return i, tag, 0, false
 		}
-		if s.name(r-1) == name {
-			return i, r - 1, true
+		if r := int32(uint32(e)) - 1; e>>32 == tag && s.name(r) == name {
+			return i, tag, r, true
 		}
 	}
 }
 
-// grow doubles the index.
+// grow doubles the index: each entry goes where its tag says, no name read.
 func (s *listStore) grow() {
-	s.index = make([]int32, 2*len(s.index))
-	for row := range int32(s.rows) {
-		at, _, _ := s.find(s.name(row))
-		s.index[at] = row + 1
+	old := s.index
+	s.index = make([]uint64, 2*len(old))
+	mask := len(s.index) - 1
+	for _, e := range old {
+		if e == 0 {
+			continue
+		}
+		i := int(e>>32) & mask
+		for s.index[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.index[i] = e
 	}
 }
 
@@ -238,7 +251,7 @@ func (s *listStore) sharedValue(slots []listSlot, v string, size int64) int32 {
 // fence returns the highest fence counter of the row's name on the masters
 // where the lock key is present (0 when none).
 func (s *listStore) fence(row int32, fkey []byte, answered func(i int) bool) int64 {
-	_, frow, ok := s.find(bstr(fkey))
+	_, _, frow, ok := s.find(bstr(fkey))
 	if !ok {
 		return 0
 	}

@@ -96,7 +96,7 @@ func toOwnerJSON(o *quorum.Owner) *ownerJSON {
 	if o == nil {
 		return nil
 	}
-	return &ownerJSON{Label: o.Label, Host: o.Host, PID: o.PID, AcquiredAt: timePtr(o.At), TTLMS: ms(o.TTL)}
+	return &ownerJSON{Label: o.Label, Host: o.Host, PID: o.PID, AcquiredAt: jsonTime(o.At), TTLMS: ms(o.TTL)}
 }
 
 // lockJSON is one lock in -json output.
@@ -152,8 +152,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 		out.NoExpiry = true
 	case li.Validity > 0:
 		out.ValidityMS = ms(li.Validity)
-		d := li.Deadline()
-		out.ValidUntil = &d
+		out.ValidUntil = jsonTime(li.Deadline())
 	}
 	for _, mv := range li.Masters {
 		v := masterViewJSON{Master: mv.Master, Present: mv.Present, Type: mv.Type}

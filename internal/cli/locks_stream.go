@@ -24,10 +24,6 @@ import (
 // tableBlock is how many locks the table buffers before it writes them.
 const tableBlock = 500
 
-// jsonChunk is how many locks of a -json listing go from the stage that builds
-// them to the stage that encodes them at a time.
-const jsonChunk = 256
-
 // writeListingJSON writes the -json document of a listing, byte for byte what
 // writeDoc(w, s.listingJSON(...)) writes for the whole listing, one lock at a time.
 //
@@ -48,65 +44,94 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 	if !ok {
 		return errors.New("locks: the JSON document has no locks member")
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(before)
-	bw.WriteString("\n  \"locks\": [")
-	// Two stages on two cores: this goroutine builds the locks (the quorum view of
-	// each, then its document), another encodes and writes them, in order.
-	chunks := make(chan []lockJSON, 2)
-	written := make(chan int, 1)
-	var encErr error
-	go func() {
-		n := 0
-		var one bytes.Buffer
-		enc := json.NewEncoder(&one) // escapes as json.Marshal does
-		var ind []byte
-		for c := range chunks {
-			for i := range c {
-				if encErr != nil {
-					break // drain the channel
-				}
-				one.Reset()
-				if encErr = enc.Encode(&c[i]); encErr != nil {
-					break
-				}
-				ind = appendIndented(ind[:0], bytes.TrimSuffix(one.Bytes(), []byte("\n")), "    ")
-				if n > 0 {
-					bw.WriteByte(',')
-				}
-				bw.WriteString("\n    ")
-				bw.Write(ind)
-				n++
-			}
-		}
-		written <- n
-	}()
-	batch := make([]lockJSON, 0, jsonChunk)
+	cw := newChunkWriter(w)
+	buf := cw.take()
+	buf = append(append(buf, before...), "\n  \"locks\": ["...)
+	// Two stages on two cores: this goroutine builds each lock (its quorum view)
+	// and encodes it, another writes the encoded chunks, in order.
+	enc := lockEncoder{s: s}
+	n := 0
 	for li := range locks {
 		prims.keep(li)
-		if batch = append(batch, s.lockJSON(li)); len(batch) == jsonChunk {
-			chunks <- batch
-			batch = make([]lockJSON, 0, jsonChunk)
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = enc.appendLock(buf, li)
+		n++
+		if len(buf) >= jsonChunkBytes {
+			if buf = cw.send(buf); buf == nil {
+				break // the output failed: the rest would be lost too
+			}
 		}
 	}
-	if len(batch) > 0 {
-		chunks <- batch
-	}
-	close(chunks)
-	n := <-written // encErr is the writer's, read after it is done
-	if encErr != nil {
-		return encErr
+	if buf == nil {
+		return cw.close(nil)
 	}
 	if n > 0 {
-		bw.WriteString("\n  ")
+		buf = append(buf, "\n  "...)
 	}
-	bw.WriteByte(']')
+	// Every lock is written before the primitives are read (they may warn on
+	// stderr): nothing writes while they are.
+	if err := cw.close(append(buf, ']')); err != nil {
+		return err
+	}
 	if after, err = prims.writeJSON(after); err != nil {
 		return err
 	}
-	bw.Write(after)
-	bw.WriteByte('\n')
-	return bw.Flush()
+	_, err = w.Write(append(after, '\n'))
+	return err
+}
+
+// jsonChunkBytes is how much of a -json listing is encoded before it is handed
+// to the goroutine that writes it.
+const jsonChunkBytes = 256 << 10
+
+// chunkWriter writes chunks of bytes to w on a goroutine of its own, in order,
+// while the next chunk is being filled: two buffers go back and forth.
+type chunkWriter struct {
+	full chan []byte
+	free chan []byte
+	done chan error
+}
+
+func newChunkWriter(w io.Writer) *chunkWriter {
+	cw := &chunkWriter{full: make(chan []byte, 1), free: make(chan []byte, 2), done: make(chan error, 1)}
+	cw.free <- make([]byte, 0, jsonChunkBytes+64<<10)
+	cw.free <- make([]byte, 0, jsonChunkBytes+64<<10)
+	go func() {
+		var err error
+		for b := range cw.full {
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			if err != nil {
+				b = nil // tells the sender to stop
+			}
+			cw.free <- b[:0]
+		}
+		cw.done <- err
+	}()
+	return cw
+}
+
+// take returns an empty buffer to fill.
+func (cw *chunkWriter) take() []byte { return <-cw.free }
+
+// send hands b to the writer and returns the next buffer to fill, or nil once
+// a write has failed (close then returns the error).
+func (cw *chunkWriter) send(b []byte) []byte {
+	cw.full <- b
+	return cw.take()
+}
+
+// close writes last (when not nil), waits for every write and returns the
+// first error.
+func (cw *chunkWriter) close(last []byte) error {
+	if last != nil {
+		cw.full <- last
+	}
+	close(cw.full)
+	return <-cw.done
 }
 
 // printLockTable writes the listing as a table, with one line per master under
@@ -233,53 +258,4 @@ func lockSeq(lst *quorum.Listing) iter.Seq[*quorum.LockInfo] {
 			}
 		}
 	}
-}
-
-// appendIndented appends the compact JSON src (as json.Marshal writes it: no
-// space outside strings) indented as json.Indent(dst, src, prefix, "  ") indents
-// it, in one pass without json.Indent's validating scanner.
-func appendIndented(dst, src []byte, prefix string) []byte {
-	depth := 0
-	newline := func() {
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		for range depth {
-			dst = append(dst, "  "...)
-		}
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch c {
-		case '"':
-			j := i + 1
-			for ; j < len(src) && src[j] != '"'; j++ {
-				if src[j] == '\\' {
-					j++
-				}
-			}
-			dst = append(dst, src[i:j+1]...)
-			i = j
-		case '{', '[':
-			dst = append(dst, c)
-			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
-				dst = append(dst, src[i+1])
-				i++
-				continue
-			}
-			depth++
-			newline()
-		case '}', ']':
-			depth--
-			newline()
-			dst = append(dst, c)
-		case ',':
-			dst = append(dst, c)
-			newline()
-		case ':':
-			dst = append(dst, ':', ' ')
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
 }
