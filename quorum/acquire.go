@@ -100,8 +100,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		last   error
 		w      *waiter
 		unreg  func()
-		woken  bool // the next round follows a wake-up: it does not use an attempt
-		short  bool // the last delay was shortened after a split vote
+		mk     *waitMark // the waiter's marker, once it waits (waitmark.go)
+		woken  bool      // the next round follows a wake-up: it does not use an attempt
+		short  bool      // the last delay was shortened after a split vote
 		rounds int
 	)
 	defer func() {
@@ -112,6 +113,15 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	if attempts > 1 {
 		if h := m.runningHub(); h != nil {
 			w, unreg = h.registerIfSubscribed(key, fw.wakeID())
+		}
+		if w != nil && fw == nil {
+			// A name waited for recently: the first round marks where it fails.
+			if mk, err = m.newWaitMark(); err != nil {
+				return nil, err
+			}
+			if acq != nil {
+				m.markWaiting(ctx, key, mk)
+			}
 		}
 	}
 	for tries := 0; ; rounds++ {
@@ -129,7 +139,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		if acq != nil {
 			l, err = acq.round(ctx, start, value, ttl, fw)
 		} else {
-			l, err = m.round(ctx, start, name, key, value, ttl, fw)
+			l, err = m.round(ctx, start, name, key, value, ttl, fw, mk)
 		}
 		if made != nil {
 			*made++
@@ -170,10 +180,25 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 				if woken, err = m.subscribed(ctx, w); err != nil {
 					return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 				}
+				if fw == nil {
+					// Nor does a release before the waiter's marker is in place
+					// publish anything: mark, and try again at once (a plain
+					// lock's rounds mark where they fail).
+					if mk, err = m.newWaitMark(); err != nil {
+						return nil, m.giveUp(ctx, key, fw, err)
+					}
+					if acq != nil {
+						m.markWaiting(ctx, key, mk)
+					}
+					woken = true
+				}
 				if woken {
 					continue
 				}
 			}
+		}
+		if acq != nil && mk != nil && mk.stale(m, time.Now()) {
+			m.markWaiting(ctx, key, mk)
 		}
 		delay := m.retryDelay()
 		if fw == nil && !short && splitVote(last) {
@@ -314,13 +339,17 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // round is one acquisition round: SET NX PX on every master, or the fair queue's
-// script when fw is set.
-func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
+// script when fw is set, or wait_round.lua (SET NX PX, marking where it fails)
+// when mk is.
+func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter, mk *waitMark) (*Lock, error) {
 	ms := ttl.Milliseconds()
 	var rep *Report
-	if fw != nil {
+	switch {
+	case fw != nil:
 		rep = m.fairRound(ctx, key, value, ms, fw)
-	} else {
+	case mk != nil:
+		rep = m.waitRound(ctx, key, value, ms, mk)
+	default:
 		rep = m.setRound(ctx, key, value, ms)
 	}
 	if until, ok := m.score(rep, start, ttl); ok {

@@ -58,7 +58,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":      {releaseLua, "e8a096659bd273b28e225f4a5faeb5064b4f6072", releaseScript},
+		"release":      {releaseLua, "583f52032fc9de8f614787f29053aac83845f7af", releaseScript},
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
@@ -66,6 +66,8 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"fair_unwind":  {fairUnwindLua, "a82f666da990a2f9e54a62194eec6dc46c276b8d", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "7025b752b58ed7d0220824b9e496f24fca2e4cd9", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
+		"wait_round":   {waitRoundLua, "f14e0454a82322891455f0cdb0cff19d37e8af8c", waitRoundW},
+		"wait_mark":    {waitMarkLua, "b1f3aad7c2b6f3a9736e05e7d569200634ed3c3b", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))
