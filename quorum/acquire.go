@@ -114,13 +114,10 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		if h := m.runningHub(); h != nil {
 			w, unreg = h.registerIfSubscribed(key, fw.wakeID())
 		}
-		if w != nil && fw == nil {
-			// A name waited for recently: the first round marks where it fails.
+		if w != nil && marks(acq, fw) {
+			// A name waited for recently: the first round marks already.
 			if mk, err = m.newWaitMark(); err != nil {
 				return nil, err
-			}
-			if acq != nil {
-				m.markWaiting(ctx, key, mk)
 			}
 		}
 	}
@@ -133,6 +130,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 				return nil, m.giveUp(ctx, key, fw, err)
 			}
 			start = m.cfg.clock.Now()
+		}
+		if acq != nil && mk != nil {
+			m.markWaiting(ctx, key, mk, ttl)
 		}
 		roundStart := time.Now()
 		var l *Lock
@@ -180,15 +180,11 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 				if woken, err = m.subscribed(ctx, w); err != nil {
 					return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 				}
-				if fw == nil {
-					// Nor does a release before the waiter's marker is in place
-					// publish anything: mark, and try again at once (a plain
-					// lock's rounds mark where they fail).
+				if marks(acq, fw) {
+					// Nor does a release before the waiter's marker is in
+					// place publish anything: try again at once, marking.
 					if mk, err = m.newWaitMark(); err != nil {
 						return nil, m.giveUp(ctx, key, fw, err)
-					}
-					if acq != nil {
-						m.markWaiting(ctx, key, mk)
 					}
 					woken = true
 				}
@@ -196,9 +192,6 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 					continue
 				}
 			}
-		}
-		if acq != nil && mk != nil && mk.stale(m, time.Now()) {
-			m.markWaiting(ctx, key, mk)
 		}
 		delay := m.retryDelay()
 		if fw == nil && !short && splitVote(last) {

@@ -221,13 +221,18 @@ func (e *Election) observe(ctx context.Context) <-chan Observation {
 	go func() {
 		defer close(out)
 		var w *waiter
+		var mk *waitMark // a resignation publishes only where a listener marked (waitmark.go)
 		if h := e.m.hub(); h != nil {
 			var unreg func()
 			w, unreg = h.register(e.Key(), "")
 			defer unreg()
+			mk, _ = e.m.newWaitMark() // without one, the poll is the fallback
 		}
 		var last *Observation
 		for ctx.Err() == nil && !e.m.closed() { // a closed Manager reads nothing
+			if mk != nil {
+				e.m.markWaiting(ctx, e.Key(), mk, observePoll) // before the read: a release after it publishes
+			}
 			since := time.Now()
 			li, err := e.leader(ctx)
 			if ctx.Err() != nil {

@@ -66,8 +66,8 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"fair_unwind":  {fairUnwindLua, "a82f666da990a2f9e54a62194eec6dc46c276b8d", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "7025b752b58ed7d0220824b9e496f24fca2e4cd9", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":   {waitRoundLua, "f14e0454a82322891455f0cdb0cff19d37e8af8c", waitRoundW},
-		"wait_mark":    {waitMarkLua, "b1f3aad7c2b6f3a9736e05e7d569200634ed3c3b", waitMarkW},
+		"wait_round":   {waitRoundLua, "837383bf9d66febcc1304961c288aaf4e5ffb715", waitRoundW},
+		"wait_mark":    {waitMarkLua, "bb8af8f82203f1c7d1fc55cdb80989a95e68211a", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -29,7 +30,49 @@ return -1`},
 	{"get+del+exists+publish", `local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then redis.call('DEL', KEYS[1]) redis.call('EXISTS', KEYS[2]) redis.call('PUBLISH', ARGV[2], KEYS[1]) return 1 elseif v == false then return 0 end
 return -1`},
+	{"release.lua-before", withWakeHead(releaseBeforeSrc)},
 	{"release.lua", releaseLua},
+}
+
+// releaseBeforeSrc is release.lua as it was before the waiter markers (it
+// published on every release that deleted the key), for the comparison.
+const releaseBeforeSrc = `-- Compare-and-delete. KEYS[1] lock key; KEYS[2] (optional) its fair queue key (<lock key>:queue); ARGV[1] our
+-- value; ARGV[2] wake-up channel ("" for none).
+-- Returns 1 deleted (ours), 0 missing, -1 someone else's. A non-string key raises WRONGTYPE.
+-- Where it deleted, it wakes the waiters: only the head of the fair queue KEYS[2] when a live waiter is queued
+-- there (wakeHead), else every waiter (the lock key, published on the channel).
+-- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  if ARGV[2] ~= '' then
+    local woken = false
+    if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then
+      prune(KEYS[2])
+      woken = wakeHead(ARGV[2], KEYS[1], KEYS[2])
+    end
+    if not woken then
+      redis.call('PUBLISH', ARGV[2], KEYS[1])
+    end
+  end
+  return 1
+elseif v == false then
+  return 0
+end
+return -1
+`
+
+// extendVariants are the extension scripts BenchmarkReleaseScriptCost compares.
+var extendVariants = []struct{ name, src string }{
+	{"extend.lua", extendLua},
+	{"get+pexpire-gt", `local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then
+  if redis.call('PEXPIRE', KEYS[1], ARGV[2], 'GT') == 0 and redis.call('PTTL', KEYS[1]) == -1 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+  return 1
+elseif v == false then return 0 end
+return -1`},
 }
 
 // BenchmarkReleaseScriptCost measures, on one real redis-server, what each
@@ -42,49 +85,69 @@ func BenchmarkReleaseScriptCost(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.StartOne(b, "cost", redistest.Options{})
 	c := srv.Client()
-	const rounds, perRound, workers, batch = 7, 60000, 4, 100
+	const rounds = 7
+	const value = "value-0123456789abcdef"
 	costs := map[string][]float64{}
 	for range rounds {
 		for _, v := range releaseVariants {
-			sha, err := c.ScriptLoad(ctx, v.src).Result()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := c.ConfigResetStat(ctx).Err(); err != nil {
-				b.Fatal(err)
-			}
-			var wg sync.WaitGroup
-			for w := range workers {
-				wg.Go(func() {
-					for i := 0; i < perRound/workers; i += batch {
-						_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-							for j := range batch {
-								k := "cost:" + strconv.Itoa(w) + ":" + strconv.Itoa(j)
-								p.Set(ctx, k, "value-0123456789abcdef", 0)
-								p.EvalSha(ctx, sha, []string{k, k + ":queue"}, "value-0123456789abcdef", k+":wake")
-							}
-							return nil
-						})
-						if err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			costs[v.name] = append(costs[v.name], usecPerCall(b, c, "evalsha"))
+			costs[v.name] = append(costs[v.name], scriptCost(b, c, v.src, func(p redis.Pipeliner, sha, k string) {
+				p.Set(ctx, k, value, 0)
+				p.EvalSha(ctx, sha, []string{k, k + ":queue"}, value, k+":wake")
+			}))
+		}
+		for _, v := range extendVariants {
+			costs[v.name] = append(costs[v.name], scriptCost(b, c, v.src, func(p redis.Pipeliner, sha, k string) {
+				p.Set(ctx, k, value, time.Second)
+				p.EvalSha(ctx, sha, []string{k}, value, 30000)
+			}))
 		}
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\nEVALSHA usec_per_call, median of %d runs of %d calls (min-max):\n", rounds, perRound)
-	for _, v := range releaseVariants {
+	fmt.Fprintf(&sb, "\nEVALSHA usec_per_call, median of %d runs of %d calls (min-max):\n", rounds, costCalls)
+	for _, v := range append(releaseVariants, extendVariants...) {
 		cs := costs[v.name]
 		slices.Sort(cs)
 		fmt.Fprintf(&sb, "  %-24s %5.2f  (%.2f-%.2f)\n", v.name, cs[len(cs)/2], cs[0], cs[len(cs)-1])
 		b.ReportMetric(cs[len(cs)/2], v.name+"-µs/call")
 	}
 	b.Log(sb.String())
+}
+
+// costCalls is how many calls of a script scriptCost makes.
+const costCalls = 60000
+
+// scriptCost runs src costCalls times on c from four pipelining goroutines, each
+// call queued by fill after what it needs (a SET of the key), and returns
+// EVALSHA's usec_per_call.
+func scriptCost(b *testing.B, c *redis.Client, src string, fill func(p redis.Pipeliner, sha, key string)) float64 {
+	ctx := context.Background()
+	const workers, batch = 4, 100
+	sha, err := c.ScriptLoad(ctx, src).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; i < costCalls/workers; i += batch {
+				_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for j := range batch {
+						fill(p, sha, "cost:"+strconv.Itoa(w)+":"+strconv.Itoa(j))
+					}
+					return nil
+				})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return usecPerCall(b, c, "evalsha")
 }
 
 // usecPerCall reads usec_per_call of cmd from INFO commandstats.

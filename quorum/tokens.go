@@ -49,10 +49,16 @@ func (m *Manager) ReleaseToken(ctx context.Context, name, token string) (*Report
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	key := m.Key(name)
-	// Whoever listens hears of it, waiter or not: the holder's loss watch.
-	rep := m.scriptOnAll(ctx, opRelease, key, releaseW, []string{key, key + queueSuffix}, nil, token, wakeChannel(key), "all")
+	rep := m.releaseAnnounced(ctx, m.Key(name), token)
 	return rep, releaseError(rep, time.Time{})
+}
+
+// releaseAnnounced is release for a release by token (ReleaseToken,
+// ReleaseHeld), which may be an administrator's: it publishes where it deleted
+// even where no waiter marked the queue key, so that the holder's loss watch
+// hears of it.
+func (m *Manager) releaseAnnounced(ctx context.Context, key, token string) *Report {
+	return m.scriptOnAll(ctx, opRelease, key, releaseW, []string{key, key + queueSuffix}, nil, token, wakeChannel(key), "all")
 }
 
 // ForceExpire deletes the lock name on every master. With a non-empty token it

@@ -25,19 +25,24 @@ import (
 //     script as their SET NX, where it fails: scripts are atomic, so a release on
 //     that master runs either before the round (which then found the key free
 //     there) or after it (and sees the marker);
-//   - the primitives' waiters (a shared hold, a multi-name lock, a permit, a
-//     leadership) write theirs with a round of their own (wait_mark.lua), and the
-//     acquisition loop then tries again at once: a release before the marker was
-//     written left the key free for that round, one after it sees the marker;
+//   - the waiters of a shared hold, a multi-name lock or a leadership write theirs
+//     (wait_mark.lua) before each of their rounds, on the same masters, and
+//     Election.Observe before each of its reads: a release after the round (or
+//     read) sees the marker, one before it left the key free for it;
 //   - the first round of an acquisition writes no marker (an uncontended
 //     acquisition costs nothing more); after it failed, the loop subscribes and
-//     tries again at once, with a marking round;
-//   - each marking round writes the deadline now + markerTTL, at least four
-//     times the longest gap between two rounds, so the marker outlives the wait.
+//     tries again at once, marking;
+//   - a marker lives as long as the key that keeps its waiter out (the release of
+//     that key is what it waits for), at most four times the longest gap between
+//     two rounds, and the waiter's next round writes it again. So a marker never
+//     outlives the locks by much, and the queue key goes with the last one.
 //
+// A permit's release still publishes whether or not anyone marked (its waiters do
+// not mark), and so do ReleaseToken and ReleaseHeld (a holder's loss watch listens).
 // A marker lost anyway (a master restarted without its data, the queue key
-// deleted) costs at most one retry delay: the next round writes it again. A
-// wake-up stays a hint; the retry delay is the fallback.
+// deleted, a holder whose key was extended past the marker and released before the
+// waiter's next round) costs at most one retry delay: the next round writes it
+// again. A wake-up stays a hint; the retry delay is the fallback.
 
 var (
 	//go:embed scripts/wait_round.lua
@@ -51,13 +56,13 @@ var (
 
 // waitMark is one acquisition's marker.
 type waitMark struct {
-	id    string    // "~" and 12 random characters: never a fair waiter's id
-	ttlMS string    // the marker's TTL, in ms
-	at    time.Time // when wait_mark.lua last wrote it (the primitives' waiters)
+	id    string // "~" and 12 random characters: never a fair waiter's id
+	ttlMS string // the marker's longest TTL, in ms
 }
 
-// newWaitMark returns a marker for one acquisition. Its TTL is the fair waiters'
-// heartbeat TTL: four times the longest gap between two rounds of a waiting Acquire.
+// newWaitMark returns a marker for one acquisition. Its longest TTL is the fair
+// waiters' heartbeat TTL: four times the longest gap between two rounds of a
+// waiting Acquire.
 func (m *Manager) newWaitMark() (*waitMark, error) {
 	var b [9]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -69,10 +74,12 @@ func (m *Manager) newWaitMark() (*waitMark, error) {
 	}, nil
 }
 
-// stale reports whether wait_mark.lua should write the marker again before the
-// next round: half its TTL has passed since it last did.
-func (w *waitMark) stale(m *Manager, now time.Time) bool {
-	return now.Sub(w.at) >= m.heartbeatTTL()/2
+// marks reports whether an acquisition by acq (nil: a plain lock) with fw (nil:
+// not fair) marks itself while it waits: a fair waiter is queued instead, and a
+// permit's release publishes without markers.
+func marks(acq acquirer, fw *fairWaiter) bool {
+	_, permit := acq.(*permitAcquirer)
+	return fw == nil && !permit
 }
 
 // waitRound runs wait_round.lua on every master as one round: SET NX PX, and where
@@ -99,12 +106,12 @@ func decodeWaitRound(r *wire.Result) (Outcome, string, error) {
 	return OutcomeError, "", replyErr(r)
 }
 
-// markWaiting writes w's marker beside key on every master (wait_mark.lua), best
+// markWaiting writes w's marker beside key on every master (wait_mark.lua), to
+// live as long as key there, or ttl where key has no TTL or is missing. Best
 // effort: a master that misses it costs at most a retry delay there.
-func (m *Manager) markWaiting(ctx context.Context, key string, w *waitMark) {
-	w.at = time.Now()
+func (m *Manager) markWaiting(ctx context.Context, key string, w *waitMark, ttl time.Duration) {
 	c := m.getCall()
-	c.keys[0] = key + queueSuffix
-	c.args[0], c.args[1] = w.id, w.ttlMS
-	m.scriptRound(ctx, "mark", key, waitMarkW, c, 1, 2, decodeInt)
+	c.keys[0], c.keys[1] = key, key+queueSuffix
+	c.args[0], c.args[1], c.args[2] = w.id, w.ttlMS, strconv.FormatInt(max(ttl.Milliseconds(), 1), 10)
+	m.scriptRound(ctx, "mark", key, waitMarkW, c, 2, 3, decodeInt)
 }
