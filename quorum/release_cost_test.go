@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,4 +174,107 @@ func usecPerCall(tb testing.TB, c *redis.Client, cmd string) float64 {
 	}
 	tb.Fatalf("no cmdstat_%s in INFO commandstats", cmd)
 	return 0
+}
+
+// BenchmarkCycleCommandCost cycles TryAcquire + Release on distinct keys from 64
+// goroutines over five real masters and reports what the masters spent per
+// cycle in commands (the sum of usec over INFO commandstats, all masters) and
+// per call of each command (EVALSHA is the release):
+//
+//	go test ./quorum -run '^$' -bench CycleCommandCost -benchtime 40000x
+func BenchmarkCycleCommandCost(b *testing.B) {
+	ctx := context.Background()
+	c := redistest.Start(b, 5, redistest.Options{})
+	nodes := make([]Node, len(c.Servers))
+	clients := make([]*redis.Client, len(c.Servers))
+	for i, s := range c.Servers {
+		nodes[i] = Node{Name: s.Name, Addr: s.Addr()}
+		clients[i] = s.Client()
+	}
+	m, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(2*time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = m.Close() })
+	const g = 64
+	cycle := func(key string) error {
+		l, err := m.TryAcquire(ctx, key, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	}
+	for i := range g { // warm the connections
+		if err := cycle("cost:" + strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, cl := range clients {
+		if err := cl.ConfigResetStat(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for i := range g {
+		wg.Go(func() {
+			key := "cost:" + strconv.Itoa(i)
+			for next.Add(1) <= int64(b.N) {
+				if err := cycle(key); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	var total float64
+	per := map[string][2]float64{} // command: calls, usec
+	for _, cl := range clients {
+		for cmd, st := range commandStats(b, cl) {
+			if cmd == "config" || cmd == "info" {
+				continue
+			}
+			total += st[1]
+			p := per[cmd]
+			per[cmd] = [2]float64{p[0] + st[0], p[1] + st[1]}
+		}
+	}
+	b.ReportMetric(total/float64(b.N), "cmd-µs/cycle")
+	for cmd, p := range per {
+		if p[0] > 0 {
+			b.ReportMetric(p[1]/p[0], cmd+"-µs/call")
+		}
+	}
+}
+
+// commandStats returns calls and usec of every command in INFO commandstats.
+func commandStats(tb testing.TB, c *redis.Client) map[string][2]float64 {
+	s, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string][2]float64{}
+	for _, line := range strings.Split(s, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_")
+		if !ok {
+			continue
+		}
+		cmd, fields, _ := strings.Cut(rest, ":")
+		var st [2]float64
+		for _, f := range strings.Split(fields, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			x, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				st[0] = x
+			case "usec":
+				st[1] = x
+			}
+		}
+		out[cmd] = st
+	}
+	return out
 }

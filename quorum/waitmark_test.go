@@ -63,7 +63,7 @@ func TestReleaseWithNobodyWaitingPublishesNothing(t *testing.T) {
 	ctx := context.Background()
 	for _, fair := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fair=%v", fair), func(t *testing.T) {
-			c, m := testCluster(t, 3)
+			c, m := testCluster(t, 3, WithNodeTimeout(2*time.Second))
 			wakes := listenWakes(t, c)
 			var opts []LockOption
 			if fair {
@@ -185,7 +185,7 @@ func TestWaitRoundScriptMarksWhereTheKeyIsHeld(t *testing.T) {
 func handoffGaps(t *testing.T, c *redistest.Cluster, name string, fairs []bool, rounds int, hold time.Duration) time.Duration {
 	t.Helper()
 	ctx := context.Background()
-	holderM := managerFor(t, c, WithRetry(1000, 5*time.Second, 0))
+	holderM := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
 	opts := func(fair bool) []LockOption {
 		if fair {
 			return []LockOption{WithFair()}
@@ -265,10 +265,10 @@ func TestPrimitiveWaitersAreWokenByAPlainRelease(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			c, holder := testCluster(t, 3)
+			c, holder := testCluster(t, 3, WithNodeTimeout(2*time.Second))
 			l, err := holder.Acquire(ctx, "prim", time.Minute)
 			require.NoError(t, err)
-			m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0))
+			m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
 			got := make(chan *Lock, 1)
 			go func() {
 				wl, err := tt.wait(ctx, m)
@@ -315,7 +315,7 @@ func TestLostMarkersCostAtMostOneRetryDelay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			c, holder := testCluster(t, 3)
+			c, holder := testCluster(t, 3, WithNodeTimeout(2*time.Second))
 			l, err := holder.Acquire(ctx, "lost", time.Minute)
 			require.NoError(t, err)
 			m := managerFor(t, c, WithRetry(1000, delay, 0), WithNodeTimeout(time.Second))
