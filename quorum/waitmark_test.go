@@ -269,29 +269,40 @@ func TestPrimitiveWaitersAreWokenByAPlainRelease(t *testing.T) {
 			l, err := holder.Acquire(ctx, "prim", time.Minute)
 			require.NoError(t, err)
 			m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
-			got := make(chan *Lock, 1)
-			go func() {
-				wl, err := tt.wait(ctx, m)
-				assert.NoError(t, err)
-				got <- wl
-			}()
-			time.Sleep(500 * time.Millisecond) // it failed, marked, failed again and waits
-			released := time.Now()
-			require.NoError(t, l.Release(ctx))
-			select {
-			case wl := <-got:
-				require.NotNil(t, wl)
-				assert.Less(t, time.Since(released), 2*time.Second, "woken, not retried after 5s")
-				require.NoError(t, wl.Release(ctx))
-			case <-time.After(10 * time.Second):
-				t.Fatal("the waiter never got it")
-			}
+			wl, after := handedOver(t, func() (*Lock, error) { return tt.wait(ctx, m) }, func() {
+				require.NoError(t, l.Release(ctx))
+			})
+			assert.Less(t, after, 2*time.Second, "woken, not retried after 5s")
+			require.NoError(t, wl.Release(ctx))
 		})
 	}
 }
 
+// handedOver starts acquire, lets it fail and wait (500ms), runs release, and
+// returns what acquire got and how long after the release it got it.
+func handedOver(t *testing.T, acquire func() (*Lock, error), release func()) (*Lock, time.Duration) {
+	t.Helper()
+	got := make(chan *Lock, 1)
+	go func() {
+		l, err := acquire()
+		assert.NoError(t, err)
+		got <- l
+	}()
+	time.Sleep(500 * time.Millisecond)
+	released := time.Now()
+	release()
+	select {
+	case l := <-got:
+		require.NotNil(t, l)
+		return l, time.Since(released)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the waiter never got it")
+	}
+	return nil, 0
+}
+
 func TestLostMarkersCostAtMostOneRetryDelay(t *testing.T) {
-	const delay = 2 * time.Second
+	const delay = 3 * time.Second
 	tests := []struct {
 		name string
 		lose func(t *testing.T, c *redistest.Cluster)
@@ -319,44 +330,20 @@ func TestLostMarkersCostAtMostOneRetryDelay(t *testing.T) {
 			l, err := holder.Acquire(ctx, "lost", time.Minute)
 			require.NoError(t, err)
 			m := managerFor(t, c, WithRetry(1000, delay, 0), WithNodeTimeout(time.Second))
-			got := make(chan *Lock, 1)
-			go func() {
-				wl, err := m.Acquire(ctx, "lost", time.Minute)
-				assert.NoError(t, err)
-				got <- wl
-			}()
-			time.Sleep(500 * time.Millisecond) // it waits, marked on every master
-			tt.lose(t, c)
-			released := time.Now()
-			_ = l.Release(ctx) // may name a master that lost the key
-			bound := delay + time.Second
+			acquire := func() (*Lock, error) { return m.Acquire(ctx, "lost", time.Minute) }
+			wl, after := handedOver(t, acquire, func() {
+				tt.lose(t, c)
+				_ = l.Release(ctx) // may name a master that lost the key
+			})
+			bound := delay + 1500*time.Millisecond
 			if tt.prompt {
-				bound = time.Second
+				bound = 1500 * time.Millisecond
 			}
-			select {
-			case wl := <-got:
-				require.NotNil(t, wl)
-				assert.Less(t, time.Since(released), bound)
-				// Marked again by its rounds since: the next waiter is woken at once.
-				next := make(chan *Lock, 1)
-				go func() {
-					nl, err := m.Acquire(ctx, "lost", time.Minute)
-					assert.NoError(t, err)
-					next <- nl
-				}()
-				time.Sleep(500 * time.Millisecond)
-				released = time.Now()
-				require.NoError(t, wl.Release(ctx))
-				select {
-				case nl := <-next:
-					assert.Less(t, time.Since(released), time.Second, "marked again: woken")
-					require.NoError(t, nl.Release(ctx))
-				case <-time.After(10 * time.Second):
-					t.Fatal("the next waiter never got it")
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the waiter never got it")
-			}
+			assert.Less(t, after, bound)
+			// Marked again by its rounds since: the next waiter is woken at once.
+			nl, after := handedOver(t, acquire, func() { require.NoError(t, wl.Release(ctx)) })
+			assert.Less(t, after, 1500*time.Millisecond, "marked again: woken")
+			require.NoError(t, nl.Release(ctx))
 		})
 	}
 }
