@@ -100,8 +100,10 @@ func TestReleaseScriptPublishesWhereAWaiterMarked(t *testing.T) {
 		{name: "nobody waits, all: the key, to everyone", all: true, pubs: map[string][]string{tChan: {tKey}}},
 		{name: "a plain waiter's marker: the key, to everyone; the marker stays", markers: []redis.Z{{Score: live, Member: "h:~a"}},
 			pubs: map[string][]string{tChan: {tKey}}, left: 1},
-		{name: "an expired marker: dropped (the key was there: the key, to everyone)", markers: []redis.Z{{Score: -1, Member: "h:~a"}},
-			pubs: map[string][]string{tChan: {tKey}}},
+		{name: "an expired marker: the key, to everyone (markers alone are not pruned: they go with the queue key)", markers: []redis.Z{{Score: -1, Member: "h:~a"}},
+			pubs: map[string][]string{tChan: {tKey}}, left: 1},
+		{name: "only dead fair waiters and a marker: pruned, the key to everyone", markers: []redis.Z{{Score: 100, Member: "q:x"}, {Score: -1, Member: "h:x"}, {Score: live, Member: "h:~a"}},
+			pubs: map[string][]string{tChan: {tKey}}, left: 1},
 		{name: "a fair head and a plain marker: the head, named", markers: []redis.Z{{Score: 100, Member: "q:x"}, {Score: live, Member: "h:x"}, {Score: live, Member: "h:~a"}},
 			pubs: map[string][]string{tChan: {tKey + "\nnext x"}}, left: 3},
 	}

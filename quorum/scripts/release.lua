@@ -5,7 +5,8 @@
 -- Where it deleted, it wakes the waiters: only the head of the fair queue KEYS[2] when a live waiter is queued
 -- there (wakeHead), else every waiter (the lock key, published on the channel). With KEYS[2] and without "all",
 -- where KEYS[2] does not exist nobody waits (every waiter keeps its place or its marker there), so nothing is
--- published: the common release costs GET, DEL and EXISTS.
+-- published: the common release costs GET, DEL and EXISTS. Where KEYS[2] holds markers but no place ("q:"), the
+-- queue is not pruned (its markers expire with it) and every waiter is woken.
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then
   if v == false then
@@ -26,7 +27,7 @@ if KEYS[2] then
 end
 -- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
 local woken = false
-if queued then
+if queued and redis.call('ZCOUNT', KEYS[2], 0, '+inf') > 0 then
   prune(KEYS[2])
   woken = wakeHead(ARGV[2], KEYS[1], KEYS[2])
 end
