@@ -145,6 +145,9 @@ func scriptCost(b *testing.B, c *redis.Client, src string, fill func(p redis.Pip
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := c.FlushAll(ctx).Err(); err != nil { // no queue key left by another variant
+		b.Fatal(err)
+	}
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
