@@ -96,14 +96,6 @@ func BenchmarkReleaseScriptCost(b *testing.B) {
 				p.EvalSha(ctx, sha, []string{k, k + ":queue"}, value, k+":wake")
 			}))
 		}
-		for _, v := range releaseVariants[len(releaseVariants)-2:] {
-			// The same release with a plain waiter's marker in the queue key.
-			costs[v.name+"-marked"] = append(costs[v.name+"-marked"], scriptCost(b, c, v.src, func(p redis.Pipeliner, sha, k string) {
-				p.ZAdd(ctx, k+":queue", redis.Z{Score: -1e15, Member: "h:~w"})
-				p.Set(ctx, k, value, 0)
-				p.EvalSha(ctx, sha, []string{k, k + ":queue"}, value, k+":wake")
-			}))
-		}
 		for _, v := range extendVariants {
 			costs[v.name] = append(costs[v.name], scriptCost(b, c, v.src, func(p redis.Pipeliner, sha, k string) {
 				p.Set(ctx, k, value, time.Second)
@@ -116,9 +108,6 @@ func BenchmarkReleaseScriptCost(b *testing.B) {
 	names := []string{}
 	for _, v := range releaseVariants {
 		names = append(names, v.name)
-	}
-	for _, v := range releaseVariants[len(releaseVariants)-2:] {
-		names = append(names, v.name+"-marked")
 	}
 	for _, v := range extendVariants {
 		names = append(names, v.name)

@@ -25,9 +25,9 @@ if KEYS[2] then
     return 1
   end
 end
--- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
 local woken = false
 if queued and redis.call('ZCOUNT', KEYS[2], 0, '+inf') > 0 then
+-- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
   prune(KEYS[2])
   woken = wakeHead(ARGV[2], KEYS[1], KEYS[2])
 end
