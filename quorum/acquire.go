@@ -110,6 +110,12 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			unreg()
 		}
 	}()
+	marked := false // a marker may be left on some master when the acquisition ends
+	defer func() {
+		if marked {
+			m.unmark(backgroundFor(ctx), key, mk)
+		}
+	}()
 	if attempts > 1 {
 		if h := m.runningHub(); h != nil {
 			w, unreg = h.registerIfSubscribed(key, fw.wakeID())
@@ -150,6 +156,8 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		if err == nil && acq != nil {
 			err = acq.won(ctx, l)
 		}
+		// A plain round that won everywhere dropped its marker there.
+		marked = mk != nil && (err != nil || acq != nil || l.votes.count(OutcomeOK) < len(m.nodes))
 		if err == nil {
 			l.start0(lc)
 			return l, nil

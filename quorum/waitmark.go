@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redlock/redlock/internal/wire"
@@ -32,6 +33,8 @@ import (
 //   - the first round of an acquisition writes no marker (an uncontended
 //     acquisition costs nothing more); after it failed, the loop subscribes and
 //     tries again at once, marking;
+//   - an acquisition that ends drops its marker (a plain round that wins does
+//     where it set the key; the others in the background, best effort);
 //   - a marker lives as long as the key that keeps its waiter out (the release of
 //     that key is what it waits for), at most four times the longest gap between
 //     two rounds, and the waiter's next round writes it again. So a marker never
@@ -114,4 +117,22 @@ func (m *Manager) markWaiting(ctx context.Context, key string, w *waitMark, ttl 
 	c.keys[0], c.keys[1] = key, key+queueSuffix
 	c.args[0], c.args[1], c.args[2] = w.id, w.ttlMS, strconv.FormatInt(max(ttl.Milliseconds(), 1), 10)
 	m.scriptRound(ctx, "mark", key, waitMarkW, c, 2, 3, decodeInt)
+}
+
+// unmark drops w's marker beside key on every master, in the background and best
+// effort: a marker left behind expires with the key that kept its waiter out, and
+// until then only makes that key's release publish.
+func (m *Manager) unmark(ctx context.Context, key string, w *waitMark) {
+	qkey, member := key+queueSuffix, "h:"+w.id
+	m.background(func() {
+		var wg sync.WaitGroup
+		for _, n := range m.nodes {
+			wg.Go(func() {
+				nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
+				defer cancel()
+				_ = n.client.ZRem(nctx, qkey, member).Err()
+			})
+		}
+		wg.Wait()
+	})
 }

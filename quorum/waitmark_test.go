@@ -349,3 +349,54 @@ func TestLostMarkersCostAtMostOneRetryDelay(t *testing.T) {
 		})
 	}
 }
+
+func TestAnAcquisitionThatEndsDropsItsMarker(t *testing.T) {
+	tests := []struct {
+		name string
+		wait func(ctx context.Context, m *Manager) (*Lock, error)
+	}{
+		{"a plain lock", func(ctx context.Context, m *Manager) (*Lock, error) {
+			return m.Acquire(ctx, "gone", time.Minute)
+		}},
+		{"a shared hold", func(ctx context.Context, m *Manager) (*Lock, error) {
+			return m.Acquire(ctx, "gone", time.Minute, WithShared())
+		}},
+	}
+	for _, tt := range tests {
+		for _, giveUp := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, gives up=%v", tt.name, giveUp), func(t *testing.T) {
+				ctx := context.Background()
+				c, holder := testCluster(t, 3, WithNodeTimeout(2*time.Second))
+				l, err := holder.Acquire(ctx, "gone", time.Minute)
+				require.NoError(t, err)
+				m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
+				wctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				done := make(chan *Lock, 1)
+				go func() {
+					wl, _ := tt.wait(wctx, m)
+					done <- wl
+				}()
+				queued := func() bool {
+					for _, s := range c.Servers {
+						if n, err := s.Client().Exists(ctx, "lock:gone:queue").Result(); err != nil || n > 0 {
+							return true
+						}
+					}
+					return false
+				}
+				require.Eventually(t, queued, 5*time.Second, 10*time.Millisecond, "the waiter marked")
+				if giveUp {
+					cancel()
+				} else {
+					require.NoError(t, l.Release(ctx))
+				}
+				if wl := <-done; wl != nil {
+					defer func() { assert.NoError(t, wl.Release(ctx)) }()
+				}
+				assert.Eventually(t, func() bool { return !queued() }, 5*time.Second, 10*time.Millisecond,
+					"no marker left (the holder's key lives a minute)")
+			})
+		}
+	}
+}
