@@ -100,8 +100,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		last   error
 		w      *waiter
 		unreg  func()
-		woken  bool // the next round follows a wake-up: it does not use an attempt
-		short  bool // the last delay was shortened after a split vote
+		mk     *waitMark // the waiter's marker, once it waits (waitmark.go)
+		woken  bool      // the next round follows a wake-up: it does not use an attempt
+		short  bool      // the last delay was shortened after a split vote
 		rounds int
 	)
 	defer func() {
@@ -109,9 +110,21 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			unreg()
 		}
 	}()
+	marked := false // a marker may be left on some master when the acquisition ends
+	defer func() {
+		if marked {
+			m.unmark(backgroundFor(ctx), key, mk)
+		}
+	}()
 	if attempts > 1 {
 		if h := m.runningHub(); h != nil {
 			w, unreg = h.registerIfSubscribed(key, fw.wakeID())
+		}
+		if w != nil && marks(acq, fw) {
+			// A name waited for recently: the first round marks already.
+			if mk, err = m.newWaitMark(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for tries := 0; ; rounds++ {
@@ -124,12 +137,15 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			}
 			start = m.cfg.clock.Now()
 		}
+		if acq != nil && mk != nil {
+			m.markWaiting(ctx, key, mk, ttl)
+		}
 		roundStart := time.Now()
 		var l *Lock
 		if acq != nil {
 			l, err = acq.round(ctx, start, value, ttl, fw)
 		} else {
-			l, err = m.round(ctx, start, name, key, value, ttl, fw)
+			l, err = m.round(ctx, start, name, key, value, ttl, fw, mk)
 		}
 		if made != nil {
 			*made++
@@ -140,6 +156,8 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		if err == nil && acq != nil {
 			err = acq.won(ctx, l)
 		}
+		// A plain round that won everywhere dropped its marker there.
+		marked = mk != nil && (err != nil || acq != nil || l.votes.count(OutcomeOK) < len(m.nodes))
 		if err == nil {
 			l.start0(lc)
 			return l, nil
@@ -169,6 +187,14 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 				// unnoticed: once subscribed, try again at once.
 				if woken, err = m.subscribed(ctx, w); err != nil {
 					return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+				}
+				if marks(acq, fw) {
+					// Nor does a release before the waiter's marker is in
+					// place publish anything: try again at once, marking.
+					if mk, err = m.newWaitMark(); err != nil {
+						return nil, m.giveUp(ctx, key, fw, err)
+					}
+					woken = true
 				}
 				if woken {
 					continue
@@ -318,13 +344,17 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // round is one acquisition round: SET NX PX on every master, or the fair queue's
-// script when fw is set.
-func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
+// script when fw is set, or wait_round.lua (SET NX PX, marking where it fails)
+// when mk is.
+func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter, mk *waitMark) (*Lock, error) {
 	ms := ttl.Milliseconds()
 	var rep *Report
-	if fw != nil {
+	switch {
+	case fw != nil:
 		rep = m.fairRound(ctx, key, value, ms, fw)
-	} else {
+	case mk != nil:
+		rep = m.waitRound(ctx, key, value, ms, mk)
+	default:
 		rep = m.setRound(ctx, key, value, ms)
 	}
 	if until, ok := m.score(rep, start, ttl); ok {

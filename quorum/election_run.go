@@ -81,7 +81,7 @@ func (a *electAcquirer) waitKey() string { return a.e.Key() }
 func (a *electAcquirer) describe(o *Owner) { o.Kind = "leader" }
 
 func (a *electAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
-	return a.e.m.round(ctx, start, a.e.name, a.e.Key(), value, ttl, fw)
+	return a.e.m.round(ctx, start, a.e.name, a.e.Key(), value, ttl, fw, nil)
 }
 
 // won hands out the term: read the counter from every master that answers (only
@@ -221,13 +221,18 @@ func (e *Election) observe(ctx context.Context) <-chan Observation {
 	go func() {
 		defer close(out)
 		var w *waiter
+		var mk *waitMark // a resignation publishes only where a listener marked (waitmark.go)
 		if h := e.m.hub(); h != nil {
 			var unreg func()
 			w, unreg = h.register(e.Key(), "")
 			defer unreg()
+			mk, _ = e.m.newWaitMark() // without one, the poll is the fallback
 		}
 		var last *Observation
 		for ctx.Err() == nil && !e.m.closed() { // a closed Manager reads nothing
+			if mk != nil {
+				e.m.markWaiting(ctx, e.Key(), mk, observePoll) // before the read: a release after it publishes
+			}
 			since := time.Now()
 			li, err := e.leader(ctx)
 			if ctx.Err() != nil {

@@ -58,7 +58,12 @@ func (m *Manager) ReleaseHeld(ctx context.Context, names []string, token string)
 	}
 	var best *Report
 	for _, l := range holds {
-		rep := l.releaseRound(ctx)
+		var rep *Report
+		if l.prim == nil {
+			rep = m.releaseAnnounced(ctx, l.key, l.value)
+		} else {
+			rep = l.releaseRound(ctx)
+		}
 		if best == nil || rep.count(OutcomeOK) > best.count(OutcomeOK) {
 			best = rep
 		}

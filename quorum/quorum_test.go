@@ -58,7 +58,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":      {releaseLua, "55ede58dda96223c833a3f84fd09e3bd3b959716", releaseScript},
+		"release":      {releaseLua, "51aea90442e4f0d58696d594e57c762b6cfc5ef2", releaseScript},
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
@@ -66,6 +66,8 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"fair_unwind":  {fairUnwindLua, "c16eb434179d10b8c26e7c2088b03160e7c5c518", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
+		"wait_round":   {waitRoundLua, "837383bf9d66febcc1304961c288aaf4e5ffb715", waitRoundW},
+		"wait_mark":    {waitMarkLua, "bb8af8f82203f1c7d1fc55cdb80989a95e68211a", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

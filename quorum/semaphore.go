@@ -62,9 +62,10 @@ func (p *permitLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (ti
 }
 
 // release deletes the permit where it is ours and wakes the semaphore's waiters
-// (only the head of its queue when fair waiters are queued).
+// (only the head of its queue when fair waiters are queued), markers or not: a
+// permit's waiters do not mark themselves (waitmark.go).
 func (p *permitLock) release(ctx context.Context, l *Lock) *Report {
-	return l.m.scriptOnAll(ctx, opRelease, l.key, releaseW, []string{l.key, p.base + queueSuffix}, nil, l.value, wakeChannel(p.base))
+	return l.m.scriptOnAll(ctx, opRelease, l.key, releaseW, []string{l.key, p.base + queueSuffix}, nil, l.value, wakeChannel(p.base), "all")
 }
 
 // permitAcquirer takes one permit of a semaphore.

@@ -12,7 +12,8 @@ import (
 
 // release runs compare-and-delete of value on every master and wakes the name's
 // waiters where it deleted the key: only the head of its fair queue when there is
-// one, and every waiter that is not queued (release.lua).
+// one, and every waiter that is not queued (release.lua); where nobody waits (no
+// queue key, so no waiter's marker: waitmark.go), it publishes nothing.
 func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
 	return m.releaseVia(ctx, op, key, value, wakeChannel(key))
 }
@@ -48,8 +49,16 @@ func (m *Manager) ReleaseToken(ctx context.Context, name, token string) (*Report
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	rep := m.release(ctx, opRelease, m.Key(name), token)
+	rep := m.releaseAnnounced(ctx, m.Key(name), token)
 	return rep, releaseError(rep, time.Time{})
+}
+
+// releaseAnnounced is release for a release by token (ReleaseToken,
+// ReleaseHeld), which may be an administrator's: it publishes where it deleted
+// even where no waiter marked the queue key, so that the holder's loss watch
+// hears of it.
+func (m *Manager) releaseAnnounced(ctx context.Context, key, token string) *Report {
+	return m.scriptOnAll(ctx, opRelease, key, releaseW, []string{key, key + queueSuffix}, nil, token, wakeChannel(key), "all")
 }
 
 // ForceExpire deletes the lock name on every master. With a non-empty token it

@@ -10,7 +10,9 @@ import (
 )
 
 // Wake-ups. A release PUBLISHes on the lock's wake channel on every master where it
-// deleted the key (release.lua), so a waiter need not sleep out its retry delay. One
+// deleted the key and somebody waits (release.lua: a fair waiter's place or another
+// waiter's marker in the queue key, waitmark.go), so a waiter need not sleep out its
+// retry delay. One
 // subscription per Manager and master, started when the first waiter appears and
 // closed by Close, is shared by every waiter of the Manager; the channels it listens
 // to follow the names being waited for. A wake-up is a hint: the retry delay stays

@@ -91,7 +91,7 @@ func TestReleaseScriptWakesTheHead(t *testing.T) {
 		pubs   map[string][]string
 		remain int // q: entries left
 	}{
-		{name: "nobody queued: the key, to everyone", want: 1, pubs: map[string][]string{tChan: {tKey}}},
+		{name: "nobody queued nor marked: nothing published (waitmark.go)", want: 1, pubs: map[string][]string{}},
 		{name: "head listening on its own channel: there and on any, not on the channel", queue: []queued{{a, true}, {b, true}}, own: true,
 			want: 1, pubs: map[string][]string{tOwn: {named(a)}, tAny: {named(a)}}, remain: 2},
 		{name: "head's Manager not listening: on the channel, naming it", queue: []queued{{a, true}, {b, true}},

@@ -10,7 +10,7 @@ import (
 const opVerify = "verify"
 
 // WithLossWatch makes the lock listen to its name's release notifications (the
-// wake-up channel that Release, ReleaseToken and ForceExpire publish on, through
+// wake-up channel that ReleaseToken, ReleaseHeld and ForceExpire publish on, through
 // the Manager's one subscription per master) and Verify itself at once on each, so
 // that a force-expire by an administrator cancels its context within a round trip
 // instead of at the next extension. A notification lost (a master down, the
