@@ -84,14 +84,15 @@ func (l *Lock) keepAlive(ctx context.Context, k KeepAlive) {
 			}
 			base = l.until
 		}
-		changed := l.changed
+		changed := l.untilChanged()
+		lctx := l.watch()
 		l.mu.Unlock()
 		t := time.NewTimer(at.Sub(clk.Now()))
 		select {
 		case <-l.kaStop:
 			t.Stop()
 			return
-		case <-l.ctx.Done():
+		case <-lctx.Done():
 			t.Stop()
 			return
 		case <-changed:
@@ -147,14 +148,15 @@ var errStopped = errors.New("keep-alive stopped")
 // keepAliveRound runs one extension of the keep-alive, waiting its turn behind a
 // user's Extend.
 func (l *Lock) keepAliveRound(ctx context.Context, ttl time.Duration) error {
+	op := l.opChan()
 	select {
-	case l.op <- struct{}{}:
+	case op <- struct{}{}:
 	case <-l.kaStop:
 		return errStopped
-	case <-l.ctx.Done():
-		return context.Cause(l.ctx)
+	case <-l.Done():
+		return l.Err()
 	}
-	defer func() { <-l.op }()
+	defer func() { <-op }()
 	select {
 	case <-l.kaStop:
 		return errStopped
@@ -186,8 +188,7 @@ func (l *Lock) capped(why string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lostWhy = fmt.Errorf("%w: %w (%s) for %s", ErrLost, ErrExtensionCap, why, l.name)
-	close(l.changed) // the deadline is now final: watchers re-read it
-	l.changed = make(chan struct{})
+	l.fireChanged() // the deadline is now final: watchers re-read it
 }
 
 // Capped returns, once the keep-alive has stopped at a cap (MaxExtensions or

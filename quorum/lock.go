@@ -52,17 +52,25 @@ type Lock struct {
 	// acquired is when the acquisition returned (real time), for Event.Held.
 	acquired time.Time
 
+	// mu guards the fields below. It is never held across I/O: the expiry timer and
+	// Until must not wait for a round in flight.
+	mu sync.Mutex
+	// cause is nil while the lock is held, then why it ended (ErrReleased, or an
+	// error matching ErrLost); the first cause set stays. Err reads it.
+	cause error
+	// ctx, cancel and expiry are made by watch, on the first call of Context or
+	// Done (or at acquisition when a keep-alive, a loss watch or an Observer
+	// needs them): most holders never watch, and pay for neither a context nor a
+	// timer. Once made, ctx is cancelled with cause when the lock ends, and expiry
+	// cancels it at Until at the latest; before, Err compares Until with the clock.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-
+	expiry *time.Timer
 	// op serialises extensions (Extend and the keep-alive's): two rounds in flight
 	// could complete out of order and leave Until later than the masters' keys. It
 	// is held across the round's I/O, so nothing that keeps time ever waits for it.
-	op chan struct{}
-
-	// mu guards the fields below. It is never held across I/O: the expiry timer and
-	// Until must not wait for a round in flight.
-	mu    sync.Mutex
+	// Made on the first extension (opChan).
+	op    chan struct{}
 	until time.Time
 	// untilFrom is the start of the round that set until (the clock's reading
 	// before its first command was sent): ValidFrom.
@@ -75,8 +83,7 @@ type Lock struct {
 	released  bool
 	ended     bool          // released or lost: reported to the Observer once
 	lostWhy   error         // the cause expire() gives, when set (a keep-alive cap)
-	changed   chan struct{} // closed and replaced when until changes
-	expiry    *time.Timer
+	changed   chan struct{} // closed when until changes; nil until UntilChanged asks for it
 	kaStop    chan struct{}
 	kaDone    chan struct{}
 	kaCancel  context.CancelFunc
@@ -97,15 +104,15 @@ func (m *Manager) checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-// start0 finishes a fresh lock: its context, its expiry timer and its keep-alive.
+// start0 finishes a fresh lock: its keep-alive and loss watch, and its context
+// and expiry timer when they or the Observer need them (else on first use: watch).
 func (l *Lock) start0(lc lockConfig) {
 	l.acquired = time.Now()
-	l.ctx, l.cancel = context.WithCancelCause(context.Background())
-	l.op = make(chan struct{}, 1)
-	l.changed = make(chan struct{})
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.expiry = time.AfterFunc(l.until.Sub(l.m.cfg.clock.Now()), l.expire)
+	if lc.keepAlive != nil || lc.watch || l.m.cfg.observer != nil {
+		l.watch() // the Observer hears of a loss at Until, watched or not
+	}
 	if lc.keepAlive != nil {
 		l.kaStop = make(chan struct{})
 		l.kaDone = make(chan struct{})
@@ -123,10 +130,37 @@ func (l *Lock) start0(lc lockConfig) {
 	}
 }
 
+// watch makes the lock's context and arms its expiry timer, once; a lock that
+// has already ended gets a context cancelled with its cause. l.mu must be held.
+func (l *Lock) watch() context.Context {
+	if l.ctx != nil {
+		return l.ctx
+	}
+	l.ctx, l.cancel = context.WithCancelCause(context.Background())
+	if l.cause != nil {
+		l.cancel(l.cause)
+		return l.ctx
+	}
+	// A validity already over fires at once: expire reports the loss.
+	l.expiry = time.AfterFunc(l.until.Sub(l.m.cfg.clock.Now()), l.expire)
+	return l.ctx
+}
+
+// end records cause as the end of the lock (the first cause stays) and cancels its
+// context, if made. l.mu must be held.
+func (l *Lock) end(cause error) {
+	if l.cause == nil {
+		l.cause = cause
+	}
+	if l.cancel != nil {
+		l.cancel(cause)
+	}
+}
+
 // expire cancels the lock's context when its validity has run out without extension.
 func (l *Lock) expire() {
 	l.mu.Lock()
-	if l.released || l.ctx.Err() != nil {
+	if l.released || l.cause != nil {
 		l.mu.Unlock()
 		return
 	}
@@ -144,7 +178,7 @@ func (l *Lock) expire() {
 // ended. l.mu must be held. It returns the event to report once l.mu is released,
 // nil when the lock had already ended.
 func (l *Lock) lose(err error) *Event {
-	l.cancel(err)
+	l.end(err)
 	if l.ended {
 		return nil
 	}
@@ -184,9 +218,37 @@ func (l *Lock) setUntil(until, now time.Time) {
 		return
 	}
 	l.until = until
-	l.expiry.Reset(until.Sub(now))
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.expiry != nil {
+		l.expiry.Reset(until.Sub(now))
+	}
+	l.fireChanged()
+}
+
+// fireChanged closes the channel UntilChanged gave out, if any: the next call
+// makes a new one. l.mu must be held.
+func (l *Lock) fireChanged() {
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// untilChanged is UntilChanged with l.mu held.
+func (l *Lock) untilChanged() chan struct{} {
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
+}
+
+// opChan returns op, made on first use.
+func (l *Lock) opChan() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.op == nil {
+		l.op = make(chan struct{}, 1)
+	}
+	return l.op
 }
 
 // Name returns the lock name (a multi-name lock's names, sorted, joined by a
@@ -224,21 +286,41 @@ func (l *Lock) Until() time.Time {
 func (l *Lock) UntilChanged() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.changed
+	return l.untilChanged()
 }
 
 // Context returns a context cancelled when the lock is released (cause ErrReleased)
 // or lost (cause matching ErrLost: validity ended, keep-alive failed or capped). It
 // is cancelled no later than Until unless an extension completed before Until.
-func (l *Lock) Context() context.Context { return l.ctx }
+func (l *Lock) Context() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.watch()
+}
 
 // Done is closed when the lock is released or lost, no later than Until unless an
 // extension completed before Until (the timer's own scheduling delay aside).
-func (l *Lock) Done() <-chan struct{} { return l.ctx.Done() }
+func (l *Lock) Done() <-chan struct{} { return l.Context().Done() }
 
 // Err returns nil while the lock is held, else the cause: ErrReleased or an error
-// matching ErrLost.
-func (l *Lock) Err() error { return context.Cause(l.ctx) }
+// matching ErrLost (from Until on, unless an extension completed before it).
+func (l *Lock) Err() error {
+	l.mu.Lock()
+	if l.cause != nil || l.released {
+		defer l.mu.Unlock()
+		return l.cause
+	}
+	if l.m.cfg.clock.Now().Before(l.until) {
+		l.mu.Unlock()
+		return nil
+	}
+	// Until has passed, and no expiry timer (or a late one) said so yet.
+	err := l.lostCause()
+	ev := l.lose(err)
+	l.mu.Unlock()
+	l.report(ev)
+	return err
+}
 
 // Extend resets the lock's TTL to ttl on every master where it is still ours. The
 // TTL is validated before any I/O; once Until has passed it fails with ErrLost
@@ -254,14 +336,19 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := l.m.checkTTL(ttl); err != nil {
 		return err
 	}
+	op := l.opChan()
 	select {
-	case l.op <- struct{}{}:
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-l.ctx.Done():
-		return context.Cause(l.ctx)
+	case op <- struct{}{}:
+	default: // another extension is in flight: wait for it, or for an end
+		select {
+		case op <- struct{}{}:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-l.Done():
+			return l.Err()
+		}
 	}
-	defer func() { <-l.op }()
+	defer func() { <-op }()
 	return l.extendOnce(ctx, ttl)
 }
 
@@ -274,9 +361,9 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 	case l.released:
 		l.mu.Unlock()
 		return ErrReleased
-	case l.ctx.Err() != nil:
+	case l.cause != nil:
 		l.mu.Unlock()
-		return context.Cause(l.ctx)
+		return l.cause
 	case !start.Before(l.until):
 		err := l.lostCause()
 		ev := l.lose(err)
@@ -301,10 +388,10 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 	switch {
 	case l.released:
 		err = ErrReleased
-	case l.ctx.Err() != nil:
+	case l.cause != nil:
 		// The validity ended while the round was in flight: the lock was lost then,
 		// whatever the round says now.
-		err = context.Cause(l.ctx)
+		err = l.cause
 	case err != nil:
 		if errors.Is(err, ErrLost) {
 			ev = l.lose(err)
@@ -341,8 +428,10 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	l.released = true
 	keysUntil := l.keysUntil
-	l.expiry.Stop()
-	l.cancel(ErrReleased)
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
+	l.end(ErrReleased)
 	var ev *Event
 	if !l.ended {
 		l.ended = true

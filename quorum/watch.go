@@ -68,12 +68,13 @@ func (l *Lock) watchKeys() []string {
 // lock ends.
 func (l *Lock) watchLoss(w *waiter, unregister func()) {
 	defer unregister()
+	lctx := l.Context()
 	for {
 		select {
-		case <-l.ctx.Done():
+		case <-lctx.Done():
 			return
 		case <-w.ch:
-			ctx, cancel := context.WithTimeout(l.ctx, 2*l.m.cfg.nodeTimeout)
+			ctx, cancel := context.WithTimeout(lctx, 2*l.m.cfg.nodeTimeout)
 			_ = l.Verify(ctx)
 			cancel()
 		}
