@@ -45,11 +45,15 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	// The first round's validity counts from the call itself, so that Until is never
 	// later than call start + ttl - drift; later rounds count from their own start.
 	start := m.cfg.clock.Now()
-	lc := lockConfig{owner: m.cfg.owner}
-	for _, o := range opts {
-		o(&lc)
+	lc := lockOptions(m.cfg.owner, opts)
+	var acq acquirer // nil for a plain lock (primitives.go)
+	var err error
+	if lc.primitive() {
+		c := lc // the primitives keep a pointer to it: a plain lock's stays off the heap
+		acq, err = m.acquirerFor(name, &c)
+	} else {
+		err = checkName(name)
 	}
-	acq, err := m.acquirerFor(name, &lc) // nil for a plain lock (primitives.go)
 	if err != nil {
 		return nil, err
 	}
@@ -348,17 +352,17 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 // when mk is.
 func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter, mk *waitMark) (*Lock, error) {
 	ms := ttl.Milliseconds()
-	var rep *Report
+	l, rep := m.newLockReport(key) // one allocation for the lock and its reports (hot.go)
 	switch {
 	case fw != nil:
-		rep = m.fairRound(ctx, key, value, ms, fw)
+		m.fairRoundTo(ctx, rep, key, value, ms, fw)
 	case mk != nil:
-		rep = m.waitRound(ctx, key, value, ms, mk)
+		rep = m.waitRound(ctx, key, value, ms, mk) // a report of its own: the Lock's room stays unused
 	default:
-		rep = m.setRound(ctx, key, value, ms)
+		m.setRoundTo(ctx, rep, key, value, ms)
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
-		l := &Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl)}
+		*l = Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), releaseTo: l.releaseTo}
 		if fw != nil {
 			m.leaveStragglers(backgroundFor(ctx), key, fw, rep)
 		}

@@ -98,7 +98,12 @@ func (m *Manager) putCall(c *call) {
 // node timeout (or ctx's deadline when sooner); a cancellation of ctx ends the
 // round at once.
 func (m *Manager) send(ctx context.Context, op, key string, c *call, decode decoder) *Report {
-	rep := m.newReport(op, key)
+	return m.sendTo(ctx, m.newReport(op, key), c, decode)
+}
+
+// sendTo is send, filling rep (an empty report of the round: newReport,
+// newLockReport).
+func (m *Manager) sendTo(ctx context.Context, rep *Report, c *call, decode decoder) *Report {
 	m.tr.Round(ctx, &c.cmd, c.res)
 	for i, n := range m.nodes {
 		r := &c.res[i]
@@ -135,19 +140,63 @@ type reportOf5 struct {
 // newReport returns an empty report of a round over every master.
 func (m *Manager) newReport(op, key string) *Report {
 	if len(m.nodes) <= len(reportOf5{}.nodes) {
-		r := &reportOf5{rep: Report{Op: op, Key: key, Quorum: m.quorum}}
-		r.rep.Nodes = r.nodes[:len(m.nodes):len(m.nodes)]
-		return &r.rep
+		r := &reportOf5{}
+		return m.emptyReport(r, op, key)
 	}
 	return &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
 }
 
+// emptyReport makes r an empty report of a round over every master (up to five)
+// and returns it.
+func (m *Manager) emptyReport(r *reportOf5, op, key string) *Report {
+	r.rep = Report{Op: op, Key: key, Quorum: m.quorum, Nodes: r.nodes[:len(m.nodes):len(m.nodes)]}
+	return &r.rep
+}
+
+// lockOf5 is a Lock, the node results of the acquisition round that made it
+// (Votes), and the report of its release, over up to five masters: one
+// allocation for the three.
+type lockOf5 struct {
+	Lock
+	acquire, release reportOf5
+}
+
+// newLockReport returns a Lock to fill and an empty report of an acquisition
+// round of key, in one allocation when there are at most five masters: the Lock
+// keeps the report's node results when the round makes it (Votes), and the room
+// for its release's report (releaseReport). The caller keeps releaseTo when it
+// fills the Lock.
+func (m *Manager) newLockReport(key string) (*Lock, *Report) {
+	if len(m.nodes) > len(reportOf5{}.nodes) {
+		return new(Lock), m.newReport(opAcquire, key)
+	}
+	lo := &lockOf5{}
+	lo.releaseTo = &lo.release
+	return &lo.Lock, m.emptyReport(&lo.acquire, opAcquire, key)
+}
+
+// releaseReport returns an empty report of l's release round: the room made for
+// it with the Lock (newLockReport) when there is one, else a new one. Only the
+// Release that released l calls it, once.
+func (l *Lock) releaseReport() *Report {
+	if r := l.releaseTo; r != nil && len(l.m.nodes) <= len(r.nodes) {
+		l.releaseTo = nil
+		return l.m.emptyReport(r, opRelease, l.key)
+	}
+	return l.m.newReport(opRelease, l.key)
+}
+
 // setRound sends SET key value NX PX ms (SET NX GET where the master takes it).
 func (m *Manager) setRound(ctx context.Context, key, value string, ms int64) *Report {
+	return m.setRoundTo(ctx, m.newReport(opAcquire, key), key, value, ms)
+}
+
+// setRoundTo is setRound, filling rep (newLockReport).
+func (m *Manager) setRoundTo(ctx context.Context, rep *Report, key, value string, ms int64) *Report {
 	c := m.getCall()
 	c.args = [6]string{"SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10)}
 	c.cmd = wire.Cmd{Args: c.args[:], Want: "+$", NXGet: true}
-	return m.send(ctx, opAcquire, key, c, decodeSet)
+	return m.sendTo(ctx, rep, c, decodeSet)
 }
 
 // decodeSet reads SET NX's reply: +OK (or nil, as SET NX GET) when it set the key.
@@ -173,16 +222,35 @@ func decodeSet(r *wire.Result) (Outcome, string, error) {
 // scriptRound runs a script of the hot path whose reply is an integer, over the
 // first nk keys and na arguments of c.
 func (m *Manager) scriptRound(ctx context.Context, op, key string, s *wire.Script, c *call, nk, na int, decode decoder) *Report {
+	return m.scriptRoundTo(ctx, m.newReport(op, key), s, c, nk, na, decode)
+}
+
+// scriptRoundTo is scriptRound, filling rep.
+func (m *Manager) scriptRoundTo(ctx context.Context, rep *Report, s *wire.Script, c *call, nk, na int, decode decoder) *Report {
 	c.cmd = wire.Cmd{Script: s, Keys: c.keys[:nk], Args: c.args[:na], Want: ":"}
-	return m.send(ctx, op, key, c, decode)
+	return m.sendTo(ctx, rep, c, decode)
 }
 
 // releaseRound runs release.lua: compare-and-delete of value, waking channel.
 func (m *Manager) releaseRound(ctx context.Context, op, key, value, channel string) *Report {
+	return m.releaseRoundTo(ctx, m.newReport(op, key), key+queueSuffix, value, channel)
+}
+
+// releaseRoundTo is releaseRound of rep.Key, filling rep; queue is the key's fair
+// queue.
+func (m *Manager) releaseRoundTo(ctx context.Context, rep *Report, queue, value, channel string) *Report {
 	c := m.getCall()
-	c.keys[0], c.keys[1] = key, key+queueSuffix
+	c.keys[0], c.keys[1] = rep.Key, queue
 	c.args[0], c.args[1] = value, channel
-	return m.scriptRound(ctx, op, key, releaseW, c, 2, 2, decodeInt)
+	return m.scriptRoundTo(ctx, rep, releaseW, c, 2, 2, decodeInt)
+}
+
+// releaseKeys returns the fair queue key and the wake-up channel of key
+// (key+queueSuffix and wakeChannel(key)), made in one allocation.
+func releaseKeys(key string) (queue, channel string) {
+	both := key + queueSuffix + wakeChannel(key)
+	n := len(key) + len(queueSuffix)
+	return both[:n], both[n:]
 }
 
 // extendRound runs extend.lua: the TTL of value's key to ms where it is ours.
@@ -238,10 +306,15 @@ func decodeFair(r *wire.Result) (Outcome, string, error) {
 
 // fairRound runs fair_acquire.lua for w on every master as one round.
 func (m *Manager) fairRound(ctx context.Context, key, value string, ms int64, w *fairWaiter) *Report {
+	return m.fairRoundTo(ctx, m.newReport(opAcquire, key), key, value, ms, w)
+}
+
+// fairRoundTo is fairRound, filling rep (newLockReport).
+func (m *Manager) fairRoundTo(ctx context.Context, rep *Report, key, value string, ms int64, w *fairWaiter) *Report {
 	c := m.getCall()
 	c.keys[0], c.keys[1] = key, key+queueSuffix
 	c.args = [6]string{value, strconv.FormatInt(ms, 10), w.id, w.score, w.hbMS, w.mode}
-	return m.scriptRound(ctx, opAcquire, key, fairAcquireW, c, 2, 6, decodeFair)
+	return m.scriptRoundTo(ctx, rep, fairAcquireW, c, 2, 6, decodeFair)
 }
 
 // infoFailed returns the error of an INFO the quarantine needs (what names the

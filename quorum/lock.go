@@ -27,6 +27,25 @@ type lockConfig struct {
 	override  func(m *Manager, name string, lc *lockConfig) (acquirer, error)
 }
 
+// lockOptions returns the configuration of one acquisition: the Manager's owner
+// label, then opts. Without options it allocates nothing.
+func lockOptions(owner string, opts []LockOption) lockConfig {
+	if len(opts) == 0 {
+		return lockConfig{owner: owner}
+	}
+	c := lockConfig{owner: owner}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// primitive reports whether c asks for a primitive (or a test's acquirer):
+// acquirerFor then returns its acquirer; a plain lock only checks its name.
+func (c *lockConfig) primitive() bool {
+	return c.override != nil || c.semaphore || c.shared || c.multi != nil
+}
+
 // WithLockOwner overrides the Manager's owner label for one lock.
 func WithLockOwner(label string) LockOption { return func(c *lockConfig) { c.owner = label } }
 
@@ -48,7 +67,10 @@ type Lock struct {
 	fence int64
 	votes Report
 	prim  primitive // nil for a plain lock (primitives.go)
-	start time.Time // acquisition round start (the injectable clock)
+	// releaseTo is the room for the release round's report made with the Lock
+	// (newLockReport), nil when there is none or once used.
+	releaseTo *reportOf5
+	start     time.Time // acquisition round start (the injectable clock)
 	// acquired is when the acquisition returned (real time), for Event.Held.
 	acquired time.Time
 
@@ -441,6 +463,14 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	l.report(ev)
-	rep := l.releaseRound(ctx)
+	var rep *Report
+	if l.prim == nil {
+		// A plain lock: Manager.release (waking the name's waiters), into the
+		// report made with the Lock.
+		queue, channel := releaseKeys(l.key)
+		rep = l.m.releaseRoundTo(ctx, l.releaseReport(), queue, l.value, channel)
+	} else {
+		rep = l.releaseRound(ctx)
+	}
 	return releaseError(rep, keysUntil)
 }

@@ -74,16 +74,23 @@ func ParseValue(s string) (Value, error) {
 
 // String formats the value as it is stored in Redis.
 func (v Value) String() string {
-	w := ownerWire{H: v.Owner.Host, P: v.Owner.PID, O: v.Owner.Label, L: v.Owner.TTL.Milliseconds(), K: v.Owner.Kind, N: v.Owner.Count}
-	if !v.Owner.At.IsZero() {
-		w.T = v.Owner.At.UnixMilli()
-	}
+	w := v.Owner.wire()
 	raw, _ := json.Marshal(w) // cannot fail: strings and ints only
 	return valueVersion + "." + v.Token + "." + b64.EncodeToString(raw)
 }
 
+// wire returns the compact form of o written in a value.
+func (o *Owner) wire() ownerWire {
+	w := ownerWire{H: o.Host, P: o.PID, O: o.Label, L: o.TTL.Milliseconds(), K: o.Kind, N: o.Count}
+	if !o.At.IsZero() {
+		w.T = o.At.UnixMilli()
+	}
+	return w
+}
+
 // newValue returns a fresh value with 20 random bytes and the owner description,
-// trimmed so the whole stays within MaxValueLen.
+// trimmed so the whole stays within MaxValueLen: Value{Token, Owner}.String(),
+// built with one allocation (appendValue).
 func newValue(owner Owner) (string, error) {
 	var tok [tokenBytes]byte
 	if _, err := rand.Read(tok[:]); err != nil {
@@ -91,19 +98,21 @@ func newValue(owner Owner) (string, error) {
 	}
 	owner.Label = truncate(owner.Label, maxOwnerLabel)
 	owner.Host = truncate(owner.Host, maxOwnerLabel)
-	v := Value{Token: b64.EncodeToString(tok[:]), Owner: owner}
-	s := v.String()
+	var buf [2 * MaxValueLen]byte
+	w := owner.wire()
+	b := appendValue(buf[:0], tok[:], &w)
 	// JSON escaping can grow a string up to six times: shrink the host, then the
 	// label, until the value fits.
-	for len(s) > MaxValueLen {
-		if v.Owner.Host != "" {
-			v.Owner.Host = truncate(v.Owner.Host, len(v.Owner.Host)-8)
+	for len(b) > MaxValueLen {
+		if owner.Host != "" {
+			owner.Host = truncate(owner.Host, len(owner.Host)-8)
 		} else {
-			v.Owner.Label = truncate(v.Owner.Label, len(v.Owner.Label)-8)
+			owner.Label = truncate(owner.Label, len(owner.Label)-8)
 		}
-		s = v.String()
+		w = owner.wire()
+		b = appendValue(buf[:0], tok[:], &w)
 	}
-	return s, nil
+	return string(b), nil
 }
 
 func truncate(s string, n int) string {
