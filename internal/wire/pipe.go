@@ -190,7 +190,7 @@ func (p *pipe) writeBatch(pc *pipeConn, self *req) (own bool) {
 		// command a moment after it would be read as this batch's first), and
 		// send the batch on a new connection rather than fail it.
 		p.mu.Unlock()
-		err := pc.check()
+		err := pc.idleCheck(self)
 		if err != nil {
 			p.kill(pc, fmt.Errorf("closed while idle: %w", err))
 		}

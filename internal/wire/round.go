@@ -133,6 +133,11 @@ type req struct {
 	eval  bool      // write the script with EVAL (after NOSCRIPT); pipe only
 	nxget bool      // written as SET NX GET; pipe only
 	sent  time.Time // when it was written; under the pipe's lock
+	// polled is the connection the round's poll found the pipe idle on, and
+	// pollBusy whether the socket had something to read or an error then
+	// (precheck, idleCheck); used once.
+	polled   *pipeConn
+	pollBusy bool
 	// The result, set by the pipe before it tells the round.
 	res Result
 }
@@ -153,6 +158,10 @@ type round struct {
 	remaining    atomic.Int32  // commands without a result yet
 	done         chan struct{} // receives once, when remaining reaches 0
 	timer        *time.Timer
+	// fdConn[i] is the last connection of master i the round polled, fd[i] its
+	// socket's descriptor (precheck).
+	fdConn []*pipeConn
+	fd     []int32
 }
 
 // finish records r's result and tells the round when it was the last. The caller
@@ -266,8 +275,11 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 	rd.remaining.Store(int32(len(rd.reqs)))
 	for i := range rd.reqs {
 		r := &rd.reqs[i]
-		r.eval, r.nxget, r.res = false, false, Result{}
+		r.eval, r.nxget, r.res, r.polled = false, false, Result{}, nil
 		r.state.Store(reqQueued)
+	}
+	if len(rd.reqs) > 1 {
+		ps.precheck(rd)
 	}
 	own := 0
 	for i := range rd.reqs {
