@@ -47,6 +47,11 @@ func TestPrecheckPollsIdleMasters(t *testing.T) {
 		}
 		return conns, busy
 	}
+	// The pump that dialled a connection may still be ending after the reply.
+	require.Eventually(t, func() bool {
+		conns, _ := polled()
+		return conns[0] && conns[1] && conns[2]
+	}, 5*time.Second, time.Millisecond, "every idle master polled")
 	conns, busy := polled()
 	assert.Equal(t, []bool{true, true, true}, conns, "every idle master polled")
 	assert.Equal(t, []bool{false, false, false}, busy)
