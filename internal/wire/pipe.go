@@ -279,13 +279,19 @@ func (p *pipe) kill(pc *pipeConn, err error) {
 	lost := pc.inflight.drain()
 	p.mu.Unlock()
 	_ = pc.wc.c.Close()
-	for _, r := range lost {
-		if r.state.CompareAndSwap(reqWritten, reqDone) {
-			r.rnd.fail(r, err)
-		}
-	}
+	failWritten(lost, err)
 	if !errors.Is(err, ErrClosed) {
 		p.ps.observe(Event{Kind: EventDropped, Master: p.i, Err: err})
+	}
+}
+
+// failWritten fails with err each command of rs still written and waiting for
+// its reply (a round that abandoned one keeps it); nil entries are skipped.
+func failWritten(rs []*req, err error) {
+	for _, r := range rs {
+		if r != nil && r.state.CompareAndSwap(reqWritten, reqDone) {
+			r.rnd.fail(r, err)
+		}
 	}
 }
 

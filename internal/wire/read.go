@@ -97,6 +97,9 @@ func (p *pipe) takeAll(pc *pipeConn, rps []reply) (more bool) {
 		}
 		if err := p.deliver(r, rps[i]); err != nil {
 			p.kill(pc, err)
+			// The commands after r left the ring with it, so kill did not fail
+			// them: they were in flight on the connection it dropped.
+			failWritten(reqs[i+1:], err)
 			return false
 		}
 	}
