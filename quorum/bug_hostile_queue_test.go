@@ -49,6 +49,10 @@ func TestBugHostileQueueKeyFailsPlainRelease(t *testing.T) {
 				n, err := s.Client().Exists(ctx, "lock:hq").Result()
 				require.NoError(t, err)
 				assert.Zero(t, n, "%s still holds the lock key", s.Name)
+				typ, err := s.Client().Type(ctx, "lock:hq:queue").Result()
+				require.NoError(t, err)
+				assert.NotEqual(t, "none", typ, "%s: the foreign key is left as it was", s.Name)
+				assert.NotEqual(t, "zset", typ, "%s: the foreign key is left as it was", s.Name)
 			}
 			// Taken and released again: the hostile key changes nothing.
 			l, err = m.Acquire(ctx, "hq", time.Minute)
