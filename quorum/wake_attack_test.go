@@ -4,7 +4,7 @@ package quorum
 // somebody waits must still wake every kind of waiter at once): a permit's
 // waiter, an election's candidate, a release racing a new waiter's first
 // rounds, plain, fair and shared waiters on one name. Each waiter's retry delay
-// is 5s: a wake-up lost shows as a wait of seconds.
+// is 5s or more: a wake-up lost shows as a wait of seconds.
 
 import (
 	"context"
