@@ -66,8 +66,8 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"fair_unwind":  {fairUnwindLua, "c16eb434179d10b8c26e7c2088b03160e7c5c518", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":   {waitRoundLua, "837383bf9d66febcc1304961c288aaf4e5ffb715", waitRoundW},
-		"wait_mark":    {waitMarkLua, "bb8af8f82203f1c7d1fc55cdb80989a95e68211a", waitMarkW},
+		"wait_round":   {waitRoundLua, "2b957e8cb78286b10997aac3879a8b84d7241601", waitRoundW},
+		"wait_mark":    {waitMarkLua, "1101e740b0ae0aaee89308e5b85034d2522afbaa", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

@@ -37,14 +37,14 @@ import (
 //     where it set the key; the others in the background, best effort);
 //   - a marker lives as long as the key that keeps its waiter out (the release of
 //     that key is what it waits for), at most four times the longest gap between
-//     two rounds, and the waiter's next round writes it again. So a marker never
+//     two rounds, and at least that gap: the waiter's next round writes it again,
+//     and the holder may extend its key and release it later. So a marker never
 //     outlives the locks by much, and the queue key goes with the last one.
 //
 // A permit's release still publishes whether or not anyone marked (its waiters do
 // not mark), and so do ReleaseToken and ReleaseHeld (a holder's loss watch listens).
 // A marker lost anyway (a master restarted without its data, the queue key
-// deleted, a holder whose key was extended past the marker and released before the
-// waiter's next round) costs at most one retry delay: the next round writes it
+// deleted) costs at most one retry delay: the next round writes it
 // again. A wake-up stays a hint; the retry delay is the fallback.
 
 var (

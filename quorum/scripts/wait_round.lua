@@ -4,7 +4,8 @@
 -- The marker is the member "h:<id>" of the queue key with score -(its deadline) in server ms: the form of a fair
 -- waiter's heartbeat without its place ("q:<id>"), so it never counts in the queue's order and every script that
 -- prunes the queue drops it once it expired. It lives as long as the key that keeps us out (a release publishes
--- nothing once that key is gone), at most ARGV[4]; the queue key lives at least as long.
+-- nothing once that key is gone), at most ARGV[4], and at least until our next round (a quarter of ARGV[4]); the
+-- queue key lives at least as long.
 -- release.lua wakes the waiters only where the queue key exists: a release that runs after this round sees the
 -- marker, one that ran before it left the key free for this round.
 -- Returns +OK where it set the key (and dropped our marker), else the value held there, or 0 when the key is not
@@ -16,7 +17,9 @@ end
 local ttl = tonumber(ARGV[4])
 local left = redis.call('PTTL', KEYS[1])
 if left > 0 and left < ttl then
-  ttl = left
+  -- Not shorter than a quarter of ARGV[4] (the longest gap to our next round, which writes it again): the holder
+  -- may extend the key and release it after the TTL it has now.
+  ttl = math.max(left, math.floor(ttl / 4))
 end
 local t = redis.call('TIME')
 local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
