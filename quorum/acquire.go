@@ -294,10 +294,18 @@ func (m *Manager) subscribed(ctx context.Context, w *waiter) (fresh bool, err er
 }
 
 // await sleeps d, or less when w gets a wake-up that arrived after since (the start
-// of the round that just failed). woken tells which.
+// of the round that just failed), or when w's subscription is confirmed only now
+// (subscribed gave up waiting for it: a release before the confirmation went
+// unheard, so the next round must not wait out the delay). woken tells which.
 func (m *Manager) await(ctx context.Context, w *waiter, since time.Time, d time.Duration) (woken bool, err error) {
 	if w == nil {
 		return false, m.sleep(ctx, d)
+	}
+	ready := w.ready
+	select {
+	case <-ready:
+		ready = nil // confirmed before: nothing to wait for there
+	default:
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -307,6 +315,8 @@ func (m *Manager) await(ctx context.Context, w *waiter, since time.Time, d time.
 			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()
+		case <-ready:
+			return true, nil
 		case <-w.ch:
 			if w.wokenAfter(since) {
 				return true, nil
