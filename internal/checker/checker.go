@@ -272,6 +272,7 @@ func (r *Recorder) intervals(keep func(*Hold) bool) []Interval {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Interval
+	now := r.ms(time.Now())
 	for _, h := range r.holds {
 		if !keep(h) {
 			continue
@@ -284,13 +285,21 @@ func (r *Recorder) intervals(keep func(*Hold) bool) []Interval {
 		for _, p := range h.Pieces {
 			to = max(to, p.Until)
 		}
+		// A Done seen late because this process was stalled (measured as lateDone
+		// measures it) ends the hold where the stall began to delay it: the clients
+		// share the process, so one that acquired once the stall ended may have been
+		// scheduled before the expired holder's Done. What no stall explains stays.
+		var done float64
+		if h.DoneAt != nil {
+			done = *h.DoneAt - float64(r.stallBeforeDone(h, now))/float64(time.Millisecond)
+		}
 		switch {
 		case h.ReleasedAt != nil && h.DoneAt != nil:
-			to = min(*h.ReleasedAt, *h.DoneAt)
+			to = min(*h.ReleasedAt, done)
 		case h.ReleasedAt != nil:
 			to = *h.ReleasedAt
 		case h.DoneAt != nil:
-			to = *h.DoneAt
+			to = done
 		}
 		if to > from {
 			for _, lock := range h.locks() {

@@ -325,3 +325,45 @@ func TestProbeSchedulingRecordsAndStops(t *testing.T) {
 	defer r.mu.Unlock()
 	assert.Equal(t, n, len(r.lags), "no samples after stop")
 }
+
+// Regression (CI, 2026-11-25: "more-holders-than-permits: lock prim/sem: 3 holders
+// at 1214.1 ms (limit 2)" with no late Done reported): a holder's Done seen late
+// because the whole test process stalled across its deadline made the hold end
+// after an acquisition that the same stall's end let through first. The measured
+// stall now comes off the hold's end, never past its deadline; lateness no stall
+// explains still overlaps.
+func TestBugOverlapCountedFromADoneTheProcessStallDelayed(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	stall := []lagSample{{due: 1190, late: ms(0.4)}, {due: 1195.5, late: ms(59.5)}, {due: 1260, late: ms(0.3)}}
+	part := []lagSample{{due: 1190, late: ms(0.4)}, {due: 1195.5, late: ms(0.2)}, {due: 1220, late: ms(20)}, {due: 1245, late: ms(0.3)}}
+	tests := []struct {
+		name     string
+		lags     []lagSample
+		seen, b  float64 // A's Done seen; B's acquisition returned
+		overlaps bool
+		lateDone bool
+	}{
+		{"the stall explains the late Done", stall, 1260, 1256, false, false},
+		{"no stall: the late Done overlaps", nil, 1260, 1256, true, true},
+		{"a stall explains part of it", part, 1260, 1235, true, true},
+		{"B before A's deadline overlaps whatever the stall", stall, 1260, 1199, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			r.base = time.Now().Add(-3 * time.Second)
+			r.lags = tt.lags
+			at := func(v float64) time.Time { return r.base.Add(ms(v)) }
+			a := r.Acquired("A", "prim/x", at(1000), at(1200))
+			a.Done(at(tt.seen), at(1200))
+			r.Acquired("B", "prim/x", at(tt.b), at(tt.b+200))
+			var overlap, late bool
+			for _, v := range r.Violations() {
+				overlap = overlap || v.Kind == KindOverlap
+				late = late || v.Kind == KindLateDone
+			}
+			assert.Equal(t, tt.overlaps, overlap, "overlap")
+			assert.Equal(t, tt.lateDone, late, "late Done")
+		})
+	}
+}

@@ -34,8 +34,11 @@ type lagSample struct {
 // stalls in the window add up. The allowance is what the machine measurably did to
 // this process at that moment, never a wider constant. A library that signals late
 // on its own (a mutex held across the deadline) is caught whenever the machine was
-// not starving the test at that moment. Mutual exclusion is not loosened: overlaps
-// are still checked on the moment Done was seen.
+// not starving the test at that moment. Overlaps are checked on the moment Done was
+// seen less the same measured stall (intervals): every client of a test shares its
+// process, so one that acquired once the stall ended may be scheduled before the
+// expired holder's Done; a hold never ends before its deadline that way, and a
+// lateness no stall explains still overlaps.
 func (r *Recorder) ProbeScheduling() (stop func()) {
 	quit := make(chan struct{})
 	done := make(chan struct{})
@@ -95,6 +98,19 @@ func (r *Recorder) schedulingLag(from, to, now float64) time.Duration {
 		stall(r.pending.due, now)
 	}
 	return time.Duration(total * float64(time.Millisecond))
+}
+
+// stallBeforeDone returns how much of the lateness of h's Done (seen after its
+// deadline) the measured stalls of this process explain: the scheduling lag of the
+// window [deadline - lagProbeEvery, seen], or how late the hold's own timer fired,
+// whichever is more, at most the lateness. 0 for a Done seen on time. r.mu is held.
+func (r *Recorder) stallBeforeDone(h *Hold, now float64) time.Duration {
+	late := time.Duration((*h.DoneAt - h.doneDue) * float64(time.Millisecond))
+	if late <= 0 {
+		return 0
+	}
+	window := float64(lagProbeEvery) / float64(time.Millisecond)
+	return min(late, max(r.schedulingLag(h.doneDue-window, *h.DoneAt, now), h.timerLate))
 }
 
 // lateDone returns a violation for each Done seen later than its deadline plus
