@@ -19,9 +19,11 @@ package quorum
 // where a waiter does not listen is not heard, and the waiter takes the lock after
 // its retry delay, as with any lost wake-up. That happens when a master fails
 // between the holder's acquisition and its release, until the hub notices (a
-// broken connection: at once; a master that hangs: never, but it cannot release
-// either, and the holder's quorum still meets the others), and for the clean-up of
-// a failed round that set the key only where the head does not listen.
+// broken connection: at once; a master that hangs: never: a hung master cannot
+// publish the release, and when it is the only listened master of the holder's
+// quorum (a second fault: a master missing when the holder acquired), the release
+// goes unheard), and for the clean-up of a failed round that set the key only where
+// the head does not listen. Each costs one retry delay, never a wrong grant.
 
 // narrowCount is the number of masters a narrow channel is listened to on: N-Q+1.
 func (h *wakeHub) narrowCount() int {
