@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -103,9 +105,11 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 			_ = c.Close()
 		}
 	}()
-	on := notificationsOn(ctx, clients, a.timeout)
+	on, unread := notificationsOn(ctx, s.cluster, clients, a.timeout)
 	mode := &a.mode
 	switch {
+	case *mode == "keyspace" && on < s.cluster.Quorum() && len(unread) > 0:
+		return s.fail(ExitError, fmt.Errorf("-mode keyspace: notifications are on for %d of %d masters, a quorum needs %d; %s", on, len(clients), s.cluster.Quorum(), unreadText(unread)))
 	case *mode == "keyspace" && on < s.cluster.Quorum():
 		return s.fail(ExitError, fmt.Errorf("-mode keyspace: notifications are on for %d of %d masters, a quorum needs %d: declare notify_keyspace_events = \"Kg$x\" in settings and run apply", on, len(clients), s.cluster.Quorum()))
 	case *mode == "auto" && on >= s.cluster.Quorum():
@@ -113,7 +117,15 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 	case *mode == "auto":
 		*mode = "poll"
 	}
-	fmt.Fprintf(env.Stderr, "redlock events: %s mode (keyspace notifications on %d of %d masters)\n", *mode, on, len(clients))
+	why := ""
+	if len(unread) > 0 {
+		names := make([]string, len(unread))
+		for i, u := range unread {
+			names[i], _, _ = strings.Cut(u, " (")
+		}
+		why = "; notify-keyspace-events unread on " + strings.Join(names, ", ")
+	}
+	fmt.Fprintf(env.Stderr, "redlock events: %s mode (keyspace notifications on %d of %d masters%s)\n", *mode, on, len(clients), escape.Text(s.redact(why)))
 	emit := func(ev events.Event) {
 		out := eventJSON{Time: ev.At, Event: ev.Kind, Name: ev.Name, Mode: *mode, Owner: toOwnerJSON(ev.Owner), Library: ev.Library, Masters: ev.Masters}
 		if ev.Value != "" {
@@ -128,7 +140,23 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 		_ = showLine(env, a.json, eventLine{eventJSON: out, ev: ev, total: len(clients)})
 	}
 	if *mode == "keyspace" {
-		s.keyspaceEvents(ctx, clients, a.match, emit)
+		warned := map[string]bool{} // a refusal is said once per master and text
+		var mu sync.Mutex
+		warn := func(master string, err error) {
+			text := fmt.Sprintf("master %s: %v", master, err)
+			mu.Lock()
+			defer mu.Unlock()
+			if warned[text] {
+				return
+			}
+			warned[text] = true
+			advice := ""
+			if strings.Contains(text, "NOPERM") {
+				advice = ": its keyspace events are not seen (grant the channels of docs/acl.md, or use -mode poll)"
+			}
+			fmt.Fprintf(env.Stderr, "redlock events: %s%s\n", escape.Text(s.redact(text)), advice)
+		}
+		s.keyspaceEvents(ctx, clients, a.match, emit, warn)
 	} else {
 		s.pollEvents(ctx, a.match, a.interval, a.timeout, emit)
 	}
@@ -136,20 +164,35 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 }
 
 // notificationsOn counts the masters whose notify-keyspace-events reports the
-// events the keyspace mode needs: K, and A or all of g, $ and x.
-func notificationsOn(ctx context.Context, clients []*redis.Client, timeout time.Duration) int {
-	n := 0
-	for _, c := range clients {
+// events the keyspace mode needs: K, and A or all of g, $ and x. unread names the
+// masters whose setting could not be read ("a (NOPERM ...)"): for them nothing
+// is known, on or off.
+func notificationsOn(ctx context.Context, cluster *topology.Cluster, clients []*redis.Client, timeout time.Duration) (on int, unread []string) {
+	for i, c := range clients {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		v, err := c.ConfigGet(cctx, "notify-keyspace-events").Result()
 		cancel()
+		if err != nil {
+			unread = append(unread, fmt.Sprintf("%s (%v)", cluster.Masters[i].Name, err))
+			continue
+		}
 		flags := v["notify-keyspace-events"]
-		if err == nil && strings.Contains(flags, "K") &&
+		if strings.Contains(flags, "K") &&
 			(strings.Contains(flags, "A") || strings.Contains(flags, "g") && strings.Contains(flags, "$") && strings.Contains(flags, "x")) {
-			n++
+			on++
 		}
 	}
-	return n
+	return on, unread
+}
+
+// unreadText says which masters' notification setting could not be read, and
+// what to grant when the reason is a permission (docs/acl.md).
+func unreadText(unread []string) string {
+	text := "could not read notify-keyspace-events on " + strings.Join(unread, ", ")
+	if strings.Contains(text, "NOPERM") {
+		text += ": grant +config|get (docs/acl.md), or use -mode poll"
+	}
+	return text
 }
 
 // keyspaceNote is one master's notification, with the value read after a set.
@@ -160,14 +203,15 @@ type keyspaceNote struct {
 
 // keyspaceEvents subscribes to every master's keyspace notifications of the lock
 // keys and merges them into quorum-level events until ctx ends.
-func (s *lockSession) keyspaceEvents(ctx context.Context, clients []*redis.Client, match string, print func(events.Event)) {
-	keyspaceStream(ctx, s.cluster, clients, match, print)
+func (s *lockSession) keyspaceEvents(ctx context.Context, clients []*redis.Client, match string, print func(events.Event), warn func(master string, err error)) {
+	keyspaceStream(ctx, s.cluster, clients, match, print, warn)
 }
 
 // keyspaceStream subscribes to the keyspace notifications of cluster's lock keys
 // on every master (clients in declared order) and prints the events a quorum of
-// masters reported, until ctx ends.
-func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*redis.Client, match string, print func(events.Event)) {
+// masters reported, until ctx ends. A master's error reply (a subscription its
+// ACL refuses) goes to warn, when set.
+func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*redis.Client, match string, print func(events.Event), warn func(master string, err error)) {
 	notes := make(chan keyspaceNote, 1024)
 	for i, c := range clients {
 		m := cluster.Masters[i]
@@ -184,6 +228,10 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 					return
 				}
 				if err != nil {
+					var re redis.Error
+					if warn != nil && errors.As(err, &re) {
+						warn(m.Name, err)
+					}
 					continue // go-redis reconnects and subscribes again
 				}
 				if wake, ok := strings.CutSuffix(msg.Channel, ":wake"); ok && !strings.HasPrefix(msg.Channel, prefix) {

@@ -69,7 +69,8 @@ func newClusterSource(c *topology.Cluster, set sourceSettings, opts ...quorum.Op
 	var clients []*redis.Client
 	if !set.embedded {
 		if clients, err = connect.Clients(c, c.NodeTimeout); err == nil {
-			if notificationsOn(ctx, clients, max(c.NodeTimeout, 200*time.Millisecond)) < c.Quorum() {
+			// Unread or off on too many masters: the console lists instead.
+			if on, _ := notificationsOn(ctx, c, clients, max(c.NodeTimeout, 200*time.Millisecond)); on < c.Quorum() {
 				closeClients(clients)
 				clients = nil
 			}
@@ -84,7 +85,7 @@ func newClusterSource(c *topology.Cluster, set sourceSettings, opts ...quorum.Op
 		streams.Add(1)
 		go func() {
 			defer streams.Done()
-			keyspaceStream(ctx, c, clients, "*", s.listing.addEvent)
+			keyspaceStream(ctx, c, clients, "*", s.listing.addEvent, nil)
 		}()
 	}
 	cleanup := func() {

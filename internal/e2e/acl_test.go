@@ -161,6 +161,8 @@ func TestACLLockUserCanDoWhatTheDocsSay(t *testing.T) {
 	require.NoError(t, ev.cmd.Process.Signal(syscall.SIGINT))
 	assert.Equal(t, 0, ev.wait(t, 10*time.Second), ev.stderr.String())
 	assert.NotContains(t, ev.stderr.String(), "NOPERM")
+	assert.Contains(t, ev.stderr.String(), "poll mode (keyspace notifications on 0 of 3 masters; notify-keyspace-events unread on a, b, c)",
+		"auto mode lists, and says why")
 }
 
 // plan and apply work as the admin user; as the lock user, plan says which
@@ -220,4 +222,49 @@ func TestACLWithoutInfoTheQuarantineSaysWhatToGrant(t *testing.T) {
 	assert.Equal(t, 1, r.code, "%s%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "grant +info")
 	assert.Empty(t, e.keys("lock:job"))
+}
+
+// events in keyspace mode works for the lock user with the additions docs/acl.md
+// names for it; without them it says what it could not read and what to grant.
+func TestBugEventsSaidNotificationsOffWhenItCouldNotReadThem(t *testing.T) {
+	e := newACLEnv(t)
+	e.keyspaceOn()
+	ctx := context.Background()
+	run := func() *background {
+		return e.start("events", "-mode", "keyspace", "-json", "-timeout", "20s")
+	}
+	// Regression: the lock user may not read notify-keyspace-events, and events
+	// said notifications were off ("declare ... and run apply") though they were on.
+	without := run()
+	code := without.wait(t, 15*time.Second)
+	assert.Equal(t, 1, code, "the setting cannot be read: %s", without.stderr)
+	assert.Contains(t, without.stderr.String(), "could not read notify-keyspace-events")
+	assert.Contains(t, without.stderr.String(), "+config|get")
+	assert.NotContains(t, without.stderr.String(), "run apply", "it is not off, it is unknown")
+
+	// Redis matches a subscribed pattern against the granted ones literally: a
+	// pattern missing is a refusal events says, not silence.
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "locker", "+config|get", "&__keyspace@0__:lock:*", "+psubscribe", "+punsubscribe").Err())
+	}
+	partial := run()
+	require.Eventually(t, func() bool { return strings.Contains(partial.stderr.String(), "NOPERM") }, 10*time.Second,
+		20*time.Millisecond, "the refused pattern is said; stderr: %s", partial.stderr)
+	assert.Contains(t, partial.stderr.String(), "docs/acl.md")
+	assert.Equal(t, 1, strings.Count(partial.stderr.String(), "master a:"), "said once per master: %s", partial.stderr)
+	require.NoError(t, partial.cmd.Process.Signal(syscall.SIGINT))
+	partial.wait(t, 10*time.Second)
+
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "locker", "&lock:*:wake").Err())
+	}
+	ev := run()
+	time.Sleep(500 * time.Millisecond) // subscribed before the acquisition
+	token := strings.TrimSpace(e.run("acquire", "ks", "-ttl", "5s").stdout)
+	require.NotEmpty(t, token)
+	require.Eventually(t, func() bool { return strings.Contains(ev.stdout.String(), `"ks"`) }, 10*time.Second,
+		20*time.Millisecond, "keyspace events seen; stderr: %s", ev.stderr)
+	require.NoError(t, ev.cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 0, ev.wait(t, 10*time.Second), ev.stderr.String())
+	assert.NotContains(t, ev.stderr.String(), "NOPERM")
 }
