@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // The read path of SCAN listings (Inspect, InspectStream, a Scanner): a raw
@@ -227,7 +229,7 @@ func (lc *listConn) header(want byte) (int64, error) {
 	case typ != want:
 		return 0, fmt.Errorf("%w: %q where %q was due", errListProtocol, typ, want)
 	}
-	v, ok := parseRESPInt(l)
+	v, ok := wire.ParseInt(l)
 	if !ok {
 		return 0, fmt.Errorf("%w: a bad number", errListProtocol)
 	}
@@ -278,31 +280,6 @@ func (lc *listConn) crlf() error {
 	}
 	_, err = lc.rd.Discard(2)
 	return err
-}
-
-// parseRESPInt parses a RESP number without allocating.
-func parseRESPInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 19 {
-		return 0, false
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
 }
 
 // span is a piece of a batch buffer.
@@ -495,7 +472,7 @@ func (lc *listConn) readBatch(b *scanBatch, queued int, prefix string) error {
 		case '-':
 			wrongType = true
 		case '$':
-			vn, ok := parseRESPInt(l)
+			vn, ok := wire.ParseInt(l)
 			if !ok || vn < 0 || vn > ValueReadCap {
 				return fmt.Errorf("%w: GETRANGE of %q bytes", errListProtocol, l)
 			}

@@ -238,7 +238,7 @@ func replyNeed(buf []byte) (need int, long bool) {
 	}
 	need = i + 1
 	if buf[0] == '$' && i >= 2 && buf[i-1] == '\r' {
-		if l, ok := parseInt(buf[1 : i-1]); ok && l >= 0 {
+		if l, ok := ParseInt(buf[1 : i-1]); ok && l >= 0 {
 			if l > maxBulk {
 				return need, true
 			}

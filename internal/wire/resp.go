@@ -12,8 +12,10 @@ import (
 // values are at most 256 bytes); a longer one is read past and not kept.
 const maxBulk = 4096
 
-// parseInt parses a RESP integer without allocating.
-func parseInt(b []byte) (int64, bool) {
+// ParseInt parses the digits of a RESP integer or length (an optional '-', then
+// at most 18 decimal digits, so it never overflows) without allocating; false for
+// anything else.
+func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
@@ -66,7 +68,7 @@ func (wc *wireConn) readReply() (reply, error) {
 	case '-':
 		rp.str = string(line)
 	case ':', '$':
-		n, ok := parseInt(line)
+		n, ok := ParseInt(line)
 		switch {
 		case !ok || typ == '$' && n < -1:
 			return reply{}, fmt.Errorf("%w: %q length", ErrProtocol, typ)
@@ -119,7 +121,7 @@ func (wc *wireConn) readBulk() (string, error) {
 	case typ != '$':
 		return "", fmt.Errorf("%w %q", ErrProtocol, typ)
 	}
-	n, ok := parseInt(line)
+	n, ok := ParseInt(line)
 	if !ok || n < 0 {
 		return "", fmt.Errorf("%w: bulk length", ErrProtocol)
 	}
