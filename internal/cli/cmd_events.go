@@ -121,7 +121,7 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 	if len(unread) > 0 {
 		names := make([]string, len(unread))
 		for i, u := range unread {
-			names[i], _, _ = strings.Cut(u, " (")
+			names[i] = u.master
 		}
 		why = "; notify-keyspace-events unread on " + strings.Join(names, ", ")
 	}
@@ -163,17 +163,22 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 	return nil
 }
 
+// unreadMaster is a master whose notify-keyspace-events could not be read, and why.
+type unreadMaster struct {
+	master string
+	err    error
+}
+
 // notificationsOn counts the masters whose notify-keyspace-events reports the
-// events the keyspace mode needs: K, and A or all of g, $ and x. unread names the
-// masters whose setting could not be read ("a (NOPERM ...)"): for them nothing
-// is known, on or off.
-func notificationsOn(ctx context.Context, cluster *topology.Cluster, clients []*redis.Client, timeout time.Duration) (on int, unread []string) {
+// events the keyspace mode needs: K, and A or all of g, $ and x. unread are the
+// masters whose setting could not be read: for them nothing is known, on or off.
+func notificationsOn(ctx context.Context, cluster *topology.Cluster, clients []*redis.Client, timeout time.Duration) (on int, unread []unreadMaster) {
 	for i, c := range clients {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		v, err := c.ConfigGet(cctx, "notify-keyspace-events").Result()
 		cancel()
 		if err != nil {
-			unread = append(unread, fmt.Sprintf("%s (%v)", cluster.Masters[i].Name, err))
+			unread = append(unread, unreadMaster{cluster.Masters[i].Name, err})
 			continue
 		}
 		flags := v["notify-keyspace-events"]
@@ -187,8 +192,12 @@ func notificationsOn(ctx context.Context, cluster *topology.Cluster, clients []*
 
 // unreadText says which masters' notification setting could not be read, and
 // what to grant when the reason is a permission (docs/acl.md).
-func unreadText(unread []string) string {
-	text := "could not read notify-keyspace-events on " + strings.Join(unread, ", ")
+func unreadText(unread []unreadMaster) string {
+	each := make([]string, len(unread))
+	for i, u := range unread {
+		each[i] = fmt.Sprintf("%s (%v)", u.master, u.err)
+	}
+	text := "could not read notify-keyspace-events on " + strings.Join(each, ", ")
 	if strings.Contains(text, "NOPERM") {
 		text += ": grant +config|get (docs/acl.md), or use -mode poll"
 	}
