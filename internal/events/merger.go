@@ -30,6 +30,14 @@ const (
 // part of the acquisition, not an extension; an `expire` alone (a PEXPIRE from an
 // extend script) is an extension.
 //
+// A set whose value could not be read (Reader.ValueAfterSet) counts with the
+// acquisition whose value another master's set told; sets of unread value alone
+// are no acquisition, whatever their number (they may be several holders'
+// minorities), and the extensions, deletes and expiries of such a copy count for
+// nothing: a hold too short to be read is left out, never reported half (a release
+// without its acquisition). A delete on a master whose set the merger never saw (a
+// lock taken before it started, a forgotten name) counts with an unknown value.
+//
 // Once a quorum reported, the event waits at most Grace for the other masters, so
 // that its Masters are the masters that really reported; it is emitted at once when
 // every master did. Events come out in the order their quorum was reached.
@@ -84,6 +92,9 @@ type holding struct {
 	// afterSet: the master's last operation on the key was the set, whose own
 	// expire may follow.
 	afterSet bool
+	// adoptable: the value is unread and may still be told by another master's
+	// set (unknownSet).
+	adoptable bool
 }
 
 type reportKey struct{ kind, value string }
@@ -99,6 +110,8 @@ type pendingEvent struct {
 	r        *report
 	deadline time.Time
 	done     bool
+	// prev is the value a change of hands replaced, while the event waits.
+	prev string
 }
 
 // NewMerger returns a merger for a cluster of masters masters needing quorum
@@ -140,8 +153,12 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	h, holds := ks.held[master]
 	switch kind {
 	case Acquired:
-		value = m.unknownSet(ks, master, value, at)
-		ks.held[master] = holding{value: value, afterSet: true}
+		var adoptable bool
+		value, adoptable = m.unknownSet(ks, master, value, at)
+		ks.held[master] = holding{value: value, afterSet: true, adoptable: adoptable}
+		if value == "" && !adoptable {
+			return m.Flush(at)
+		}
 	case Extended:
 		if h.afterSet {
 			// The expire of the set itself (SET ... PX publishes set, then expire).
@@ -149,11 +166,22 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 			ks.held[master] = h
 			return m.Flush(at)
 		}
+		if holds && h.value == "" {
+			// An extension of a copy whose value was never read: left out, as its
+			// acquisition was.
+			return m.Flush(at)
+		}
 		value = h.value
 	default: // released, expired
 		value = h.value
 		if holds {
 			delete(ks.held, master)
+			if value == "" {
+				// The end of a copy whose value was never read: it counts for no
+				// release, as its set counted for no acquisition.
+				m.forgetIfIdle(ks)
+				return m.Flush(at)
+			}
 		}
 	}
 	m.count(ks, master, kind, value, at)
@@ -193,36 +221,50 @@ func (m *Merger) state(name string, at time.Time) *keyState {
 }
 
 // unknownSet reconciles a set whose value could not be read (the key was gone or
-// changed before the GET) with the acquisition other masters report at the same
-// time: a set of unknown value joins the latest acquisition reported within the
-// window that master has not reported yet (each master sets once per acquisition),
-// and a set of known value adopts the masters whose sets of unknown value
-// are still waiting. It returns the value to record for master.
-func (m *Merger) unknownSet(ks *keyState, master, value string, at time.Time) string {
+// changed before the GET) with the acquisition other masters report at about the
+// same time. Each master sets once per acquisition, but the masters' reports lag
+// one another by a few acquisitions when they come fast, so only what is
+// unambiguous counts:
+//   - a set of unknown value joins the one acquisition reported within the window
+//     that master has not reported yet; with none, it waits to be adopted
+//     (adoptable); with several, its value stays unknown and it counts for nothing;
+//   - a set of known value adopts the masters whose sets of unknown value wait for
+//     it and are still held.
+//
+// It returns the value to record for master, and whether an unknown one is
+// adoptable.
+func (m *Merger) unknownSet(ks *keyState, master, value string, at time.Time) (string, bool) {
 	if value == "" {
-		var best *report
+		n := 0
 		for k, r := range ks.reports {
-			if k.kind == Acquired && k.value != "" && at.Sub(r.first) <= m.window && !slices.Contains(r.masters, master) &&
-				(best == nil || r.first.After(best.first)) {
-				best, value = r, k.value
+			if k.kind == Acquired && k.value != "" && at.Sub(r.first) <= m.window && !slices.Contains(r.masters, master) {
+				n++
+				value = k.value
 			}
 		}
-		return value
+		switch n {
+		case 0:
+			return "", true
+		case 1:
+			return value, false
+		}
+		return "", false
 	}
 	unknown := ks.reports[reportKey{Acquired, ""}]
-	if unknown == nil || unknown.ev != nil || at.Sub(unknown.first) > m.window {
-		return value
+	if unknown == nil || at.Sub(unknown.first) > m.window {
+		return value, false
 	}
 	delete(ks.reports, reportKey{Acquired, ""})
 	for _, x := range unknown.masters {
-		if h, ok := ks.held[x]; ok && h.value == "" {
-			ks.held[x] = holding{value: value, afterSet: h.afterSet}
+		h, ok := ks.held[x]
+		if x == master || !ok || !h.adoptable {
+			// A copy since deleted, or not waiting, is not this acquisition's.
+			continue
 		}
-		if x != master {
-			m.count(ks, x, Acquired, value, unknown.first)
-		}
+		ks.held[x] = holding{value: value, afterSet: h.afterSet}
+		m.count(ks, x, Acquired, value, unknown.first)
 	}
-	return value
+	return value, false
 }
 
 // count adds master's report of kind about value and starts the event when a
@@ -249,24 +291,32 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		// afterwards (it never starts a second event).
 		if !r.ev.done {
 			r.ev.ev.Masters = append(r.ev.ev.Masters, master)
-			if len(r.masters) >= m.masters {
+			if len(r.masters) >= m.masters && r.ev.prev == "" {
 				r.ev.deadline = at
 			}
 		}
 		return
 	}
-	if len(r.masters) < m.quorum {
+	if len(r.masters) < m.quorum || (kind == Acquired && value == "") {
+		// Sets of unread value are no acquisition, whatever their number: they may be
+		// several holders' minorities. They wait to be adopted by a set whose value
+		// was read (unknownSet).
 		return
 	}
 	ev := Event{At: at, Kind: kind, Name: ks.name, Masters: append([]string(nil), r.masters...)}
 	switch kind {
 	case Acquired:
 		ev.Value = value
+		var prev string
 		if ks.value != "" && value != "" && ks.value != value {
-			// A new value over one the quorum held: it changed hands without a release.
-			ev.Kind = ChangedHands
+			// A new value over one the quorum held: it changed hands without a release,
+			// unless the release is still on its way from masters whose reports lag
+			// (released below, while this event waits).
+			ev.Kind, prev = ChangedHands, ks.value
 		}
 		ks.value = value
+		m.enqueue(&pendingEvent{ev: ev, r: r, prev: prev}, len(m.pending), at)
+		return
 	case Released, Expired:
 		ev.Value = value
 		if ev.Value == "" {
@@ -285,13 +335,33 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 			ev.Value = ks.value
 		}
 	}
-	describe(&ev)
-	p := &pendingEvent{ev: ev, r: r, deadline: at.Add(m.Grace)}
-	if len(r.masters) >= m.masters {
+	at0 := len(m.pending)
+	if kind == Released || kind == Expired {
+		// The release of the value a waiting change of hands replaced: the masters
+		// whose reports lagged told it. It comes first, and the other is an
+		// acquisition.
+		for i, p := range m.pending {
+			if p.prev != "" && p.prev == ev.Value && p.ev.Name == ks.name {
+				p.ev.Kind, p.prev, at0 = Acquired, "", i
+				break
+			}
+		}
+	}
+	m.enqueue(&pendingEvent{ev: ev, r: r}, at0, at)
+}
+
+// enqueue describes p's event and places it at index i of the pending events, to
+// be emitted once every master reported or the grace passed.
+func (m *Merger) enqueue(p *pendingEvent, i int, at time.Time) {
+	describe(&p.ev)
+	p.deadline = at.Add(m.Grace)
+	if len(p.r.masters) >= m.masters && p.prev == "" {
+		// Every master reported (a change of hands waits anyway: a master's report
+		// of the release may lag its report of the set).
 		p.deadline = at
 	}
-	r.ev = p
-	m.pending = append(m.pending, p)
+	p.r.ev = p
+	m.pending = slices.Insert(m.pending, i, p)
 }
 
 // Flush returns the events complete by now: every master reported, or the grace
