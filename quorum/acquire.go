@@ -382,7 +382,7 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	case fw != nil:
 		m.unwind(backgroundFor(ctx), key, value, fw, rep)
 	default:
-		m.releaseVia(backgroundFor(ctx), opRelease, key, value, "")
+		m.releaseQuiet(backgroundFor(ctx), opRelease, key, value)
 	}
 	return nil, m.roundError(rep)
 }

@@ -206,7 +206,7 @@ func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter, 
 	case len(todo) == 0:
 		return
 	case w.mode != "wait":
-		m.releaseVia(ctx, opRelease, key, value, "")
+		m.releaseQuiet(ctx, opRelease, key, value)
 		return
 	}
 	keys := []string{key, key + queueSuffix}

@@ -231,26 +231,24 @@ func (m *Manager) scriptRoundTo(ctx context.Context, rep *Report, s *wire.Script
 	return m.sendTo(ctx, rep, c, decode)
 }
 
-// releaseRound runs release.lua: compare-and-delete of value, waking channel.
-func (m *Manager) releaseRound(ctx context.Context, op, key, value, channel string) *Report {
-	return m.releaseRoundTo(ctx, m.newReport(op, key), key+queueSuffix, value, channel)
-}
-
-// releaseRoundTo is releaseRound of rep.Key, filling rep; queue is the key's fair
-// queue.
-func (m *Manager) releaseRoundTo(ctx context.Context, rep *Report, queue, value, channel string) *Report {
+// releaseRoundTo runs release.lua in its short form, a plain lock's release:
+// compare-and-delete of value at rep.Key, waking the waiters of the key's queue
+// key and wake-up channel (key+queueSuffix and wakeChannel(key), which the script
+// names itself), filling rep.
+func (m *Manager) releaseRoundTo(ctx context.Context, rep *Report, value string) *Report {
 	c := m.getCall()
-	c.keys[0], c.keys[1] = rep.Key, queue
-	c.args[0], c.args[1] = value, channel
-	return m.scriptRoundTo(ctx, rep, releaseW, c, 2, 2, decodeInt)
+	c.keys[0] = rep.Key
+	c.args[0] = value
+	return m.scriptRoundTo(ctx, rep, releaseW, c, 1, 1, decodeInt)
 }
 
-// releaseKeys returns the fair queue key and the wake-up channel of key
-// (key+queueSuffix and wakeChannel(key)), made in one allocation.
-func releaseKeys(key string) (queue, channel string) {
-	both := key + queueSuffix + wakeChannel(key)
-	n := len(key) + len(queueSuffix)
-	return both[:n], both[n:]
+// releaseQuietRound runs release.lua's compare-and-delete of value at key, waking
+// nobody.
+func (m *Manager) releaseQuietRound(ctx context.Context, op, key, value string) *Report {
+	c := m.getCall()
+	c.keys[0] = key
+	c.args[0], c.args[1] = value, ""
+	return m.scriptRound(ctx, op, key, releaseW, c, 1, 2, decodeInt)
 }
 
 // extendRound runs extend.lua: the TTL of value's key to ms where it is ours.

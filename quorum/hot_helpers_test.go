@@ -25,7 +25,7 @@ type wireCmd uint8
 
 const (
 	wireSet     wireCmd = iota // SET key value NX PX num
-	wireRelease                // release.lua key value channel(str)
+	wireRelease                // release.lua key value: quiet when str is "", else a plain lock's
 	wireExtend                 // extend.lua key value num
 )
 
@@ -36,7 +36,10 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	case wireSet:
 		return m.setRound(ctx, key, value, num)
 	case wireRelease:
-		return m.releaseVia(ctx, op, key, value, str)
+		if str == "" {
+			return m.releaseQuiet(ctx, op, key, value)
+		}
+		return m.release(ctx, op, key, value)
 	}
 	return m.extendRound(ctx, op, key, value, num)
 }

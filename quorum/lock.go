@@ -467,8 +467,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if l.prim == nil {
 		// A plain lock: Manager.release (waking the name's waiters), into the
 		// report made with the Lock.
-		queue, channel := releaseKeys(l.key)
-		rep = l.m.releaseRoundTo(ctx, l.releaseReport(), queue, l.value, channel)
+		rep = l.m.releaseRoundTo(ctx, l.releaseReport(), l.value)
 	} else {
 		rep = l.releaseRound(ctx)
 	}

@@ -248,7 +248,10 @@ func runPrim(s *scen, w workload, f primFault, d time.Duration, opts []LockOptio
 	got := w.run(ctx, s, cls, opts)
 	wg.Wait()
 	s.net.HealAll()
-	time.Sleep(primTTL + 150*time.Millisecond) // quiescence: late commands expire
+	// Quiescence: late commands expire, and so do the waiters' markers whose
+	// clean-up a fault kept from a master (an exclusive waiter's NAME:xwait, a
+	// waiter's entry in NAME:queue: they live at most the heartbeat TTL).
+	time.Sleep(max(primTTL, cls[0].m.heartbeatTTL()) + 150*time.Millisecond)
 	s.checkPrimKeys(true)
 	n := sum(got)
 	s.t.Logf("%s under %s: acquisitions per client %v", w.name, f.name, got)

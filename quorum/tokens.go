@@ -15,14 +15,14 @@ import (
 // one, and every waiter that is not queued (release.lua); where nobody waits (no
 // queue key, so no waiter's marker: waitmark.go), it publishes nothing.
 func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
-	return m.releaseVia(ctx, op, key, value, wakeChannel(key))
+	return m.releaseRoundTo(ctx, m.newReport(op, key), value)
 }
 
-// releaseVia is release with the wake-up channel given: "" wakes nobody (the clean-up
-// of a failed round frees no lock that anyone could take, and waking the other
-// waiters from it would let failed rounds wake each other in a loop).
-func (m *Manager) releaseVia(ctx context.Context, op, key, value, channel string) *Report {
-	return m.releaseRound(ctx, op, key, value, channel)
+// releaseQuiet is release waking nobody: the clean-up of a failed round frees no
+// lock that anyone could take, and waking the other waiters from it would let
+// failed rounds wake each other in a loop.
+func (m *Manager) releaseQuiet(ctx context.Context, op, key, value string) *Report {
+	return m.releaseQuietRound(ctx, op, key, value)
 }
 
 // releaseWakingAll is release, except that it wakes every waiter of the name (the
