@@ -18,7 +18,7 @@ import (
 // the floor's into the commands' share and the client's: it runs, 50 cycles at a
 // time in turn in one process (so that a shared machine's load falls on all
 // alike), the floor, the floor sending quorum's commands (SET NX GET with a value
-// of quorum's size, release.lua over the key and its queue), and quorum. Run it
+// of quorum's size, release.lua's short form, a plain lock's), and quorum. Run it
 // with:
 //
 //	REDLOCK_BENCH_SOLO=1 go -C bench test . -run TestSoloInterleaved -v
@@ -45,7 +45,7 @@ func TestSoloInterleaved(t *testing.T) {
 		{"floor, quorum's commands", func() error {
 			return full.cycle(
 				[]string{"SET", key, value, "NX", "GET", "PX", "10000"},
-				[]string{"EVALSHA", full.sha, "2", key, key + ":queue", value, key + ":wake"})
+				[]string{"EVALSHA", full.sha, "1", key, value})
 		}},
 		{"quorum", func() error { return qcyc(context.Background(), key) }},
 	}
