@@ -18,7 +18,7 @@ import (
 // there, the member "h:<id>" with score -(deadline), the form of a fair waiter's
 // heartbeat without a place in the queue, which every script that prunes the queue
 // drops once it expired. So the common release, with nobody waiting, costs GET, DEL
-// and TYPE on the master, without the PUBLISH.
+// and EXISTS on the master, without the PUBLISH.
 //
 // No wake-up is lost to it, on each master where a waiter's round found the key
 // held:
