@@ -149,7 +149,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		if acq != nil {
 			l, err = acq.round(ctx, start, value, ttl, fw)
 		} else {
-			l, err = m.round(ctx, start, name, key, value, ttl, fw, mk)
+			l, err = m.round(ctx, start, name, key, value, ttl, fw, mk, attempts > 1)
 		}
 		if made != nil {
 			*made++
@@ -359,8 +359,10 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 
 // round is one acquisition round: SET NX PX on every master, or the fair queue's
 // script when fw is set, or wait_round.lua (SET NX PX, marking where it fails)
-// when mk is.
-func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter, mk *waitMark) (*Lock, error) {
+// when mk is. A plain SET NX reads the value held where it fails (SET NX GET)
+// when holder is set: an acquisition that will try again needs it (splitVote,
+// markExclusive), a TryAcquire does not, and the masters spend less without it.
+func (m *Manager) round(ctx context.Context, start time.Time, name, key, value string, ttl time.Duration, fw *fairWaiter, mk *waitMark, holder bool) (*Lock, error) {
 	ms := ttl.Milliseconds()
 	l, rep := m.newLockReport(key) // one allocation for the lock and its reports (hot.go)
 	switch {
@@ -369,7 +371,7 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	case mk != nil:
 		rep = m.waitRound(ctx, key, value, ms, mk) // a report of its own: the Lock's room stays unused
 	default:
-		m.setRoundTo(ctx, rep, key, value, ms)
+		m.setRoundTo(ctx, rep, key, value, ms, holder)
 	}
 	if until, ok := m.score(rep, start, ttl); ok {
 		*l = Lock{m: m, name: name, key: key, value: value, ttl: ttl, votes: *rep, start: start, until: until, untilFrom: start, keysUntil: m.keysUntil(start, ttl), releaseTo: l.releaseTo}

@@ -188,14 +188,16 @@ func (l *Lock) releaseReport() *Report {
 
 // setRound sends SET key value NX PX ms (SET NX GET where the master takes it).
 func (m *Manager) setRound(ctx context.Context, key, value string, ms int64) *Report {
-	return m.setRoundTo(ctx, m.newReport(opAcquire, key), key, value, ms)
+	return m.setRoundTo(ctx, m.newReport(opAcquire, key), key, value, ms, true)
 }
 
-// setRoundTo is setRound, filling rep (newLockReport).
-func (m *Manager) setRoundTo(ctx context.Context, rep *Report, key, value string, ms int64) *Report {
+// setRoundTo sends SET key value NX PX ms, as SET NX GET where the master takes
+// it when holder is set (NodeResult.holder is then the value that kept us out),
+// filling rep (newLockReport).
+func (m *Manager) setRoundTo(ctx context.Context, rep *Report, key, value string, ms int64, holder bool) *Report {
 	c := m.getCall()
 	c.args = [6]string{"SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10)}
-	c.cmd = wire.Cmd{Args: c.args[:], Want: "+$", NXGet: true}
+	c.cmd = wire.Cmd{Args: c.args[:], Want: "+$", NXGet: holder}
 	return m.sendTo(ctx, rep, c, decodeSet)
 }
 

@@ -103,7 +103,7 @@ func TestAttackElectionUnderNemesis(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
 	defer cancel()
-	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
+	waitNemesis := a.startNemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
 	// An observer: the terms it reports never go back.
 	oe, err := a.client("observer").Election("job")
 	require.NoError(t, err)
@@ -138,6 +138,8 @@ func TestAttackElectionUnderNemesis(t *testing.T) {
 		_ = ld.Resign(rctx)
 		cancel()
 	})
+	cancel()
+	waitNemesis()
 	a.check()
 	terms := <-observed
 	t.Logf("observed terms %v", terms)

@@ -171,7 +171,7 @@ func (a *atk) workload(seed uint64, ttl, hold time.Duration, names []string,
 	take func(ctx context.Context, rng *rand.Rand, i int) (*Lock, string, error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), atkDuration())
 	defer cancel()
-	go a.nemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
+	waitNemesis := a.startNemesis(ctx, rand.New(rand.NewPCG(seed, 0)), ttl, names)
 	atkWorkers(ctx, len(names), seed, func(ctx context.Context, i int, rng *rand.Rand) {
 		actx, stop := randCtx(ctx, rng, 2*ttl)
 		l, kind, err := take(actx, rng, i)
@@ -184,6 +184,8 @@ func (a *atk) workload(seed uint64, ttl, hold time.Duration, names []string,
 		}
 		a.holdFor(rng, names[i], l, returned, kind, time.Duration(rng.Int64N(int64(hold))))
 	})
+	cancel()
+	waitNemesis()
 	a.check()
 }
 

@@ -25,6 +25,19 @@ import (
 // acknowledged write.
 var atkAOFAlways = redistest.Options{Args: []string{"--appendonly", "yes", "--appendfsync", "always"}}
 
+// startNemesis runs nemesis in a goroutine of its own and returns a function that
+// waits for it to end (after ctx ended): the test must not end while a fault is
+// half applied (a master killed and not yet restarted fails the test after it
+// completed).
+func (a *atk) startNemesis(ctx context.Context, rng *rand.Rand, ttl time.Duration, clients []string) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.nemesis(ctx, rng, ttl, clients)
+	}()
+	return func() { <-done }
+}
+
 // nemesis injects faults until ctx ends. clients are the names of the clients
 // whose links it may break.
 func (a *atk) nemesis(ctx context.Context, rng *rand.Rand, ttl time.Duration, clients []string) {

@@ -90,12 +90,13 @@ func (p *pipe) takeAll(pc *pipeConn, rps []reply) (more bool) {
 	p.mu.Unlock()
 	p.rreqs = reqs
 	defer clear(reqs)
+	now := time.Now() // one clock reading for the replies read together
 	for i, r := range reqs {
 		if r == nil {
 			p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
 			return false
 		}
-		if err := p.deliver(r, rps[i]); err != nil {
+		if err := p.deliver(r, rps[i], now); err != nil {
 			p.kill(pc, err)
 			// The commands after r left the ring with it, so kill did not fail
 			// them: they were in flight on the connection it dropped.
@@ -116,7 +117,7 @@ func (p *pipe) take(pc *pipeConn, rp reply) bool {
 		p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
 		return false
 	}
-	if err := p.deliver(r, rp); err != nil {
+	if err := p.deliver(r, rp, time.Now()); err != nil {
 		p.kill(pc, err)
 		return false
 	}
@@ -170,12 +171,12 @@ func (p *pipe) readOwn(ctx context.Context, pc *pipeConn, r *req, deadline time.
 	return true
 }
 
-// deliver gives r's reply to r's round, unless the round abandoned r. A NOSCRIPT
+// deliver gives r's reply, read at now, to r's round, unless the round abandoned r. A NOSCRIPT
 // reply queues r again, to be written with EVAL. An error means the connection is
 // out of step (a reply of a type the command cannot get) and must be dropped (r
 // has failed with it). The reply was read whole before the driver role passed
 // on: deliver reads nothing.
-func (p *pipe) deliver(r *req, rp reply) error {
+func (p *pipe) deliver(r *req, rp reply, now time.Time) error {
 	rd := r.rnd // never reused while r is written or abandoned
 	if rp.typ == '-' && rd.script != nil && !r.eval && strings.HasPrefix(rp.str, "NOSCRIPT") {
 		if r.state.CompareAndSwap(reqWritten, reqQueued) {
@@ -196,7 +197,7 @@ func (p *pipe) deliver(r *req, rp reply) error {
 		res.Err = ErrorReply(rp.str)
 	}
 	if r.state.CompareAndSwap(reqWritten, reqDone) {
-		rd.finish(r, res)
+		rd.finish(r, res, now)
 	} else {
 		p.ps.observe(Event{Kind: EventLateReply, Master: p.i}) // abandoned: read and thrown away
 	}

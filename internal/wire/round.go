@@ -164,11 +164,11 @@ type round struct {
 	fd     []int32
 }
 
-// finish records r's result and tells the round when it was the last. The caller
-// has just moved r to reqDone.
-func (rd *round) finish(r *req, res Result) {
+// finish records r's result, read (or failed) at now, and tells the round when it
+// was the last. The caller has just moved r to reqDone.
+func (rd *round) finish(r *req, res Result, now time.Time) {
 	res.NXGet = r.nxget
-	res.Latency = time.Since(rd.t0)
+	res.Latency = now.Sub(rd.t0)
 	r.res = res
 	if rd.remaining.Add(-1) == 0 {
 		rd.done <- struct{}{}
@@ -176,7 +176,7 @@ func (rd *round) finish(r *req, res Result) {
 }
 
 // fail records a failure without a reply as r's result.
-func (rd *round) fail(r *req, err error) { rd.finish(r, Result{Err: err}) }
+func (rd *round) fail(r *req, err error) { rd.finish(r, Result{Err: err}, time.Now()) }
 
 // appendTo appends the round's command as a master takes it: with GET when it
 // takes SET NX GET, with EVAL when it did not know the script.
