@@ -30,13 +30,14 @@ const (
 // part of the acquisition, not an extension; an `expire` alone (a PEXPIRE from an
 // extend script) is an extension.
 //
-// A set whose value could not be read (Reader.ValueAfterSet) counts with the
-// acquisition whose value another master's set told; sets of unread value alone
-// are no acquisition, whatever their number (they may be several holders'
-// minorities), and the extensions, deletes and expiries of such a copy count for
-// nothing: a hold too short to be read is left out, never reported half (a release
-// without its acquisition). A delete on a master whose set the merger never saw (a
-// lock taken before it started, a forgotten name) counts with an unknown value.
+// A set whose value could not be read (Reader.ValueAfterSet) counts for nothing,
+// and so do the extensions, deletes and expiries of that copy: its value is not
+// known, and no other master's report tells it (the copy may be another cycle's, a
+// quick holder's or a failed round's, as well as the acquisition another master
+// reports at about the same time). A hold too short to be read on a quorum is left
+// out, never reported half (a release without its acquisition) or as another
+// value's. A delete on a master whose set the merger never saw (a lock taken before
+// it started, a forgotten name) counts with an unknown value.
 //
 // Once a quorum reported, the event waits at most Grace for the other masters, so
 // that its Masters are the masters that really reported; it is emitted at once when
@@ -92,9 +93,6 @@ type holding struct {
 	// afterSet: the master's last operation on the key was the set, whose own
 	// expire may follow.
 	afterSet bool
-	// adoptable: the value is unread and may still be told by another master's
-	// set (unknownSet).
-	adoptable bool
 }
 
 type reportKey struct{ kind, value string }
@@ -153,10 +151,9 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	h, holds := ks.held[master]
 	switch kind {
 	case Acquired:
-		var adoptable bool
-		value, adoptable = m.unknownSet(ks, master, value, at)
-		ks.held[master] = holding{value: value, afterSet: true, adoptable: adoptable}
-		if value == "" && !adoptable {
+		ks.held[master] = holding{value: value, afterSet: true}
+		if value == "" {
+			// Unread: counts for nothing (see Merger).
 			return m.Flush(at)
 		}
 	case Extended:
@@ -220,53 +217,6 @@ func (m *Merger) state(name string, at time.Time) *keyState {
 	return ks
 }
 
-// unknownSet reconciles a set whose value could not be read (the key was gone or
-// changed before the GET) with the acquisition other masters report at about the
-// same time. Each master sets once per acquisition, but the masters' reports lag
-// one another by a few acquisitions when they come fast, so only what is
-// unambiguous counts:
-//   - a set of unknown value joins the one acquisition reported within the window
-//     that master has not reported yet; with none, it waits to be adopted
-//     (adoptable); with several, its value stays unknown and it counts for nothing;
-//   - a set of known value adopts the masters whose sets of unknown value wait for
-//     it and are still held.
-//
-// It returns the value to record for master, and whether an unknown one is
-// adoptable.
-func (m *Merger) unknownSet(ks *keyState, master, value string, at time.Time) (string, bool) {
-	if value == "" {
-		n := 0
-		for k, r := range ks.reports {
-			if k.kind == Acquired && k.value != "" && at.Sub(r.first) <= m.window && !slices.Contains(r.masters, master) {
-				n++
-				value = k.value
-			}
-		}
-		switch n {
-		case 0:
-			return "", true
-		case 1:
-			return value, false
-		}
-		return "", false
-	}
-	unknown := ks.reports[reportKey{Acquired, ""}]
-	if unknown == nil || at.Sub(unknown.first) > m.window {
-		return value, false
-	}
-	delete(ks.reports, reportKey{Acquired, ""})
-	for _, x := range unknown.masters {
-		h, ok := ks.held[x]
-		if x == master || !ok || !h.adoptable {
-			// A copy since deleted, or not waiting, is not this acquisition's.
-			continue
-		}
-		ks.held[x] = holding{value: value, afterSet: h.afterSet}
-		m.count(ks, x, Acquired, value, unknown.first)
-	}
-	return value, false
-}
-
 // count adds master's report of kind about value and starts the event when a
 // quorum reported it.
 func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
@@ -297,10 +247,7 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		}
 		return
 	}
-	if len(r.masters) < m.quorum || (kind == Acquired && value == "") {
-		// Sets of unread value are no acquisition, whatever their number: they may be
-		// several holders' minorities. They wait to be adopted by a set whose value
-		// was read (unknownSet).
+	if len(r.masters) < m.quorum {
 		return
 	}
 	ev := Event{At: at, Kind: kind, Name: ks.name, Masters: append([]string(nil), r.masters...)}
