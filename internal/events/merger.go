@@ -79,6 +79,8 @@ type keyState struct {
 	forced bool
 	// value is the value of the last acquisition emitted, "" after its release.
 	value string
+	// replaced is the value the last change of hands emitted replaced.
+	replaced string
 	// held is, per master, what it was last seen to hold (present while the master
 	// holds the key).
 	held map[string]holding
@@ -250,6 +252,13 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 	if len(r.masters) < m.quorum {
 		return
 	}
+	if (kind == Released || kind == Expired) && value != "" && value == ks.replaced {
+		// The end of a value that an emitted change of hands already ended: its
+		// release lagged the next holder's sets by more than the grace. The
+		// acquisition ends once; this report is absorbed.
+		r.ev = &pendingEvent{r: r, done: true}
+		return
+	}
 	ev := Event{At: at, Kind: kind, Name: ks.name, Masters: append([]string(nil), r.masters...)}
 	switch kind {
 	case Acquired:
@@ -329,6 +338,11 @@ func (m *Merger) Flush(now time.Time) []Event {
 	out := make([]Event, 0, last+1)
 	for _, p := range m.pending[:last+1] {
 		p.done = true
+		if p.prev != "" {
+			if ks := m.keys[p.ev.Name]; ks != nil {
+				ks.replaced = p.prev
+			}
+		}
 		out = append(out, p.ev)
 	}
 	m.pending = append(m.pending[:0], m.pending[last+1:]...)
