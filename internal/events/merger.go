@@ -75,8 +75,10 @@ type keyState struct {
 	name string
 	elem *list.Element
 	last time.Time // the last report about the name
-	// forced: a force-expire was announced for the name.
-	forced bool
+	// forced: a force-expire was announced for the name, at forcedAt, and no
+	// release or acquisition was reported since.
+	forced   bool
+	forcedAt time.Time
 	// value is the value of the last acquisition emitted, "" after its release.
 	value string
 	// replaced is the value the last change of hands emitted replaced.
@@ -141,7 +143,7 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 			}
 		}
 		if ks := m.keys[name]; ks != nil {
-			ks.forced = true
+			ks.forced, ks.forcedAt = true, at
 		}
 		return m.Flush(at)
 	}
@@ -271,6 +273,9 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 			ev.Kind, prev = ChangedHands, ks.value
 		}
 		ks.value = value
+		// A force-expire announced before this acquisition was not of its release
+		// (it deleted a copy no quorum held, or its release was printed already).
+		ks.forced = false
 		m.enqueue(&pendingEvent{ev: ev, r: r, prev: prev}, len(m.pending), at)
 		return
 	case Released, Expired:
@@ -278,7 +283,7 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		if ev.Value == "" {
 			ev.Value = ks.value
 		}
-		if kind == Released && ks.forced {
+		if kind == Released && ks.forced && at.Sub(ks.forcedAt) <= m.window {
 			ev.Kind = ForceExpired
 		}
 		if value == ks.value || value == "" {
