@@ -177,3 +177,19 @@ func TestBugEventsForceExpireOfALeftoverMarksTheNextRelease(t *testing.T) {
 	assert.True(t, strings.HasPrefix(evs[0], "acquired"), "%v", evs)
 	assert.True(t, strings.HasPrefix(evs[1], "released"), "an ordinary release: %v", evs)
 }
+
+// Regression: `force-expire NAME -token T` deleted by compare-and-delete with the
+// release script, which announces a release (the key), not a force-expire: the
+// event stream printed "released" for an administrator's force-expire.
+func TestBugEventsForceExpireByTokenPrintedAsARelease(t *testing.T) {
+	e := newEnv(t)
+	e.keyspaceOn()
+	log := collectEvents(t, e)
+	tok := e.acquireToken("bytoken", "-ttl", "8s")
+	require.Eventually(t, func() bool { return len(log.eventsOf("bytoken")) == 1 }, 10*time.Second, 20*time.Millisecond)
+	r := e.run("force-expire", "bytoken", "-token", tok, "-yes")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Eventually(t, func() bool { return len(log.eventsOf("bytoken")) == 2 }, 10*time.Second, 20*time.Millisecond)
+	evs := log.eventsOf("bytoken")
+	assert.True(t, strings.HasPrefix(evs[1], "force-expired"), "%v", evs)
+}
