@@ -509,3 +509,79 @@ func TestBugHostileQueueKeyLosesThePlainWaitersWakeUp(t *testing.T) {
 		})
 	}
 }
+
+// Handoffs under contention: six waiters (plain, fair, shared, multi-name, with 5 s
+// retry delays) take the lock in turn, each releasing in the short form (or the
+// shared hold's and multi-name hold's own release) after a few milliseconds, while
+// the script caches are flushed now and then. Each acquisition follows the previous
+// release within wakeBound: no wake-up is lost.
+func TestAttackShortReleaseHandoffsUnderContention(t *testing.T) {
+	ctx := context.Background()
+	c, _ := testCluster(t, 5)
+	kinds := []struct {
+		who     string
+		acquire func(ctx context.Context, m *Manager) (*Lock, error)
+	}{
+		{"plain", func(ctx context.Context, m *Manager) (*Lock, error) { return m.Acquire(ctx, "hand", time.Minute) }},
+		{"plain", func(ctx context.Context, m *Manager) (*Lock, error) { return m.Acquire(ctx, "hand", time.Minute) }},
+		{"fair", func(ctx context.Context, m *Manager) (*Lock, error) {
+			return m.Acquire(ctx, "hand", time.Minute, WithFair())
+		}},
+		{"fair", func(ctx context.Context, m *Manager) (*Lock, error) {
+			return m.Acquire(ctx, "hand", time.Minute, WithFair())
+		}},
+		{"multi", func(ctx context.Context, m *Manager) (*Lock, error) {
+			return m.AcquireMulti(ctx, []string{"hand", "hand2"}, time.Minute)
+		}},
+		{"shared", func(ctx context.Context, m *Manager) (*Lock, error) {
+			return m.Acquire(ctx, "hand", time.Minute, WithShared())
+		}},
+	}
+	var mu sync.Mutex
+	var lastRelease time.Time
+	var worst time.Duration
+	handoffs := 0
+	deadline := time.Now().Add(6 * time.Second)
+	var wg sync.WaitGroup
+	for _, k := range kinds {
+		m := managerFor(t, c, waiterOpts()...)
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				l, err := k.acquire(ctx, m)
+				if !assert.NoError(t, err, k.who) {
+					return
+				}
+				got := time.Now()
+				mu.Lock()
+				if !lastRelease.IsZero() {
+					gap := got.Sub(lastRelease)
+					worst = max(worst, gap)
+					assert.Less(t, gap, wakeBound, "a %s waiter took the lock %v after the last release", k.who, gap)
+				}
+				handoffs++
+				if handoffs%25 == 0 {
+					for _, s := range c.Servers {
+						_ = s.Client().ScriptFlush(ctx).Err()
+					}
+				}
+				mu.Unlock()
+				time.Sleep(3 * time.Millisecond)
+				mu.Lock()
+				lastRelease = time.Now()
+				mu.Unlock()
+				if err := l.Release(ctx); err != nil {
+					// A shared round that lost the race left its set on a master the plain
+					// lock did not win, for a moment: WRONGTYPE there, a partial release.
+					assert.ErrorIs(t, err, ErrPartialRelease, k.who)
+				}
+				mu.Lock()
+				lastRelease = time.Now() // a shared hold may overlap another: the gap counts from the last release
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d handoffs, the longest %v", handoffs, worst)
+	assert.Greater(t, handoffs, 50)
+	checkLeftKeys(t, c, "lock:hand")
+}
