@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/quorum"
 )
 
 // eventsOf returns the events printed for name, as "event value" lines (the value
@@ -192,4 +195,196 @@ func TestBugEventsForceExpireByTokenPrintedAsARelease(t *testing.T) {
 	require.Eventually(t, func() bool { return len(log.eventsOf("bytoken")) == 2 }, 10*time.Second, 20*time.Millisecond)
 	evs := log.eventsOf("bytoken")
 	assert.True(t, strings.HasPrefix(evs[1], "force-expired"), "%v", evs)
+}
+
+// busyLoops starts n processes that spin until the test ends: the events reader
+// competes for the CPU with them.
+func busyLoops(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	}
+}
+
+// Attack: the events binary beside two busy loops, while clients of this library
+// contend for three names (glob characters and colons in one) with holds of 0-20
+// ms, extensions and releases, a redsync-style client takes a fourth name, and a
+// plain single-master SET NX client and a client writing a huge value under a name
+// with control characters add noise. Every event printed is checked against what
+// the clients did: an acquisition of a value that was acquired, at most once; an
+// extension of a value that was extended, while reported held; a release or
+// expiry once, after its acquisition; no change of hands (every release reached
+// every master).
+func TestAttackEventsContendedNamesUnderLoad(t *testing.T) {
+	e := newEnv(t)
+	e.keyspaceOn()
+	busyLoops(t, 2)
+	log := collectEvents(t, e)
+	ctx := context.Background()
+	nodes := make([]quorum.Node, len(e.c.Servers))
+	for i, s := range e.c.Servers {
+		nodes[i] = quorum.Node{Name: s.Name, Addr: s.Addr()}
+	}
+	type truth struct {
+		mu       sync.Mutex
+		acquired map[string]string // redacted value -> name
+		extended map[string]bool
+	}
+	tr := &truth{acquired: map[string]string{}, extended: map[string]bool{}}
+	names := []string{"hot", "a*b:[c]", "ext"}
+	deadline := time.Now().Add(5 * time.Second)
+	var wg sync.WaitGroup
+	for _, name := range names {
+		for range 3 {
+			m, err := quorum.New(nodes, quorum.WithRestartQuarantine(0), quorum.WithRetry(200, 5*time.Millisecond, 5*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = m.Close() })
+			wg.Go(func() {
+				for i := 0; time.Now().Before(deadline); i++ {
+					l, err := m.Acquire(ctx, name, 2*time.Second)
+					if err != nil {
+						continue
+					}
+					tr.mu.Lock()
+					tr.acquired[quorum.Redact(l.Token())] = name
+					tr.mu.Unlock()
+					time.Sleep(time.Duration(i%20) * time.Millisecond)
+					if name == "ext" && i%2 == 0 {
+						if err := l.Extend(ctx, 3*time.Second); err == nil {
+							tr.mu.Lock()
+							tr.extended[quorum.Redact(l.Token())] = true
+							tr.mu.Unlock()
+						}
+						time.Sleep(time.Duration(i%7) * time.Millisecond)
+					}
+					_ = l.Release(ctx)
+				}
+			})
+		}
+	}
+	wg.Go(func() { // redsync-style
+		f := e.foreignLock("lock:peer", 2*time.Second)
+		for time.Now().Before(deadline) {
+			if f.Lock() == nil {
+				tr.mu.Lock()
+				tr.acquired[quorum.Redact(f.value)] = "peer"
+				tr.mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				_, _ = f.Unlock()
+			}
+		}
+	})
+	wg.Go(func() { // noise: one master only, and a hostile name with a huge value on two
+		huge := strings.Repeat("\x1b[2J", 1<<18)
+		for i := 0; time.Now().Before(deadline); i++ {
+			c := e.c.Servers[i%5].Client()
+			_ = c.SetArgs(ctx, "lock:hot", fmt.Sprint("single-", i), redis.SetArgs{Mode: "NX", TTL: time.Second}).Err()
+			_ = e.c.Servers[i%2].Client().Set(ctx, "lock:evil\x1b]0;x\a\n", huge, 500*time.Millisecond).Err()
+			time.Sleep(3 * time.Millisecond)
+			_ = c.Del(ctx, "lock:hot").Err() // may delete a lock client's key: that client's release reports it
+		}
+	})
+	wg.Wait()
+	// Quiescence: the count stops moving.
+	last := -1
+	require.Eventually(t, func() bool {
+		n := len(log.all())
+		settled := n == last
+		last = n
+		return settled
+	}, 30*time.Second, 1500*time.Millisecond)
+	held := map[string]string{} // name -> value reported held
+	ended := map[string]bool{}
+	seen := map[string]bool{}
+	counts := map[string]int{}
+	for _, d := range log.all() {
+		name, _ := d["name"].(string)
+		value, _ := d["value"].(string)
+		kind, _ := d["event"].(string)
+		counts[kind]++
+		if strings.HasPrefix(name, "evil") {
+			continue // a value of 1 MB on two masters: never a quorum
+		}
+		switch kind {
+		case "acquired", "changed-hands":
+			assert.Equal(t, name, tr.acquired[value], "%s of %q: no client acquired %s", kind, name, value)
+			assert.False(t, seen[value], "%s acquired twice", value)
+			seen[value] = true
+			if kind == "acquired" && name != "hot" {
+				assert.Empty(t, held[name], "%q acquired by %s while %s is reported held", name, value, held[name])
+			}
+			held[name] = value
+		case "extended":
+			assert.True(t, tr.extended[value], "%q: %s never extended", name, value)
+			assert.Equal(t, value, held[name], "%q: an extension of %s, not reported held", name, value)
+		case "released", "expired":
+			assert.True(t, seen[value], "%q: %s %s without its acquisition", name, value, kind)
+			assert.False(t, ended[value], "%q: %s ended twice", name, value)
+			ended[value] = true
+			if held[name] == value {
+				held[name] = ""
+			}
+		default:
+			t.Errorf("unexpected %s of %q", kind, name)
+		}
+	}
+	if counts["changed-hands"] > 0 {
+		all := log.all()
+		for i, d := range all {
+			if d["event"] == "changed-hands" {
+				for _, x := range all[max(0, i-6):min(len(all), i+3)] {
+					t.Logf("around a change of hands: %v %v %v %v %v", x["time"], x["event"], x["name"], x["value"], x["masters"])
+				}
+			}
+		}
+	}
+	t.Logf("events: %v; acquisitions by the clients: %d", counts, len(tr.acquired))
+	assert.Positive(t, counts["acquired"])
+	assert.Positive(t, counts["extended"])
+}
+
+// Regression: a holder that won exactly three masters, one of whose
+// notifications reach the events reader 150 ms late, is released after 400 ms and
+// the next holder takes the four others. The first acquisition's quorum of reports was
+// complete only after the next holder's: it was printed as a change of hands over
+// the next holder (who took the lock after it), then released, and the next
+// holder's extension as an extension of a lock not held.
+func TestBugEventsLateAcquisitionPrintedAsAChangeOfHands(t *testing.T) {
+	e := newEnv(t)
+	e.keyspaceOn()
+	cfg, proxies := proxiedConfig(t, e, 2)
+	viaProxies := *e
+	viaProxies.config = cfg
+	log := collectEvents(t, &viaProxies)
+	proxies[2].SetLatency(0, 150*time.Millisecond)
+	ctx := context.Background()
+	srv := e.c.Servers
+	const key = "lock:reorder"
+	set := func(i int, v string) {
+		require.NoError(t, srv[i].Client().SetArgs(ctx, key, v, redis.SetArgs{Mode: "NX", TTL: 8 * time.Second}).Err())
+	}
+	for _, i := range []int{4, 0, 2} {
+		set(i, "first-holder-aaaa")
+	}
+	time.Sleep(400 * time.Millisecond) // long enough for the late master to read it (its GET and PING take 300 ms)
+	for _, i := range []int{4, 0, 2} {
+		require.NoError(t, srv[i].Client().Del(ctx, key).Err())
+	}
+	for _, i := range []int{0, 3, 4, 1} {
+		set(i, "next-holder-bbbb")
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, i := range []int{0, 3, 4, 1} {
+		require.NoError(t, srv[i].Client().PExpire(ctx, key, 9*time.Second).Err())
+	}
+	time.Sleep(1500 * time.Millisecond)
+	evs := log.eventsOf("reorder")
+	t.Logf("%v", evs)
+	for _, ev := range evs {
+		assert.False(t, strings.HasPrefix(ev, "changed-hands"), "no lock changed hands: %v", evs)
+	}
+	require.NotEmpty(t, evs)
+	assert.True(t, strings.HasPrefix(evs[len(evs)-1], "extended next"), "the next holder holds the lock and extended it: %v", evs)
 }

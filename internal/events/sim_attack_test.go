@@ -55,6 +55,7 @@ type simCfg struct {
 	loseP           float64       // chance a master loses a stretch of notifications
 	duration        time.Duration
 	bursty          bool // a short hold followed by a long one
+	readEarly       bool // values are read right after the set, whatever the delivery's lag
 }
 
 type simKey struct {
@@ -297,6 +298,11 @@ func (w *simWorld) deliver() []*simNote {
 				// The reader GETs after the delivery: the value is read only when nothing
 				// changed the key since the set on this master.
 				get := d + w.cfg.getDelay
+				if w.cfg.readEarly {
+					// The reader read the value at once and was then held up before it
+					// passed the note on (the events process descheduled).
+					get = n.gen + time.Duration(w.rng.Int63n(int64(4*w.cfg.getDelay)+1))
+				}
 				n.value = n.truth
 				for _, x := range ms.notes[i+1:] {
 					if x.gen > get {
@@ -423,6 +429,16 @@ func simCheck(m *Merger, notes []*simNote, masters []string, lossy bool) (map[st
 	for i, ms := range masters {
 		idx[ms] = i
 	}
+	// firstSet: when each value was first set on a master (its truth).
+	firstSet := map[string]time.Duration{}
+	for _, n := range notes {
+		k := n.name + "\x00" + n.truth
+		if n.op == "set" {
+			if t, ok := firstSet[k]; !ok || n.gen < t {
+				firstSet[k] = n.gen
+			}
+		}
+	}
 	type vstate struct{ acquired, ended int }
 	cur := map[string]string{}
 	vals := map[string]*vstate{}
@@ -479,6 +495,9 @@ func simCheck(m *Merger, notes []*simNote, masters []string, lossy bool) (map[st
 				s.acquired++
 				if s.acquired > 1 {
 					bad["order"] = append(bad["order"], "acquired twice: "+desc)
+				}
+				if p := cur[ev.Name]; p != "" && firstSet[ev.Name+"\x00"+p] > firstSet[key] {
+					bad["invented"] = append(bad["invented"], fmt.Sprintf("%s over %q, which was set after it: %s", ev.Kind, p, desc))
 				}
 				if ev.Kind == ChangedHands {
 					p := cur[ev.Name]
@@ -580,6 +599,10 @@ var simScenarios = map[string]func(c *simCfg){
 	"one slow client": func(c *simCfg) { c.clients = 1; c.idle = [2]time.Duration{5 * time.Millisecond, 20 * time.Millisecond} },
 	"quick then long": func(c *simCfg) { c.bursty = true; c.hold = [2]time.Duration{time.Millisecond, 300 * time.Millisecond} },
 	"lagging masters": func(c *simCfg) { c.lag = [2]time.Duration{0, 20 * time.Millisecond} },
+	"lagging delivery, early reads": func(c *simCfg) {
+		c.lag = [2]time.Duration{0, 20 * time.Millisecond}
+		c.readEarly = true
+	},
 	"quick then long, lagging": func(c *simCfg) {
 		c.bursty = true
 		c.clients = 1
