@@ -81,8 +81,10 @@ type keyState struct {
 	forcedAt time.Time
 	// value is the value of the last acquisition emitted, "" after its release.
 	value string
-	// replaced is the value the last change of hands emitted replaced.
-	replaced string
+	// ended holds, with when, the values whose acquisition ended with an emitted
+	// change of hands, or was left out because its quorum was complete only after
+	// a later acquisition's: their later reports are absorbed. Kept for the window.
+	ended map[string]time.Time
 	// held is, per master, what it was last seen to hold (present while the master
 	// holds the key).
 	held map[string]holding
@@ -254,12 +256,25 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 	if len(r.masters) < m.quorum {
 		return
 	}
-	if (kind == Released || kind == Expired) && value != "" && value == ks.replaced {
-		// The end of a value that an emitted change of hands already ended: its
-		// release lagged the next holder's sets by more than the grace. The
-		// acquisition ends once; this report is absorbed.
+	if _, gone := ks.ended[value]; gone && kind != Acquired && value != "" {
+		// The end (or an extension) of a value whose acquisition already ended with
+		// an emitted change of hands (its release lagged the next holder's sets by
+		// more than the grace), or was left out as stale: absorbed.
 		r.ev = &pendingEvent{r: r, done: true}
 		return
+	}
+	if kind == Acquired && ks.value != "" && value != ks.value {
+		for _, x := range r.masters {
+			if h, ok := ks.held[x]; ok && h.value == ks.value {
+				// x reported this value's set, and then the set of the value reported
+				// held now: this cycle came before that acquisition, and a master whose
+				// reports lag completed its quorum only now. It is no change of hands:
+				// left out whole, its release with it.
+				r.ev = &pendingEvent{r: r, done: true}
+				ks.end(value, at)
+				return
+			}
+		}
 	}
 	ev := Event{At: at, Kind: kind, Name: ks.name, Masters: append([]string(nil), r.masters...)}
 	switch kind {
@@ -345,7 +360,7 @@ func (m *Merger) Flush(now time.Time) []Event {
 		p.done = true
 		if p.prev != "" {
 			if ks := m.keys[p.ev.Name]; ks != nil {
-				ks.replaced = p.prev
+				ks.end(p.prev, now)
 			}
 		}
 		out = append(out, p.ev)
@@ -369,6 +384,11 @@ func (m *Merger) expire(now time.Time) {
 				delete(ks.reports, k)
 			}
 		}
+		for v, at := range ks.ended {
+			if now.Sub(at) > m.window {
+				delete(ks.ended, v)
+			}
+		}
 		if len(ks.reports) == 0 {
 			ks.reports = nil
 		}
@@ -381,6 +401,14 @@ func (m *Merger) expire(now time.Time) {
 		}
 		m.forget(ks)
 	}
+}
+
+// end records that value's acquisition ended (or was left out) at at.
+func (ks *keyState) end(value string, at time.Time) {
+	if ks.ended == nil {
+		ks.ended = map[string]time.Time{}
+	}
+	ks.ended[value] = at
 }
 
 // waiting reports whether an event of the name has not been emitted yet.
