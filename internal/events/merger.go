@@ -256,6 +256,14 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 	if len(r.masters) < m.quorum {
 		return
 	}
+	if kind == Extended && value != "" && value != ks.value {
+		// An extension of a value not reported held: its release was reported (an
+		// extension in flight at the release reached each master before its delete,
+		// but its quorum of reports completed after the release's), or its
+		// acquisition was never reported. Absorbed.
+		r.ev = &pendingEvent{r: r, done: true}
+		return
+	}
 	if _, gone := ks.ended[value]; gone && kind != Acquired && value != "" {
 		// The end (or an extension) of a value whose acquisition already ended with
 		// an emitted change of hands (its release lagged the next holder's sets by
