@@ -39,6 +39,13 @@ const (
 // value's. A delete on a master whose set the merger never saw (a lock taken before
 // it started, a forgotten name) counts with an unknown value.
 //
+// Per master, reports come in order, but the masters' reports lag one another: an
+// acquisition whose quorum completes only after a later acquisition's (a master
+// of its quorum already reported the later value's set) is left out whole, its
+// release with it, rather than printed as a change of hands over the later one; an
+// extension is printed only of the value reported held; a release later than the
+// grace of the change of hands that ended its acquisition is not printed.
+//
 // Once a quorum reported, the event waits at most Grace for the other masters, so
 // that its Masters are the masters that really reported; it is emitted at once when
 // every master did. Events come out in the order their quorum was reached.
