@@ -279,3 +279,37 @@ func TestBugMergerExtensionPrintedAfterTheRelease(t *testing.T) {
 	require.NotEmpty(t, evs)
 	assert.Equal(t, "released v", kinds(evs)[len(evs)-1], "nothing after the release: %v", kinds(evs))
 }
+
+// Regression: a change of hands waits the grace for a release that lags the next
+// holder's sets, but an event that was ready later released every earlier one
+// (events came out in the order of their quorums, across names): with other names
+// busy, the change of hands was printed at once, and the release arriving 20 ms
+// later was the truth.
+func TestBugMergerChangeOfHandsGraceCutShortByAnotherName(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	all := []string{"a", "b", "c", "d", "e"}
+	m := NewMerger(3, 5, time.Second)
+	var evs []Event
+	for _, ms := range []string{"a", "b", "c"} {
+		evs = append(evs, m.Add(ms, "x", "set", "first", at(0))...)
+	}
+	evs = append(evs, m.Flush(at(1000))...)
+	evs = append(evs, m.Add("b", "x", "del", "", at(1000))...)
+	evs = append(evs, m.Add("c", "x", "del", "", at(1000))...)
+	for _, ms := range []string{"b", "c", "d", "e"} {
+		evs = append(evs, m.Add(ms, "x", "set", "second", at(1001))...)
+	}
+	// Another name's cycle, reported by every master, meanwhile.
+	evs = append(evs, add(m, "y", "set", "other", at(1005), all...)...)
+	evs = append(evs, m.Add("a", "x", "del", "", at(1020))...) // a's release, 20 ms late
+	evs = append(evs, m.Add("a", "x", "set", "second", at(1020))...)
+	evs = append(evs, m.Flush(at(5000))...)
+	var x []string
+	for _, e := range evs {
+		if e.Name == "x" {
+			x = append(x, e.Kind+" "+e.Value)
+		}
+	}
+	assert.Equal(t, []string{"acquired first", "released first", "acquired second"}, x)
+}
