@@ -48,7 +48,8 @@ const (
 //
 // Once a quorum reported, the event waits at most Grace for the other masters, so
 // that its Masters are the masters that really reported; it is emitted at once when
-// every master did. Events come out in the order their quorum was reached.
+// every master did. A name's events come out in the order their quorum was reached
+// (an event waiting for the other masters holds back only its name's later events).
 //
 // Memory is bounded whatever the key traffic: reports older than the window are
 // dropped, a name no master holds is forgotten once its reports are, a name idle
@@ -356,22 +357,31 @@ func (m *Merger) enqueue(p *pendingEvent, i int, at time.Time) {
 }
 
 // Flush returns the events complete by now: every master reported, or the grace
-// passed. An event ready before an earlier one releases the earlier one too, so
-// events keep the order of their quorums. It also drops the state that expired by
-// now: call it periodically (the CLI does every 50 ms).
+// passed. An event ready before an earlier one of the same name releases the
+// earlier one too, so a name's events keep the order of their quorums; an event
+// waiting its grace holds back only its name's later events. It also drops the
+// state that expired by now: call it periodically (the CLI does every 50 ms).
 func (m *Merger) Flush(now time.Time) []Event {
 	m.expire(now)
-	last := -1
+	var lastReady map[string]int // per name, the last pending event that is ready
 	for i, p := range m.pending {
 		if !now.Before(p.deadline) {
-			last = i
+			if lastReady == nil {
+				lastReady = map[string]int{}
+			}
+			lastReady[p.ev.Name] = i
 		}
 	}
-	if last < 0 {
+	if lastReady == nil {
 		return nil
 	}
-	out := make([]Event, 0, last+1)
-	for _, p := range m.pending[:last+1] {
+	var out []Event
+	kept := make([]*pendingEvent, 0, len(m.pending))
+	for i, p := range m.pending {
+		if j, ok := lastReady[p.ev.Name]; !ok || i > j {
+			kept = append(kept, p)
+			continue
+		}
 		p.done = true
 		if p.prev != "" {
 			if ks := m.keys[p.ev.Name]; ks != nil {
@@ -380,7 +390,7 @@ func (m *Merger) Flush(now time.Time) []Event {
 		}
 		out = append(out, p.ev)
 	}
-	m.pending = append(m.pending[:0], m.pending[last+1:]...)
+	m.pending = kept
 	return out
 }
 
