@@ -313,3 +313,38 @@ func TestBugMergerChangeOfHandsGraceCutShortByAnotherName(t *testing.T) {
 	}
 	assert.Equal(t, []string{"acquired first", "released first", "acquired second"}, x)
 }
+
+// Regression: a master whose reports lag by more than the window (1 s) split an
+// acquisition's reports in two, neither a quorum, while its release's reports,
+// close together, made one: a release was printed without its acquisition.
+func TestBugMergerReleaseWithoutItsAcquisitionWhenALagExceedsTheWindow(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	m := NewMerger(3, 5, time.Second)
+	var evs []Event
+	add := func(ms, op, value string, t int) { evs = append(evs, m.Add(ms, "x", op, value, at(t))...) }
+	add("a", "set", "v", 0)
+	add("b", "set", "v", 0)
+	add("c", "set", "v", 1200) // c's reports are 1.2 s late
+	add("a", "del", "", 1200)
+	add("b", "del", "", 1200)
+	add("c", "del", "", 1201)
+	evs = append(evs, m.Flush(at(5000))...)
+	assert.Empty(t, kinds(evs), "no acquisition was reported: no release either")
+}
+
+// Attack: a master's deliveries held up for 300 ms now and then, with values
+// read at once (the events reader held up after its GET), three clients on two
+// names: nothing false, no end without its acquisition, no change of hands over a
+// later holder.
+func TestAttackMergerStalledReaderAfterEarlyReads(t *testing.T) {
+	cfg := simBase()
+	cfg.clients, cfg.names, cfg.duration = 3, 2, 6*time.Second
+	cfg.stall, cfg.stallLen, cfg.readEarly = 0.005, 300*time.Millisecond, true
+	for seed := int64(1); seed <= 20; seed++ {
+		bad, _ := simCheck(NewMerger(3, 5, time.Second), runSim(cfg, seed), []string{"a", "b", "c", "d", "e"}, false)
+		for class, list := range bad {
+			t.Errorf("seed %d: %s: %d, e.g. %v", seed, class, len(list), list[:min(3, len(list))])
+		}
+	}
+}
