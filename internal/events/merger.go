@@ -114,6 +114,7 @@ type reportKey struct{ kind, value string }
 type report struct {
 	first   time.Time
 	masters []string
+	at      []time.Time   // when each of masters reported
 	ev      *pendingEvent // the event once a quorum reported
 }
 
@@ -250,6 +251,7 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		}
 	}
 	r.masters = append(r.masters, master)
+	r.at = append(r.at, at)
 	if r.ev != nil {
 		// A report after the quorum: counted in the event while it waits, and absorbed
 		// afterwards (it never starts a second event).
@@ -279,18 +281,20 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		r.ev = &pendingEvent{r: r, done: true}
 		return
 	}
-	if kind == Acquired && ks.value != "" && value != ks.value {
-		for _, x := range r.masters {
-			if h, ok := ks.held[x]; ok && h.value == ks.value {
-				// x reported this value's set, and then the set of the value reported
-				// held now: this cycle came before that acquisition, and a master whose
-				// reports lag completed its quorum only now. It is no change of hands:
-				// left out whole, its release with it.
-				r.ev = &pendingEvent{r: r, done: true}
-				ks.end(value, at)
-				return
-			}
-		}
+	if kind == Acquired && ks.value != "" && value != ks.value && ks.before(r) {
+		// This cycle came before the acquisition reported held now, and a master
+		// whose reports lag completed its quorum only now. It is no change of hands:
+		// left out whole, its release with it.
+		r.ev = &pendingEvent{r: r, done: true}
+		ks.end(value, at)
+		return
+	}
+	if (kind == Released || kind == Expired) && value != "" && value != ks.value && !m.replacing(ks.name, value) {
+		// The end of a value never reported held (its acquisition was left out, or
+		// its reports were further apart than the window): never a release without
+		// its acquisition.
+		r.ev = &pendingEvent{r: r, done: true}
+		return
 	}
 	ev := Event{At: at, Kind: kind, Name: ks.name, Masters: append([]string(nil), r.masters...)}
 	switch kind {
@@ -426,6 +430,38 @@ func (m *Merger) expire(now time.Time) {
 		}
 		m.forget(ks)
 	}
+}
+
+// before reports whether a master of r, a report of sets, reported its set before
+// the set of the value reported held now (ks.value): r's cycle came first (each
+// master's reports come in order).
+func (ks *keyState) before(r *report) bool {
+	cur := ks.reports[reportKey{Acquired, ks.value}]
+	for i, x := range r.masters {
+		if h, ok := ks.held[x]; ok && h.value == ks.value {
+			return true
+		}
+		if cur == nil {
+			continue
+		}
+		for j, y := range cur.masters {
+			if y == x && cur.at[j].After(r.at[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// replacing reports whether a change of hands of name waits for the release of
+// value, the value it replaces.
+func (m *Merger) replacing(name, value string) bool {
+	for _, p := range m.pending {
+		if p.prev == value && p.ev.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // end records that value's acquisition ended (or was left out) at at.
