@@ -25,13 +25,15 @@ func (m *Manager) releaseQuiet(ctx context.Context, op, key, value string) *Repo
 	return m.releaseQuietRound(ctx, op, key, value)
 }
 
-// releaseWakingAll is release, except that it wakes every waiter of the name (the
-// queue key is not given to release.lua): an administrator's force-expire is not a
-// handoff, and a holder's loss watch and every waiter hear of it.
+// releaseWakingAll is a compare-and-delete of value at key that wakes every waiter
+// of the name where it deleted: an administrator's force-expire is not a handoff,
+// and a holder's loss watch and every waiter hear of it. It announces
+// ForceExpiredMessage (force_expire.lua over a string key), so that an event stream
+// tells it from a release.
 func (m *Manager) releaseWakingAll(ctx context.Context, op, key, value string) *Report {
 	channel := wakeChannel(key)
 	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := releaseScript.Run(ctx, n.client, []string{key}, value, channel).Int64()
+		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, value, channel, "string").Int64()
 		if err != nil {
 			return OutcomeError, err
 		}

@@ -286,6 +286,13 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 		case n := <-notes:
 			evs = merger.Add(n.master, n.name, n.op, n.value, n.at)
 		case now := <-tick.C:
+			if len(notes) > 0 {
+				// Behind the readers: the merger's clock is the notes' (each Add flushes
+				// at its note's time). Flushing at the wall clock now would count the
+				// backlog as time passed: the grace and the window would run out on
+				// notes still waiting in the channel.
+				continue
+			}
 			evs = merger.Flush(now)
 		}
 		for _, ev := range evs {

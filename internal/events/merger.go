@@ -30,17 +30,26 @@ const (
 // part of the acquisition, not an extension; an `expire` alone (a PEXPIRE from an
 // extend script) is an extension.
 //
-// A set whose value could not be read (Reader.ValueAfterSet) counts with the
-// acquisition whose value another master's set told; sets of unread value alone
-// are no acquisition, whatever their number (they may be several holders'
-// minorities), and the extensions, deletes and expiries of such a copy count for
-// nothing: a hold too short to be read is left out, never reported half (a release
-// without its acquisition). A delete on a master whose set the merger never saw (a
-// lock taken before it started, a forgotten name) counts with an unknown value.
+// A set whose value could not be read (Reader.ValueAfterSet) counts for nothing,
+// and so do the extensions, deletes and expiries of that copy: its value is not
+// known, and no other master's report tells it (the copy may be another cycle's, a
+// quick holder's or a failed round's, as well as the acquisition another master
+// reports at about the same time). A hold too short to be read on a quorum is left
+// out, never reported half (a release without its acquisition) or as another
+// value's. A delete on a master whose set the merger never saw (a lock taken before
+// it started, a forgotten name) counts with an unknown value.
+//
+// Per master, reports come in order, but the masters' reports lag one another: an
+// acquisition whose quorum completes only after a later acquisition's (a master
+// of its quorum already reported the later value's set) is left out whole, its
+// release with it, rather than printed as a change of hands over the later one; an
+// extension is printed only of the value reported held; a release later than the
+// grace of the change of hands that ended its acquisition is not printed.
 //
 // Once a quorum reported, the event waits at most Grace for the other masters, so
 // that its Masters are the masters that really reported; it is emitted at once when
-// every master did. Events come out in the order their quorum was reached.
+// every master did. A name's events come out in the order their quorum was reached
+// (an event waiting for the other masters holds back only its name's later events).
 //
 // Memory is bounded whatever the key traffic: reports older than the window are
 // dropped, a name no master holds is forgotten once its reports are, a name idle
@@ -74,10 +83,16 @@ type keyState struct {
 	name string
 	elem *list.Element
 	last time.Time // the last report about the name
-	// forced: a force-expire was announced for the name.
-	forced bool
+	// forced: a force-expire was announced for the name, at forcedAt, and no
+	// release or acquisition was reported since.
+	forced   bool
+	forcedAt time.Time
 	// value is the value of the last acquisition emitted, "" after its release.
 	value string
+	// ended holds, with when, the values whose acquisition ended with an emitted
+	// change of hands, or was left out because its quorum was complete only after
+	// a later acquisition's: their later reports are absorbed. Kept for the window.
+	ended map[string]time.Time
 	// held is, per master, what it was last seen to hold (present while the master
 	// holds the key).
 	held map[string]holding
@@ -92,9 +107,6 @@ type holding struct {
 	// afterSet: the master's last operation on the key was the set, whose own
 	// expire may follow.
 	afterSet bool
-	// adoptable: the value is unread and may still be told by another master's
-	// set (unknownSet).
-	adoptable bool
 }
 
 type reportKey struct{ kind, value string }
@@ -102,6 +114,7 @@ type reportKey struct{ kind, value string }
 type report struct {
 	first   time.Time
 	masters []string
+	at      []time.Time   // when each of masters reported
 	ev      *pendingEvent // the event once a quorum reported
 }
 
@@ -141,7 +154,7 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 			}
 		}
 		if ks := m.keys[name]; ks != nil {
-			ks.forced = true
+			ks.forced, ks.forcedAt = true, at
 		}
 		return m.Flush(at)
 	}
@@ -153,10 +166,9 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	h, holds := ks.held[master]
 	switch kind {
 	case Acquired:
-		var adoptable bool
-		value, adoptable = m.unknownSet(ks, master, value, at)
-		ks.held[master] = holding{value: value, afterSet: true, adoptable: adoptable}
-		if value == "" && !adoptable {
+		ks.held[master] = holding{value: value, afterSet: true}
+		if value == "" {
+			// Unread: counts for nothing (see Merger).
 			return m.Flush(at)
 		}
 	case Extended:
@@ -220,53 +232,6 @@ func (m *Merger) state(name string, at time.Time) *keyState {
 	return ks
 }
 
-// unknownSet reconciles a set whose value could not be read (the key was gone or
-// changed before the GET) with the acquisition other masters report at about the
-// same time. Each master sets once per acquisition, but the masters' reports lag
-// one another by a few acquisitions when they come fast, so only what is
-// unambiguous counts:
-//   - a set of unknown value joins the one acquisition reported within the window
-//     that master has not reported yet; with none, it waits to be adopted
-//     (adoptable); with several, its value stays unknown and it counts for nothing;
-//   - a set of known value adopts the masters whose sets of unknown value wait for
-//     it and are still held.
-//
-// It returns the value to record for master, and whether an unknown one is
-// adoptable.
-func (m *Merger) unknownSet(ks *keyState, master, value string, at time.Time) (string, bool) {
-	if value == "" {
-		n := 0
-		for k, r := range ks.reports {
-			if k.kind == Acquired && k.value != "" && at.Sub(r.first) <= m.window && !slices.Contains(r.masters, master) {
-				n++
-				value = k.value
-			}
-		}
-		switch n {
-		case 0:
-			return "", true
-		case 1:
-			return value, false
-		}
-		return "", false
-	}
-	unknown := ks.reports[reportKey{Acquired, ""}]
-	if unknown == nil || at.Sub(unknown.first) > m.window {
-		return value, false
-	}
-	delete(ks.reports, reportKey{Acquired, ""})
-	for _, x := range unknown.masters {
-		h, ok := ks.held[x]
-		if x == master || !ok || !h.adoptable {
-			// A copy since deleted, or not waiting, is not this acquisition's.
-			continue
-		}
-		ks.held[x] = holding{value: value, afterSet: h.afterSet}
-		m.count(ks, x, Acquired, value, unknown.first)
-	}
-	return value, false
-}
-
 // count adds master's report of kind about value and starts the event when a
 // quorum reported it.
 func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
@@ -286,6 +251,7 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		}
 	}
 	r.masters = append(r.masters, master)
+	r.at = append(r.at, at)
 	if r.ev != nil {
 		// A report after the quorum: counted in the event while it waits, and absorbed
 		// afterwards (it never starts a second event).
@@ -297,10 +263,37 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		}
 		return
 	}
-	if len(r.masters) < m.quorum || (kind == Acquired && value == "") {
-		// Sets of unread value are no acquisition, whatever their number: they may be
-		// several holders' minorities. They wait to be adopted by a set whose value
-		// was read (unknownSet).
+	if len(r.masters) < m.quorum {
+		return
+	}
+	if kind == Extended && value != "" && value != ks.value {
+		// An extension of a value not reported held: its release was reported (an
+		// extension in flight at the release reached each master before its delete,
+		// but its quorum of reports completed after the release's), or its
+		// acquisition was never reported. Absorbed.
+		r.ev = &pendingEvent{r: r, done: true}
+		return
+	}
+	if _, gone := ks.ended[value]; gone && kind != Acquired && value != "" {
+		// The end (or an extension) of a value whose acquisition already ended with
+		// an emitted change of hands (its release lagged the next holder's sets by
+		// more than the grace), or was left out as stale: absorbed.
+		r.ev = &pendingEvent{r: r, done: true}
+		return
+	}
+	if kind == Acquired && ks.value != "" && value != ks.value && ks.before(r) {
+		// This cycle came before the acquisition reported held now, and a master
+		// whose reports lag completed its quorum only now. It is no change of hands:
+		// left out whole, its release with it.
+		r.ev = &pendingEvent{r: r, done: true}
+		ks.end(value, at)
+		return
+	}
+	if (kind == Released || kind == Expired) && value != "" && value != ks.value && !m.replacing(ks.name, value) {
+		// The end of a value never reported held (its acquisition was left out, or
+		// its reports were further apart than the window): never a release without
+		// its acquisition.
+		r.ev = &pendingEvent{r: r, done: true}
 		return
 	}
 	ev := Event{At: at, Kind: kind, Name: ks.name, Masters: append([]string(nil), r.masters...)}
@@ -315,6 +308,9 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 			ev.Kind, prev = ChangedHands, ks.value
 		}
 		ks.value = value
+		// A force-expire announced before this acquisition was not of its release
+		// (it deleted a copy no quorum held, or its release was printed already).
+		ks.forced = false
 		m.enqueue(&pendingEvent{ev: ev, r: r, prev: prev}, len(m.pending), at)
 		return
 	case Released, Expired:
@@ -322,7 +318,7 @@ func (m *Merger) count(ks *keyState, master, kind, value string, at time.Time) {
 		if ev.Value == "" {
 			ev.Value = ks.value
 		}
-		if kind == Released && ks.forced {
+		if kind == Released && ks.forced && at.Sub(ks.forcedAt) <= m.window {
 			ev.Kind = ForceExpired
 		}
 		if value == ks.value || value == "" {
@@ -365,26 +361,40 @@ func (m *Merger) enqueue(p *pendingEvent, i int, at time.Time) {
 }
 
 // Flush returns the events complete by now: every master reported, or the grace
-// passed. An event ready before an earlier one releases the earlier one too, so
-// events keep the order of their quorums. It also drops the state that expired by
-// now: call it periodically (the CLI does every 50 ms).
+// passed. An event ready before an earlier one of the same name releases the
+// earlier one too, so a name's events keep the order of their quorums; an event
+// waiting its grace holds back only its name's later events. It also drops the
+// state that expired by now: call it periodically (the CLI does every 50 ms).
 func (m *Merger) Flush(now time.Time) []Event {
 	m.expire(now)
-	last := -1
+	var lastReady map[string]int // per name, the last pending event that is ready
 	for i, p := range m.pending {
 		if !now.Before(p.deadline) {
-			last = i
+			if lastReady == nil {
+				lastReady = map[string]int{}
+			}
+			lastReady[p.ev.Name] = i
 		}
 	}
-	if last < 0 {
+	if lastReady == nil {
 		return nil
 	}
-	out := make([]Event, 0, last+1)
-	for _, p := range m.pending[:last+1] {
+	var out []Event
+	kept := make([]*pendingEvent, 0, len(m.pending))
+	for i, p := range m.pending {
+		if j, ok := lastReady[p.ev.Name]; !ok || i > j {
+			kept = append(kept, p)
+			continue
+		}
 		p.done = true
+		if p.prev != "" {
+			if ks := m.keys[p.ev.Name]; ks != nil {
+				ks.end(p.prev, now)
+			}
+		}
 		out = append(out, p.ev)
 	}
-	m.pending = append(m.pending[:0], m.pending[last+1:]...)
+	m.pending = kept
 	return out
 }
 
@@ -403,6 +413,11 @@ func (m *Merger) expire(now time.Time) {
 				delete(ks.reports, k)
 			}
 		}
+		for v, at := range ks.ended {
+			if now.Sub(at) > m.window {
+				delete(ks.ended, v)
+			}
+		}
 		if len(ks.reports) == 0 {
 			ks.reports = nil
 		}
@@ -415,6 +430,46 @@ func (m *Merger) expire(now time.Time) {
 		}
 		m.forget(ks)
 	}
+}
+
+// before reports whether a master of r, a report of sets, reported its set before
+// the set of the value reported held now (ks.value): r's cycle came first (each
+// master's reports come in order).
+func (ks *keyState) before(r *report) bool {
+	cur := ks.reports[reportKey{Acquired, ks.value}]
+	for i, x := range r.masters {
+		if h, ok := ks.held[x]; ok && h.value == ks.value {
+			return true
+		}
+		if cur == nil {
+			continue
+		}
+		for j, y := range cur.masters {
+			if y == x && cur.at[j].After(r.at[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// replacing reports whether a change of hands of name waits for the release of
+// value, the value it replaces.
+func (m *Merger) replacing(name, value string) bool {
+	for _, p := range m.pending {
+		if p.prev == value && p.ev.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// end records that value's acquisition ended (or was left out) at at.
+func (ks *keyState) end(value string, at time.Time) {
+	if ks.ended == nil {
+		ks.ended = map[string]time.Time{}
+	}
+	ks.ended[value] = at
 }
 
 // waiting reports whether an event of the name has not been emitted yet.

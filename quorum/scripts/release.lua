@@ -6,12 +6,13 @@
 --     queued (waitmark.go); ARGV[2] the wake-up channel ("" for none); ARGV[3] (optional) "all": wake whoever
 --     listens even where no waiter marked the queue key.
 -- Returns 1 deleted (ours), 0 missing, -1 someone else's. A non-string key raises WRONGTYPE; a queue key of another
--- type than a sorted set is not a queue (written by someone else): ignored.
+-- type than a sorted set is not a queue (written by someone else): left as it is.
 -- Where it deleted, it wakes the waiters: only the head of the fair queue when a live waiter is queued there
 -- (wakeHead), else every waiter (the lock key, published on the channel). Without "all", where the queue key does
 -- not exist nobody waits (every waiter keeps its place or its marker there), so nothing is published: the common
 -- release costs GET, DEL and EXISTS. Where the queue key holds markers but no place ("q:"), the queue is not
--- pruned (its markers expire with it) and every waiter is woken.
+-- pruned (its markers expire with it) and every waiter is woken; so are they where the queue key is of another
+-- type (no waiter could mark it, so whether one waits is not known).
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then
   if v == false then
@@ -28,9 +29,12 @@ elseif ch == '' then
 end
 local queued = false
 if q then
-  queued = redis.call('EXISTS', q) == 1 and redis.call('TYPE', q).ok == 'zset' -- a key of another type is no queue
-  if not queued and ARGV[3] ~= 'all' then
-    return 1
+  if redis.call('EXISTS', q) == 0 then
+    if ARGV[3] ~= 'all' then
+      return 1
+    end
+  else
+    queued = redis.call('TYPE', q).ok == 'zset' -- a key of another type is no queue
   end
 end
 ch = ch or KEYS[1] .. ':wake'
