@@ -5,16 +5,11 @@ import (
 	"errors"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
-
-	"github.com/redlock/redlock/quorum"
 )
 
-// The locks table's rows: the snapshot filtered and sorted. At 100,000 locks this
-// is the costly part of the console, so it is computed once per snapshot, sort,
-// filter and set of held locks, and for a new snapshot off the UI goroutine (see
-// prepare).
+// The locks table's sort keys and filter rule. The rows for a key are computed
+// off the UI goroutine (rowset.go).
 
 // sortKey is the column the locks are sorted by.
 type sortKey int
@@ -46,70 +41,6 @@ func (k listKey) heldSet() map[string]bool {
 			out[n] = true
 		}
 	}
-	return out
-}
-
-// filterSort computes the rows of locks (sorted by name) for k. It reads nothing
-// else, so a poll's command can run it off the UI goroutine.
-func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
-	held := k.heldSet()
-	owners := map[string]string{} // holder text per name, computed once
-	ownerOf := func(li *quorum.LockInfo) string {
-		o, ok := owners[li.Name]
-		if !ok {
-			o = holderOf(li, held[li.Name])
-			owners[li.Name] = o
-		}
-		return o
-	}
-	kinds := map[string]string{} // kind text per name, computed once
-	kindOf := func(li *quorum.LockInfo) string {
-		k, ok := kinds[li.Name]
-		if !ok {
-			k = kindFromRow(li)
-			kinds[li.Name] = k
-		}
-		return k
-	}
-	out := locks
-	if slices.ContainsFunc(locks, func(li quorum.LockInfo) bool { return bookkeeping(&li) }) {
-		out = slices.DeleteFunc(slices.Clone(locks), func(li quorum.LockInfo) bool { return bookkeeping(&li) })
-	}
-	if match := newMatcher(k.filter); match != nil {
-		all := out
-		out = nil
-		for i := range all {
-			li := &all[i]
-			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) || match(kindOf(li)) {
-				out = append(out, *li)
-			}
-		}
-	}
-	if k.sortBy == sortName && !k.desc {
-		return out // the snapshot is kept sorted by name
-	}
-	out = slices.Clone(out)
-	less := func(a, b *quorum.LockInfo) bool {
-		switch k.sortBy {
-		case sortState:
-			return a.State < b.State
-		case sortValidity:
-			return a.Validity < b.Validity
-		case sortOwner:
-			return naturalCompare(ownerOf(a), ownerOf(b)) < 0
-		case sortVotes:
-			return a.Votes < b.Votes
-		case sortKind:
-			return naturalCompare(kindOf(a), kindOf(b)) < 0
-		}
-		return naturalCompare(a.Name, b.Name) < 0
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if k.desc {
-			return less(&out[j], &out[i])
-		}
-		return less(&out[i], &out[j])
-	})
 	return out
 }
 

@@ -20,7 +20,7 @@ type tableVM struct {
 	polled   bool
 	heldHere int
 	mine     func(name string) bool
-	spans    map[string]span
+	set      *lockSet  // the rows' countdown spans
 	snap     *Snapshot // for the title: scan progress, CPU, masters answered
 	quorum   int
 }
@@ -88,12 +88,15 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 	}
 	count := fmt.Sprintf("  %d", len(rows))
 	if f := t.filter; f != "" {
-		count += fmt.Sprintf(" of %d matching %s", t.listed, escape.Cut(strconv.Quote(f), 40)) // Quote escapes every control
+		count += fmt.Sprintf(" of %d matching %s", t.listed(), escape.Cut(strconv.Quote(f), 40)) // Quote escapes every control
 	}
 	if vm.heldHere > 0 {
 		count += fmt.Sprintf(" · %d held here", vm.heldHere)
 	}
 	count += " · " + t.sortLabel()
+	if t.stale() {
+		count += " (sorting…)"
+	}
 	if sc := vm.snap.Scan; sc != nil && !sc.Complete {
 		count += " · " + st.Warn.Render(fmt.Sprintf("scanning %d%%", int(clampF(sc.Fraction)*100)))
 	}
@@ -116,10 +119,10 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 		lines = append(lines, "  "+st.Muted.Render(msg))
 		return strings.Join(clip(lines, t.w, t.h), "\n")
 	}
-	sel := t.selIndex(rows)
+	sel := t.selIndex()
 	first, end := t.window(sel, len(rows))
 	for i := first; i < end; i++ {
-		lines = append(lines, t.row(st, vm, &rows[i], i == sel, nameW, ownerW, barW))
+		lines = append(lines, t.row(st, vm, rows[i], i == sel, nameW, ownerW, barW))
 	}
 	if len(rows) > t.rowsH() {
 		lines[0] += st.Muted.Render(fmt.Sprintf("  (%d-%d)", first+1, min(first+t.rowsH(), len(rows))))
@@ -137,7 +140,7 @@ func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool,
 	owner := holderOf(li, vm.mine(li.Name))
 	left := remaining(li, vm.now)
 	frac := 0.0
-	if sp := vm.spans[li.Name].max; sp > 0 {
+	if sp := vm.set.spanOf(li); sp > 0 {
 		frac = float64(left) / float64(sp)
 	}
 	rem, remSty := validityAt(st, li, state, vm.now)
