@@ -122,7 +122,7 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 	sel := t.selIndex()
 	first, end := t.window(sel, len(rows))
 	for i := first; i < end; i++ {
-		lines = append(lines, t.row(st, vm, rows[i], i == sel, nameW, ownerW, barW))
+		lines = append(lines, t.row(ctx, vm, rows[i], i == sel, nameW, ownerW, barW))
 	}
 	if len(rows) > t.rowsH() {
 		lines[0] += st.Muted.Render(fmt.Sprintf("  (%d-%d)", first+1, min(first+t.rowsH(), len(rows))))
@@ -131,7 +131,8 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 }
 
 // row renders one lock.
-func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool, nameW, ownerW, barW int) string {
+func (t *locksTable) row(ctx *programContext, vm tableVM, li *quorum.LockInfo, isSel bool, nameW, ownerW, barW int) string {
+	st, p := ctx.st, &ctx.paint
 	hi := isSel && t.focused // the selection style covers the row's own styles
 	state := stateAt(li, vm.now)
 	word, sty := lockState(st, state)
@@ -146,14 +147,14 @@ func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool,
 	rem, remSty := validityAt(st, li, state, vm.now)
 	cells := []string{
 		fit(escape.Text(li.Name), nameW),
-		cell(sty, fit(word, 12), hi),
+		p.cell(sty, fit(word, 12), hi),
 		fit(fmt.Sprintf("%d/%d", li.Votes, li.Total), 6),
 		fit(escape.Text(kindOf(vm.snap, li)), kindW),
 		fit(owner, ownerW),
 	}
-	remCell := cell(remSty, fmt.Sprintf("%9s", rem), hi)
+	remCell := p.cell(remSty, fmt.Sprintf("%9s", rem), hi)
 	if barW > 0 {
-		barStr := bar(st, frac, barW)
+		barStr := bar(p, st, frac, barW)
 		if hi {
 			full := int(clampF(frac)*float64(barW) + 0.5)
 			barStr = strings.Repeat("█", full) + strings.Repeat("░", barW-full)
@@ -161,7 +162,11 @@ func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool,
 		remCell = barStr + " " + remCell
 	}
 	cells = append(cells, remCell)
-	return cursorRow(st, strings.Join(cells, " "), t.w, isSel, t.focused)
+	row := strings.Join(cells, " ")
+	if hi {
+		return p.render(st.Selected, fit("› "+row, t.w))
+	}
+	return cursorRow(st, row, t.w, isSel, t.focused)
 }
 
 // validityAt is the validity column of a lock in state (stateAt) at now: the
