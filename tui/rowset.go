@@ -319,7 +319,7 @@ func (o rowOrder) compare(a, b *quorum.LockInfo) int {
 	case sortState:
 		c = strings.Compare(string(a.State), string(b.State))
 	case sortValidity:
-		c = cmp.Compare(a.Validity, b.Validity)
+		c = compareLeft(a, b)
 	case sortOwner:
 		c = naturalCompare(holderOf(a, o.held[a.Name]), holderOf(b, o.held[b.Name]))
 	case sortVotes:
@@ -372,6 +372,25 @@ func (o rowOrder) sorted(rows []*quorum.LockInfo) []*quorum.LockInfo {
 		out[i] = k.li
 	}
 	return out
+}
+
+// compareLeft orders two rows by the validity they have left: none (not held)
+// first, then by deadline (rows observed at different times compare by what is
+// left at the same instant), no expiry last.
+func compareLeft(a, b *quorum.LockInfo) int {
+	group := func(li *quorum.LockInfo) int {
+		switch {
+		case li.Validity <= 0:
+			return 0
+		case li.Validity == quorum.NoExpiry:
+			return 2
+		}
+		return 1
+	}
+	if c := cmp.Compare(group(a), group(b)); c != 0 || group(a) != 1 {
+		return c
+	}
+	return a.Deadline().Compare(b.Deadline())
 }
 
 // newRowMatcher returns whether a row passes the filter of k (nil: every row

@@ -65,6 +65,12 @@ func TestSnapshotMerged(t *testing.T) {
 // in a descending sort).
 func referenceRows(snap Snapshot, k listKey) (names []string, listed int) {
 	held := k.heldSet()
+	left := func(li *quorum.LockInfo) time.Duration {
+		if li.Validity <= 0 || li.Validity == quorum.NoExpiry {
+			return li.Validity
+		}
+		return max(li.Deadline().Sub(t0), 1)
+	}
 	var rows []quorum.LockInfo
 	for _, li := range snap.Merged() {
 		if !bookkeeping(&li) {
@@ -81,8 +87,8 @@ func referenceRows(snap Snapshot, k listKey) (names []string, listed int) {
 		switch k.sortBy {
 		case sortState:
 			return a.State < b.State
-		case sortValidity:
-			return a.Validity < b.Validity
+		case sortValidity: // what is left at one instant: observed times differ
+			return left(a) < left(b)
 		case sortOwner:
 			return naturalCompare(holderOf(a, held[a.Name]), holderOf(b, held[b.Name])) < 0
 		case sortVotes:
@@ -111,6 +117,10 @@ func randomAnswer(r *rand.Rand, n int) Snapshot {
 	states := []quorum.LockState{quorum.StateHeld, quorum.StatePartial, quorum.StateContested, quorum.StateOrphaned}
 	row := func(name string) quorum.LockInfo {
 		li := quorum.LockInfo{Name: name, State: states[r.IntN(len(states))], Votes: r.IntN(4), Total: 3, Validity: time.Duration(r.IntN(5)) * time.Second, Library: "redlock", Value: fmt.Sprint(r.IntN(3))}
+		li.ObservedAt = t0.Add(time.Duration(r.IntN(3)) * 500 * time.Millisecond) // rows merged at different times
+		if r.IntN(10) == 0 {
+			li.Validity = quorum.NoExpiry
+		}
 		switch r.IntN(4) {
 		case 0:
 			li.Owner = &quorum.Owner{Label: fmt.Sprintf("job-%d", r.IntN(12)), Host: "h"}
