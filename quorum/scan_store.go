@@ -21,16 +21,24 @@ type scanStore struct {
 	n      int              // masters
 	epoch  time.Time        // slots' expiries count from it
 	index  map[string]int32 // by name, the row
-	names  []string         // by row; "" for a row that is free
-	slots  []scanSlot       // n per row
-	rows   []scanRow        // by row
+	count  int32            // rows made
+	names  [][]string       // chunks of scanChunk rows' names; "" for a row that is free
+	slots  [][]scanSlot     // chunks of scanChunk rows' slots, n per row
+	rows   [][]scanRow      // chunks of scanChunk rows
 	free   []int32          // rows free for reuse
 	freed  []int32          // rows freed since the last listing: reused after it
 	added  []int32          // rows added since the last listing
 	order  []int32          // the rows of the last listing, by name
+	dirty  int              // rows marked dirty since the last listing
 	last   []LockInfo       // the last listing's locks (shared with its caller)
 	lastOf []string         // the last listing's master errors ("" answered): its rows hold them
+	keys   []int            // the last listing's key count of each master
+	until  int64            // ns after epoch: the last listing holds until then if nothing is put
 }
+
+// scanChunk is how many rows a chunk of the table holds: the table grows a chunk
+// at a time, nothing copied.
+const scanChunk = 1024
 
 // scanSlot is one master's key of one name.
 type scanSlot struct {
@@ -60,9 +68,15 @@ func (s *scanStore) since(t time.Time) int64 { return int64(t.Sub(s.epoch)) }
 
 // slotsOf returns the slots of a row.
 func (s *scanStore) slotsOf(row int32) []scanSlot {
-	i := int(row) * s.n
-	return s.slots[i : i+s.n : i+s.n]
+	i := int(row%scanChunk) * s.n
+	return s.slots[row/scanChunk][i : i+s.n : i+s.n]
 }
+
+// name returns the name of a row ("" for a free one).
+func (s *scanStore) name(row int32) string { return s.names[row/scanChunk][row%scanChunk] }
+
+// row returns a row's state.
+func (s *scanStore) row(row int32) *scanRow { return &s.rows[row/scanChunk][row%scanChunk] }
 
 // put records what master reported in its pass seq, read at at, and returns how
 // many of the keys the pass had not read yet; names and values are copied when
@@ -125,11 +139,19 @@ func (s *scanStore) shared(row int32, v string) string {
 // changed marks row's lock to be merged again, and the lock of a fence counter's
 // name too.
 func (s *scanStore) changed(row int32) {
-	s.rows[row].dirty = true
-	if name, ok := strings.CutSuffix(s.names[row], fenceSuffix); ok {
+	s.mark(row)
+	if name, ok := strings.CutSuffix(s.name(row), fenceSuffix); ok {
 		if lock, ok := s.index[name]; ok {
-			s.rows[lock].dirty = true
+			s.mark(lock)
 		}
+	}
+}
+
+// mark marks a row dirty.
+func (s *scanStore) mark(row int32) {
+	if rw := s.row(row); !rw.dirty {
+		rw.dirty = true
+		s.dirty++
 	}
 }
 
@@ -139,21 +161,20 @@ func (s *scanStore) newRow(name string) int32 {
 	if n := len(s.free); n > 0 {
 		row, s.free = s.free[n-1], s.free[:n-1]
 		clear(s.slotsOf(row))
-		s.names[row] = name
-		s.rows[row] = scanRow{at: -1, dirty: true}
 	} else {
-		row = int32(len(s.names))
-		s.names = append(s.names, name)
-		s.slots = append(s.slots, make([]scanSlot, s.n)...)
-		s.rows = append(s.rows, scanRow{at: -1, dirty: true})
-	}
-	s.index[name] = row
-	s.added = append(s.added, row)
-	if lock, ok := strings.CutSuffix(name, fenceSuffix); ok {
-		if l, ok := s.index[lock]; ok {
-			s.rows[l].dirty = true
+		row = s.count
+		s.count++
+		if row%scanChunk == 0 {
+			s.names = append(s.names, make([]string, scanChunk))
+			s.slots = append(s.slots, make([]scanSlot, scanChunk*s.n))
+			s.rows = append(s.rows, make([]scanRow, scanChunk))
 		}
 	}
+	s.names[row/scanChunk][row%scanChunk] = name
+	*s.row(row) = scanRow{at: -1}
+	s.index[name] = row
+	s.added = append(s.added, row)
+	s.changed(row)
 	return row
 }
 
@@ -162,8 +183,8 @@ func (s *scanStore) newRow(name string) int32 {
 func (s *scanStore) endPass(master int, seq int32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for row := range int32(len(s.names)) {
-		if s.names[row] == "" {
+	for row := range s.count {
+		if s.name(row) == "" {
 			continue
 		}
 		slots := s.slotsOf(row)
@@ -172,8 +193,8 @@ func (s *scanStore) endPass(master int, seq int32) {
 			s.changed(row)
 		}
 		if !slices.ContainsFunc(slots, func(sl scanSlot) bool { return sl.typ != "" }) {
-			delete(s.index, s.names[row])
-			s.names[row] = ""
+			delete(s.index, s.name(row))
+			s.names[row/scanChunk][row%scanChunk] = ""
 			s.freed = append(s.freed, row)
 		}
 	}
@@ -199,7 +220,7 @@ func (s *scanStore) view(row int32, i int, now int64) (scanSlot, time.Duration, 
 // answers), each master's keys counted in answers. A row merged for an earlier
 // listing that has not changed since, under the same answers, is that listing's
 // lock: its ObservedAt is when it was merged, its Validity and PTTLs count from
-// then.
+// then. When no row changed, the locks are the last listing's, the same slice.
 func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []LockInfo {
 	now := s.since(at)
 	errs := make([]string, len(answers))
@@ -209,15 +230,25 @@ func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []
 		}
 	}
 	remerge := !slices.Equal(errs, s.lastOf)
+	if !remerge && s.dirty == 0 && len(s.added) == 0 && len(s.freed) == 0 && now < s.until {
+		// Nothing was put that changed a lock, nor can time have changed one.
+		for i := range answers {
+			answers[i].Keys = s.keys[i]
+		}
+		return s.last
+	}
 	s.sortAdded()
 	out := make([]LockInfo, 0, len(s.order))
+	until := int64(noEnd)
 	var masters []MasterView // one allocation for the masters of many locks
 	var owners []Owner       // and for their owners
 	var in interned
 	var fkey []byte
 	for _, row := range s.order {
-		name := s.names[row]
+		name := s.name(row)
+		rw := s.row(row)
 		if strings.HasSuffix(name, fenceSuffix) {
+			rw.dirty = false
 			continue
 		}
 		present := false
@@ -229,14 +260,14 @@ func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []
 				}
 			}
 		}
-		rw := &s.rows[row]
 		if !present {
-			rw.at = -1
+			*rw = scanRow{at: -1}
 			continue
 		}
 		if !remerge && !rw.dirty && rw.at >= 0 && now < rw.recheck {
 			li := s.last[rw.at]
 			rw.at = int32(len(out))
+			until = min(until, rw.recheck)
 			out = append(out, li)
 			continue
 		}
@@ -277,9 +308,14 @@ func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []
 			li.Owner = &owners[len(owners)-1]
 		}
 		*rw = scanRow{at: int32(len(out)), recheck: recheck}
+		until = min(until, recheck)
 		out = append(out, li)
 	}
-	s.last, s.lastOf = out, errs
+	s.keys = s.keys[:0]
+	for _, a := range answers {
+		s.keys = append(s.keys, a.Keys)
+	}
+	s.last, s.lastOf, s.until, s.dirty = out, errs, until, 0
 	return out
 }
 
@@ -289,10 +325,10 @@ func (s *scanStore) sortAdded() {
 	if len(s.added) == 0 && len(s.freed) == 0 {
 		return
 	}
-	byName := func(a, b int32) int { return strings.Compare(s.names[a], s.names[b]) }
-	added := slices.DeleteFunc(s.added, func(r int32) bool { return s.names[r] == "" })
+	byName := func(a, b int32) int { return strings.Compare(s.name(a), s.name(b)) }
+	added := slices.DeleteFunc(s.added, func(r int32) bool { return s.name(r) == "" })
 	slices.SortFunc(added, byName)
-	kept := slices.DeleteFunc(s.order, func(r int32) bool { return s.names[r] == "" })
+	kept := slices.DeleteFunc(s.order, func(r int32) bool { return s.name(r) == "" })
 	order := make([]int32, 0, len(kept)+len(added))
 	i := 0
 	for _, r := range kept {
