@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,17 +74,24 @@ func BenchmarkApplySnapshot100k(b *testing.B) {
 }
 
 // BenchmarkPrepare100k is the work a poll's command does off the UI goroutine for
-// an answer of 100,000 locks: with the source's own events (the cluster source),
-// and with the console comparing snapshots itself.
+// an answer of 100,000 locks: for a new listing with the source's own events (the
+// cluster source at the end of a pass), for the listing of the previous answer
+// with 40 rows read afresh (the cluster source between passes), and with the
+// console comparing snapshots itself.
 func BenchmarkPrepare100k(b *testing.B) {
 	for _, tc := range []struct {
 		name, from string
-	}{{"source-events", EventsKeyspace}, {"diff", ""}} {
+		same       bool
+	}{{"new-listing", EventsKeyspace, false}, {"same-listing", EventsKeyspace, true}, {"diff", "", false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			m, src := scaled(b)
 			base := m.poll.base(m.table.key())
 			snap := src.Poll(context.Background(), nil)
 			snap.EventSource = tc.from
+			if tc.same {
+				base.prev = base.prepare(snap).set
+				snap.Fresh = slices.Clone(snap.Locks[50000:50040])
+			}
 			b.ResetTimer()
 			for b.Loop() {
 				_ = base.prepare(snap)
