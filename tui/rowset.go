@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -300,109 +298,4 @@ func (s *lockSet) merged() []quorum.LockInfo {
 	}
 	slices.SortFunc(out, byName)
 	return out
-}
-
-// rowOrder is the total order of the rows for a key: by the sort column, the
-// names (naturally, ascending) between equal cells.
-type rowOrder struct {
-	by   sortKey
-	desc bool
-	held map[string]bool
-}
-
-func newRowOrder(k listKey) rowOrder { return rowOrder{by: k.sortBy, desc: k.desc, held: k.heldSet()} }
-
-// compare orders two rows.
-func (o rowOrder) compare(a, b *quorum.LockInfo) int {
-	c := 0
-	switch o.by {
-	case sortState:
-		c = strings.Compare(string(a.State), string(b.State))
-	case sortValidity:
-		c = compareLeft(a, b)
-	case sortOwner:
-		c = naturalCompare(holderOf(a, o.held[a.Name]), holderOf(b, o.held[b.Name]))
-	case sortVotes:
-		c = cmp.Compare(a.Votes, b.Votes)
-	case sortKind:
-		c = naturalCompare(kindFromRow(a), kindFromRow(b))
-	default:
-		c = naturalCompare(a.Name, b.Name)
-	}
-	if o.desc {
-		c = -c
-	}
-	if c == 0 {
-		c = naturalCompare(a.Name, b.Name)
-	}
-	return c
-}
-
-// sorted returns a sorted copy of rows. The owner and kind cells, which take
-// formatting, are computed once per row.
-func (o rowOrder) sorted(rows []*quorum.LockInfo) []*quorum.LockInfo {
-	if o.by != sortOwner && o.by != sortKind {
-		out := slices.Clone(rows)
-		slices.SortFunc(out, o.compare)
-		return out
-	}
-	type keyed struct {
-		li   *quorum.LockInfo
-		cell string
-	}
-	ks := make([]keyed, len(rows))
-	for i, li := range rows {
-		ks[i] = keyed{li: li, cell: kindFromRow(li)}
-		if o.by == sortOwner {
-			ks[i].cell = holderOf(li, o.held[li.Name])
-		}
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		c := naturalCompare(a.cell, b.cell)
-		if o.desc {
-			c = -c
-		}
-		if c == 0 {
-			c = naturalCompare(a.li.Name, b.li.Name)
-		}
-		return c
-	})
-	out := make([]*quorum.LockInfo, len(ks))
-	for i, k := range ks {
-		out[i] = k.li
-	}
-	return out
-}
-
-// compareLeft orders two rows by the validity they have left: none (not held)
-// first, then by deadline (rows observed at different times compare by what is
-// left at the same instant), no expiry last.
-func compareLeft(a, b *quorum.LockInfo) int {
-	group := func(li *quorum.LockInfo) int {
-		switch {
-		case li.Validity <= 0:
-			return 0
-		case li.Validity == quorum.NoExpiry:
-			return 2
-		}
-		return 1
-	}
-	if c := cmp.Compare(group(a), group(b)); c != 0 || group(a) != 1 {
-		return c
-	}
-	return a.Deadline().Compare(b.Deadline())
-}
-
-// newRowMatcher returns whether a row passes the filter of k (nil: every row
-// does): the filter is matched against the name, state, owner, library and
-// kind columns (newMatcher says how).
-func newRowMatcher(k listKey) func(*quorum.LockInfo) bool {
-	match := newMatcher(k.filter)
-	if match == nil {
-		return nil
-	}
-	held := k.heldSet()
-	return func(li *quorum.LockInfo) bool {
-		return match(li.Name) || match(string(li.State)) || match(holderOf(li, held[li.Name])) || match(li.Library) || match(kindFromRow(li))
-	}
 }
