@@ -95,7 +95,8 @@ const (
 // outlives its context is abandoned and the next one may start before it returns.
 // visible are the names of the locks on screen and of a page of rows on either
 // side (rows that move onto the screen when others go): a source whose full
-// listing is incremental reads them afresh at every poll.
+// listing is incremental reads them afresh at every poll, and answers with them
+// in Snapshot.Fresh (those found gone in Snapshot.Gone) beside its listing.
 type Source interface {
 	Poll(ctx context.Context, visible []string) Snapshot
 }
