@@ -128,7 +128,8 @@ func TestSelectionStaysInPlaceWhenItsLockGoes(t *testing.T) {
 // TestSortingALargeListingRunsInACommand: on a listing too large to sort in a
 // frame, a sort key leaves the rows as they were (the title says they are being
 // sorted) and returns the command that sorts them; its answer shows them, the
-// selection still on its lock. A small listing is sorted at once.
+// selection still on its lock. So does a filter. A small listing is sorted at
+// once.
 func TestSortingALargeListingRunsInACommand(t *testing.T) {
 	m, src, _, _ := fixture(t, 120, 30, false)
 	manyLocks(src, 3*inlineRows)
@@ -155,6 +156,15 @@ func TestSortingALargeListingRunsInACommand(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("job/%03d", 3*inlineRows-1), m.table.rows()[0].Name, "the longest validity first")
 	assert.Contains(t, m.View(), "sort: validity↓")
 	assert.NotContains(t, m.View(), "sorting…")
+
+	// A filter too: typed key by key, each one's rows computed in a command.
+	drive(t, m, keys("/"))
+	_, cmd = m.Update(keys("bob"))
+	require.NotNil(t, cmd)
+	assert.Contains(t, m.View(), "(filtering…)")
+	assert.False(t, runCmd(t, m, cmd))
+	assert.Contains(t, m.View(), fmt.Sprintf("%d of %d matching", 3*inlineRows/2, 3*inlineRows))
+	assert.NotContains(t, m.View(), "filtering…")
 
 	m, src, _, _ = fixture(t, 120, 30, false)
 	manyLocks(src, inlineRows)

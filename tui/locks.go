@@ -94,8 +94,12 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 		count += fmt.Sprintf(" · %d held here", vm.heldHere)
 	}
 	count += " · " + t.sortLabel()
-	if t.stale() {
-		count += " (sorting…)"
+	if t.stale() { // the rows shown are those of the previous answer or key
+		if t.shown.key.filter != t.key().filter {
+			count += " (filtering…)"
+		} else {
+			count += " (sorting…)"
+		}
 	}
 	if sc := vm.snap.Scan; sc != nil && !sc.Complete {
 		count += " · " + st.Warn.Render(fmt.Sprintf("scanning %d%%", int(clampF(sc.Fraction)*100)))
