@@ -157,12 +157,18 @@ func TestSortingALargeListingRunsInACommand(t *testing.T) {
 	assert.Contains(t, m.View(), "sort: validity↓")
 	assert.NotContains(t, m.View(), "sorting…")
 
-	// A filter too: typed key by key, each one's rows computed in a command.
+	// A filter too, typed key by key: one command at a time computes rows, the
+	// next one, for the filter then in force, started when its answer comes.
 	drive(t, m, keys("/"))
-	_, cmd = m.Update(keys("bob"))
+	_, cmd = m.Update(keys("b"))
 	require.NotNil(t, cmd)
 	assert.Contains(t, m.View(), "(filtering…)")
-	assert.False(t, runCmd(t, m, cmd))
+	_, again := m.Update(keys("ob"))
+	assert.Nil(t, again, "one command at a time")
+	_, next := m.Update(cmd())
+	require.NotNil(t, next, "the rows for the filter now in force")
+	assert.Contains(t, m.View(), "(filtering…)")
+	assert.False(t, runCmd(t, m, next))
 	assert.Contains(t, m.View(), fmt.Sprintf("%d of %d matching", 3*inlineRows/2, 3*inlineRows))
 	assert.NotContains(t, m.View(), "filtering…")
 

@@ -46,7 +46,7 @@ type shownRows struct {
 	listed int // the rows before the filter
 }
 
-// wantRows is the answer and key whose rows a command is computing.
+// wantRows is the answer and key whose rows a command is computing (on).
 type wantRows struct {
 	gen int
 	key listKey
@@ -126,15 +126,14 @@ func (t *locksTable) rows() []*quorum.LockInfo {
 }
 
 // refresh returns the command that computes the rows for the key in force off
-// the UI goroutine, when they are not shown and no command is computing them.
+// the UI goroutine, when they are not shown and no command is computing rows:
+// one at a time (a filter typed key by key asks for new rows at every key), the
+// next one started when its answer comes.
 func (t *locksTable) refresh() tea.Cmd {
-	if !t.stale() || t.set.size() <= inlineRows {
+	if !t.stale() || t.set.size() <= inlineRows || t.want.on {
 		return nil
 	}
 	k := t.key()
-	if t.want.on && t.want.gen == t.gen && t.want.key == k {
-		return nil
-	}
 	t.want = wantRows{gen: t.gen, key: k, on: true}
 	set, gen := t.set, t.gen
 	return func() tea.Msg {
@@ -149,7 +148,7 @@ func (t *locksTable) onRows(msg rowsMsg) {
 		t.want = wantRows{}
 	}
 	if msg.gen != t.gen || msg.key != t.key() {
-		return // a newer answer or key came meanwhile: its rows are on the way
+		return // a newer answer or key came meanwhile: refresh asks for its rows
 	}
 	t.install(shownRows{set: t.set, gen: msg.gen, key: msg.key, rows: msg.rows, listed: msg.listed})
 }
