@@ -129,7 +129,7 @@ func TestConsoleFramesWhileListing100k(t *testing.T) {
 	tm := teatest.NewTestModel(t, fm, teatest.WithInitialTermSize(160, 50))
 	// The frames of the first pass (read at full speed) and of a few seconds of
 	// paced passes after it, the operator going to the last row and sorting.
-	t0 := time.Now()
+	t0, gc0 := time.Now(), gcCycles()
 	teatest.WaitFor(t, tm.Output(), func([]byte) bool { return src.listing.take(ctx).progress.Complete },
 		teatest.WithDuration(60*time.Second), teatest.WithCheckInterval(100*time.Millisecond))
 	firstPass := time.Since(t0)
@@ -138,12 +138,14 @@ func TestConsoleFramesWhileListing100k(t *testing.T) {
 	time.Sleep(time.Second)
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("V")})
 	time.Sleep(2 * time.Second)
-	listing := fm.phase()
+	listing, gc1 := fm.phase(), gcCycles()
 	// The same console with its listing stopped: what the machine alone costs
 	// the frames (a shared machine deschedules any thread now and then).
 	src.listing.stop()
 	time.Sleep(3 * time.Second)
-	idle := fm.phase()
+	idle, gc2 := fm.phase(), gcCycles()
+	var heap runtime.MemStats
+	runtime.ReadMemStats(&heap)
 	require.NoError(t, tm.Quit())
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
@@ -167,7 +169,7 @@ func TestConsoleFramesWhileListing100k(t *testing.T) {
 		}
 		return d[len(d)-1]
 	}
-	t.Logf("first pass: %v", firstPass.Round(time.Millisecond))
+	t.Logf("first pass: %v; garbage collections: %d while listing, %d after; heap after: %d MB", firstPass.Round(time.Millisecond), gc1-gc0, gc2-gc1, heap.HeapAlloc>>20)
 	for _, ph := range []struct {
 		name string
 		frames
