@@ -155,14 +155,6 @@ func (m *Manager) inspectCallTimeout() time.Duration {
 	return max(4*m.cfg.nodeTimeout, 2*time.Second)
 }
 
-// rawKey is one key as one master reported it, in a Scanner.
-type rawKey struct {
-	typ   string
-	value string        // at most ValueReadCap bytes
-	size  int64         // the full length of a string value
-	pttl  time.Duration // -1: no TTL
-}
-
 // Inspect lists the locks whose names match the glob match ("" or "*" for all;
 // Redis MATCH syntax) on every master, in parallel: SCAN (never KEYS) under the
 // key prefix, and per batch of keys their PTTL, type and at most ValueReadCap

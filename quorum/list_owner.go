@@ -20,21 +20,31 @@ import (
 // matching ErrBadValue, *o then unspecified.
 func parseValueOwner(s string, o *Owner) error { return parseValueOwnerIn(s, o, nil) }
 
+// The ways a value is not one of this package's: made once, as a listing meets
+// one per lock of another library.
+var (
+	errValueTooLong   = fmt.Errorf("%w: longer than %d bytes", ErrBadValue, MaxValueLen)
+	errValueFormat    = fmt.Errorf("%w: want rl1.<token>.<owner>", ErrBadValue)
+	errValueToken     = fmt.Errorf("%w: token is not base64url of %d bytes", ErrBadValue, tokenBytes)
+	errValueOwner     = fmt.Errorf("%w: owner is not base64url", ErrBadValue)
+	errValueOwnerJSON = fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
+)
+
 // parseValueOwnerIn is parseValueOwner, taking the owners' strings from in (nil:
 // none), where a listing keeps the host names and labels it has already seen.
 func parseValueOwnerIn(s string, o *Owner, in *interned) error {
 	if len(s) > MaxValueLen {
-		return fmt.Errorf("%w: longer than %d bytes", ErrBadValue, MaxValueLen)
+		return errValueTooLong
 	}
 	ver, rest, ok1 := strings.Cut(s, ".")
 	token, owner, ok2 := strings.Cut(rest, ".")
 	if !ok1 || !ok2 || ver != valueVersion || strings.Contains(owner, ".") {
-		return fmt.Errorf("%w: want rl1.<token>.<owner>", ErrBadValue)
+		return errValueFormat
 	}
 	// Decoded on the stack: listings parse every value they show.
 	var src, raw [MaxValueLen]byte
 	if n, err := b64.Decode(raw[:], src[:copy(src[:], token)]); err != nil || n != tokenBytes {
-		return fmt.Errorf("%w: token is not base64url of %d bytes", ErrBadValue, tokenBytes)
+		return errValueToken
 	}
 	*o = Owner{}
 	if owner == "" {
@@ -42,12 +52,12 @@ func parseValueOwnerIn(s string, o *Owner, in *interned) error {
 	}
 	n, err := b64.Decode(raw[:], src[:copy(src[:], owner)])
 	if err != nil {
-		return fmt.Errorf("%w: owner is not base64url", ErrBadValue)
+		return errValueOwner
 	}
 	var w ownerWire
 	if !decodeOwnerFast(raw[:n], &w, in) {
 		if err := decodeOwnerJSON(raw[:n], &w); err != nil {
-			return fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
+			return errValueOwnerJSON
 		}
 	}
 	*o = Owner{Host: w.H, PID: w.P, Label: w.O, Kind: w.K, Count: w.N}

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -15,8 +11,8 @@ import (
 // Scanner lists the locks incrementally, for key spaces too large to read in one
 // go (a console over 100,000 locks): each Step reads one SCAN batch from every
 // master (SCAN COUNT 1000 and each key's PTTL, type and at most ValueReadCap
-// bytes of its value, read as Inspect reads them) and merges it
-// into what the Scanner remembers, so no single call takes long. Listing returns
+// bytes of its value, read as Inspect reads them) and records it in what the
+// Scanner remembers, in place, so no single call takes long. Listing returns
 // the merged view at any time.
 //
 // A Scanner's Listing describes and may be stale by up to one pass: a lock
@@ -25,31 +21,31 @@ import (
 // were read). Read the names on screen with Manager.Describe for fresh rows. A
 // Scanner writes nothing. It is not safe for concurrent use: one goroutine steps
 // it and takes its Listings.
+//
+// Memory and work: the Scanner keeps one copy of the key space (a row per name,
+// a slot per master), whatever the number of passes; a key read again as it was
+// allocates nothing, and a lock none of whose keys changed is not merged again:
+// the next Listing holds the same LockInfo (see Listing).
 type Scanner struct {
 	m       *Manager
 	match   string
 	pattern string
 	nodes   []*scanNode
+	store   *scanStore
 	now     func() time.Time
 }
 
 // scanNode is one master's pass state.
 type scanNode struct {
 	cursor   uint64
-	running  bool // a pass is under way (cursor 0 means the next SCAN starts one)
-	cur      map[string]seenKey
-	last     map[string]seenKey // the previous complete pass; nil before the first
+	running  bool  // a pass is under way (cursor 0 means the next SCAN starts one)
+	seq      int32 // the pass under way, counting every pass begun
+	read     int   // the keys the pass under way has read
 	passes   int
 	err      error // the last step's error; nil once a step succeeds
 	failedAt time.Time
 	size     int // the keys counted by DBSIZE when the pass began, or the last pass's size
 	latency  time.Duration
-}
-
-// seenKey is a key as a master reported it, and when.
-type seenKey struct {
-	rawKey
-	at time.Time
 }
 
 // scanRetry is how often a Step retries a master that failed, while others answer:
@@ -88,6 +84,9 @@ func (m *Manager) NewScanner(match string) *Scanner {
 // while a quorum answers); its pass goes on where it stopped.
 // Step returns an error matching ErrUnavailable when fewer than a quorum answered.
 func (s *Scanner) Step(ctx context.Context) error {
+	if s.store == nil {
+		s.store = newScanStore(len(s.nodes), s.now())
+	}
 	// The masters go pass by pass together: one that has finished the current pass
 	// waits for the others that answer, so a pass of the whole cluster ends when
 	// the largest master's does.
@@ -145,25 +144,22 @@ func (s *Scanner) step(ctx context.Context, i int, st *scanNode) error {
 		}
 		st.size = int(size)
 		st.running = true
+		st.seq++
+		st.read = 0
 	}
 	at := s.now()
-	if st.cur == nil {
-		st.cur = make(map[string]seenKey, st.size)
-	}
 	next, err := s.m.scanPass(ctx, n, st.cursor, s.pattern, 1, func(recs []listRecord) {
-		for _, r := range recs {
-			st.cur[strings.Clone(r.name)] = seenKey{rawKey: rawKey{typ: r.typ, value: strings.Clone(r.value), size: r.size, pttl: pttlOf(r.pttl)}, at: at}
-		}
+		st.read += s.store.put(i, st.seq, at, recs)
 	})
 	if err != nil {
 		return err
 	}
 	st.cursor = next
 	if next == 0 {
-		st.last, st.cur = st.cur, nil
+		s.store.endPass(i, st.seq)
 		st.passes++
 		st.running = false
-		st.size = len(st.last)
+		st.size = st.read
 	}
 	return nil
 }
@@ -188,8 +184,8 @@ func (s *Scanner) Progress() ScanProgress {
 			read += st.size
 			want += st.size
 		default:
-			read += len(st.cur)
-			want += max(st.size, len(st.cur))
+			read += st.read
+			want += max(st.size, st.read)
 		}
 		if st.passes == 0 {
 			p.Complete = false
@@ -207,85 +203,27 @@ func (s *Scanner) Progress() ScanProgress {
 // key was read, and keys whose TTL ran out are left out. Masters whose last Step
 // failed show as not answering; Listing returns the view with an error matching
 // ErrUnavailable when fewer than a quorum answered, as Inspect does.
+//
+// A lock none of whose keys changed since an earlier Listing, under the same
+// masters' answers, and whose state time alone cannot have changed yet (no key
+// near its expiry), is that Listing's LockInfo, Masters and Owner shared: its
+// ObservedAt is when it was merged, and its Validity and PTTLs count from then
+// (its Deadline is the same). The Listings are never changed.
 func (s *Scanner) Listing() (*Listing, error) {
 	now := s.now()
 	lst := &Listing{ObservedAt: now, Match: s.match, Quorum: s.m.quorum, Total: len(s.m.nodes), Masters: make([]MasterAnswer, len(s.m.nodes))}
-	size := 0
-	for _, st := range s.nodes {
-		size = max(size, len(st.cur)+len(st.last))
-	}
-	names := make(map[string]struct{}, size)
-	views := make([]func(string) (rawKey, bool), len(s.nodes))
 	for i, st := range s.nodes {
 		ans := MasterAnswer{Master: s.m.nodes[i].name, Answered: st.err == nil, Latency: st.latency}
 		if st.err != nil {
 			ans.Err = &NodeError{Node: ans.Master, Op: "scan", Err: s.m.nodes[i].explain(st.err)}
 			ans.Error = ans.Err.Error()
-			lst.Masters[i] = ans
-			continue
 		}
 		lst.Masters[i] = ans
-		for _, keys := range []map[string]seenKey{st.cur, st.last} {
-			for name := range keys {
-				if !strings.HasSuffix(name, ":fence") {
-					names[name] = struct{}{}
-				}
-			}
-		}
-		views[i] = func(name string) (rawKey, bool) {
-			sk, ok := st.cur[name]
-			if !ok {
-				sk, ok = st.last[name]
-			}
-			if !ok {
-				return rawKey{}, false
-			}
-			if sk.pttl >= 0 {
-				sk.pttl -= now.Sub(sk.at)
-				if sk.pttl <= 0 {
-					return rawKey{}, false
-				}
-			}
-			return sk.rawKey, true
-		}
 	}
-	lst.Locks = s.m.mergeViews(slices.Sorted(maps.Keys(names)), views, lst)
+	if s.store != nil {
+		lst.Locks = s.store.listing(s.m, now, lst.Masters)
+	}
 	return lst, s.m.unanswered("scan", lst)
-}
-
-// mergeViews builds the views of the sorted lock names from one lookup per master
-// (nil: the master did not answer) and counts each master's keys in lst.Masters:
-// a Scanner's Listing.
-func (m *Manager) mergeViews(sorted []string, views []func(string) (rawKey, bool), lst *Listing) []LockInfo {
-	out := make([]LockInfo, 0, len(sorted))
-	for _, name := range sorted {
-		li := LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: len(m.nodes), ObservedAt: lst.ObservedAt}
-		li.Masters = make([]MasterView, 0, len(m.nodes))
-		present := false
-		for i, n := range m.nodes {
-			mv := MasterView{Master: n.name}
-			if views[i] == nil {
-				mv.Err = lst.Masters[i].Err
-			} else if rk, ok := views[i](name); ok {
-				lst.Masters[i].Keys++
-				present = true
-				mv.Present, mv.Type, mv.Value, mv.PTTL = true, rk.typ, rk.value, rk.pttl
-				mv.Size, mv.Truncated = rk.size, int64(len(rk.value)) < rk.size
-				if f, ok := views[i](name + ":fence"); ok && f.typ == "string" {
-					if v, err := strconv.ParseInt(f.value, 10, 64); err == nil && v > li.Fence {
-						li.Fence = v
-					}
-				}
-			}
-			li.Masters = append(li.Masters, mv)
-		}
-		if !present { // every key of the name aged out since it was read
-			continue
-		}
-		m.classify(&li)
-		out = append(out, li)
-	}
-	return out
 }
 
 // Describe reads exactly the given lock names (and their fence counters) on every

@@ -1,9 +1,12 @@
 package quorum
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -126,7 +129,84 @@ func TestScannerAgesRememberedTTLs(t *testing.T) {
 	assert.NotContains(t, summary(lst), "short", "its TTL ran out since it was read")
 	li := lst.Lock("long")
 	require.NotNil(t, li)
-	assert.Less(t, li.Validity, 56*time.Second, "the remembered TTL is aged")
+	assert.Less(t, li.Deadline().Sub(now), 56*time.Second, "the remembered TTL is aged")
+}
+
+// TestScannerMergesOnlyWhatChanged: a pass over keys that did not change merges
+// no lock again (the next Listing holds the same locks, the same slice); a key
+// changed on one master, a lock taken and one released are merged or left out at
+// the end of the pass that read them; a lock whose validity runs out is merged
+// again without any read, and shows so.
+func TestScannerMergesOnlyWhatChanged(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	for _, s := range c.Servers {
+		pipe := s.Client().Pipeline()
+		for j := range 1500 {
+			pipe.Set(ctx, fmt.Sprintf("lock:bulk/%04d", j), "v", time.Minute)
+		}
+		_, err := pipe.Exec(ctx)
+		require.NoError(t, err)
+	}
+	_, err := m.TryAcquire(ctx, "short", 3*time.Second)
+	require.NoError(t, err)
+	gone, err := m.TryAcquire(ctx, "gone", time.Minute)
+	require.NoError(t, err)
+	s := m.NewScanner("")
+	var mu sync.Mutex
+	var frozen time.Time // the Scanner's clock, when set
+	s.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if !frozen.IsZero() {
+			return frozen
+		}
+		return time.Now()
+	}
+	scanAll(t, s)
+	first, err := s.Listing()
+	require.NoError(t, err)
+	require.Len(t, first.Locks, 1502)
+	same := func(a, b *LockInfo) bool { return &a.Masters[0] == &b.Masters[0] }
+
+	// A second pass over the same keys.
+	for done := s.Progress().Passes; s.Progress().Passes == done; {
+		require.NoError(t, s.Step(ctx))
+	}
+	second, err := s.Listing()
+	require.NoError(t, err)
+	require.Len(t, second.Locks, 1502)
+	require.Same(t, &first.Locks[0], &second.Locks[0], "the same locks")
+	assert.Equal(t, keyCounts(first), keyCounts(second))
+
+	// Changes, read by a third pass.
+	require.NoError(t, c.Servers[1].Client().Set(ctx, "lock:bulk/0007", "w", time.Minute).Err())
+	require.NoError(t, gone.Release(ctx))
+	taken, err := m.TryAcquire(ctx, "taken", time.Minute)
+	require.NoError(t, err)
+	defer func() { _ = taken.Release(ctx) }()
+	for done := s.Progress().Passes; s.Progress().Passes == done; {
+		require.NoError(t, s.Step(ctx))
+	}
+	third, err := s.Listing()
+	require.NoError(t, err)
+	assert.Nil(t, third.Lock("gone"))
+	assert.Equal(t, "held 3/3 fence=0", summary(third)["taken"])
+	assert.Equal(t, "held 2/3 fence=0", summary(third)["bulk/0007"])
+	assert.False(t, same(second.Lock("bulk/0007"), third.Lock("bulk/0007")))
+	assert.True(t, same(second.Lock("bulk/0008"), third.Lock("bulk/0008")))
+	assert.Equal(t, StateHeld, third.Lock("short").State)
+
+	// The short lock's validity runs out: no read, yet it is not held any more.
+	sh := third.Lock("short")
+	mu.Lock()
+	frozen = sh.ObservedAt.Add(slices.MaxFunc(sh.Masters, func(a, b MasterView) int { return cmp.Compare(a.PTTL, b.PTTL) }).PTTL - time.Millisecond)
+	mu.Unlock()
+	fourth, err := s.Listing()
+	require.NoError(t, err)
+	require.NotNil(t, fourth.Lock("short"), "its keys live on a little")
+	assert.NotEqual(t, StateHeld, fourth.Lock("short").State)
+	assert.True(t, same(third.Lock("bulk/0008"), fourth.Lock("bulk/0008")))
 }
 
 // TestScannerWithMastersDown: a failing master shows as not answering and its
@@ -212,4 +292,40 @@ func TestScannerProgressNeverGoesBack(t *testing.T) {
 		}
 	}
 	assert.Greater(t, last, 0.5)
+}
+
+// TestScannerPassOverUnchangedKeysAllocatesNothing: once the key space is known,
+// a pass that reads it again as it was allocates nothing per key (it took 476
+// bytes per key and master when every pass refilled two maps per master and
+// merged every lock again), and its Listing is the previous one's locks.
+func TestScannerPassOverUnchangedKeysAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	const locks = 5000
+	for _, s := range c.Servers {
+		pipe := s.Client().Pipeline()
+		for j := range locks {
+			pipe.Set(ctx, fmt.Sprintf("lock:bulk/%05d", j), fmt.Sprintf("rl1.%024x", j), time.Hour)
+		}
+		_, err := pipe.Exec(ctx)
+		require.NoError(t, err)
+	}
+	s := m.NewScanner("")
+	scanAll(t, s)
+	first, err := s.Listing()
+	require.NoError(t, err)
+	require.Len(t, first.Locks, locks)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for done := s.Progress().Passes; s.Progress().Passes == done; {
+		require.NoError(t, s.Step(ctx))
+	}
+	again, err := s.Listing()
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	perKey := float64(after.TotalAlloc-before.TotalAlloc) / (3 * locks)
+	t.Logf("a pass over %d unchanged locks on 3 masters: %.1f bytes allocated per key", locks, perKey)
+	assert.Less(t, perKey, 16.0)
+	require.Same(t, &first.Locks[0], &again.Locks[0])
+	assert.Equal(t, keyCounts(first), keyCounts(again))
 }

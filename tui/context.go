@@ -18,6 +18,7 @@ type programContext struct {
 	now           time.Time // the clock at the last tick: every panel counts down from it
 	width, height int
 	help          help.Model // draws the help bar and the help screen from keys
+	paint         painter    // renders the table's cells in st
 	// frame schedules the next frame tick; tests that drive ticks themselves
 	// replace it with one that schedules nothing.
 	frame func(time.Duration) tea.Cmd

@@ -62,7 +62,7 @@ func latency(d time.Duration) string {
 }
 
 // bar draws a w-cell bar filled to frac (0..1).
-func bar(st Styles, frac float64, w int) string {
+func bar(p *painter, st Styles, frac float64, w int) string {
 	if w <= 0 {
 		return ""
 	}
@@ -76,5 +76,5 @@ func bar(st Styles, frac float64, w int) string {
 	if frac > 0 && full == 0 {
 		full = 1
 	}
-	return st.BarFull.Render(strings.Repeat("█", full)) + st.BarEmpty.Render(strings.Repeat("░", w-full))
+	return p.render(st.BarFull, strings.Repeat("█", full)) + p.render(st.BarEmpty, strings.Repeat("░", w-full))
 }

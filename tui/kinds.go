@@ -27,18 +27,6 @@ func bookkeeping(li *quorum.LockInfo) bool {
 	return false
 }
 
-// listed counts the locks the table lists before a filter: bookkeeping keys are
-// never rows, so they are not counted either.
-func listed(locks []quorum.LockInfo) int {
-	n := 0
-	for i := range locks {
-		if !bookkeeping(&locks[i]) {
-			n++
-		}
-	}
-	return n
-}
-
 // kindOf is the KIND cell of li: the source's word for it when it has one.
 func kindOf(snap *Snapshot, li *quorum.LockInfo) string {
 	if snap != nil {

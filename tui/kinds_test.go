@@ -135,7 +135,8 @@ func TestFilterByKind(t *testing.T) {
 	primitivesSnapshot(s)
 	names := func(filter string) []string {
 		var out []string
-		for _, li := range filterSort(s.Locks, listKey{filter: filter}) {
+		rows, _ := newLockSet(*s, nil).rowsFor(listKey{filter: filter})
+		for _, li := range rows {
 			out = append(out, li.Name)
 		}
 		return out
@@ -167,7 +168,7 @@ func TestSortByKind(t *testing.T) {
 	order := func() []string {
 		var out []string
 		for _, li := range m.table.rows() {
-			out = append(out, kindFromRow(&li))
+			out = append(out, kindFromRow(li))
 		}
 		return out
 	}

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/redlock/redlock/quorum"
 )
 
-// The locks table's rows: the snapshot filtered and sorted. At 100,000 locks this
-// is the costly part of the console, so it is computed once per snapshot, sort,
-// filter and set of held locks, and for a new snapshot off the UI goroutine (see
-// prepare).
+// The locks table's sort keys and filter rule: the order of the rows for a key,
+// a total order so that a row is found by binary search, and the filter. The
+// rows for a key are computed off the UI goroutine (rowset.go).
 
 // sortKey is the column the locks are sorted by.
 type sortKey int
@@ -49,68 +47,109 @@ func (k listKey) heldSet() map[string]bool {
 	return out
 }
 
-// filterSort computes the rows of locks (sorted by name) for k. It reads nothing
-// else, so a poll's command can run it off the UI goroutine.
-func filterSort(locks []quorum.LockInfo, k listKey) []quorum.LockInfo {
-	held := k.heldSet()
-	owners := map[string]string{} // holder text per name, computed once
-	ownerOf := func(li *quorum.LockInfo) string {
-		o, ok := owners[li.Name]
-		if !ok {
-			o = holderOf(li, held[li.Name])
-			owners[li.Name] = o
+// rowOrder is the total order of the rows for a key: by the sort column, the
+// names (naturally, ascending) between equal cells.
+type rowOrder struct {
+	by   sortKey
+	desc bool
+	held map[string]bool
+}
+
+func newRowOrder(k listKey) rowOrder { return rowOrder{by: k.sortBy, desc: k.desc, held: k.heldSet()} }
+
+// compare orders two rows.
+func (o rowOrder) compare(a, b *quorum.LockInfo) int {
+	c := 0
+	switch o.by {
+	case sortState:
+		c = strings.Compare(string(a.State), string(b.State))
+	case sortValidity:
+		c = compareLeft(a, b)
+	case sortOwner:
+		c = naturalCompare(holderOf(a, o.held[a.Name]), holderOf(b, o.held[b.Name]))
+	case sortVotes:
+		c = cmp.Compare(a.Votes, b.Votes)
+	case sortKind:
+		c = naturalCompare(kindFromRow(a), kindFromRow(b))
+	default:
+		c = naturalCompare(a.Name, b.Name)
+	}
+	if o.desc {
+		c = -c
+	}
+	if c == 0 {
+		c = naturalCompare(a.Name, b.Name)
+	}
+	return c
+}
+
+// sorted returns a sorted copy of rows. The owner and kind cells, which take
+// formatting, are computed once per row.
+func (o rowOrder) sorted(rows []*quorum.LockInfo) []*quorum.LockInfo {
+	if o.by != sortOwner && o.by != sortKind {
+		out := slices.Clone(rows)
+		slices.SortFunc(out, o.compare)
+		return out
+	}
+	type keyed struct {
+		li   *quorum.LockInfo
+		cell string
+	}
+	ks := make([]keyed, len(rows))
+	for i, li := range rows {
+		ks[i] = keyed{li: li, cell: kindFromRow(li)}
+		if o.by == sortOwner {
+			ks[i].cell = holderOf(li, o.held[li.Name])
 		}
-		return o
 	}
-	kinds := map[string]string{} // kind text per name, computed once
-	kindOf := func(li *quorum.LockInfo) string {
-		k, ok := kinds[li.Name]
-		if !ok {
-			k = kindFromRow(li)
-			kinds[li.Name] = k
+	slices.SortFunc(ks, func(a, b keyed) int {
+		c := naturalCompare(a.cell, b.cell)
+		if o.desc {
+			c = -c
 		}
-		return k
-	}
-	out := locks
-	if slices.ContainsFunc(locks, func(li quorum.LockInfo) bool { return bookkeeping(&li) }) {
-		out = slices.DeleteFunc(slices.Clone(locks), func(li quorum.LockInfo) bool { return bookkeeping(&li) })
-	}
-	if match := newMatcher(k.filter); match != nil {
-		all := out
-		out = nil
-		for i := range all {
-			li := &all[i]
-			if match(li.Name) || match(string(li.State)) || match(ownerOf(li)) || match(li.Library) || match(kindOf(li)) {
-				out = append(out, *li)
-			}
+		if c == 0 {
+			c = naturalCompare(a.li.Name, b.li.Name)
 		}
-	}
-	if k.sortBy == sortName && !k.desc {
-		return out // the snapshot is kept sorted by name
-	}
-	out = slices.Clone(out)
-	less := func(a, b *quorum.LockInfo) bool {
-		switch k.sortBy {
-		case sortState:
-			return a.State < b.State
-		case sortValidity:
-			return a.Validity < b.Validity
-		case sortOwner:
-			return naturalCompare(ownerOf(a), ownerOf(b)) < 0
-		case sortVotes:
-			return a.Votes < b.Votes
-		case sortKind:
-			return naturalCompare(kindOf(a), kindOf(b)) < 0
-		}
-		return naturalCompare(a.Name, b.Name) < 0
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if k.desc {
-			return less(&out[j], &out[i])
-		}
-		return less(&out[i], &out[j])
+		return c
 	})
+	out := make([]*quorum.LockInfo, len(ks))
+	for i, k := range ks {
+		out[i] = k.li
+	}
 	return out
+}
+
+// compareLeft orders two rows by the validity they have left: none (not held)
+// first, then by deadline (rows observed at different times compare by what is
+// left at the same instant), no expiry last.
+func compareLeft(a, b *quorum.LockInfo) int {
+	group := func(li *quorum.LockInfo) int {
+		switch {
+		case li.Validity <= 0:
+			return 0
+		case li.Validity == quorum.NoExpiry:
+			return 2
+		}
+		return 1
+	}
+	if c := cmp.Compare(group(a), group(b)); c != 0 || group(a) != 1 {
+		return c
+	}
+	return a.Deadline().Compare(b.Deadline())
+}
+
+// newRowMatcher returns whether a row passes the filter of k (nil: every row
+// does): the filter is matched against the name, state, owner, library and
+// kind columns (newMatcher says how).
+func newRowMatcher(k listKey) func(*quorum.LockInfo) bool {
+	match := newMatcher(k.filter)
+	if match == nil {
+		return nil
+	}
+	held := k.heldSet()
+	return func(li *quorum.LockInfo) bool {
+		return match(li.Name) || match(string(li.State)) || match(holderOf(li, held[li.Name])) || match(li.Library) || match(kindFromRow(li))
+	}
 }
 
 // newMatcher returns the filter's rule for one column, nil for an empty filter.

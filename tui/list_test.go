@@ -103,7 +103,7 @@ func TestApplyingAHugeAnswerIsCheap(t *testing.T) {
 	msg := m.startPoll()().(snapshotMsg)
 	require.NotNil(t, msg.prep)
 	m.onSnapshot(msg)
-	assert.True(t, m.table.cache.valid && m.table.cache.gen == m.poll.gen, "the rows came prepared")
+	assert.False(t, m.table.stale(), "the rows came prepared")
 	assert.Equal(t, fmt.Sprintf("%p", msg.prep.rows), fmt.Sprintf("%p", m.table.rows()))
 }
 
@@ -123,4 +123,59 @@ func TestSelectionStaysInPlaceWhenItsLockGoes(t *testing.T) {
 	src.edit(func(s *Snapshot) { s.Locks = s.Locks[:150] })
 	tickPoll(t, m)
 	assert.Equal(t, "job/149", m.table.sel, "the last row when the list got shorter")
+}
+
+// TestSortingALargeListingRunsInACommand: on a listing too large to sort in a
+// frame, a sort key leaves the rows as they were (the title says they are being
+// sorted) and returns the command that sorts them; its answer shows them, the
+// selection still on its lock. So does a filter. A small listing is sorted at
+// once.
+func TestSortingALargeListingRunsInACommand(t *testing.T) {
+	m, src, _, _ := fixture(t, 120, 30, false)
+	manyLocks(src, 3*inlineRows)
+	started(t, m)
+	drive(t, m, keys("j"))
+	require.Equal(t, "job/001", m.table.sel)
+
+	_, cmd := m.Update(keys("V"))
+	require.NotNil(t, cmd, "the rows are sorted in a command")
+	view := m.View()
+	assert.Contains(t, view, "sort: validity↑ (sorting…)")
+	assert.Equal(t, "job/000", m.table.rows()[0].Name, "the rows shown meanwhile are the previous ones")
+	assert.False(t, runCmd(t, m, cmd))
+	assert.NotContains(t, m.View(), "sorting…")
+	rows := m.table.rows()
+	assert.Equal(t, "job/000", rows[0].Name, "the shortest validity first")
+	assert.Equal(t, "job/001", m.table.selected().Name)
+
+	_, cmd = m.Update(keys("V"))
+	require.NotNil(t, cmd)
+	// A poll's answer that comes before the rows does not stop them.
+	tickPoll(t, m)
+	assert.False(t, runCmd(t, m, cmd))
+	assert.Equal(t, fmt.Sprintf("job/%03d", 3*inlineRows-1), m.table.rows()[0].Name, "the longest validity first")
+	assert.Contains(t, m.View(), "sort: validity↓")
+	assert.NotContains(t, m.View(), "sorting…")
+
+	// A filter too, typed key by key: one command at a time computes rows, the
+	// next one, for the filter then in force, started when its answer comes.
+	drive(t, m, keys("/"))
+	_, cmd = m.Update(keys("b"))
+	require.NotNil(t, cmd)
+	assert.Contains(t, m.View(), "(filtering…)")
+	_, again := m.Update(keys("ob"))
+	assert.Nil(t, again, "one command at a time")
+	_, next := m.Update(cmd())
+	require.NotNil(t, next, "the rows for the filter now in force")
+	assert.Contains(t, m.View(), "(filtering…)")
+	assert.False(t, runCmd(t, m, next))
+	assert.Contains(t, m.View(), fmt.Sprintf("%d of %d matching", 3*inlineRows/2, 3*inlineRows))
+	assert.NotContains(t, m.View(), "filtering…")
+
+	m, src, _, _ = fixture(t, 120, 30, false)
+	manyLocks(src, inlineRows)
+	started(t, m)
+	_, cmd = m.Update(keys("V"))
+	assert.Nil(t, cmd, "a small listing is sorted at once")
+	assert.NotContains(t, m.View(), "sorting…")
 }

@@ -20,7 +20,7 @@ type tableVM struct {
 	polled   bool
 	heldHere int
 	mine     func(name string) bool
-	spans    map[string]span
+	set      *lockSet  // the rows' countdown spans
 	snap     *Snapshot // for the title: scan progress, CPU, masters answered
 	quorum   int
 }
@@ -88,12 +88,19 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 	}
 	count := fmt.Sprintf("  %d", len(rows))
 	if f := t.filter; f != "" {
-		count += fmt.Sprintf(" of %d matching %s", t.listed, escape.Cut(strconv.Quote(f), 40)) // Quote escapes every control
+		count += fmt.Sprintf(" of %d matching %s", t.listed(), escape.Cut(strconv.Quote(f), 40)) // Quote escapes every control
 	}
 	if vm.heldHere > 0 {
 		count += fmt.Sprintf(" · %d held here", vm.heldHere)
 	}
 	count += " · " + t.sortLabel()
+	if t.stale() { // the rows shown are those of the previous answer or key
+		if t.shown.key.filter != t.key().filter {
+			count += " (filtering…)"
+		} else {
+			count += " (sorting…)"
+		}
+	}
 	if sc := vm.snap.Scan; sc != nil && !sc.Complete {
 		count += " · " + st.Warn.Render(fmt.Sprintf("scanning %d%%", int(clampF(sc.Fraction)*100)))
 	}
@@ -116,10 +123,10 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 		lines = append(lines, "  "+st.Muted.Render(msg))
 		return strings.Join(clip(lines, t.w, t.h), "\n")
 	}
-	sel := t.selIndex(rows)
+	sel := t.selIndex()
 	first, end := t.window(sel, len(rows))
 	for i := first; i < end; i++ {
-		lines = append(lines, t.row(st, vm, &rows[i], i == sel, nameW, ownerW, barW))
+		lines = append(lines, t.row(ctx, vm, rows[i], i == sel, nameW, ownerW, barW))
 	}
 	if len(rows) > t.rowsH() {
 		lines[0] += st.Muted.Render(fmt.Sprintf("  (%d-%d)", first+1, min(first+t.rowsH(), len(rows))))
@@ -128,7 +135,8 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 }
 
 // row renders one lock.
-func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool, nameW, ownerW, barW int) string {
+func (t *locksTable) row(ctx *programContext, vm tableVM, li *quorum.LockInfo, isSel bool, nameW, ownerW, barW int) string {
+	st, p := ctx.st, &ctx.paint
 	hi := isSel && t.focused // the selection style covers the row's own styles
 	state := stateAt(li, vm.now)
 	word, sty := lockState(st, state)
@@ -137,20 +145,20 @@ func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool,
 	owner := holderOf(li, vm.mine(li.Name))
 	left := remaining(li, vm.now)
 	frac := 0.0
-	if sp := vm.spans[li.Name].max; sp > 0 {
+	if sp := vm.set.spanOf(li); sp > 0 {
 		frac = float64(left) / float64(sp)
 	}
 	rem, remSty := validityAt(st, li, state, vm.now)
 	cells := []string{
 		fit(escape.Text(li.Name), nameW),
-		cell(sty, fit(word, 12), hi),
+		p.cell(sty, fit(word, 12), hi),
 		fit(fmt.Sprintf("%d/%d", li.Votes, li.Total), 6),
 		fit(escape.Text(kindOf(vm.snap, li)), kindW),
 		fit(owner, ownerW),
 	}
-	remCell := cell(remSty, fmt.Sprintf("%9s", rem), hi)
+	remCell := p.cell(remSty, fmt.Sprintf("%9s", rem), hi)
 	if barW > 0 {
-		barStr := bar(st, frac, barW)
+		barStr := bar(p, st, frac, barW)
 		if hi {
 			full := int(clampF(frac)*float64(barW) + 0.5)
 			barStr = strings.Repeat("█", full) + strings.Repeat("░", barW-full)
@@ -158,7 +166,11 @@ func (t *locksTable) row(st Styles, vm tableVM, li *quorum.LockInfo, isSel bool,
 		remCell = barStr + " " + remCell
 	}
 	cells = append(cells, remCell)
-	return cursorRow(st, strings.Join(cells, " "), t.w, isSel, t.focused)
+	row := strings.Join(cells, " ")
+	if hi {
+		return p.render(st.Selected, fit("› "+row, t.w))
+	}
+	return cursorRow(st, row, t.w, isSel, t.focused)
 }
 
 // validityAt is the validity column of a lock in state (stateAt) at now: the

@@ -146,6 +146,9 @@ func (m *Model) push(md modal) {
 // have changed). It never blocks: I/O runs in the commands it returns.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	if rows := m.table.refresh(); rows != nil {
+		cmd = tea.Batch(cmd, rows)
+	}
 	m.layout()
 	return m, cmd
 }
@@ -159,6 +162,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onTick()
 	case snapshotMsg:
 		m.onSnapshot(msg)
+		return nil
+	case rowsMsg:
+		m.table.onRows(msg)
 		return nil
 	case acquiredMsg:
 		m.onAcquired(msg)
@@ -265,7 +271,7 @@ func (m *Model) onSnapshot(msg snapshotMsg) {
 	if !m.poll.apply(msg) {
 		return
 	}
-	m.table.setSnapshot(m.poll.snap.Locks, m.poll.gen, msg.prep)
+	m.table.setSnapshot(m.poll.set, m.poll.gen, msg.prep)
 	if err := m.poll.snap.Err; err != nil {
 		m.status.poll(err)
 	} else {

@@ -29,16 +29,16 @@ type poller struct {
 	at, next time.Time
 	inflight bool
 
-	polled  bool     // an answer was applied
-	snap    Snapshot // its locks sorted by name (natural order)
-	gen     int      // incremented by every applied snapshot
-	spans   map[string]span
+	polled  bool                 // an answer was applied
+	snap    Snapshot             // as the source gave it
+	set     *lockSet             // its locks, indexed (nil before the first answer)
+	gen     int                  // incremented by every applied snapshot
 	history []historyEntry       // recent lock events, newest last
 	latHist map[string][]float64 // each master's recent PING latencies, ms
 }
 
 func newPoller(src Source, interval time.Duration) poller {
-	return poller{src: src, interval: interval, spans: map[string]span{}, latHist: map[string][]float64{}}
+	return poller{src: src, interval: interval, latHist: map[string][]float64{}}
 }
 
 // start issues a new poll request at now; any answer still in flight becomes
@@ -55,8 +55,8 @@ func (p *poller) start(now time.Time, k listKey, visible []string) tea.Cmd {
 	p.inflight = true
 	p.at, p.next = now, now.Add(p.interval)
 	src, timeout := p.src, p.timeout()
-	// Everything the command reads is copied or immutable: a snapshot's locks and
-	// the span map are replaced by every poll, never changed in place.
+	// Everything the command reads is copied or immutable: a lockSet is replaced
+	// by every poll, never changed in place.
 	base := p.base(k)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -67,7 +67,7 @@ func (p *poller) start(now time.Time, k listKey, visible []string) tea.Cmd {
 
 // base is what preparing the next answer needs from the current one.
 func (p *poller) base(k listKey) prepBase {
-	return prepBase{locks: p.snap.Locks, spans: p.spans, first: !p.polled, key: k}
+	return prepBase{prev: p.set, first: !p.polled, key: k}
 }
 
 // timeout bounds one poll: a hung poll is abandoned (its answer will be stale)
@@ -93,7 +93,7 @@ func (p *poller) apply(msg snapshotMsg) bool {
 		return false
 	}
 	p.inflight = false
-	p.snap, p.spans = msg.prep.snap, msg.prep.spans
+	p.snap, p.set = msg.prep.snap, msg.prep.set
 	p.gen++
 	p.polled = true
 	p.history = appendHistory(p.history, msg.prep.events)

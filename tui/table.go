@@ -11,8 +11,14 @@ import (
 )
 
 // locksTable is the table of live locks as a component: the rows of the last
-// snapshot under the sort and filter in force, the selection (by name, kept across
+// answer under the sort and filter in force, the selection (by name, kept across
 // polls) and the window of rows on screen. Its View is in locks.go.
+//
+// What it does per frame is bounded by the rows on screen: the rows come
+// prepared with a poll's answer; when the sort, the filter or the locks held
+// here change, they are computed again off the UI goroutine for a large listing
+// (refresh), the previous ones shown meanwhile; the selection is found by binary
+// search in the rows' order.
 type locksTable struct {
 	w, h    int
 	focused bool
@@ -23,20 +29,42 @@ type locksTable struct {
 	filter string
 	held   string // the names this console holds, sorted and joined by NUL
 
-	all    []quorum.LockInfo // the snapshot's locks, sorted by name
-	gen    int               // the snapshot's generation
-	listed int               // the snapshot's rows before the filter (no bookkeeping keys)
-	cache  rowsCache
+	set   *lockSet // the last answer's locks (nil before the first)
+	gen   int      // the answer's generation
+	shown shownRows
+	selAt int      // where sel was found last in shown.rows
+	want  wantRows // the rows being computed off the UI goroutine
 }
 
-// rowsCache keeps the rows of one snapshot generation and key: a frame is drawn
-// every tick, the listing changes once per poll.
-type rowsCache struct {
-	gen   int
-	key   listKey
-	rows  []quorum.LockInfo
-	valid bool
+// shownRows are the rows the table shows: those of one answer for one key. They
+// lag behind the key in force while the rows for it are being computed.
+type shownRows struct {
+	set    *lockSet
+	gen    int
+	key    listKey
+	rows   []*quorum.LockInfo
+	listed int // the rows before the filter
 }
+
+// wantRows is the answer and key whose rows a command is computing (on).
+type wantRows struct {
+	gen int
+	key listKey
+	on  bool
+}
+
+// rowsMsg carries rows computed off the UI goroutine.
+type rowsMsg struct {
+	gen    int
+	key    listKey
+	rows   []*quorum.LockInfo
+	listed int
+}
+
+// inlineRows is the largest listing whose rows the UI goroutine computes
+// itself when the key changes (a few milliseconds at most); a larger one's are
+// computed in a command.
+const inlineRows = 5000
 
 // SetSize sets the table's width and height (title and column heads included).
 func (t *locksTable) SetSize(w, h int) { t.w, t.h = w, h }
@@ -49,45 +77,116 @@ func (t *locksTable) key() listKey {
 // setHeld sets the names this console holds (they change the owner column).
 func (t *locksTable) setHeld(names []string) { t.held = strings.Join(names, "\x00") }
 
-// setSnapshot takes a new snapshot (generation gen) and, when they were prepared
-// for the key in force, its rows. The selection stays on its lock, or when that
-// lock is gone, on the row that takes its place (the table does not jump).
-func (t *locksTable) setSnapshot(all []quorum.LockInfo, gen int, p *prepared) {
+// setSnapshot takes a new answer (generation gen) and the rows prepared with it
+// (for the key in force when its poll began). The selection stays on its lock,
+// or when that lock is gone, on the row that takes its place (the table does not
+// jump).
+func (t *locksTable) setSnapshot(set *lockSet, gen int, p *prepared) {
+	t.set, t.gen = set, gen
+	s := shownRows{set: set, gen: gen, key: p.key, rows: p.rows, listed: p.listed}
+	if k := t.key(); p.key != k && set.size() <= inlineRows {
+		s.key = k
+		s.rows, s.listed = set.rowsFor(k)
+	}
+	t.install(s)
+}
+
+// install shows new rows, keeping the selection on its lock or its place.
+func (t *locksTable) install(s shownRows) {
 	place := -1
-	if t.sel != "" && t.gen > 0 {
-		place = slices.IndexFunc(t.rows(), func(li quorum.LockInfo) bool { return li.Name == t.sel })
+	if t.sel != "" && t.shown.set != nil {
+		if i, ok := t.indexOf(t.sel); ok {
+			place = i
+		}
 	}
-	t.all, t.gen = all, gen
-	if p != nil {
-		t.listed = p.listed
-	} else {
-		t.listed = listed(all)
+	t.shown = s
+	if place < 0 || len(s.rows) == 0 {
+		return
 	}
-	if p != nil && p.key == t.key() {
-		t.cache = rowsCache{gen: gen, key: p.key, rows: p.rows, valid: true}
-	}
-	if rows := t.rows(); place >= 0 && len(rows) > 0 && !slices.ContainsFunc(rows, func(li quorum.LockInfo) bool { return li.Name == t.sel }) {
-		t.sel = rows[clamp(place, 0, len(rows)-1)].Name
+	if _, ok := t.indexOf(t.sel); !ok {
+		t.selAt = clamp(place, 0, len(s.rows)-1)
+		t.sel = s.rows[t.selAt].Name
 	}
 }
 
-// rows returns the locks that pass the filter, in the chosen order.
-func (t *locksTable) rows() []quorum.LockInfo {
-	c := &t.cache
+// stale reports whether the rows shown are not those of the answer and key in force.
+func (t *locksTable) stale() bool {
+	return t.set != nil && (t.shown.gen != t.gen || t.shown.key != t.key())
+}
+
+// rows returns the locks that pass the filter, in the chosen order: for a small
+// listing always those of the key in force; for a large one, while the rows for
+// a new key are being computed (refresh), the previous ones.
+func (t *locksTable) rows() []*quorum.LockInfo {
+	if t.stale() && t.set.size() <= inlineRows {
+		rows, listed := t.set.rowsFor(t.key())
+		t.install(shownRows{set: t.set, gen: t.gen, key: t.key(), rows: rows, listed: listed})
+	}
+	return t.shown.rows
+}
+
+// refresh returns the command that computes the rows for the key in force off
+// the UI goroutine, when they are not shown and no command is computing rows:
+// one at a time (a filter typed key by key asks for new rows at every key), the
+// next one started when its answer comes.
+func (t *locksTable) refresh() tea.Cmd {
+	if !t.stale() || t.set.size() <= inlineRows || t.want.on {
+		return nil
+	}
 	k := t.key()
-	if c.valid && c.gen == t.gen && c.key == k {
-		return c.rows
+	t.want = wantRows{gen: t.gen, key: k, on: true}
+	set, gen := t.set, t.gen
+	return func() tea.Msg {
+		rows, listed := set.rowsFor(k)
+		return rowsMsg{gen: gen, key: k, rows: rows, listed: listed}
 	}
-	*c = rowsCache{gen: t.gen, key: k, rows: filterSort(t.all, k), valid: true}
-	return c.rows
 }
 
-// selIndex is the index of the selected lock in rows (0 when it is gone).
-func (t *locksTable) selIndex(rows []quorum.LockInfo) int {
-	if i := slices.IndexFunc(rows, func(li quorum.LockInfo) bool { return li.Name == t.sel }); i >= 0 {
-		return i
+// onRows shows rows computed off the UI goroutine, when they are still wanted.
+func (t *locksTable) onRows(msg rowsMsg) {
+	if t.want.gen == msg.gen && t.want.key == msg.key {
+		t.want = wantRows{}
 	}
-	return 0
+	if msg.gen != t.gen || msg.key != t.key() {
+		return // a newer answer or key came meanwhile: refresh asks for its rows
+	}
+	t.install(shownRows{set: t.set, gen: msg.gen, key: msg.key, rows: msg.rows, listed: msg.listed})
+}
+
+// listed is how many rows there are before the filter.
+func (t *locksTable) listed() int {
+	t.rows()
+	return t.shown.listed
+}
+
+// indexOf returns the index of name's row in the rows shown: where it was last
+// found, else by binary search in their order.
+func (t *locksTable) indexOf(name string) (int, bool) {
+	rows := t.shown.rows
+	if t.selAt < len(rows) && rows[t.selAt].Name == name {
+		return t.selAt, true
+	}
+	if t.shown.set == nil {
+		return 0, false
+	}
+	li := t.shown.set.lock(name)
+	if li == nil {
+		return 0, false
+	}
+	i, ok := slices.BinarySearchFunc(rows, li, newRowOrder(t.shown.key).compare)
+	if !ok || rows[i].Name != name {
+		return 0, false
+	}
+	if name == t.sel {
+		t.selAt = i
+	}
+	return i, true
+}
+
+// selIndex is the index of the selected lock in the rows (0 when it is gone).
+func (t *locksTable) selIndex() int {
+	i, _ := t.indexOf(t.sel)
+	return i
 }
 
 // selected returns the selected lock, or nil when no row is shown.
@@ -96,7 +195,7 @@ func (t *locksTable) selected() *quorum.LockInfo {
 	if len(rows) == 0 {
 		return nil
 	}
-	return &rows[t.selIndex(rows)]
+	return rows[t.selIndex()]
 }
 
 // move moves the selection by d rows, within the rows.
@@ -105,7 +204,8 @@ func (t *locksTable) move(d int) {
 	if len(rows) == 0 {
 		return
 	}
-	t.sel = rows[clamp(t.selIndex(rows)+d, 0, len(rows)-1)].Name
+	t.selAt = clamp(t.selIndex()+d, 0, len(rows)-1)
+	t.sel = rows[t.selAt].Name
 }
 
 // rowsH is the number of rows the table shows.
@@ -128,7 +228,7 @@ func (t *locksTable) onScreen() []string {
 		return nil
 	}
 	rows := t.rows()
-	first, end := t.window(t.selIndex(rows), len(rows))
+	first, end := t.window(t.selIndex(), len(rows))
 	page := end - first
 	first, end = max(first-page, 0), min(end+page, len(rows))
 	names := make([]string, 0, end-first)

@@ -20,6 +20,7 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/redlock/redlock/internal/events"
@@ -31,10 +32,23 @@ import (
 // at At. Err, when set, is shown in the status line; the other fields still count.
 // Answered of Total masters answered the listing (both zero when not known): fewer
 // than a quorum shows a banner that the listing is incomplete.
+//
+// The locks are Locks, with Fresh laid over them and Gone left out (Merged). A
+// source whose full listing is read in the background returns that listing as
+// Locks, the same slice for as long as it has not changed (it is never changed:
+// the console derives its order, counts and sorted rows from it once, whatever
+// its size), and in Fresh the rows on screen read for this answer. A source that
+// reads every lock at every poll leaves Fresh and Gone empty.
 type Snapshot struct {
-	At              time.Time
-	Nodes           []topology.NodeHealth
-	Locks           []quorum.LockInfo
+	At    time.Time
+	Nodes []topology.NodeHealth
+	Locks []quorum.LockInfo
+	// Fresh are rows read for this answer: each replaces the row of its name in
+	// Locks, or adds one.
+	Fresh []quorum.LockInfo
+	// Gone are names found gone when read for this answer, which Locks (older) may
+	// still show: they are left out, even from Fresh.
+	Gone            []string
 	Answered, Total int
 	Err             error
 	// Scan is how far an incremental listing has got (the table's title shows it
@@ -55,6 +69,17 @@ type Snapshot struct {
 	Kinds map[string]string
 }
 
+// Merged returns the snapshot's locks: Locks with Fresh laid over them and Gone
+// left out, sorted by name (naturally: item-2 before item-10). It copies them;
+// Locks is not changed.
+func (s Snapshot) Merged() []quorum.LockInfo {
+	out := newLockSet(s, nil).merged()
+	if sameListing(out, s.Locks) {
+		out = slices.Clone(out)
+	}
+	return out
+}
+
 // Event sources a Source names in Snapshot.EventSource.
 const (
 	// EventsKeyspace: keyspace notifications, merged over the masters; a lock held
@@ -70,7 +95,8 @@ const (
 // outlives its context is abandoned and the next one may start before it returns.
 // visible are the names of the locks on screen and of a page of rows on either
 // side (rows that move onto the screen when others go): a source whose full
-// listing is incremental reads them afresh at every poll.
+// listing is incremental reads them afresh at every poll, and answers with them
+// in Snapshot.Fresh (those found gone in Snapshot.Gone) beside its listing.
 type Source interface {
 	Poll(ctx context.Context, visible []string) Snapshot
 }

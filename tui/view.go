@@ -46,7 +46,7 @@ func (m *Model) View() string {
 func (m *Model) tableVM() tableVM {
 	return tableVM{
 		now: m.ctx.now, polled: m.poll.polled, heldHere: len(m.hold.held),
-		mine: m.hold.mine, spans: m.poll.spans, snap: &m.poll.snap, quorum: m.ctx.opts.Quorum,
+		mine: m.hold.mine, set: m.poll.set, snap: &m.poll.snap, quorum: m.ctx.opts.Quorum,
 	}
 }
 

@@ -45,7 +45,8 @@ func TestDemoEmbedded(t *testing.T) {
 	require.Eventually(t, func() bool {
 		snap = src.Poll(ctx, nil)
 		// A poll may land in the middle of the round: wait for every master's key.
-		return len(snap.Locks) == 1 && snap.Locks[0].Votes == 5
+		locks := snap.Merged()
+		return len(locks) == 1 && locks[0].Votes == 5
 	}, 5*time.Second, 50*time.Millisecond, "the worker's lock shows in a poll")
 	require.NoError(t, snap.Err)
 	require.Len(t, snap.Nodes, 5)
@@ -54,7 +55,7 @@ func TestDemoEmbedded(t *testing.T) {
 		assert.Equal(t, topology.StateUp, n.State(time.Now()), "master %s findings: %v", n.Master, n.Findings)
 		assert.Empty(t, n.ConfigError, "embedded masters show unknown, not errors")
 	}
-	li := snap.Locks[0]
+	li := snap.Merged()[0]
 	assert.Equal(t, quorum.StateHeld, li.State)
 	assert.Equal(t, 5, li.Votes, "%+v", li.Masters)
 	assert.Contains(t, demoNames, li.Name)
@@ -67,7 +68,7 @@ func TestDemoEmbedded(t *testing.T) {
 	stopWorker()
 	require.NoError(t, <-roundDone)
 	snap = src.Poll(ctx, []string{li.Name})
-	assert.Empty(t, snap.Locks)
+	assert.Empty(t, snap.Merged())
 }
 
 func TestUpRefusesNonLoopback(t *testing.T) {

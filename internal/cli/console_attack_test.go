@@ -41,7 +41,7 @@ func TestAttackPollQuorumLostShowsStaleHeldRows(t *testing.T) {
 	snap = src.Poll(pctx, []string{"job"})
 	require.Error(t, snap.Err, "the rows on screen could not be read from a quorum")
 	assert.Less(t, snap.Answered, 2, "the banner says the listing is incomplete")
-	for _, li := range snap.Locks {
+	for _, li := range snap.Merged() {
 		assert.NotEqual(t, quorum.StateHeld, li.State, "%s shown as held with two of three masters dead: %+v", li.Name, li.Masters)
 		for _, mv := range li.Masters[1:] {
 			assert.False(t, mv.Present, "%s shown present on dead master %s", li.Name, mv.Master)
@@ -85,7 +85,7 @@ func TestHostileKeysInConsoleListing(t *testing.T) {
 	want := slices.DeleteFunc(slices.Clone(hostile), func(n string) bool { return strings.HasSuffix(n, ":fence") || strings.HasSuffix(n, ":queue") })
 	slices.Sort(want)
 	assert.Equal(t, want, got)
-	for _, li := range snap.Locks {
+	for _, li := range snap.Merged() {
 		t.Logf("%.40q %s %d/%d", li.Name, li.State, li.Votes, li.Total)
 	}
 	// The glob name is read exactly: Describe of "glob*?[a-z]\\x" does not list "name".

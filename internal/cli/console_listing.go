@@ -61,7 +61,8 @@ func (l *listingLoop) run(ctx context.Context, s *quorum.Scanner) {
 	defer close(l.done)
 	var (
 		passes    int
-		prevPass  *quorum.Listing
+		prevPass  []quorum.LockInfo // the locks of the last complete pass
+		prevHeld  *events.Held      // and the held ones among them
 		passStart = time.Now()
 		lastPub   time.Time
 	)
@@ -82,10 +83,15 @@ func (l *listingLoop) run(ctx context.Context, s *quorum.Scanner) {
 			lst, err := s.Listing()
 			var evs []events.Event
 			if passDone {
-				if l.diffs && prevPass != nil {
-					evs = events.Diff(prevPass, lst, lst.ObservedAt)
+				// A pass that changed no lock gives the same locks: nothing to compare.
+				if l.diffs && (prevHeld == nil || !sameLocks(prevPass, lst.Locks)) {
+					held := events.HeldOf(lst)
+					if prevHeld != nil {
+						evs = prevHeld.Diff(held, lst.ObservedAt)
+					}
+					prevHeld = held
 				}
-				prevPass, passes = lst, p.Passes
+				prevPass, passes = lst.Locks, p.Passes
 			}
 			l.publish(lst, err, p, evs)
 			lastPub = time.Now()
@@ -115,6 +121,11 @@ func (l *listingLoop) run(ctx context.Context, s *quorum.Scanner) {
 			}
 		}
 	}
+}
+
+// sameLocks reports whether a and b are the same slice of locks.
+func sameLocks(a, b []quorum.LockInfo) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // publish makes a listing the one polls take.

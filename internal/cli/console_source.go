@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +21,8 @@ import (
 // clusterSource is the console's view of a live cluster. The full listing is
 // kept by a background loop (incremental SCAN: it never blocks a poll, however
 // many locks there are); each poll probes the masters' health and reads the rows
-// on screen afresh. Lock events come from keyspace notifications when a quorum of
+// on screen afresh, and answers with the listing (shared, unchanged between
+// passes) and those fresh rows beside it (tui.Snapshot.Fresh, Gone). Lock events come from keyspace notifications when a quorum of
 // masters has them on, else from the differences between complete passes.
 type clusterSource struct {
 	prober *health.Prober
@@ -164,7 +165,10 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 			gone[n] = true
 		}
 	}
-	snap.Locks = overlay(snap.Locks, rows, visible, gone)
+	// The listing goes out as it is, shared with earlier answers: the console
+	// lays the fresh rows over it and leaves the gone names out.
+	snap.Fresh = rows
+	snap.Gone = slices.Sorted(maps.Keys(gone))
 	if err != nil {
 		snap.Err = fmt.Errorf("locks: %s", redactWith(s.redact, err.Error()))
 	}
@@ -199,56 +203,6 @@ func (s *clusterSource) forget(visible []string, fresh []quorum.LockInfo, passes
 			continue
 		}
 		out[n] = true
-	}
-	return out
-}
-
-// overlay returns all (sorted by name) with the visible names replaced by their
-// fresh rows, the names in gone left out (a visible name without a fresh row is
-// in gone), and the fresh rows of names the listing has not reached yet added.
-// all is not changed (it is shared with earlier snapshots); the copy is one block
-// move, whatever the listing's size.
-func overlay(all, fresh []quorum.LockInfo, visible []string, gone map[string]bool) []quorum.LockInfo {
-	if len(visible) == 0 && len(gone) == 0 {
-		return all
-	}
-	byName := make(map[string]*quorum.LockInfo, len(fresh))
-	for i := range fresh {
-		byName[fresh[i].Name] = &fresh[i]
-	}
-	out := slices.Clone(all)
-	find := func(name string) (int, bool) {
-		return slices.BinarySearchFunc(out, name, func(li quorum.LockInfo, n string) int { return strings.Compare(li.Name, n) })
-	}
-	drop := map[int]bool{}
-	var add []quorum.LockInfo
-	for _, name := range visible {
-		i, found := find(name)
-		f, ok := byName[name]
-		switch {
-		case found && ok:
-			out[i] = *f
-		case ok:
-			add = append(add, *f)
-		}
-	}
-	for name := range gone {
-		if i, found := find(name); found {
-			drop[i] = true
-		}
-	}
-	if len(drop) > 0 {
-		kept := out[:0]
-		for i := range out {
-			if !drop[i] {
-				kept = append(kept, out[i])
-			}
-		}
-		out = kept
-	}
-	if len(add) > 0 {
-		out = append(out, add...)
-		slices.SortStableFunc(out, func(a, b quorum.LockInfo) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return out
 }

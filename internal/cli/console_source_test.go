@@ -49,8 +49,9 @@ func pollUntil(t *testing.T, src tui.Source, visible []string, ok func(tui.Snaps
 }
 
 func lockNames(snap tui.Snapshot) []string {
-	out := make([]string, 0, len(snap.Locks))
-	for _, li := range snap.Locks {
+	locks := snap.Merged()
+	out := make([]string, 0, len(locks))
+	for _, li := range locks {
 		out = append(out, li.Name)
 	}
 	return out
@@ -151,7 +152,7 @@ func TestConsoleListingWithMastersDown(t *testing.T) {
 	snap := pollUntil(t, src, []string{"job"}, func(s tui.Snapshot) bool { return s.Answered == 2 })
 	require.NoError(t, snap.Err)
 	require.Equal(t, []string{"job"}, lockNames(snap))
-	assert.Equal(t, quorum.StateHeld, snap.Locks[0].State)
+	assert.Equal(t, quorum.StateHeld, snap.Merged()[0].State)
 
 	rc.Servers[1].Kill()
 	snap = pollUntil(t, src, []string{"job"}, func(s tui.Snapshot) bool { return s.Answered < 2 })

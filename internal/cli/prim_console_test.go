@@ -35,9 +35,9 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	defer lead.Resign(ctx)
 
 	visible := []string{"crond:leader", "crond:leader:term", "doc", "sem:permit:0"}
-	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return len(s.Locks) >= 4 })
+	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return len(s.Merged()) >= 4 })
 	rows := map[string]quorum.LockInfo{}
-	for _, li := range snap.Locks {
+	for _, li := range snap.Merged() {
 		rows[li.Name] = li
 	}
 	label := func(name string) string {
