@@ -4,7 +4,8 @@
 # of every package of the main module and of the bench module, the module-graph
 # check, the console's end-to-end check in tmux). It fails, never skips, when a
 # dependency cannot be installed. The lock algorithm and the CLI run under the race
-# detector.
+# detector; the console's frame-time test runs once more without it (it skips
+# itself under the race detector).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +55,9 @@ bash scripts/check-module-graph.sh
 
 echo "== go test (race detector on the lock algorithm, the CLI and run's guard)"
 go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/
+
+echo "== go test (the console's frames while a listing of 100,000 locks runs: without the race detector, whose frame times are not the console's)"
+go test -count=1 -run 'TestConsoleFramesWhileListing100k' ./internal/cli/
 
 echo "== go test (every other package)"
 go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/internal/cli$' -e '/internal/guard$')
