@@ -17,7 +17,7 @@ import (
 // TestSoloInterleaved splits the gap between quorum's p50 at one goroutine and
 // the floor's into the commands' share and the client's: it runs, 50 cycles at a
 // time in turn in one process (so that a shared machine's load falls on all
-// alike), the floor, the floor sending quorum's commands (SET NX GET with a value
+// alike), the floor, the floor sending quorum's commands (SET NX PX with a value
 // of quorum's size, release.lua's short form, a plain lock's), and quorum. Run it
 // with:
 //
@@ -44,7 +44,7 @@ func TestSoloInterleaved(t *testing.T) {
 		}},
 		{"floor, quorum's commands", func() error {
 			return full.cycle(
-				[]string{"SET", key, value, "NX", "GET", "PX", "10000"},
+				[]string{"SET", key, value, "NX", "PX", "10000"},
 				[]string{"EVALSHA", full.sha, "1", key, value})
 		}},
 		{"quorum", func() error { return qcyc(context.Background(), key) }},
