@@ -266,6 +266,7 @@ func (run pathsRun) explain(top int) string {
 	fmt.Fprintf(&sb, "\nidle probe: %d late wake-ups over 2 ms, the longest %v", len(run.stalls), experiment.Round(late))
 	runAll, _ := run.runnableDuring(0, 0)
 	fmt.Fprintf(&sb, "; runnable tasks on the machine: %.1f on average\n", runAll)
+	sb.WriteString(run.gaps(top))
 	for _, c := range calls[:min(top, len(calls))] {
 		wait := time.Duration(c.End - c.Start)
 		gap := time.Duration(0) // the longest time without any acquisition, within the call
@@ -311,6 +312,60 @@ func (run pathsRun) explain(top int) string {
 	return sb.String()
 }
 
+// gaps describes the gaps between one acquisition and the next by anyone (with
+// the lock held for no time, a release follows each acquisition at once: the
+// gaps are the handoffs): how many fall in each half millisecond, and the top
+// longest with the rounds of the acquisition that ended each (2: the waiter's
+// first round after its wake-up won) and how late the idle probe was meanwhile.
+func (run pathsRun) gaps(top int) string {
+	type end struct {
+		at     int64
+		id     string
+		rounds int
+	}
+	var ends []end
+	for id, ps := range run.paths {
+		for _, p := range ps {
+			ends = append(ends, end{p.End, id, p.Rounds})
+		}
+	}
+	if len(ends) < 2 {
+		return ""
+	}
+	slices.SortFunc(ends, func(a, b end) int { return int(a.at - b.at) })
+	type gap struct {
+		d    time.Duration
+		from int64
+		next end
+	}
+	var gs []gap
+	const bucket, buckets = 500 * time.Microsecond, 6
+	var hist [buckets + 1]int
+	for i := 1; i < len(ends); i++ {
+		g := gap{time.Duration(ends[i].at - ends[i-1].at), ends[i-1].at, ends[i]}
+		gs = append(gs, g)
+		hist[min(int(g.d/bucket), buckets)]++
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "gaps between acquisitions:")
+	for i, n := range hist[:buckets] {
+		fmt.Fprintf(&sb, " %v-%v: %d,", time.Duration(i)*bucket, time.Duration(i+1)*bucket, n)
+	}
+	fmt.Fprintf(&sb, " over %v: %d\n", buckets*bucket, hist[buckets])
+	slices.SortFunc(gs, func(a, b gap) int { return int(b.d - a.d) })
+	for _, g := range gs[:min(top, len(gs))] {
+		stalled := time.Duration(0)
+		for _, s := range run.stalls {
+			if s.end >= g.from && s.end-int64(s.late) <= g.next.at {
+				stalled += s.late
+			}
+		}
+		fmt.Fprintf(&sb, "  a gap of %v, ended by %s's acquisition in %d round(s); the idle probe late by %v meanwhile\n",
+			experiment.Round(g.d), g.next.id, g.next.rounds, experiment.Round(stalled))
+	}
+	return sb.String()
+}
+
 // TestExplainTellsTheCauses: the verdicts of the wait report on made-up runs of
 // two processes, each wait 1 ms but one.
 func TestExplainTellsTheCauses(t *testing.T) {
@@ -329,24 +384,27 @@ func TestExplainTellsTheCauses(t *testing.T) {
 		others []acqPath
 		stalls []stall
 		want   string
+		gap    string // in the line of the longest gap
 	}{
 		{"a master timed out", acqPath{Start: 0, End: 300 * ms, Rounds: 2, Errors: 1}, steady(0, 300), nil,
-			"a master failed or timed out"},
+			"a master failed or timed out", "a gap of 1ms, ended by p2's acquisition in 2 round(s)"},
 		{"everyone stopped and the idle probe too", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(steady(0, 1), steady(290*ms, 10)...),
-			[]stall{{end: 280 * ms, late: 270 * time.Millisecond}}, "the machine"},
+			[]stall{{end: 280 * ms, late: 270 * time.Millisecond}}, "the machine", "a gap of 290ms, ended by p2's acquisition in 2 round(s); the idle probe late by 270ms"},
 		{"others went on, this one lost its wake-ups", acqPath{Start: 0, End: 300 * ms, Rounds: 5}, steady(0, 300), nil,
-			"this waiter's rounds failed or it missed wake-ups"},
+			"this waiter's rounds failed or it missed wake-ups", "a gap of 1ms"},
 		{"everyone stopped, the probe ran", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(steady(0, 1), steady(290*ms, 10)...), nil,
-			"nobody acquired, though the idle probe ran"},
+			"nobody acquired, though the idle probe ran", "a gap of 290ms, ended by p2's acquisition in 2 round(s); the idle probe late by 0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := pathsRun{paths: map[string][]acqPath{"p1": {tt.long}, "p2": tt.others}, stalls: tt.stalls}
 			out := run.explain(1)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
-			require.Len(t, lines, 3, out)
-			assert.True(t, strings.HasPrefix(lines[2], "300ms p1:"), out)
-			assert.Contains(t, lines[2], tt.want)
+			require.Len(t, lines, 5, out)
+			assert.True(t, strings.HasPrefix(lines[2], "gaps between acquisitions:"), out)
+			assert.Contains(t, lines[3], tt.gap, "the longest gap between acquisitions")
+			assert.True(t, strings.HasPrefix(lines[4], "300ms p1:"), out)
+			assert.Contains(t, lines[4], tt.want)
 		})
 	}
 }
