@@ -93,6 +93,16 @@ func TestBugEventsUnreadCycleJoinsAnotherHoldersAcquisition(t *testing.T) {
 	assert.LessOrEqual(t, n, 1, "one release: %v", log.eventsOf("ghost"))
 }
 
+// viaProxies returns a copy of e whose topology reaches the masters numbered in
+// slow through a proxy each (returned by index), and the others directly.
+func viaProxies(t *testing.T, e *env, slow ...int) (*env, map[int]*faults.Proxy) {
+	t.Helper()
+	cfg, proxies := proxiedConfig(t, e, slow...)
+	via := *e
+	via.config = cfg
+	return &via, proxies
+}
+
 // proxiedConfig writes a topology for the same masters as e's, where the masters
 // numbered in slow are reached through a proxy each (returned by index).
 func proxiedConfig(t *testing.T, e *env, slow ...int) (string, map[int]*faults.Proxy) {
@@ -125,10 +135,8 @@ func proxiedConfig(t *testing.T, e *env, slow ...int) (string, map[int]*faults.P
 func TestBugEventsLateReleaseAfterChangeOfHandsEndsTwice(t *testing.T) {
 	e := newEnv(t)
 	e.keyspaceOn()
-	cfg, proxies := proxiedConfig(t, e, 0)
-	viaProxies := *e
-	viaProxies.config = cfg
-	log := collectEvents(t, &viaProxies)
+	via, proxies := viaProxies(t, e, 0)
+	log := collectEvents(t, via)
 	ctx := context.Background()
 	srv := e.c.Servers
 	const key = "lock:late"
@@ -368,10 +376,8 @@ func TestAttackEventsContendedNamesUnderLoad(t *testing.T) {
 func TestBugEventsLateAcquisitionPrintedAsAChangeOfHands(t *testing.T) {
 	e := newEnv(t)
 	e.keyspaceOn()
-	cfg, proxies := proxiedConfig(t, e, 2)
-	viaProxies := *e
-	viaProxies.config = cfg
-	log := collectEvents(t, &viaProxies)
+	via, proxies := viaProxies(t, e, 2)
+	log := collectEvents(t, via)
 	proxies[2].SetLatency(0, 150*time.Millisecond)
 	ctx := context.Background()
 	srv := e.c.Servers
