@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/redlock/redlock/quorum"
@@ -567,19 +566,6 @@ func simCheck(m *Merger, notes []*simNote, masters []string, lossy bool) (map[st
 	}
 	check(last+time.Hour, m.Flush(t0.Add(last+time.Hour)))
 	return bad, evs
-}
-
-// simSummary counts the events by kind.
-func simSummary(evs []Event) string {
-	n := map[string]int{}
-	for _, e := range evs {
-		n[e.Kind]++
-	}
-	var b strings.Builder
-	for _, k := range []string{Acquired, Extended, Released, Expired, ForceExpired, ChangedHands} {
-		fmt.Fprintf(&b, "%s %d ", k, n[k])
-	}
-	return b.String()
 }
 
 // simBase is the cluster of the attack's scenarios: five masters, two lock clients
