@@ -244,15 +244,6 @@ func (m *Manager) releaseRoundTo(ctx context.Context, rep *Report, value string)
 	return m.scriptRoundTo(ctx, rep, releaseW, c, 1, 1, decodeInt)
 }
 
-// releaseQuietRound runs release.lua's compare-and-delete of value at key, waking
-// nobody.
-func (m *Manager) releaseQuietRound(ctx context.Context, op, key, value string) *Report {
-	c := m.getCall()
-	c.keys[0] = key
-	c.args[0], c.args[1] = value, ""
-	return m.scriptRound(ctx, op, key, releaseW, c, 1, 2, decodeInt)
-}
-
 // extendRound runs extend.lua: the TTL of value's key to ms where it is ours.
 func (m *Manager) extendRound(ctx context.Context, op, key, value string, ms int64) *Report {
 	c := m.getCall()

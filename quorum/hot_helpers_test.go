@@ -20,6 +20,9 @@ var fairAcquireScript = redis.NewScript(fairAcquireLua)
 // extendScript runs extend.lua through go-redis, for the tests that call it alone.
 var extendScript = redis.NewScript(extendLua)
 
+// releaseScript runs release.lua through go-redis, for the tests that call it alone.
+var releaseScript = redis.NewScript(releaseLua)
+
 // wireCmd names a hot command for the tests that send one round of it.
 type wireCmd uint8
 

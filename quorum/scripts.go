@@ -19,7 +19,6 @@ var (
 	//go:embed scripts/force_expire.lua
 	forceExpireLua string
 
-	releaseScript     = redis.NewScript(releaseLua)
 	forceExpireScript = redis.NewScript(forceExpireLua)
 )
 

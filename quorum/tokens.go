@@ -22,7 +22,10 @@ func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
 // lock that anyone could take, and waking the other waiters from it would let
 // failed rounds wake each other in a loop.
 func (m *Manager) releaseQuiet(ctx context.Context, op, key, value string) *Report {
-	return m.releaseQuietRound(ctx, op, key, value)
+	c := m.getCall()
+	c.keys[0] = key
+	c.args[0], c.args[1] = value, "" // no channel: release.lua wakes nobody
+	return m.scriptRound(ctx, op, key, releaseW, c, 1, 2, decodeInt)
 }
 
 // releaseWakingAll is a compare-and-delete of value at key that wakes every waiter
