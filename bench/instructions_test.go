@@ -61,6 +61,7 @@ func TestMasterInstructionsPerCycle(t *testing.T) {
 		}, lockKey, lockValue},
 		{"quorum, Acquire: SET NX GET, short form", release, setNXGet, func(sha, k, v string) []string { return []string{"EVALSHA", sha, "1", k, v} }, lockKey, lockValue},
 		{"quorum, TryAcquire: SET NX PX, short form", release, setNX, func(sha, k, v string) []string { return []string{"EVALSHA", sha, "1", k, v} }, lockKey, lockValue},
+		{"the short form's no-waiter path before the flag: GET, DEL, EXISTS", existsRelease, setNX, func(sha, k, v string) []string { return []string{"EVALSHA", sha, "1", k, v} }, lockKey, lockValue},
 		{"GET+DEL script on quorum's key and value", floorRelease, setNX, func(sha, k, v string) []string { return []string{"EVALSHA", sha, "1", k, v} }, lockKey, lockValue},
 	}
 	const warm, cycles, batch = 1280, 12800, 64
@@ -110,6 +111,25 @@ func TestMasterInstructionsPerCycle(t *testing.T) {
 		t.Logf("%-50s %7.0f instructions per cycle", v.name, float64(dumpedInstructions(t, dir))/cycles)
 	}
 }
+
+// existsRelease is what release.lua's short form did where nobody waited before
+// the waiting flag: GET, DEL, and EXISTS on the queue key, which it named.
+const existsRelease = `local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] then
+  if v == false then
+    return 0
+  end
+  return -1
+end
+redis.call('DEL', KEYS[1])
+local q, ch = KEYS[2], ARGV[2]
+if #ARGV == 1 then
+  q = KEYS[1] .. ':queue'
+end
+if redis.call('EXISTS', q) == 0 then
+  return 1
+end
+return redis.call('PUBLISH', KEYS[1] .. ':wake', KEYS[1])`
 
 func setNX(key, value string) []string {
 	return []string{"SET", key, value, "NX", "PX", "30000"}

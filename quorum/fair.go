@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +70,19 @@ const fairHeld = "\x00fair"
 
 // queueSuffix is the reserved suffix of a lock's queue key.
 const queueSuffix = ":queue"
+
+// waitingSuffix is the suffix of a lock's waiting flag: a string that lives while
+// a waiter of the lock keeps a marker or a place in its queue key, which a plain
+// lock's release deletes with the lock key and so learns whether anyone waits
+// (release.lua). The space keeps it apart from every lock name (ValidateName
+// refuses whitespace), whichever client version wrote the name.
+const waitingSuffix = " waiting"
+
+// sideKey reports whether key (with or without the prefix) is a queue key or a
+// waiting flag: bookkeeping of the wake-ups, never listed as a lock.
+func sideKey(key string) bool {
+	return strings.HasSuffix(key, queueSuffix) || strings.HasSuffix(key, waitingSuffix)
+}
 
 // WithFair takes the lock in FIFO order: Acquire joins the name's queue on every
 // master and takes the lock only when it is the head on a quorum; TryAcquire takes it

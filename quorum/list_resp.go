@@ -385,7 +385,7 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 		lc.out = appendRESP(lc.out, "MULTI")
 		for _, s := range b.spans {
 			k := bstr(b.keys[s.off : s.off+s.n])
-			if strings.HasSuffix(k, queueSuffix) {
+			if sideKey(k) {
 				continue
 			}
 			lc.out = appendReadKey(lc.out, k)
@@ -458,7 +458,7 @@ func (lc *listConn) readBatch(b *scanBatch, queued int, prefix string) error {
 	b.vspans = b.vspans[:0]
 	for _, s := range b.spans {
 		key := bstr(b.keys[s.off : s.off+s.n])
-		if strings.HasSuffix(key, queueSuffix) {
+		if sideKey(key) {
 			continue
 		}
 		// GETRANGE: the value's first bytes, or WRONGTYPE.

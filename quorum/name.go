@@ -10,9 +10,9 @@ import (
 // MaxNameLen bounds a lock name, in bytes.
 const MaxNameLen = 200
 
-// Reserved suffixes: keys the package keeps beside a lock (fence counter, fair queue).
-// Lock names may not end with them.
-var reservedSuffixes = []string{":fence", ":queue"}
+// Reserved suffixes: keys the package keeps beside a lock (fence counter, fair queue,
+// waiting flag). Lock names may not end with them.
+var reservedSuffixes = []string{fenceSuffix, queueSuffix, waitingSuffix}
 
 // ValidateName checks a lock name against the one rule that the library, the CLI
 // and the console share: 1 to MaxNameLen bytes of valid UTF-8, without whitespace,
@@ -54,7 +54,7 @@ func ValidateName(name string) error {
 // ValidateKeyName checks the name of an existing lock for an administrative action
 // (ForceExpire, ForceExpireSeen): any key that listing shows, whitespace, foreign
 // spellings and all, except an empty name and the reserved suffixes (the fence
-// counter and the fair queue are not locks). Creating a lock keeps ValidateName.
+// counter, the fair queue and the waiting flag are not locks). Creating a lock keeps ValidateName.
 func ValidateKeyName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidName)

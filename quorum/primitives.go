@@ -44,6 +44,12 @@ import (
 //	                                                                       (no TTL: one per election name)
 //	NAME:fence                     string  WithFencing                     a plain lock's fence counter (no TTL)
 //	NAME:queue                     zset    WithFair                        a plain lock's FIFO queue
+//	                                       Acquire waiting                 and the markers of its waiters that are not
+//	                                                                       queued (waitmark.go)
+//	"NAME waiting"                 string  Acquire waiting                 the waiting flag: lives while a marker or a
+//	                               (PX)                                    place in NAME:queue does; a release deletes
+//	                                                                       it with NAME, and wakes the waiters only
+//	                                                                       where it was there (release.lua)
 //
 // ValidateName refuses names ending with ":fence", ":queue", ":xwait", ":leader",
 // ":term", ":permit" or ":permit:" followed by digits, so no name given by a user
@@ -95,7 +101,7 @@ const (
 	KeyTerm KeyKind = "term"
 	// KeyFence: a fence or term counter, at X:fence.
 	KeyFence KeyKind = "fence"
-	// KeyQueue: a fair queue, at X:queue.
+	// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at "X waiting".
 	KeyQueue KeyKind = "queue"
 	// KeyOther: a key of another type at NAME (a Redisson hash, say).
 	KeyOther KeyKind = "other"
@@ -131,6 +137,8 @@ func ClassifyKey(name, redisType string) KeyClass {
 		if b, ok := strings.CutSuffix(kc.Name, permitBase); ok {
 			kc.Name = b
 		}
+	case strings.HasSuffix(name, waitingSuffix):
+		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, waitingSuffix)
 	case strings.HasSuffix(name, leaderSuffix+termSuffix):
 		kc.Kind, kc.Name = KeyTerm, strings.TrimSuffix(name, leaderSuffix+termSuffix)
 	case strings.HasSuffix(name, leaderSuffix):

@@ -58,16 +58,16 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":      {releaseLua, "a9712ec43243a7f7d232b3d4d86051da78f64992", releaseScript},
+		"release":      {releaseLua, "b186f2fc854d6f94ffacff0814c46e07985f5cc7", releaseScript},
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire": {fairAcquireLua, "39daed5d21f47ed661b6c9d2a19ca1bb3614616f", fairAcquireScript},
-		"fair_unwind":  {fairUnwindLua, "c16eb434179d10b8c26e7c2088b03160e7c5c518", fairUnwindScript},
+		"fair_acquire": {fairAcquireLua, "829fb2865073242094cdaaeab14153ef070950f5", fairAcquireScript},
+		"fair_unwind":  {fairUnwindLua, "c1dec58adec07fb2e36f14f8a4440387eee276b2", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":   {waitRoundLua, "2b957e8cb78286b10997aac3879a8b84d7241601", waitRoundW},
-		"wait_mark":    {waitMarkLua, "1101e740b0ae0aaee89308e5b85034d2522afbaa", waitMarkW},
+		"wait_round":   {waitRoundLua, "ea2f1e8d4196ff6d869fa2ae01d4e4b6c76d3afa", waitRoundW},
+		"wait_mark":    {waitMarkLua, "1cca286bf99c4cd7c8ba9abd3bb180d3c50e66aa", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

@@ -256,8 +256,8 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 				}
 				key := strings.TrimPrefix(msg.Channel, prefix)
 				name := strings.TrimPrefix(key, cluster.KeyPrefix)
-				if strings.HasSuffix(name, ":fence") || strings.HasSuffix(name, ":queue") {
-					continue
+				if k := quorum.ClassifyKey(name, "").Kind; k == quorum.KeyFence || k == quorum.KeyQueue {
+					continue // a fence counter, a queue or a waiting flag: no lock of its own
 				}
 				n := keyspaceNote{master: m.Name, name: name, op: msg.Payload, at: time.Now()}
 				if n.op == "set" {

@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- Fair (FIFO) acquisition on one master. KEYS[1] lock key; KEYS[2] queue key (<lock key>:queue).
 -- ARGV[1] our value; ARGV[2] TTL in ms; ARGV[3] waiter id; ARGV[4] queue score (the waiter's enqueue
 -- time in ms, the same on every master); ARGV[5] heartbeat TTL in ms; ARGV[6] "wait" (enqueue and
@@ -5,7 +6,9 @@
 -- The queue is one sorted set holding two kinds of members: "q:<id>" with score = enqueue time (>= 0,
 -- FIFO order, ties broken by the member) and "h:<id>" with score = -(heartbeat deadline, server ms),
 -- so expired heartbeats are exactly the scores in [-now, 0). A waiter whose heartbeat expired is
--- dropped with its place (liveHead, which also finds the head).
+-- dropped with its place (liveHead, which also finds the head). A waiter also keeps the waiting flag
+-- (KEYS[1] .. ' waiting', see wait_round.lua) alive as long as its place: release.lua's short form wakes the head
+-- only where the flag was there.
 -- Returns 1 acquired (and left the queue), 0 the lock key is held (a string: an exclusive holder), -3 it is held
 -- by something else (shared holders), -2 another waiter is ahead.
 -- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
@@ -17,6 +20,10 @@ if ARGV[6] == 'wait' then
   redis.call('ZADD', KEYS[2], ARGV[4], me, -(now + hb), 'h:' .. ARGV[3])
   if redis.call('PTTL', KEYS[2]) < 2 * hb then
     redis.call('PEXPIRE', KEYS[2], 2 * hb)
+  end
+  local flag = KEYS[1] .. ' waiting'
+  if redis.call('PTTL', flag) < 2 * hb then
+    redis.call('SET', flag, '1', 'PX', 2 * hb)
   end
 end
 local head = liveHead(KEYS[2], now)

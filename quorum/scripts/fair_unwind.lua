@@ -1,8 +1,10 @@
+--!df flags=allow-undeclared-keys
 -- Clean-up of a failed fair round on one master. KEYS[1] lock key; KEYS[2] queue key.
 -- ARGV[1] our value; ARGV[2] waiter id; ARGV[3] queue score; ARGV[4] heartbeat TTL in ms; ARGV[5] (optional)
 -- wake-up channel.
 -- Where the round set our key (and so took us out of the queue), delete the key and put us
--- back in the queue at our place, in one step: no other waiter can slip in between.
+-- back in the queue at our place, in one step: no other waiter can slip in between; the waiting flag
+-- (KEYS[1] .. ' waiting', see fair_acquire.lua) lives as long as that place.
 -- The key is free then: with ARGV[5], the head of the queue is woken as release.lua wakes it, unless it is us (our
 -- own failed round never wakes us: no loop). Rounds that collided (waiters not queued everywhere yet) then do not
 -- leave the head waiting for its retry delay.
@@ -17,6 +19,10 @@ if v == ARGV[1] then
   redis.call('ZADD', KEYS[2], -(now + tonumber(ARGV[4])), 'h:' .. ARGV[2])
   if redis.call('PTTL', KEYS[2]) < 2 * tonumber(ARGV[4]) then
     redis.call('PEXPIRE', KEYS[2], 2 * tonumber(ARGV[4]))
+  end
+  local flag = KEYS[1] .. ' waiting'
+  if redis.call('PTTL', flag) < 2 * tonumber(ARGV[4]) then
+    redis.call('SET', flag, '1', 'PX', 2 * tonumber(ARGV[4]))
   end
   if ARGV[5] and ARGV[5] ~= '' then
     prune(KEYS[2])

@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- A waiting plain acquisition's round on one master: SET NX PX, and where the key is held, the waiter's marker in
 -- the same step. KEYS[1] lock key; KEYS[2] its queue key (<lock key>:queue); ARGV[1] our value; ARGV[2] TTL in ms;
 -- ARGV[3] the waiter's marker id; ARGV[4] the marker's longest TTL in ms.
@@ -6,8 +7,10 @@
 -- prunes the queue drops it once it expired. It lives as long as the key that keeps us out (a release publishes
 -- nothing once that key is gone), at most ARGV[4], and at least until our next round (a quarter of ARGV[4]); the
 -- queue key lives at least as long.
--- release.lua wakes the waiters only where the queue key exists: a release that runs after this round sees the
--- marker, one that ran before it left the key free for this round.
+-- The waiting flag (<lock key> .. ' waiting', named here: the first line lets Dragonfly run a script that touches a
+-- key it was not given) is set to live at least as long as the marker, even where the queue key is of another type
+-- and takes no marker: release.lua's short form wakes the waiters only where the flag was there. A release that runs
+-- after this round sees the flag and the marker, one that ran before it left the key free for this round.
 -- Returns +OK where it set the key (and dropped our marker), else the value held there, or 0 when the key is not
 -- a string.
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -25,6 +28,10 @@ local t = redis.call('TIME')
 local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
 if type(redis.pcall('ZADD', KEYS[2], -deadline, 'h:' .. ARGV[3])) == 'number' and redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
+end
+local flag = KEYS[1] .. ' waiting'
+if redis.call('PTTL', flag) < ttl then
+  redis.call('SET', flag, '1', 'PX', ttl)
 end
 local v = redis.pcall('GET', KEYS[1])
 if type(v) == 'string' then
