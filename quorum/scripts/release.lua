@@ -29,18 +29,21 @@ if v ~= ARGV[1] then
   end
   return -1
 end
-local q, ch, flag = KEYS[2], ARGV[2], nil
+local flag = nil
 if #ARGV == 1 then
   flag = KEYS[1] .. ' waiting'
   if redis.call('DEL', KEYS[1], flag) == 1 then
     return 1
   end
-  q = KEYS[1] .. ':queue'
 else
   redis.call('DEL', KEYS[1])
-  if ch == '' then
+  if ARGV[2] == '' then
     return 1
   end
+end
+local q, ch = KEYS[2], ARGV[2]
+if flag then
+  q = KEYS[1] .. ':queue'
 end
 local queued = false
 if q then
