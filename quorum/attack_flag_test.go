@@ -105,3 +105,31 @@ func allOf(c *redistest.Cluster, v string) map[string]string {
 	}
 	return out
 }
+
+// TestBugFlagSuffixMatchedOnThePrefixedKey: the listing skips side keys by the
+// suffix of the whole key, prefix included (list_resp.go sideKey), not of the
+// name. A key prefix may hold spaces (topology refuses only control
+// characters), so with the prefix "team " our own lock named "waiting" (a valid
+// name) is the key "team waiting" and is never listed, though held. (The same
+// holds, before the flag, for a lock named "queue" under the default prefix
+// "lock:": the key "lock:queue".)
+func TestBugFlagSuffixMatchedOnThePrefixedKey(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct{ prefix, name string }{{"team ", "waiting"}, {"lock:", "queue"}} {
+		t.Run(tt.prefix+tt.name, func(t *testing.T) {
+			c, _ := testCluster(t, 3)
+			m := managerFor(t, c, WithKeyPrefix(tt.prefix))
+			require.NoError(t, ValidateName(tt.name))
+			l, err := m.Acquire(ctx, tt.name, time.Minute)
+			require.NoError(t, err)
+			defer func() { _ = l.Release(ctx) }()
+			lst, err := m.Inspect(ctx, "")
+			require.NoError(t, err)
+			var names []string
+			for _, li := range lst.Locks {
+				names = append(names, li.Name)
+			}
+			assert.Equal(t, []string{tt.name}, names, "our held lock %q (key %q) is not listed", tt.name, l.key)
+		})
+	}
+}
