@@ -89,3 +89,53 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 		}
 	}
 }
+
+// A hostile flag (a hash, a 16 MB string, either without a TTL) neither breaks a
+// release nor a waiter's wake-up, and nothing is left without a TTL.
+func TestAttackFlagHostileFlagKey(t *testing.T) {
+	big := string(make([]byte, 16<<20))
+	for _, tt := range []struct {
+		name  string
+		write func(ctx context.Context, s *redistest.Server, k string) error
+	}{
+		{"hash", func(ctx context.Context, s *redistest.Server, k string) error { return s.Client().HSet(ctx, k, "f", "v").Err() }},
+		{"huge string", func(ctx context.Context, s *redistest.Server, k string) error { return s.Client().Set(ctx, k, big, 0).Err() }},
+		{"zset", func(ctx context.Context, s *redistest.Server, k string) error {
+			return s.Client().ZAdd(ctx, k, zmember(1, "x")).Err()
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			c, holder := testCluster(t, 3)
+			for _, s := range c.Servers {
+				require.NoError(t, tt.write(ctx, s, holder.Key("hf")+waitingSuffix))
+			}
+			// Nobody waits: the release still works.
+			l, err := holder.Acquire(ctx, "hf", time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctx))
+			lst, err := holder.Inspect(ctx, "")
+			require.NoError(t, err)
+			assert.Empty(t, lst.Locks)
+			for _, s := range c.Servers {
+				require.NoError(t, tt.write(ctx, s, holder.Key("hf")+waitingSuffix))
+			}
+			l, err = holder.Acquire(ctx, "hf", time.Minute)
+			require.NoError(t, err)
+			for _, fair := range []bool{false, true} {
+				m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(time.Second))
+				d := wakeAfter(t, 300*time.Millisecond, func(ctx context.Context) (*Lock, error) {
+					if fair {
+						return m.Acquire(ctx, "hf", time.Minute, WithFair())
+					}
+					return m.Acquire(ctx, "hf", time.Minute)
+				}, func() { require.NoError(t, l.Release(ctx)) })
+				assert.Less(t, d, 2*time.Second, "fair=%v", fair)
+				l, err = holder.Acquire(ctx, "hf", time.Minute)
+				require.NoError(t, err)
+			}
+			require.NoError(t, l.Release(ctx))
+			checkLeftKeys(t, c, holder.Key("hf"))
+		})
+	}
+}
