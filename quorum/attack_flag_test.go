@@ -1,7 +1,10 @@
 package quorum
 
-// Attacks on the waiting flag ("<lock key> waiting", release.lua): what else lives
-// at that key, and what the listings show.
+// Attacks on the waiting flag (release.lua): what else lives at or near its key,
+// and what the listings show. The flag was first "<lock key> waiting", which is
+// another library's lock on the resource "<name> waiting"; it is now
+// "<lock key> waiting:queue", a queue key's ending, which is this tool's
+// (SAFETY.md, key layout).
 
 import (
 	"context"
@@ -19,14 +22,14 @@ import (
 // another library with the same prefix) are listed and can be force-expired, and
 // that redsync, node-redlock and others exclude each other with this tool on the
 // same keys. Another library's lock on the resource "nightly waiting" is the key
-// "lock:nightly waiting": exactly the waiting flag of our lock "nightly". Our
+// "lock:nightly waiting": it was the waiting flag of our lock "nightly". Our
 // plain release of "nightly" must not delete that lock (before the flag, no
 // release ever deleted anything but its own value: a queue key of another type
 // was "left as it is").
 func TestBugFlagReleaseDeletesAForeignLock(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
-	foreign := m.Key("nightly") + waitingSuffix // "lock:nightly waiting"
+	foreign := m.Key("nightly waiting")
 	const token = "redsync-token-0123456789"
 	for _, s := range c.Servers {
 		ok, err := s.Client().SetNX(ctx, foreign, token, time.Minute).Result()
@@ -42,13 +45,13 @@ func TestBugFlagReleaseDeletesAForeignLock(t *testing.T) {
 
 // TestBugFlagWaiterOverwritesAForeignLock: a waiter of our lock "nightly" sets
 // the flag with SET ... PX (no NX, no type check) wherever it lives shorter than
-// the waiter's marker: another library's lock at "lock:nightly waiting" gets the
+// the waiter's marker: another library's lock at "lock:nightly waiting" got the
 // value "1" and a longer TTL. Its holder's compare-and-delete then fails, and the
 // key later vanishes with our next release.
 func TestBugFlagWaiterOverwritesAForeignLock(t *testing.T) {
 	ctx := context.Background()
 	c, holder := testCluster(t, 3)
-	foreign := holder.Key("nightly") + waitingSuffix
+	foreign := holder.Key("nightly waiting")
 	const token = "node-redlock-token-abcdef"
 	for _, s := range c.Servers {
 		ok, err := s.Client().SetNX(ctx, foreign, token, 5*time.Second).Result()
@@ -77,7 +80,7 @@ func TestBugFlagWaiterOverwritesAForeignLock(t *testing.T) {
 }
 
 // TestBugFlagHidesAForeignLockFromListings: the same foreign lock, held, is not
-// listed (sideKey skips every key ending " waiting", whatever its value), and
+// listed (the listing skipped every key ending " waiting", whatever its value), and
 // force-expire refuses its name, although the README says both work on foreign
 // keys that break the name rule ("lock:nightly report").
 func TestBugFlagHidesAForeignLockFromListings(t *testing.T) {
@@ -107,7 +110,7 @@ func allOf(c *redistest.Cluster, v string) map[string]string {
 }
 
 // TestBugFlagSuffixMatchedOnThePrefixedKey: the listing skips side keys by the
-// suffix of the whole key, prefix included (list_resp.go sideKey), not of the
+// suffix of the whole key, prefix included (list_resp.go), not of the
 // name. A key prefix may hold spaces (topology refuses only control
 // characters), so with the prefix "team " our own lock named "waiting" (a valid
 // name) is the key "team waiting" and is never listed, though held. (The same

@@ -98,8 +98,12 @@ func TestAttackFlagHostileFlagKey(t *testing.T) {
 		name  string
 		write func(ctx context.Context, s *redistest.Server, k string) error
 	}{
-		{"hash", func(ctx context.Context, s *redistest.Server, k string) error { return s.Client().HSet(ctx, k, "f", "v").Err() }},
-		{"huge string", func(ctx context.Context, s *redistest.Server, k string) error { return s.Client().Set(ctx, k, big, 0).Err() }},
+		{"hash", func(ctx context.Context, s *redistest.Server, k string) error {
+			return s.Client().HSet(ctx, k, "f", "v").Err()
+		}},
+		{"huge string", func(ctx context.Context, s *redistest.Server, k string) error {
+			return s.Client().Set(ctx, k, big, 0).Err()
+		}},
 		{"zset", func(ctx context.Context, s *redistest.Server, k string) error {
 			return s.Client().ZAdd(ctx, k, zmember(1, "x")).Err()
 		}},

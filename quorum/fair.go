@@ -74,14 +74,18 @@ const queueSuffix = ":queue"
 // waitingSuffix is the suffix of a lock's waiting flag: a string that lives while
 // a waiter of the lock keeps a marker or a place in its queue key, which a plain
 // lock's release deletes with the lock key and so learns whether anyone waits
-// (release.lua). The space keeps it apart from every lock name (ValidateName
-// refuses whitespace), whichever client version wrote the name.
-const waitingSuffix = " waiting"
+// (release.lua). It ends like a queue key, a suffix that every version of this
+// tool refuses at the end of a lock name, and what comes before it holds a space,
+// which no lock name of this tool holds: it is no lock's key nor another lock's
+// queue, whichever version wrote them. Listings treat it as the queue keys.
+const waitingSuffix = " waiting" + queueSuffix
 
-// sideKey reports whether key (with or without the prefix) is a queue key or a
-// waiting flag: bookkeeping of the wake-ups, never listed as a lock.
-func sideKey(key string) bool {
-	return strings.HasSuffix(key, queueSuffix) || strings.HasSuffix(key, waitingSuffix)
+// sideName reports whether name (a key without the prefix) is a queue key or a
+// waiting flag: bookkeeping of the wake-ups, never listed as a lock. The suffix is
+// matched on the name, so a prefix never makes a lock a side key (a lock named
+// "queue" under the prefix "lock:").
+func sideName(name string) bool {
+	return len(name) > len(queueSuffix) && strings.HasSuffix(name, queueSuffix)
 }
 
 // WithFair takes the lock in FIFO order: Acquire joins the name's queue on every

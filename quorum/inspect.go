@@ -161,7 +161,7 @@ func (m *Manager) inspectCallTimeout() time.Duration {
 // bytes of their value, read atomically and without writing anything (a
 // MULTI/EXEC of GETRANGE and PTTL on a connection of the listing's own,
 // list_resp.go). Keys longer than 1 MB are not listed. Side
-// keys of this package (names ending ":fence", ":queue" or " waiting") are not listed; a fence counter is reported in the lock's
+// keys of this package (names ending ":fence" or ":queue": the queues and the waiting flags) are not listed; a fence counter is reported in the lock's
 // Fence. Per lock it merges the masters' views into a quorum state (see
 // LockState), the votes of the leading value, the remaining validity from the
 // quorum's view, the decoded owner and the guessed library.

@@ -90,7 +90,8 @@ func splitListReply(reply []any) (uint64, string, error) {
 
 // parseRecords appends to out the records of list_read.lua's second reply,
 // "<type>,<pttl>,<length>,<key bytes>,<value bytes>:<key><value>" each, naming
-// each key without prefix (a key without it is left out), and returns them; any
+// each key without prefix (a key without it, and a queue key or waiting flag, are
+// left out: sideName), and returns them; any
 // other text is an error matching errBadRecords.
 func parseRecords(blob, prefix string, out []listRecord) ([]listRecord, error) {
 	for len(blob) > 0 {
@@ -117,7 +118,7 @@ func parseRecords(blob, prefix string, out []listRecord) ([]listRecord, error) {
 		if kl > int64(len(rest)) || vl > int64(len(rest))-kl || vl > ValueReadCap || vl > nums[1] {
 			return out, fmt.Errorf("%w: lengths %d+%d past the reply", errBadRecords, kl, vl)
 		}
-		if key := rest[:kl]; strings.HasPrefix(key, prefix) {
+		if key := rest[:kl]; strings.HasPrefix(key, prefix) && !sideName(key[len(prefix):]) {
 			out = append(out, listRecord{name: key[len(prefix):], typ: typeName(f[0]), value: rest[kl : kl+vl], size: nums[1], pttl: nums[0]})
 		}
 		blob = rest[kl+vl:]

@@ -385,7 +385,7 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 		lc.out = appendRESP(lc.out, "MULTI")
 		for _, s := range b.spans {
 			k := bstr(b.keys[s.off : s.off+s.n])
-			if sideKey(k) {
+			if sideName(strings.TrimPrefix(k, m.cfg.prefix)) {
 				continue
 			}
 			lc.out = appendReadKey(lc.out, k)
@@ -458,7 +458,7 @@ func (lc *listConn) readBatch(b *scanBatch, queued int, prefix string) error {
 	b.vspans = b.vspans[:0]
 	for _, s := range b.spans {
 		key := bstr(b.keys[s.off : s.off+s.n])
-		if sideKey(key) {
+		if sideName(strings.TrimPrefix(key, prefix)) {
 			continue
 		}
 		// GETRANGE: the value's first bytes, or WRONGTYPE.

@@ -10,9 +10,9 @@ import (
 // MaxNameLen bounds a lock name, in bytes.
 const MaxNameLen = 200
 
-// Reserved suffixes: keys the package keeps beside a lock (fence counter, fair queue,
-// waiting flag). Lock names may not end with them.
-var reservedSuffixes = []string{fenceSuffix, queueSuffix, waitingSuffix}
+// Reserved suffixes: keys the package keeps beside a lock (fence counter, fair queue
+// and waiting flag). Lock names may not end with them.
+var reservedSuffixes = []string{fenceSuffix, queueSuffix}
 
 // ValidateName checks a lock name against the one rule that the library, the CLI
 // and the console share: 1 to MaxNameLen bytes of valid UTF-8, without whitespace,

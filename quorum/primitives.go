@@ -46,7 +46,7 @@ import (
 //	NAME:queue                     zset    WithFair                        a plain lock's FIFO queue
 //	                                       Acquire waiting                 and the markers of its waiters that are not
 //	                                                                       queued (waitmark.go)
-//	"NAME waiting"                 string  Acquire waiting                 the waiting flag: lives while a marker or a
+//	"NAME waiting:queue"           string  Acquire waiting                 the waiting flag: lives while a marker or a
 //	                               (PX)                                    place in NAME:queue does; a release deletes
 //	                                                                       it with NAME, and wakes the waiters only
 //	                                                                       where it was there (release.lua)
@@ -101,7 +101,8 @@ const (
 	KeyTerm KeyKind = "term"
 	// KeyFence: a fence or term counter, at X:fence.
 	KeyFence KeyKind = "fence"
-	// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at "X waiting".
+	// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at
+	// "X waiting:queue".
 	KeyQueue KeyKind = "queue"
 	// KeyOther: a key of another type at NAME (a Redisson hash, say).
 	KeyOther KeyKind = "other"
@@ -132,13 +133,13 @@ func ClassifyKey(name, redisType string) KeyClass {
 		} else if b, ok := strings.CutSuffix(kc.Name, leaderSuffix); ok {
 			kc.Name = b
 		}
+	case strings.HasSuffix(name, waitingSuffix):
+		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, waitingSuffix)
 	case strings.HasSuffix(name, queueSuffix):
 		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, queueSuffix)
 		if b, ok := strings.CutSuffix(kc.Name, permitBase); ok {
 			kc.Name = b
 		}
-	case strings.HasSuffix(name, waitingSuffix):
-		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, waitingSuffix)
 	case strings.HasSuffix(name, leaderSuffix+termSuffix):
 		kc.Kind, kc.Name = KeyTerm, strings.TrimSuffix(name, leaderSuffix+termSuffix)
 	case strings.HasSuffix(name, leaderSuffix):

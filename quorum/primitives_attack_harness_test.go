@@ -123,8 +123,8 @@ func (a *atk) leftovers(pattern string) map[string][]string {
 		ks, err := s.Client().Keys(ctx, pattern).Result()
 		require.NoError(a.t, err)
 		for _, k := range ks {
-			waiters := sideKey(k) || strings.HasSuffix(k, xwaitSuffix) // a waiter's queue, flag or marker
-			if !waiters || s.Client().PTTL(ctx, k).Val() == -1 {       // -1: no TTL
+			waiters := sideName(k) || strings.HasSuffix(k, xwaitSuffix) // a waiter's queue, flag or marker
+			if !waiters || s.Client().PTTL(ctx, k).Val() == -1 {        // -1: no TTL
 				out[s.Name] = append(out[s.Name], k)
 			}
 		}

@@ -58,16 +58,16 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":      {releaseLua, "3904af393be2bc619714fb7e61b2a46820031d85", releaseScript},
+		"release":      {releaseLua, "3888018dc9e4985cfe25324f68dc40bb05807c27", releaseScript},
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire": {fairAcquireLua, "829fb2865073242094cdaaeab14153ef070950f5", fairAcquireScript},
-		"fair_unwind":  {fairUnwindLua, "c1dec58adec07fb2e36f14f8a4440387eee276b2", fairUnwindScript},
+		"fair_acquire": {fairAcquireLua, "40353d731c17197dfdcf0fd8da32592fb874b05f", fairAcquireScript},
+		"fair_unwind":  {fairUnwindLua, "630a91c3533d1cbac5a414355cdd09609fab5a6e", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":   {waitRoundLua, "ea2f1e8d4196ff6d869fa2ae01d4e4b6c76d3afa", waitRoundW},
-		"wait_mark":    {waitMarkLua, "1cca286bf99c4cd7c8ba9abd3bb180d3c50e66aa", waitMarkW},
+		"wait_round":   {waitRoundLua, "d812b387cd0aa88ade634f82738167f2f19d753a", waitRoundW},
+		"wait_mark":    {waitMarkLua, "6648534381da964164a0e9ca1d7859c05be07592", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

@@ -7,7 +7,7 @@
 -- FIFO order, ties broken by the member) and "h:<id>" with score = -(heartbeat deadline, server ms),
 -- so expired heartbeats are exactly the scores in [-now, 0). A waiter whose heartbeat expired is
 -- dropped with its place (liveHead, which also finds the head). A waiter also keeps the waiting flag
--- (KEYS[1] .. ' waiting', see wait_round.lua) alive as long as its place: release.lua's short form wakes the head
+-- (KEYS[1] .. ' waiting:queue', see wait_round.lua) alive as long as its place: release.lua's short form wakes the head
 -- only where the flag was there.
 -- Returns 1 acquired (and left the queue), 0 the lock key is held (a string: an exclusive holder), -3 it is held
 -- by something else (shared holders), -2 another waiter is ahead.
@@ -21,7 +21,7 @@ if ARGV[6] == 'wait' then
   if redis.call('PTTL', KEYS[2]) < 2 * hb then
     redis.call('PEXPIRE', KEYS[2], 2 * hb)
   end
-  local flag = KEYS[1] .. ' waiting'
+  local flag = KEYS[1] .. ' waiting:queue'
   if redis.call('PTTL', flag) < 2 * hb then
     redis.call('SET', flag, '1', 'PX', 2 * hb)
   end

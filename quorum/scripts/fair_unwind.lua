@@ -4,7 +4,7 @@
 -- wake-up channel.
 -- Where the round set our key (and so took us out of the queue), delete the key and put us
 -- back in the queue at our place, in one step: no other waiter can slip in between; the waiting flag
--- (KEYS[1] .. ' waiting', see fair_acquire.lua) lives as long as that place.
+-- (KEYS[1] .. ' waiting:queue', see fair_acquire.lua) lives as long as that place.
 -- The key is free then: with ARGV[5], the head of the queue is woken as release.lua wakes it, unless it is us (our
 -- own failed round never wakes us: no loop). Rounds that collided (waiters not queued everywhere yet) then do not
 -- leave the head waiting for its retry delay.
@@ -20,7 +20,7 @@ if v == ARGV[1] then
   if redis.call('PTTL', KEYS[2]) < 2 * tonumber(ARGV[4]) then
     redis.call('PEXPIRE', KEYS[2], 2 * tonumber(ARGV[4]))
   end
-  local flag = KEYS[1] .. ' waiting'
+  local flag = KEYS[1] .. ' waiting:queue'
   if redis.call('PTTL', flag) < 2 * tonumber(ARGV[4]) then
     redis.call('SET', flag, '1', 'PX', 2 * tonumber(ARGV[4]))
   end

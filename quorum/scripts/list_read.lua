@@ -2,7 +2,7 @@
 -- Reads lock keys for a listing, in one call, without writing anything and without
 -- ever reading a value whole. With KEYS, it describes those keys; without, it runs
 -- one SCAN step (cursor ARGV[2], MATCH ARGV[3], COUNT ARGV[4]) and describes the
--- keys it returns. Keys ending ":queue" or " waiting" are skipped. ARGV[1] is the most bytes of
+-- keys it returns (the queue keys too: the reader skips them by name, after the prefix). ARGV[1] is the most bytes of
 -- a value to read (GETRANGE; STRLEN gives the full length).
 -- Returns {next cursor ("0" with KEYS), records}: for each key that exists, one
 -- record "<type>,<pttl ms>,<length>,<key bytes>,<value bytes>:<key><value>", type
@@ -17,7 +17,7 @@ if #KEYS == 0 then
 end
 local out, n = {}, 0
 for _, k in ipairs(keys) do
-  if not string.find(k, ':queue', -6, true) and not string.find(k, ' waiting', -8, true) then
+  do
     local pttl = redis.call('PTTL', k)
     if pttl ~= -2 then
       local typ, v, len = '', redis.pcall('GETRANGE', k, 0, cap - 1), 0

@@ -7,7 +7,7 @@
 -- prunes the queue drops it once it expired. It lives as long as the key that keeps us out (a release publishes
 -- nothing once that key is gone), at most ARGV[4], and at least until our next round (a quarter of ARGV[4]); the
 -- queue key lives at least as long.
--- The waiting flag (<lock key> .. ' waiting', named here: the first line lets Dragonfly run a script that touches a
+-- The waiting flag (<lock key> .. ' waiting:queue', named here: the first line lets Dragonfly run a script that touches a
 -- key it was not given) is set to live at least as long as the marker, even where the queue key is of another type
 -- and takes no marker: release.lua's short form wakes the waiters only where the flag was there. A release that runs
 -- after this round sees the flag and the marker, one that ran before it left the key free for this round.
@@ -29,7 +29,7 @@ local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
 if type(redis.pcall('ZADD', KEYS[2], -deadline, 'h:' .. ARGV[3])) == 'number' and redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-local flag = KEYS[1] .. ' waiting'
+local flag = KEYS[1] .. ' waiting:queue'
 if redis.call('PTTL', flag) < ttl then
   redis.call('SET', flag, '1', 'PX', ttl)
 end
