@@ -147,7 +147,12 @@ func TestAttackPipeRandomCancelVotesCheckedThenClose(t *testing.T) {
 			}
 		})
 	}
+	// At least 1.5 s, and until some acquisitions succeeded (a loaded machine can
+	// fail every call of the first seconds by its 0.2-20 ms deadline), at most 10 s.
 	time.Sleep(1500 * time.Millisecond)
+	for until := time.Now().Add(8500 * time.Millisecond); held.Load() < 10 && time.Now().Before(until); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	closedAt.Store(time.Now().UnixNano())
 	closing.Store(true)
 	start := time.Now()
