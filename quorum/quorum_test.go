@@ -62,7 +62,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire": {fairAcquireLua, "40353d731c17197dfdcf0fd8da32592fb874b05f", fairAcquireScript},
+		"fair_acquire": {fairAcquireLua, "8312adb6349a30b97ec8088810bb2808d33ad5df", fairAcquireScript},
 		"fair_unwind":  {fairUnwindLua, "630a91c3533d1cbac5a414355cdd09609fab5a6e", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},

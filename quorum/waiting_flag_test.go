@@ -147,6 +147,10 @@ func TestWaiterScriptsKeepTheWaitingFlag(t *testing.T) {
 			run: func() error {
 				return fairAcquireScript.Run(ctx, cl, []string{tKey, tQueue}, "mine", "60000", "w1", "100", "4000", "wait").Err()
 			}},
+		{name: "fair_acquire waiting on a free key: taken, no place left, no flag",
+			run: func() error {
+				return fairAcquireScript.Run(ctx, cl, []string{tKey, tQueue}, "mine", "60000", "w1", "100", "4000", "wait").Err()
+			}},
 		{name: "fair_acquire trying (never queued): no flag", held: true,
 			run: func() error {
 				return fairAcquireScript.Run(ctx, cl, []string{tKey, tQueue}, "mine", "60000", "w1", "100", "4000", "try").Err()

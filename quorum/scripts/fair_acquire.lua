@@ -6,9 +6,10 @@
 -- The queue is one sorted set holding two kinds of members: "q:<id>" with score = enqueue time (>= 0,
 -- FIFO order, ties broken by the member) and "h:<id>" with score = -(heartbeat deadline, server ms),
 -- so expired heartbeats are exactly the scores in [-now, 0). A waiter whose heartbeat expired is
--- dropped with its place (liveHead, which also finds the head). A waiter also keeps the waiting flag
--- (KEYS[1] .. ' waiting:queue', see wait_round.lua) alive as long as its place: release.lua's short form wakes the head
--- only where the flag was there.
+-- dropped with its place (liveHead, which also finds the head). A waiter that keeps its place (a round that did not
+-- take the lock) also keeps the waiting flag (KEYS[1] .. ' waiting:queue', see wait_round.lua) alive as long: the
+-- short form of release.lua wakes the head only where the flag was there. A round that takes the lock leaves the
+-- flag as it is: it has no place left, and the release that woke it set the flag again for the others.
 -- Returns 1 acquired (and left the queue), 0 the lock key is held (a string: an exclusive holder), -3 it is held
 -- by something else (shared holders), -2 another waiter is ahead.
 -- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
@@ -21,20 +22,26 @@ if ARGV[6] == 'wait' then
   if redis.call('PTTL', KEYS[2]) < 2 * hb then
     redis.call('PEXPIRE', KEYS[2], 2 * hb)
   end
-  local flag = KEYS[1] .. ' waiting:queue'
-  if redis.call('PTTL', flag) < 2 * hb then
-    redis.call('SET', flag, '1', 'PX', 2 * hb)
+end
+-- keep returns r, first keeping the waiting flag alive as long as the place the round leaves behind.
+local function keep(r)
+  if ARGV[6] == 'wait' then
+    local flag = KEYS[1] .. ' waiting:queue'
+    if redis.call('PTTL', flag) < 2 * hb then
+      redis.call('SET', flag, '1', 'PX', 2 * hb)
+    end
   end
+  return r
 end
 local head = liveHead(KEYS[2], now)
 if head and head ~= me then
-  return -2
+  return keep(-2)
 end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('TYPE', KEYS[1]).ok ~= 'string' then
-    return -3
+    return keep(-3)
   end
-  return 0
+  return keep(0)
 end
 if ARGV[6] == 'wait' then
   redis.call('ZREM', KEYS[2], me, 'h:' .. ARGV[3])
