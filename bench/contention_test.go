@@ -139,8 +139,9 @@ func TestContentionWorker(t *testing.T) {
 	if kind == "" {
 		return
 	}
-	rec := &pathRecorder{}
-	acquire, closeFn, err := acquirerFor(kind, strings.Split(os.Getenv(envAddrs), ","), rec)
+	addrs := strings.Split(os.Getenv(envAddrs), ",")
+	rec := &pathRecorder{masters: len(addrs)}
+	acquire, closeFn, err := acquirerFor(kind, addrs, rec)
 	require.NoError(t, err)
 	startNS, err := strconv.ParseInt(os.Getenv(envStart), 10, 64)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,12 +40,19 @@ type acqPath struct {
 	Rounds int   `json:"r,omitempty"` // rounds made (quorum only)
 	Errors int   `json:"x,omitempty"` // master answers that were failures (quorum only)
 	GCs    int   `json:"g,omitempty"` // garbage collections of the worker that ended during it
+	// Last holds the masters' latencies in µs of the call's last acquisition
+	// round, in the order the round reported them (quorum only): a long gap's
+	// winning round, taken apart.
+	Last []int32 `json:"l,omitempty"`
 }
 
 // pathRecorder counts the rounds and master failures of the call in progress; it
 // is the worker Manager's Observer.
 type pathRecorder struct {
 	rounds, errors atomic.Int64
+	masters        int // masters per round
+	mu             sync.Mutex
+	last           []int32   // the latest acquisition round's latencies so far, µs
 	paths          []acqPath // appended by the worker's one goroutine
 }
 
@@ -53,8 +61,18 @@ func (p *pathRecorder) Observe(e quorum.Event) {
 	switch {
 	case e.Kind == quorum.EventAcquire:
 		p.rounds.Add(int64(e.Rounds))
-	case e.Kind == quorum.EventMasterRound && e.Outcome == quorum.OutcomeError:
-		p.errors.Add(1)
+	case e.Kind == quorum.EventMasterRound:
+		if e.Outcome == quorum.OutcomeError {
+			p.errors.Add(1)
+		}
+		if e.Op == "acquire" && p.masters > 0 {
+			p.mu.Lock()
+			if len(p.last) == p.masters {
+				p.last = p.last[:0]
+			}
+			p.last = append(p.last, int32(e.Latency/time.Microsecond))
+			p.mu.Unlock()
+		}
 	}
 }
 
@@ -78,6 +96,12 @@ func (p *pathRecorder) wrap(acquire experiment.Acquirer) experiment.Acquirer {
 		rel, err := acquire(ctx)
 		r.End = time.Now().UnixNano()
 		r.Rounds, r.Errors, r.GCs = int(p.rounds.Load()), int(p.errors.Load()), gcCycles()-gc
+		p.mu.Lock()
+		if len(p.last) == p.masters {
+			r.Last = slices.Clone(p.last)
+		}
+		p.last = p.last[:0]
+		p.mu.Unlock()
 		p.paths = append(p.paths, r)
 		return rel, err
 	}
@@ -322,11 +346,12 @@ func (run pathsRun) gaps(top int) string {
 		at     int64
 		id     string
 		rounds int
+		last   []int32
 	}
 	var ends []end
 	for id, ps := range run.paths {
 		for _, p := range ps {
-			ends = append(ends, end{p.End, id, p.Rounds})
+			ends = append(ends, end{p.End, id, p.Rounds, p.Last})
 		}
 	}
 	if len(ends) < 2 {
@@ -360,8 +385,8 @@ func (run pathsRun) gaps(top int) string {
 				stalled += s.late
 			}
 		}
-		fmt.Fprintf(&sb, "  a gap of %v, ended by %s's acquisition in %d round(s); the idle probe late by %v meanwhile\n",
-			experiment.Round(g.d), g.next.id, g.next.rounds, experiment.Round(stalled))
+		fmt.Fprintf(&sb, "  a gap of %v, ended by %s's acquisition in %d round(s); the idle probe late by %v meanwhile%s\n",
+			experiment.Round(g.d), g.next.id, g.next.rounds, experiment.Round(stalled), lastRound(g.d, g.next.last))
 	}
 	return sb.String()
 }
@@ -407,4 +432,18 @@ func TestExplainTellsTheCauses(t *testing.T) {
 			assert.Contains(t, lines[4], tt.want)
 		})
 	}
+}
+
+// lastRound describes the winning round of a gap of d: its masters' latencies,
+// and what of the gap came before the round began (the release, the wake-up's
+// delivery, the waiter's scheduling) when the round's slowest master is taken as
+// its length.
+func lastRound(d time.Duration, lat []int32) string {
+	if len(lat) == 0 {
+		return ""
+	}
+	sorted := slices.Sorted(slices.Values(lat))
+	slowest := time.Duration(sorted[len(sorted)-1]) * time.Microsecond
+	return fmt.Sprintf("; its round's masters answered in %v µs (in order), so %v of the gap came before the round",
+		sorted, experiment.Round(max(d-slowest, 0)))
 }
