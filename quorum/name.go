@@ -54,7 +54,8 @@ func ValidateName(name string) error {
 // ValidateKeyName checks the name of an existing lock for an administrative action
 // (ForceExpire, ForceExpireSeen): any key that listing shows, whitespace, foreign
 // spellings and all, except an empty name and the reserved suffixes (the fence
-// counter, the fair queue and the waiting flag are not locks). Creating a lock keeps ValidateName.
+// counter, the fair queue and the waiting flag are not locks). Creating a lock
+// keeps ValidateName.
 func ValidateKeyName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidName)

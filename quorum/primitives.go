@@ -133,7 +133,7 @@ func ClassifyKey(name, redisType string) KeyClass {
 		} else if b, ok := strings.CutSuffix(kc.Name, leaderSuffix); ok {
 			kc.Name = b
 		}
-	case strings.HasSuffix(name, waitingSuffix):
+	case strings.HasSuffix(name, waitingSuffix): // before queueSuffix, which it ends with
 		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, waitingSuffix)
 	case strings.HasSuffix(name, queueSuffix):
 		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, queueSuffix)

@@ -58,7 +58,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":      {releaseLua, "3888018dc9e4985cfe25324f68dc40bb05807c27", releaseScript},
+		"release":      {releaseLua, "2f09dd206af63f4ab24b6d588f26bcaad5a09b40", releaseScript},
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
@@ -66,8 +66,8 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"fair_unwind":  {fairUnwindLua, "630a91c3533d1cbac5a414355cdd09609fab5a6e", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":   {waitRoundLua, "d812b387cd0aa88ade634f82738167f2f19d753a", waitRoundW},
-		"wait_mark":    {waitMarkLua, "6648534381da964164a0e9ca1d7859c05be07592", waitMarkW},
+		"wait_round":   {waitRoundLua, "090fdf74f094580dc0baa6e4c0082370440a76a8", waitRoundW},
+		"wait_mark":    {waitMarkLua, "e3028c2c7b6f4bd810cc7c942f6331b1dfd2a06e", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

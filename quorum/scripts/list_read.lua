@@ -2,7 +2,8 @@
 -- Reads lock keys for a listing, in one call, without writing anything and without
 -- ever reading a value whole. With KEYS, it describes those keys; without, it runs
 -- one SCAN step (cursor ARGV[2], MATCH ARGV[3], COUNT ARGV[4]) and describes the
--- keys it returns (the queue keys too: the reader skips them by name, after the prefix). ARGV[1] is the most bytes of
+-- keys it returns (the queue keys too: the reader skips them by name, after the
+-- prefix). ARGV[1] is the most bytes of
 -- a value to read (GETRANGE; STRLEN gives the full length).
 -- Returns {next cursor ("0" with KEYS), records}: for each key that exists, one
 -- record "<type>,<pttl ms>,<length>,<key bytes>,<value bytes>:<key><value>", type
@@ -17,23 +18,21 @@ if #KEYS == 0 then
 end
 local out, n = {}, 0
 for _, k in ipairs(keys) do
-  do
-    local pttl = redis.call('PTTL', k)
-    if pttl ~= -2 then
-      local typ, v, len = '', redis.pcall('GETRANGE', k, 0, cap - 1), 0
-      if type(v) == 'table' then
-        typ, v = redis.call('TYPE', k)['ok'], ''
-      else
-        len = #v
-        if len == cap then
-          len = redis.call('STRLEN', k)
-        end
+  local pttl = redis.call('PTTL', k)
+  if pttl ~= -2 then
+    local typ, v, len = '', redis.pcall('GETRANGE', k, 0, cap - 1), 0
+    if type(v) == 'table' then
+      typ, v = redis.call('TYPE', k)['ok'], ''
+    else
+      len = #v
+      if len == cap then
+        len = redis.call('STRLEN', k)
       end
-      out[n + 1] = string.format('%s,%d,%d,%d,%d:', typ, pttl, len, #k, #v)
-      out[n + 2] = k
-      out[n + 3] = v
-      n = n + 3
     end
+    out[n + 1] = string.format('%s,%d,%d,%d,%d:', typ, pttl, len, #k, #v)
+    out[n + 2] = k
+    out[n + 3] = v
+    n = n + 3
   end
 end
 return {cursor, table.concat(out)}

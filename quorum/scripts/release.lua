@@ -1,11 +1,11 @@
 --!df flags=allow-undeclared-keys
 -- Compare-and-delete. KEYS[1] lock key; ARGV[1] our value. Two forms:
 --   - a plain lock's release (Lock.Release, the hot path) gives nothing more: its waiting flag, queue key and
---     wake-up channel are KEYS[1] .. ' waiting:queue', KEYS[1] .. ':queue' and KEYS[1] .. ':wake', named here rather
---     than sent (the flag's name ends like a queue key's, which no version of this tool lets a lock name do, and
---     holds a space, which no lock name of this tool holds: it is nobody's lock) (every argument costs the master a Lua string per call, and the command's bytes). Redis and Valkey
---     let a script outside a cluster touch a key it did not declare; Dragonfly does with the first line's flag (a
---     comment to the others);
+--     wake-up channel are KEYS[1] .. ' waiting:queue', KEYS[1] .. ':queue' and KEYS[1] .. ':wake', named here
+--     rather than sent (every argument costs the master a Lua string per call, and the command's bytes). The
+--     flag's name ends like a queue key's, which no version of this tool lets a lock name do, after a space, which
+--     no lock name of this tool holds: it is nobody's lock. Redis and Valkey let a script outside a cluster touch a
+--     key it did not declare; Dragonfly does with the first line's flag (a comment to the others);
 --   - the others give KEYS[2] (optional) the queue key, which also holds the markers of the waiters that are not
 --     queued (waitmark.go); ARGV[2] the wake-up channel ("" for none); ARGV[3] (optional) "all": wake whoever
 --     listens even where no waiter marked the queue key.

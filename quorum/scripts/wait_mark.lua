@@ -5,8 +5,8 @@
 -- The marker is written as wait_round.lua writes it. It lives as long as KEYS[1] (a release publishes nothing once
 -- that key is gone), or, where KEYS[1] has no TTL or does not exist (the round may then take it, or meet whoever
 -- took it since), as long as the waiter's own lock would; at most ARGV[2], at least until the waiter's next round
--- (a quarter of ARGV[2]). The queue key lives at least as long, and so does the waiting flag (KEYS[1] .. ' waiting:queue',
--- see wait_round.lua), set even where the queue key is of another type.
+-- (a quarter of ARGV[2]). The queue key lives at least as long, and so does the waiting flag
+-- (KEYS[1] .. ' waiting:queue', see wait_round.lua), set even where the queue key is of another type.
 -- Returns 1, or 0 where the queue key is not a sorted set (no marker is written then).
 local ttl = tonumber(ARGV[2])
 local left = redis.call('PTTL', KEYS[1])

@@ -7,10 +7,11 @@
 -- prunes the queue drops it once it expired. It lives as long as the key that keeps us out (a release publishes
 -- nothing once that key is gone), at most ARGV[4], and at least until our next round (a quarter of ARGV[4]); the
 -- queue key lives at least as long.
--- The waiting flag (<lock key> .. ' waiting:queue', named here: the first line lets Dragonfly run a script that touches a
--- key it was not given) is set to live at least as long as the marker, even where the queue key is of another type
--- and takes no marker: release.lua's short form wakes the waiters only where the flag was there. A release that runs
--- after this round sees the flag and the marker, one that ran before it left the key free for this round.
+-- The waiting flag (<lock key> .. ' waiting:queue', named here: the first line lets Dragonfly run a script that
+-- touches a key it was not given) is set to live at least as long as the marker, even where the queue key is of
+-- another type and takes no marker: release.lua's short form wakes the waiters only where the flag was there. A
+-- release that runs after this round sees the flag and the marker, one that ran before it left the key free for
+-- this round.
 -- Returns +OK where it set the key (and dropped our marker), else the value held there, or 0 when the key is not
 -- a string.
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
