@@ -44,6 +44,9 @@ type acqPath struct {
 	// round, in the order the round reported them (quorum only): a long gap's
 	// winning round, taken apart.
 	Last []int32 `json:"l,omitempty"`
+	// Released is when the release of the lock the call took returned (Unix ns):
+	// the first part of the gap to the next acquisition.
+	Released int64 `json:"d,omitempty"`
 }
 
 // pathRecorder counts the rounds and master failures of the call in progress; it
@@ -103,7 +106,14 @@ func (p *pathRecorder) wrap(acquire experiment.Acquirer) experiment.Acquirer {
 		p.last = p.last[:0]
 		p.mu.Unlock()
 		p.paths = append(p.paths, r)
-		return rel, err
+		if err != nil {
+			return rel, err
+		}
+		i := len(p.paths) - 1
+		return func() {
+			rel()
+			p.paths[i].Released = time.Now().UnixNano()
+		}, nil
 	}
 }
 
@@ -291,6 +301,9 @@ func (run pathsRun) explain(top int) string {
 	runAll, _ := run.runnableDuring(0, 0)
 	fmt.Fprintf(&sb, "; runnable tasks on the machine: %.1f on average\n", runAll)
 	sb.WriteString(run.gaps(top))
+	if q, ok := run.atQuorum(); ok {
+		sb.WriteString(q)
+	}
 	for _, c := range calls[:min(top, len(calls))] {
 		wait := time.Duration(c.End - c.Start)
 		gap := time.Duration(0) // the longest time without any acquisition, within the call
@@ -343,15 +356,16 @@ func (run pathsRun) explain(top int) string {
 // first round after its wake-up won) and how late the idle probe was meanwhile.
 func (run pathsRun) gaps(top int) string {
 	type end struct {
-		at     int64
-		id     string
-		rounds int
-		last   []int32
+		at       int64
+		id       string
+		rounds   int
+		last     []int32
+		released int64
 	}
 	var ends []end
 	for id, ps := range run.paths {
 		for _, p := range ps {
-			ends = append(ends, end{p.End, id, p.Rounds, p.Last})
+			ends = append(ends, end{p.End, id, p.Rounds, p.Last, p.Released})
 		}
 	}
 	if len(ends) < 2 {
@@ -360,14 +374,14 @@ func (run pathsRun) gaps(top int) string {
 	slices.SortFunc(ends, func(a, b end) int { return int(a.at - b.at) })
 	type gap struct {
 		d    time.Duration
-		from int64
+		prev end
 		next end
 	}
 	var gs []gap
 	const bucket, buckets = 500 * time.Microsecond, 6
 	var hist [buckets + 1]int
 	for i := 1; i < len(ends); i++ {
-		g := gap{time.Duration(ends[i].at - ends[i-1].at), ends[i-1].at, ends[i]}
+		g := gap{time.Duration(ends[i].at - ends[i-1].at), ends[i-1], ends[i]}
 		gs = append(gs, g)
 		hist[min(int(g.d/bucket), buckets)]++
 	}
@@ -381,12 +395,16 @@ func (run pathsRun) gaps(top int) string {
 	for _, g := range gs[:min(top, len(gs))] {
 		stalled := time.Duration(0)
 		for _, s := range run.stalls {
-			if s.end >= g.from && s.end-int64(s.late) <= g.next.at {
+			if s.end >= g.prev.at && s.end-int64(s.late) <= g.next.at {
 				stalled += s.late
 			}
 		}
-		fmt.Fprintf(&sb, "  a gap of %v, ended by %s's acquisition in %d round(s); the idle probe late by %v meanwhile%s\n",
-			experiment.Round(g.d), g.next.id, g.next.rounds, experiment.Round(stalled), lastRound(g.d, g.next.last))
+		rel := ""
+		if g.prev.released > 0 {
+			rel = fmt.Sprintf("; %s's release returned %v after its acquisition", g.prev.id, experiment.Round(time.Duration(g.prev.released-g.prev.at)))
+		}
+		fmt.Fprintf(&sb, "  a gap of %v, ended by %s's acquisition in %d round(s); the idle probe late by %v meanwhile%s%s\n",
+			experiment.Round(g.d), g.next.id, g.next.rounds, experiment.Round(stalled), rel, lastRound(g.d, g.next.last))
 	}
 	return sb.String()
 }
@@ -419,6 +437,8 @@ func TestExplainTellsTheCauses(t *testing.T) {
 			"this waiter's rounds failed or it missed wake-ups", "a gap of 1ms"},
 		{"everyone stopped, the probe ran", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(steady(0, 1), steady(290*ms, 10)...), nil,
 			"nobody acquired, though the idle probe ran", "a gap of 290ms, ended by p2's acquisition in 2 round(s); the idle probe late by 0s"},
+		{"a release that took long", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(releasedAfter(steady(0, 1), 280*time.Millisecond), steady(290*ms, 10)...), nil,
+			"nobody acquired, though the idle probe ran", "the idle probe late by 0s meanwhile; p2's release returned 280ms after its acquisition"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -432,6 +452,76 @@ func TestExplainTellsTheCauses(t *testing.T) {
 			assert.Contains(t, lines[4], tt.want)
 		})
 	}
+}
+
+// atQuorum estimates the run's waits had every winning round returned once a
+// quorum of its masters had answered rather than all of them: each wait loses,
+// for every acquisition that ended within it (its own included), the time between
+// that acquisition's round's quorum-th reply and its last. An estimate: the
+// replies are read in the masters' order, so one read late may have come early.
+func (run pathsRun) atQuorum() (string, bool) {
+	type acq struct{ end, cut int64 }
+	var acqs []acq
+	var calls []acqPath
+	rounds := false
+	for _, ps := range run.paths {
+		for _, p := range ps {
+			calls = append(calls, p)
+			var cut int64
+			if n := len(p.Last); n > 0 {
+				rounds = true
+				l := slices.Sorted(slices.Values(p.Last))
+				cut = int64(l[n-1]-l[n/2]) * int64(time.Microsecond)
+			}
+			acqs = append(acqs, acq{p.End, cut})
+		}
+	}
+	if !rounds {
+		return "", false
+	}
+	slices.SortFunc(acqs, func(a, b acq) int { return int(a.end - b.end) })
+	sum := make([]int64, len(acqs)+1) // sum[i]: the cuts of acqs[:i]
+	for i, a := range acqs {
+		sum[i+1] = sum[i] + a.cut
+	}
+	var total, worst, now, nowWorst int64
+	for _, c := range calls {
+		i, _ := slices.BinarySearchFunc(acqs, c.Start, func(a acq, t int64) int { return int(a.end - t) })
+		j, _ := slices.BinarySearchFunc(acqs, c.End+1, func(a acq, t int64) int { return int(a.end - t) })
+		w := c.End - c.Start - (sum[j] - sum[i])
+		total += w
+		worst = max(worst, w)
+		now += c.End - c.Start
+		nowWorst = max(nowWorst, c.End-c.Start)
+	}
+	mean, nowMean := total/int64(len(calls)), now/int64(len(calls))
+	return fmt.Sprintf("rounds returning at their quorum, estimated: max / mean wait %v / %v (%.2f) against %v / %v (%.2f)\n",
+		experiment.Round(time.Duration(worst)), experiment.Round(time.Duration(mean)), float64(worst)/float64(mean),
+		experiment.Round(time.Duration(nowWorst)), experiment.Round(time.Duration(nowMean)), float64(nowWorst)/float64(nowMean)), true
+}
+
+// TestAtQuorumCutsTheSlowMinority: two processes, one wait of 10 ms that holds
+// the other's acquisition whose round read three masters at 100 µs and two at
+// 5.1 ms: returned at its quorum, both calls lose 5 ms.
+func TestAtQuorumCutsTheSlowMinority(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	run := pathsRun{paths: map[string][]acqPath{
+		"p1": {{Start: 0, End: 10 * ms, Last: []int32{100, 100, 100, 100, 100}}},
+		"p2": {{Start: 0, End: 6 * ms, Last: []int32{5100, 100, 100, 5100, 100}}},
+	}}
+	out, ok := run.atQuorum()
+	require.True(t, ok)
+	assert.Equal(t, "rounds returning at their quorum, estimated: max / mean wait 5ms / 3ms (1.67) against 10ms / 8ms (1.25)\n", out)
+	_, ok = pathsRun{paths: map[string][]acqPath{"p1": {{Start: 0, End: ms}}}}.atQuorum()
+	assert.False(t, ok, "no round recorded: no estimate")
+}
+
+// releasedAfter returns ps with each call's release returning d after its acquisition.
+func releasedAfter(ps []acqPath, d time.Duration) []acqPath {
+	for i := range ps {
+		ps[i].Released = ps[i].End + int64(d)
+	}
+	return ps
 }
 
 // lastRound describes the winning round of a gap of d: its masters' latencies,
