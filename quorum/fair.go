@@ -40,11 +40,11 @@ import (
 var (
 	//go:embed scripts/fair_acquire.lua
 	fairAcquireSrc string
-	fairAcquireLua = withWakeHead(fairAcquireSrc)
+	fairAcquireLua = withKeepFlag(withWakeHead(fairAcquireSrc))
 
 	//go:embed scripts/fair_unwind.lua
 	fairUnwindSrc string
-	fairUnwindLua = withWakeHead(fairUnwindSrc)
+	fairUnwindLua = withKeepFlag(withWakeHead(fairUnwindSrc))
 
 	//go:embed scripts/fair_leave.lua
 	fairLeaveSrc string

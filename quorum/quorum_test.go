@@ -62,12 +62,12 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
 		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire": {fairAcquireLua, "8312adb6349a30b97ec8088810bb2808d33ad5df", fairAcquireScript},
-		"fair_unwind":  {fairUnwindLua, "630a91c3533d1cbac5a414355cdd09609fab5a6e", fairUnwindScript},
+		"fair_acquire": {fairAcquireLua, "56cca0077caa83cda0582853f66dbeeadbea5683", fairAcquireScript},
+		"fair_unwind":  {fairUnwindLua, "41961e82b8a8408f8b65903ec7d4ee3e9ea23f29", fairUnwindScript},
 		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
 		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":   {waitRoundLua, "090fdf74f094580dc0baa6e4c0082370440a76a8", waitRoundW},
-		"wait_mark":    {waitMarkLua, "e3028c2c7b6f4bd810cc7c942f6331b1dfd2a06e", waitMarkW},
+		"wait_round":   {waitRoundLua, "da1510c0b91a073cde274367352ec12207c0f4bd", waitRoundW},
+		"wait_mark":    {waitMarkLua, "75aea98ce3fd7f086977a94aac3177a11b4f4806", waitMarkW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

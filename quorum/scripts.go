@@ -22,23 +22,42 @@ var (
 	forceExpireScript = redis.NewScript(forceExpireLua)
 )
 
+// Redis scripts cannot include one another: a script that shares functions with
+// others has an include line, replaced by the functions' file when the package
+// loads (include).
+
 // wakeHeadLua holds the Lua functions prune and wakeHead, which release.lua,
-// fair_unwind.lua and fair_leave.lua share: Redis scripts cannot include one
-// another, so each takes them in place of its include line.
+// fair_unwind.lua and fair_leave.lua share.
 //
 //go:embed scripts/wake_head.lua
 var wakeHeadLua string
 
-// wakeHeadInclude is the line a script replaces with wakeHeadLua.
-const wakeHeadInclude = "-- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)\n"
+// keepFlagLua holds the Lua function keepFlag, which the waiters' scripts that
+// keep the waiting flag share (fair_acquire.lua, fair_unwind.lua,
+// wait_round.lua, wait_mark.lua).
+//
+//go:embed scripts/keep_flag.lua
+var keepFlagLua string
 
-// withWakeHead returns src with its include line replaced by wakeHeadLua. It
-// panics when src has none: a script edited by mistake fails at start-up.
-func withWakeHead(src string) string {
-	if !strings.Contains(src, wakeHeadInclude) {
-		panic("quorum: script without its wake_head.lua include line")
+// The include lines a script replaces with wakeHeadLua and keepFlagLua.
+const (
+	wakeHeadInclude = "-- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)\n"
+	keepFlagInclude = "-- include: keep_flag.lua (keepFlag, shared by the scripts that keep the waiting flag)\n"
+)
+
+// withWakeHead returns src with its wake_head.lua include line replaced.
+func withWakeHead(src string) string { return include(src, wakeHeadInclude, wakeHeadLua) }
+
+// withKeepFlag returns src with its keep_flag.lua include line replaced.
+func withKeepFlag(src string) string { return include(src, keepFlagInclude, keepFlagLua) }
+
+// include returns src with its include line replaced by body. It panics when src
+// has none: a script edited by mistake fails at start-up.
+func include(src, line, body string) string {
+	if !strings.Contains(src, line) {
+		panic("quorum: script without its include line " + strings.TrimSpace(line))
 	}
-	return strings.Replace(src, wakeHeadInclude, wakeHeadLua, 1)
+	return strings.Replace(src, line, body, 1)
 }
 
 // Script replies shared by release and extend.

@@ -49,9 +49,11 @@ import (
 
 var (
 	//go:embed scripts/wait_round.lua
-	waitRoundLua string
+	waitRoundSrc string
+	waitRoundLua = withKeepFlag(waitRoundSrc)
 	//go:embed scripts/wait_mark.lua
-	waitMarkLua string
+	waitMarkSrc string
+	waitMarkLua = withKeepFlag(waitMarkSrc)
 
 	waitRoundW = wire.NewScript(waitRoundLua)
 	waitMarkW  = wire.NewScript(waitMarkLua)

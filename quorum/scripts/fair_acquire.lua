@@ -24,12 +24,10 @@ if ARGV[6] == 'wait' then
   end
 end
 -- keep returns r, first keeping the waiting flag alive as long as the place the round leaves behind.
+-- include: keep_flag.lua (keepFlag, shared by the scripts that keep the waiting flag)
 local function keep(r)
   if ARGV[6] == 'wait' then
-    local flag = KEYS[1] .. ' waiting:queue'
-    if redis.call('PTTL', flag) < 2 * hb then
-      redis.call('SET', flag, '1', 'PX', 2 * hb)
-    end
+    keepFlag(KEYS[1], 2 * hb)
   end
   return r
 end

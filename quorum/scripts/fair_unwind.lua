@@ -10,6 +10,7 @@
 -- leave the head waiting for its retry delay.
 -- Returns 1 deleted (ours), 0 missing, -1 someone else's.
 -- include: wake_head.lua (prune and wakeHead, shared with the other scripts that wake the head)
+-- include: keep_flag.lua (keepFlag, shared by the scripts that keep the waiting flag)
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -20,10 +21,7 @@ if v == ARGV[1] then
   if redis.call('PTTL', KEYS[2]) < 2 * tonumber(ARGV[4]) then
     redis.call('PEXPIRE', KEYS[2], 2 * tonumber(ARGV[4]))
   end
-  local flag = KEYS[1] .. ' waiting:queue'
-  if redis.call('PTTL', flag) < 2 * tonumber(ARGV[4]) then
-    redis.call('SET', flag, '1', 'PX', 2 * tonumber(ARGV[4]))
-  end
+  keepFlag(KEYS[1], 2 * tonumber(ARGV[4]))
   if ARGV[5] and ARGV[5] ~= '' then
     prune(KEYS[2])
     wakeHead(ARGV[5], KEYS[1], KEYS[2], 'q:' .. ARGV[2])

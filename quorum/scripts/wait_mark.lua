@@ -8,6 +8,7 @@
 -- (a quarter of ARGV[2]). The queue key lives at least as long, and so does the waiting flag
 -- (KEYS[1] .. ' waiting:queue', see wait_round.lua), set even where the queue key is of another type.
 -- Returns 1, or 0 where the queue key is not a sorted set (no marker is written then).
+-- include: keep_flag.lua (keepFlag, shared by the scripts that keep the waiting flag)
 local ttl = tonumber(ARGV[2])
 local left = redis.call('PTTL', KEYS[1])
 if left <= 0 then
@@ -18,10 +19,7 @@ if left < ttl then
   -- the holder may extend KEYS[1] and release it after the TTL it has now.
   ttl = math.max(left, math.floor(ttl / 4))
 end
-local flag = KEYS[1] .. ' waiting:queue'
-if redis.call('PTTL', flag) < ttl then
-  redis.call('SET', flag, '1', 'PX', ttl)
-end
+keepFlag(KEYS[1], ttl)
 local t = redis.call('TIME')
 local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
 if type(redis.pcall('ZADD', KEYS[2], -deadline, 'h:' .. ARGV[1])) ~= 'number' then

@@ -14,6 +14,7 @@
 -- this round.
 -- Returns +OK where it set the key (and dropped our marker), else the value held there, or 0 when the key is not
 -- a string.
+-- include: keep_flag.lua (keepFlag, shared by the scripts that keep the waiting flag)
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.pcall('ZREM', KEYS[2], 'h:' .. ARGV[3])
   return {ok = 'OK'}
@@ -30,10 +31,7 @@ local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
 if type(redis.pcall('ZADD', KEYS[2], -deadline, 'h:' .. ARGV[3])) == 'number' and redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-local flag = KEYS[1] .. ' waiting:queue'
-if redis.call('PTTL', flag) < ttl then
-  redis.call('SET', flag, '1', 'PX', ttl)
-end
+keepFlag(KEYS[1], ttl)
 local v = redis.pcall('GET', KEYS[1])
 if type(v) == 'string' then
   return v
