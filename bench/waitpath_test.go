@@ -149,6 +149,7 @@ type stallProbe struct {
 	done     chan struct{}
 	stalls   []stall
 	runnable []runnable
+	sleeps   int // read after finish
 }
 
 func startProbe() *stallProbe {
@@ -165,6 +166,7 @@ func startProbe() *stallProbe {
 			t0 := time.Now()
 			time.Sleep(time.Millisecond)
 			now := time.Now()
+			p.sleeps++
 			if late := now.Sub(t0) - time.Millisecond; late > 2*time.Millisecond {
 				p.stalls = append(p.stalls, stall{end: now.UnixNano(), late: late})
 			}
