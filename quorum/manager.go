@@ -79,7 +79,7 @@ type node struct {
 	quarUntil  time.Time // no vote before this time
 	connectErr error     // INFO refused while the quarantine needs it
 
-	list listConns // list_resp.go
+	list listConns // list_conn.go
 }
 
 // New returns a Manager over nodes. It checks the options and the node list (not
