@@ -115,7 +115,7 @@ func dialList(ctx context.Context, n *node, timeout time.Duration) (*listConn, e
 	stop := lc.deadline(dctx)
 	defer stop()
 	for _, a := range args {
-		lc.out = appendRESP(lc.out, a...)
+		lc.out = wire.AppendCommand(lc.out, a...)
 	}
 	err = lc.flush()
 	for _, a := range args {
@@ -159,30 +159,11 @@ var (
 )
 
 // appendReadKey appends GETRANGE key 0 ValueReadCap-1 and PTTL key, as
-// appendRESP would.
+// wire.AppendCommand would.
 func appendReadKey(b []byte, key string) []byte {
-	b = appendRESPBulk(append(b, getrangeHead...), key)
+	b = wire.AppendBulk(append(b, getrangeHead...), key)
 	b = append(b, getrangeTail...)
-	return appendRESPBulk(append(b, pttlHead...), key)
-}
-
-// appendRESP appends one command.
-func appendRESP(b []byte, args ...string) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = appendRESPBulk(b, a)
-	}
-	return b
-}
-
-func appendRESPBulk(b []byte, s string) []byte {
-	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
-	b = append(b, '\r', '\n')
-	b = append(b, s...)
-	return append(b, '\r', '\n')
+	return wire.AppendBulk(append(b, pttlHead...), key)
 }
 
 // line reads one reply line: its type byte and its body, valid until the next

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // allocatedBy returns the bytes the process allocated while f ran.
@@ -317,10 +319,10 @@ func FuzzListReplies(f *testing.F) {
 	})
 }
 
-// A batch's reads of a key are the commands appendRESP writes for them.
+// A batch's reads of a key are the commands wire.AppendCommand writes for them.
 func TestAppendReadKeyIsGETRANGEAndPTTL(t *testing.T) {
 	for _, k := range []string{"", "lock:a", strings.Repeat("k", 70000), "lock:\r\n*1\r\n"} {
-		want := appendRESP(appendRESP(nil, "GETRANGE", k, "0", strconv.Itoa(ValueReadCap-1)), "PTTL", k)
+		want := wire.AppendCommand(wire.AppendCommand(nil, "GETRANGE", k, "0", strconv.Itoa(ValueReadCap-1)), "PTTL", k)
 		require.Equal(t, string(want), string(appendReadKey(nil, k)))
 	}
 }

@@ -125,7 +125,7 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 		b.spans, b.nspans = b.nspans, b.spans
 		// This batch's reads, and the next SCAN when the pass goes on.
 		queued := 0
-		lc.out = appendRESP(lc.out, "MULTI")
+		lc.out = wire.AppendCommand(lc.out, "MULTI")
 		for _, s := range b.spans {
 			k := bstr(b.keys[s.off : s.off+s.n])
 			if sideName(strings.TrimPrefix(k, m.cfg.prefix)) {
@@ -134,7 +134,7 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 			lc.out = appendReadKey(lc.out, k)
 			queued++
 		}
-		lc.out = appendRESP(lc.out, "EXEC")
+		lc.out = wire.AppendCommand(lc.out, "EXEC")
 		more := next != 0 && (steps <= 0 || step < steps)
 		if more {
 			scanArgs(next)
@@ -167,7 +167,7 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 
 // appendSCAN buffers a SCAN step from cursor.
 func (lc *listConn) appendSCAN(cursor uint64, pattern string) {
-	lc.out = appendRESP(lc.out, "SCAN", strconv.FormatUint(cursor, 10), "MATCH", pattern, "COUNT", strconv.Itoa(inspectBatch))
+	lc.out = wire.AppendCommand(lc.out, "SCAN", strconv.FormatUint(cursor, 10), "MATCH", pattern, "COUNT", strconv.Itoa(inspectBatch))
 }
 
 // firstSCAN sends a pass's first SCAN step alone and reads its reply.

@@ -172,6 +172,13 @@ func (wc *wireConn) readOK() error {
 	return nil
 }
 
+// AppendCommand appends args as a RESP array of bulk strings: a command as a
+// client sends it.
+func AppendCommand(b []byte, args ...string) []byte { return appendCommand(b, args) }
+
+// AppendBulk appends s as a RESP bulk string.
+func AppendBulk(b []byte, s string) []byte { return appendBulk(b, s) }
+
 // appendCommand appends args as a RESP array.
 func appendCommand(b []byte, args []string) []byte {
 	b = appendArray(b, len(args))
