@@ -107,6 +107,8 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		mk     *waitMark // the waiter's marker, once it waits (waitmark.go)
 		woken  bool      // the next round follows a wake-up: it does not use an attempt
 		short  bool      // the last delay was shortened after a split vote
+		heard  bool      // the next round follows a wake-up await heard, or a pause after a collision
+		clash  int       // short pauses in a row after collisions (collided)
 		rounds int
 	)
 	defer func() {
@@ -207,6 +209,8 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		}
 		delay, soon := m.retryDelay(), false
 		switch {
+		case fw == nil && collided(last, heard, &clash):
+			delay, soon = backoffDelay(last, delay, clash), true
 		case fw == nil && !short && splitVote(last):
 			delay, short = shortDelay(last, delay), true
 		case fw.releaseInFlight(last, woken):
@@ -218,6 +222,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 		woken = woken || soon // a round after a short pause continues a woken one: no attempt used
+		heard = woken
 	}
 }
 
@@ -235,11 +240,44 @@ func splitVote(last error) bool {
 // the round's duration (at least a millisecond), never above delay. The caller
 // never shortens two delays in a row.
 func shortDelay(last error, delay time.Duration) time.Duration {
+	return backoffDelay(last, delay, 1)
+}
+
+// maxCollisions bounds the short pauses in a row of collided.
+const maxCollisions = 5
+
+// collided reports whether last, a failed round of a waiter that is not fair, which
+// followed a wake-up (heard) or a pause of this kind, was granted by some masters but
+// not by a quorum: the waiters that a release woke together collided, each taking
+// some masters. Every one of them then deletes what its round set without publishing
+// (a failed round's clean-up is quiet), so when none of them took a quorum the lock
+// is free and nobody will release it: each must try again soon, since none can tell
+// from its round that nobody won (a shared hold, a multi-name lock or another
+// waiter's key may be one holder's, as splitVote counts them). So it tries again after
+// a short random pause (backoffDelay, twice as long at each collision in a row)
+// instead of its whole retry delay, at most maxCollisions times in a row; *n counts
+// them. A round granted nowhere, or that no wake-up started, keeps the retry delay: a
+// holder on a bare majority is not retried against more often than before between
+// its releases.
+func collided(last error, heard bool, n *int) bool {
+	var re *RoundError
+	if !heard || !errors.As(last, &re) || re.Report.Votes == 0 || !errors.Is(re.Kind, ErrHeld) || *n >= maxCollisions {
+		*n = 0
+		return false
+	}
+	*n++
+	return true
+}
+
+// backoffDelay is a random pause of up to twice the failed round's duration (at
+// least a millisecond) times 2^(n-1), the n-th short pause in a row, never above
+// delay.
+func backoffDelay(last error, delay time.Duration, n int) time.Duration {
 	var re *RoundError
 	if !errors.As(last, &re) {
 		return delay
 	}
-	span := max(2*re.Report.Elapsed, time.Millisecond)
+	span := max(2*re.Report.Elapsed, time.Millisecond) << max(n-1, 0)
 	return min(time.Duration(rand.Int64N(int64(span))+1), delay)
 }
 
