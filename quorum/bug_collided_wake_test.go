@@ -88,6 +88,13 @@ func TestCollidedNeedsAWakeUpAndAVoteAndStops(t *testing.T) {
 	assert.False(t, collided(rep(0), true, &n), "granted nowhere")
 	assert.False(t, collided(&RoundError{Report: Report{Votes: 2}, Kind: ErrUnavailable}, true, &n), "not held")
 	assert.False(t, collided(ErrHeld, true, &n), "not a round error")
+	held := rep(2)
+	held.Report.Nodes = []NodeResult{{Outcome: OutcomeOK}, {Outcome: OutcomeOK},
+		{Outcome: OutcomeForeign, holder: "x"}, {Outcome: OutcomeForeign, holder: "x"}, {Outcome: OutcomeForeign, holder: "x"}}
+	assert.False(t, collided(held, true, &n), "another holder's value on a quorum: its release wakes the waiter")
+	held.Report.Nodes[4].holder = "y"
+	assert.True(t, collided(held, true, &n), "no value on a quorum: they may have collided")
+	n = 0
 	for i := range maxCollisions {
 		assert.True(t, collided(rep(2), true, &n), "collision %d", i+1)
 	}

@@ -1,0 +1,114 @@
+package quorum
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// When a failed round tries again: the whole retry delay (the next release's
+// wake-up usually comes first), or a short pause when the waiters a release woke
+// collided and nobody will release the lock (splitVote, collided), as the head of a
+// fair queue does when the release has not reached every master yet
+// (fair.go: releaseInFlight).
+
+// retryDelay is the whole retry delay: the configured delay, give or take its
+// jitter, at random.
+func (m *Manager) retryDelay() time.Duration {
+	lo := m.cfg.delay - m.cfg.jitter
+	return lo + time.Duration(rand.Int64N(int64(2*m.cfg.jitter)+1))
+}
+
+// splitVote reports whether last was a split vote: the round won some masters but
+// not a quorum, and no other value can hold a quorum either (counting every master
+// whose value is unknown, or that did not answer, as the other holder's), so the
+// contenders (woken together by a release) collided. Nobody will publish a release
+// for a lock that no one holds, so the retry need not wait the whole delay.
+func splitVote(last error) bool {
+	var re *RoundError
+	return errors.As(last, &re) && re.Report.Votes > 0 && errors.Is(re.Kind, ErrHeld) && !otherMayHold(&re.Report)
+}
+
+// shortDelay is the retry delay after a split vote: a random pause of up to twice
+// the round's duration (at least a millisecond), never above delay. The caller
+// never shortens two delays in a row.
+func shortDelay(last error, delay time.Duration) time.Duration {
+	return backoffDelay(last, delay, 1)
+}
+
+// maxCollisions bounds the short pauses in a row of collided.
+const maxCollisions = 5
+
+// collided reports whether last, a failed round of a waiter that is not fair, which
+// followed a wake-up (heard) or a pause of this kind, was granted by some masters but
+// not by a quorum: the waiters that a release woke together collided, each taking
+// some masters. Every one of them then deletes what its round set without publishing
+// (a failed round's clean-up is quiet), so when none of them took a quorum the lock
+// is free and nobody will release it: each must try again soon, since none can tell
+// from its round that nobody won (a shared hold, a multi-name lock or another
+// waiter's key may be one holder's, as splitVote counts them). So it tries again after
+// a short random pause (backoffDelay, twice as long at each collision in a row)
+// instead of its whole retry delay, at most maxCollisions times in a row; *n counts
+// them. A round granted nowhere, one that read another holder's value on a quorum
+// (oneHolds: that holder's release will wake it), or one that no wake-up started
+// keeps the retry delay: a holder on a bare majority is not retried against more
+// often than before between its releases.
+func collided(last error, heard bool, n *int) bool {
+	var re *RoundError
+	if !heard || !errors.As(last, &re) || re.Report.Votes == 0 || !errors.Is(re.Kind, ErrHeld) || *n >= maxCollisions || oneHolds(&re.Report) {
+		*n = 0
+		return false
+	}
+	*n++
+	return true
+}
+
+// oneHolds reports whether the round read one other value on a quorum of the
+// masters: that holder has the lock, and its release will wake the waiter, so
+// trying again soon would only load the masters.
+func oneHolds(rep *Report) bool {
+	counts := map[string]int{}
+	for _, nr := range rep.Nodes {
+		if nr.Outcome == OutcomeForeign && nr.holder != "" && nr.holder != fairHeld {
+			counts[nr.holder]++
+			if counts[nr.holder] >= rep.Quorum {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// backoffDelay is a random pause of up to twice the failed round's duration (at
+// least a millisecond) times 2^(n-1), the n-th short pause in a row, never above
+// delay.
+func backoffDelay(last error, delay time.Duration, n int) time.Duration {
+	var re *RoundError
+	if !errors.As(last, &re) {
+		return delay
+	}
+	span := max(2*re.Report.Elapsed, time.Millisecond) << max(n-1, 0)
+	return min(time.Duration(rand.Int64N(int64(span))+1), delay)
+}
+
+// otherMayHold reports whether some value other than ours may hold a quorum of rep's
+// masters: a known value's count plus the masters whose value is unknown reaches
+// the quorum.
+func otherMayHold(rep *Report) bool {
+	unknown := 0
+	counts := map[string]int{}
+	for _, nr := range rep.Nodes {
+		switch {
+		case nr.Outcome == OutcomeOK:
+		case nr.Outcome == OutcomeForeign && nr.holder != "":
+			counts[nr.holder]++
+		default:
+			unknown++
+		}
+	}
+	most := 0
+	for _, c := range counts {
+		most = max(most, c)
+	}
+	return most+unknown >= rep.Quorum
+}
