@@ -340,6 +340,9 @@ func (run pathsRun) explain(top int) string {
 			verdict = "queue: behind the others, their handoffs slow"
 		case c.Rounds == 0:
 			verdict = "others went on: its retries lost every race"
+		case wait < quorum.DefaultRetryDelay-quorum.DefaultRetryJitter:
+			// Shorter than any retry delay: it slept none.
+			verdict = "others went on: this waiter's rounds came late (its process, or its first round before it was queued)"
 		case c.Rounds > 2:
 			verdict = "others went on: this waiter's rounds failed or it missed wake-ups (retry delay)"
 		default:
@@ -437,6 +440,8 @@ func TestExplainTellsTheCauses(t *testing.T) {
 			[]stall{{end: 280 * ms, late: 270 * time.Millisecond}}, "the machine", "a gap of 290ms, ended by p2's acquisition in 2 round(s); the idle probe late by 270ms"},
 		{"others went on, this one lost its wake-ups", acqPath{Start: 0, End: 300 * ms, Rounds: 5}, steady(0, 300), nil,
 			"this waiter's rounds failed or it missed wake-ups", "a gap of 1ms"},
+		{"overtaken in less than a retry delay", acqPath{Start: 0, End: 30 * ms, Rounds: 2}, steady(0, 30), nil,
+			"this waiter's rounds came late", "a gap of 1ms"},
 		{"everyone stopped, the probe ran", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(steady(0, 1), steady(290*ms, 10)...), nil,
 			"nobody acquired, though the idle probe ran", "a gap of 290ms, ended by p2's acquisition in 2 round(s); the idle probe late by 0s"},
 		{"a release that took long", acqPath{Start: 0, End: 300 * ms, Rounds: 2}, append(releasedAfter(steady(0, 1), 280*time.Millisecond), steady(290*ms, 10)...), nil,
@@ -450,7 +455,7 @@ func TestExplainTellsTheCauses(t *testing.T) {
 			require.Len(t, lines, 5, out)
 			assert.True(t, strings.HasPrefix(lines[2], "gaps between acquisitions:"), out)
 			assert.Contains(t, lines[3], tt.gap, "the longest gap between acquisitions")
-			assert.True(t, strings.HasPrefix(lines[4], "300ms p1:"), out)
+			assert.True(t, strings.HasPrefix(lines[4], time.Duration(tt.long.End-tt.long.Start).String()+" p1:"), out)
 			assert.Contains(t, lines[4], tt.want)
 		})
 	}
