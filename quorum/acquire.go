@@ -106,7 +106,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		mk     *waitMark // the waiter's marker, once it waits (waitmark.go)
 		woken  bool      // the next round follows a wake-up: it does not use an attempt
 		short  bool      // the last delay was shortened after a split vote
-		heard  bool      // the next round follows a wake-up await heard, or a pause after a collision
+		heard  bool      // the next round follows a wake-up (await heard it, or the subscription came late), or a pause after a collision
 		clash  int       // short pauses in a row after collisions (collided)
 		rounds int
 	)
@@ -202,6 +202,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 					woken = true
 				}
 				if woken {
+					// It follows a release as a woken round does: the waiters that
+					// release freed may collide in it (collided).
+					heard = true
 					continue
 				}
 			}
