@@ -67,16 +67,8 @@ func collided(last error, heard bool, n *int) bool {
 // masters: that holder has the lock, and its release will wake the waiter, so
 // trying again soon would only load the masters.
 func oneHolds(rep *Report) bool {
-	counts := map[string]int{}
-	for _, nr := range rep.Nodes {
-		if nr.Outcome == OutcomeForeign && nr.holder != "" && nr.holder != fairHeld {
-			counts[nr.holder]++
-			if counts[nr.holder] >= rep.Quorum {
-				return true
-			}
-		}
-	}
-	return false
+	most, _ := holderCounts(rep)
+	return most >= rep.Quorum
 }
 
 // backoffDelay is a random pause of up to twice the failed round's duration (at
@@ -95,20 +87,24 @@ func backoffDelay(last error, delay time.Duration, n int) time.Duration {
 // masters: a known value's count plus the masters whose value is unknown reaches
 // the quorum.
 func otherMayHold(rep *Report) bool {
-	unknown := 0
+	most, unknown := holderCounts(rep)
+	return most+unknown >= rep.Quorum
+}
+
+// holderCounts returns how many of rep's masters hold the value found most often
+// there (other than ours), and how many did not grant the round without telling
+// whose value they hold (a key of another type, no reply).
+func holderCounts(rep *Report) (most, unknown int) {
 	counts := map[string]int{}
 	for _, nr := range rep.Nodes {
 		switch {
 		case nr.Outcome == OutcomeOK:
 		case nr.Outcome == OutcomeForeign && nr.holder != "":
 			counts[nr.holder]++
+			most = max(most, counts[nr.holder])
 		default:
 			unknown++
 		}
 	}
-	most := 0
-	for _, c := range counts {
-		most = max(most, c)
-	}
-	return most+unknown >= rep.Quorum
+	return most, unknown
 }
