@@ -106,7 +106,6 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		mk     *waitMark // the waiter's marker, once it waits (waitmark.go)
 		woken  bool      // the next round follows a wake-up: it does not use an attempt
 		short  bool      // the last delay was shortened after a split vote
-		heard  bool      // the next round follows a wake-up (await heard it, or the subscription came late), or a pause after a collision
 		clash  int       // short pauses in a row after collisions (collided)
 		rounds int
 	)
@@ -204,14 +203,13 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 				if woken {
 					// It follows a release as a woken round does: the waiters that
 					// release freed may collide in it (collided).
-					heard = true
 					continue
 				}
 			}
 		}
 		delay, soon := m.retryDelay(), false
 		switch {
-		case fw == nil && collided(last, heard, &clash):
+		case fw == nil && collided(last, woken, &clash):
 			delay, soon = backoffDelay(last, delay, clash), true
 		case fw == nil && !short && splitVote(last):
 			delay, short = shortDelay(last, delay), true
@@ -224,7 +222,6 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 		woken = woken || soon // a round after a short pause continues a woken one: no attempt used
-		heard = woken
 	}
 }
 

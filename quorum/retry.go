@@ -40,7 +40,7 @@ func shortDelay(last error, delay time.Duration) time.Duration {
 const maxCollisions = 5
 
 // collided reports whether last, a failed round of a waiter that is not fair, which
-// followed a wake-up (heard) or a pause of this kind, was granted by some masters but
+// followed a wake-up (woken: heard, or a late subscription) or a pause of this kind, was granted by some masters but
 // not by a quorum: the waiters that a release woke together collided, each taking
 // some masters. Every one of them then deletes what its round set without publishing
 // (a failed round's clean-up is quiet), so when none of them took a quorum the lock
@@ -53,9 +53,9 @@ const maxCollisions = 5
 // (oneHolds: that holder's release will wake it), or one that no wake-up started
 // keeps the retry delay: a holder on a bare majority is not retried against more
 // often than before between its releases.
-func collided(last error, heard bool, n *int) bool {
+func collided(last error, woken bool, n *int) bool {
 	var re *RoundError
-	if !heard || !errors.As(last, &re) || re.Report.Votes == 0 || !errors.Is(re.Kind, ErrHeld) || *n >= maxCollisions || oneHolds(&re.Report) {
+	if !woken || !errors.As(last, &re) || re.Report.Votes == 0 || !errors.Is(re.Kind, ErrHeld) || *n >= maxCollisions || oneHolds(&re.Report) {
 		*n = 0
 		return false
 	}
