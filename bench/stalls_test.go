@@ -32,5 +32,5 @@ func TestMachineStalls(t *testing.T) {
 	}
 	slices.Sort(lates)
 	slices.Reverse(lates)
-	t.Logf("%v of 1 ms sleeps, alone: %d sleeps, %d woken over 2 ms late, the longest %v", d, p.sleeps, len(lates), lates[:min(len(lates), 8)])
+	t.Logf("%v of 1 ms sleeps, alone: %d sleeps, %d woken over 2 ms late, the longest %v; the CPUs %v", d, p.sleeps, len(lates), lates[:min(len(lates), 8)], p.cpu)
 }

@@ -30,10 +30,12 @@ type stallProbe struct {
 	stalls   []stall
 	runnable []runnable
 	sleeps   int // read after finish
+	cpu      cpuShare
+	cpu0     cpuTimes
 }
 
 func startProbe() *stallProbe {
-	p := &stallProbe{stop: make(chan struct{}), done: make(chan struct{})}
+	p := &stallProbe{stop: make(chan struct{}), done: make(chan struct{}), cpu0: readCPUTimes()}
 	go func() {
 		defer close(p.done)
 		var read int64
@@ -80,6 +82,7 @@ func runnableTasks() (int, bool) {
 func (p *stallProbe) finish() *stallProbe {
 	close(p.stop)
 	<-p.done
+	p.cpu = readCPUTimes().since(p.cpu0)
 	return p
 }
 
@@ -88,6 +91,7 @@ type pathsRun struct {
 	paths    map[string][]acqPath // by worker id
 	stalls   []stall
 	runnable []runnable
+	cpu      cpuShare
 }
 
 // runnableDuring is the mean count of runnable tasks sampled in [from, to] (all
@@ -112,7 +116,7 @@ func withPaths(dir string, fn func(env string)) (pathsRun, error) {
 	probe := startProbe()
 	fn(envPaths + "=" + dir)
 	probe.finish()
-	run := pathsRun{stalls: probe.stalls, runnable: probe.runnable, paths: map[string][]acqPath{}}
+	run := pathsRun{stalls: probe.stalls, runnable: probe.runnable, cpu: probe.cpu, paths: map[string][]acqPath{}}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return run, err

@@ -64,7 +64,11 @@ func (run pathsRun) explain(top int) string {
 	}
 	fmt.Fprintf(&sb, "\nidle probe: %d late wake-ups over 2 ms, the longest %v", len(run.stalls), experiment.Round(late))
 	runAll, _ := run.runnableDuring(0, 0)
-	fmt.Fprintf(&sb, "; runnable tasks on the machine: %.1f on average\n", runAll)
+	fmt.Fprintf(&sb, "; runnable tasks on the machine: %.1f on average", runAll)
+	if run.cpu.ok {
+		fmt.Fprintf(&sb, "; the CPUs %v", run.cpu)
+	}
+	sb.WriteString("\n")
 	sb.WriteString(run.gaps(top))
 	if q, ok := run.atQuorum(); ok {
 		sb.WriteString(q)
