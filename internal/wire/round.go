@@ -25,88 +25,10 @@ package wire
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 )
-
-// Rounder sends one command to every master as one round: the narrow interface
-// between the lock algorithm and its transport.
-type Rounder interface {
-	// Round sends cmd to every master and sets out[i] to master i's result (out has
-	// one element per master). Each master's command, dialling included, ends
-	// within the Rounder's timeout, or ctx's deadline when sooner; a cancellation
-	// of ctx ends the round at once, counting the masters that had not answered as
-	// failed (their commands may still take effect). A command is never sent twice.
-	Round(ctx context.Context, cmd *Cmd, out []Result)
-	// Close fails every round in flight and closes the connections.
-	Close() error
-}
-
-// Script is a Lua script run with EVALSHA, and with EVAL after NOSCRIPT (a restart
-// or SCRIPT FLUSH emptied the master's script cache).
-type Script struct {
-	src, sha string
-}
-
-// NewScript returns the script of source src.
-func NewScript(src string) *Script {
-	sum := sha1.Sum([]byte(src))
-	return &Script{src: src, sha: hex.EncodeToString(sum[:])}
-}
-
-// Source returns the script's body.
-func (s *Script) Source() string { return s.src }
-
-// Hash returns the script's SHA1, in hexadecimal.
-func (s *Script) Hash() string { return s.sha }
-
-// Cmd is one command sent to every master.
-type Cmd struct {
-	// Script, when set, is run over Keys and Args (EVALSHA sha numkeys keys...
-	// args...). Otherwise Args is the command, and Keys is not used.
-	Script *Script
-	Keys   []string
-	Args   []string
-	// Want lists the reply types the command can get besides an error reply
-	// ('+', ':', '$'; '$' includes nil). Any other type means the connection is out
-	// of step: it is dropped. Empty: any of the three.
-	Want string
-	// NXGet marks Args as SET key value NX PX ms, which a master that takes it
-	// (Redis >= 7, learned at the handshake) gets as SET key value NX GET PX ms:
-	// the reply is then nil when it set the key, and the value there when it did
-	// not (Result.NXGet tells which way it went).
-	NXGet bool
-}
-
-// Result is one master's answer to one round's command.
-type Result struct {
-	// Type is the reply's type: '+' (Str), ':' (Int), '$' (Str, Int its length, -1
-	// for nil) or '-' (an error reply: Err is an ErrorReply); 0 when there was no
-	// reply (Err says why: a deadline, the connection, a cancellation).
-	Type byte
-	Str  string
-	Int  int64
-	Err  error
-	// NXGet tells that a Cmd with NXGet went out as SET NX GET.
-	NXGet   bool
-	Latency time.Duration
-}
-
-// ErrorReply is an error reply of a master ("WRONGTYPE ...", "NOPERM ...").
-type ErrorReply string
-
-func (e ErrorReply) Error() string { return string(e) }
-
-// ErrProtocol is a reply the command cannot get; the connection is dropped.
-var ErrProtocol = errors.New("unexpected reply")
-
-// ErrNoReply is the result of a command the master did not answer in time.
-var ErrNoReply = fmt.Errorf("no reply within the node timeout: %w", os.ErrDeadlineExceeded)
 
 // grace is how long a round waits past its deadline for replies that came in time
 // but were not yet read (a caller counting from the round's start counts a late
