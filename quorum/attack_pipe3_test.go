@@ -231,7 +231,14 @@ func attackThousandTinyDeadlines(t *testing.T, goRedis bool) {
 			prefix := fmt.Sprintf("rl1.t%d.", g)
 			for i := 0; time.Now().Before(end); i++ {
 				value := prefix + strconv.Itoa(i)
-				cctx, cancel := context.WithTimeout(ctx, time.Duration(100+rng.IntN(1900))*time.Microsecond)
+				// Deadlines of 0.1-2 ms, and every tenth round 50 ms, so that
+				// some rounds vote however busy the machine is and the checks
+				// below are never vacuous.
+				deadline := time.Duration(100+rng.IntN(1900)) * time.Microsecond
+				if i%10 == 9 {
+					deadline = 50 * time.Millisecond
+				}
+				cctx, cancel := context.WithTimeout(ctx, deadline)
 				rep := m.wireRound(cctx, opAcquire, key, wireSet, value, "", 60000)
 				cancel()
 				for j, nr := range rep.Nodes {

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/redlock/redlock/internal/redistest"
 )
@@ -44,7 +43,7 @@ func TestMain(m *testing.M) {
 	if code == 0 {
 		// Every goroutine a Manager starts ends by its Close (wake-ups, background
 		// clean-ups, the connections' readers and writers).
-		if err := goleak.Find(); err != nil {
+		if err := redistest.FindLeaks(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

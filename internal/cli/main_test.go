@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/redlock/redlock/internal/redistest"
 )
 
 // undeclared collects the exit codes commands returned in the tests that their
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	if code == 0 {
-		if err := goleak.Find(goleakOptions()...); err != nil {
+		if err := redistest.FindLeaks(goleakOptions()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}
