@@ -55,6 +55,9 @@ type permitLock struct {
 	n    int
 	slot int
 	base string // the semaphore's key, NAME:permit (its wake-up channel and queue)
+	// strays are the other slots a read found the value in (findPermit): a
+	// permit resumed from its token releases them too.
+	strays []string
 }
 
 func (p *permitLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
