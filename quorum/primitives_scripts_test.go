@@ -25,7 +25,7 @@ func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 		"xwait_mark":     {xwaitMarkLua, "b757e540b8f5d7b68bf02a4f30f3db128be26daf", xwaitMarkScript},
 		"elect_term":     {electTermLua, "b08ecb16ccf68ec721c8749c4aa7c194f6c62c4e", electTermScript},
 		"elect_read":     {electReadLua, "535ccb0cea3876333be847be930f061e2b6cea6a", electReadScript},
-		"elect_proclaim": {electProclaimLua, "0236412f7904a2ca59f7c34190bb92e74ef51912", electProclaimScript},
+		"elect_proclaim": {electProclaimLua, "a01a81308b54f06aa947b8a231092bbb955ff707", electProclaimScript},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))
