@@ -15,6 +15,8 @@ import (
 var (
 	//go:embed scripts/sem_acquire.lua
 	semAcquireLua string
+	//go:embed scripts/sem_unwind.lua
+	semUnwindLua string
 	//go:embed scripts/multi_acquire.lua
 	multiAcquireLua string
 	//go:embed scripts/multi_extend.lua
@@ -37,6 +39,7 @@ var (
 	electProclaimLua string
 
 	semAcquireScript    = wire.NewScript(semAcquireLua)
+	semUnwindScript     = wire.NewScript(semUnwindLua)
 	multiAcquireScript  = wire.NewScript(multiAcquireLua)
 	multiExtendScript   = wire.NewScript(multiExtendLua)
 	multiReleaseScript  = wire.NewScript(multiReleaseLua)
