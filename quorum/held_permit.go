@@ -6,9 +6,10 @@ import (
 )
 
 // A permit resumed from its token: the token says which semaphore and how many
-// permits, not which slot. One read round (MGET of every slot on every master)
-// finds the slots that hold the token; the slot that most masters show is the
-// permit, and the extension or release is one round on that slot. A slot that
+// permits, not which slot. One read round (sem_find.lua, a script so that the
+// lock user's ACL needs nothing more, docs/acl.md) finds the slots that hold the
+// token on every master; the slot that most masters show is the permit, and the
+// extension or release is one round on that slot. A slot that
 // holds another value is somebody else's permit: it never makes ours "lost".
 
 const opFindPermit = "find-permit"
@@ -23,14 +24,14 @@ func (m *Manager) findPermit(ctx context.Context, l *Lock, p *permitLock) *Repor
 	slots := p.slotKeys()
 	held := make([][]int, len(m.nodes)) // per master, the slots holding the value
 	rep := m.fanout(ctx, opFindPermit, p.base, func(ctx context.Context, n *node) (Outcome, error) {
-		vs, err := n.client.MGet(ctx, slots...).Result()
+		found, err := semFindScript.Run(ctx, n.client, slots, l.value).Int64Slice()
 		if err != nil {
 			return OutcomeError, err
 		}
 		var mine []int
-		for i, v := range vs { // a key of another type reads as nil
-			if s, ok := v.(string); ok && s == l.value {
-				mine = append(mine, i)
+		for _, s := range found {
+			if s >= 0 && s < int64(p.n) {
+				mine = append(mine, int(s))
 			}
 		}
 		held[m.nodeIndex(n)] = mine
