@@ -145,3 +145,38 @@ func TestBugReleaseOfAnExpiredPermitByTokenIsMissing(t *testing.T) {
 	}
 	assert.Len(t, e.keys("lock:gone:permit:0"), 5)
 }
+
+// TestBugPermitByTokenWithAMasterPaused: `extend` and `release` by token of the
+// permit on slot 39 of 40, with one master of five paused, finish within their
+// -timeout and act on that slot: the extension succeeds, the release deletes it
+// on the four masters that answer and no other holder's permit. They tried the
+// slots one round (one node timeout) each from slot 0, and failed about slot 0.
+func TestBugPermitByTokenWithAMasterPaused(t *testing.T) {
+	e := newEnv(t)
+	const n = 40
+	var ours string
+	for range n {
+		r := e.run("acquire", "big", "-permits", "40", "-ttl", "10s")
+		require.Equal(t, 0, r.code, r.stderr)
+		ours = strings.TrimSpace(r.stdout)
+	}
+	slot := fmt.Sprintf("lock:big:permit:%d", n-1)
+	require.Len(t, e.keys(slot), 5)
+	require.Equal(t, ours, e.keys(slot)[e.c.Servers[0].Name])
+	paused := e.c.Servers[4]
+	paused.Stop()
+	t.Cleanup(paused.Cont)
+
+	r := e.run("extend", "big", "-token", ours, "-ttl", "10s", "-timeout", "5s")
+	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
+	r = e.run("release", "big", "-token", ours, "-timeout", "5s")
+	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "deleted on 4 of 5", r.stdout+r.stderr)
+	for _, s := range e.c.Servers[:4] {
+		keys := s.Keys(context.Background())
+		assert.NotContains(t, keys, slot, "%s: our permit is released", s.Name)
+		for j := range n - 1 {
+			assert.Contains(t, keys, fmt.Sprintf("lock:big:permit:%d", j), "%s: another holder's permit is kept", s.Name)
+		}
+	}
+}
