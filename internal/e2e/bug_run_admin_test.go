@@ -48,13 +48,31 @@ func startRun(t *testing.T, e *env, name string, args ...string) (*exec.Cmd, *sy
 	return cmd, errb, string(token)
 }
 
-// waitListeners waits until channel has n subscribers on every master.
+// waitListeners waits until, on every master, n clients listen for changes of
+// the hold: subscribers of channel (the loss watch's wake-up channel), or
+// clients with key tracking on (a watch that tracks the key instead).
 func (e *env) waitListeners(channel string, n int64) {
 	e.t.Helper()
+	ctx := context.Background()
 	require.Eventually(e.t, func() bool {
 		for _, srv := range e.c.Servers {
-			subs, err := srv.Client().PubSubNumSub(context.Background(), channel).Result()
-			if err != nil || subs[channel] < n {
+			subs, err := srv.Client().PubSubNumSub(ctx, channel).Result()
+			if err != nil {
+				return false
+			}
+			list, err := srv.Client().ClientList(ctx).Result()
+			if err != nil {
+				return false
+			}
+			tracking := int64(0)
+			for _, c := range strings.Split(list, "\n") {
+				for _, f := range strings.Fields(c) {
+					if flags, ok := strings.CutPrefix(f, "flags="); ok && strings.Contains(flags, "t") {
+						tracking++
+					}
+				}
+			}
+			if subs[channel] < n && tracking < n {
 				return false
 			}
 		}
