@@ -74,9 +74,10 @@ type Leadership struct {
 	term  int64
 	since time.Time
 
-	mu    sync.Mutex
-	value string
-	seq   int64 // the last proclamation's number
+	mu       sync.Mutex
+	value    string
+	valueSeq int64 // the proclamation that value is (0: Campaign's)
+	seq      int64 // the last proclamation's number given out
 }
 
 // Election returns the election name on m. The name follows ValidateName.
@@ -130,7 +131,10 @@ func (e *Election) Observe(ctx context.Context) <-chan Observation {
 // election under the conditions of WithFencing.
 func (l *Leadership) Term() int64 { return l.term }
 
-// Value returns the value published by Campaign or the last Proclaim.
+// Value returns the value published by Campaign or by the latest Proclaim that a
+// quorum took (the one with the highest number among those that succeeded, not
+// the one that returned last): the value Leader reports while this leadership
+// lasts and no later Proclaim succeeds.
 func (l *Leadership) Value() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -167,7 +171,9 @@ func (l *Leadership) Resign(ctx context.Context) error { return l.lock.Release(c
 // rewrites the record on every master where the leadership is still ours and
 // needs a quorum of them; the term does not change. Leader reports a value only
 // once a quorum has it (or a later one), so a failed Proclaim is not reported. It fails with ErrLost once
-// the leadership is gone.
+// the leadership is gone. Concurrent Proclaims are ordered by the order of their
+// calls: an earlier one that reaches a master after a later one is refused there,
+// and fails with ErrSuperseded when that leaves it without a quorum.
 func (l *Leadership) Proclaim(ctx context.Context, value string) error {
 	return l.proclaim(ctx, value)
 }

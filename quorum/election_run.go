@@ -277,23 +277,44 @@ func (l *Leadership) proclaim(ctx context.Context, value string) error {
 	if err := checkLeaderValue(value); err != nil {
 		return err
 	}
-	m := l.e.m
-	leader, _, record := l.e.keys()
 	l.mu.Lock()
 	l.seq++
 	seq := l.seq
 	l.mu.Unlock()
-	rep := m.scriptOnAll(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, nil, l.lock.value, value, wakeChannel(leader), strconv.FormatInt(seq, 10))
+	return l.proclaimSeq(ctx, value, seq)
+}
+
+// proclaimSeq runs proclamation number seq of value: refused on a master that
+// holds a later one, so the masters keep the latest proclamation each took, and
+// Value moves only forward (to a higher number that a quorum took).
+func (l *Leadership) proclaimSeq(ctx context.Context, value string, seq int64) error {
+	m := l.e.m
+	leader, _, record := l.e.keys()
+	later := 0
+	rep := m.scriptOnAll(ctx, "proclaim", leader, electProclaimScript, []string{leader, record}, func(_ int, r int64) (Outcome, error) {
+		switch r {
+		case 1:
+			return OutcomeOK, nil
+		case 2:
+			later++
+		}
+		return OutcomeForeign, nil
+	}, l.lock.value, value, wakeChannel(leader), strconv.FormatInt(seq, 10))
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
 	if rep.Votes >= m.quorum && now.Before(l.lock.Until()) {
 		l.mu.Lock()
-		l.value = value
+		if seq > l.valueSeq {
+			l.value, l.valueSeq = value, seq
+		}
 		l.mu.Unlock()
 		return nil
 	}
 	if !now.Before(l.lock.Until()) {
 		return fmt.Errorf("%w: leadership of %s ended before the proclamation", ErrLost, l.e.name)
+	}
+	if later > 0 && rep.count(OutcomeForeign)-later <= len(m.nodes)-m.quorum {
+		return fmt.Errorf("%w: of %s: a later one is on %d of %d masters", ErrSuperseded, l.e.name, later, len(m.nodes))
 	}
 	return m.roundError(rep)
 }

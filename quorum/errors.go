@@ -38,6 +38,10 @@ var (
 	ErrWrongType = errors.New("key holds a value of the wrong type")
 	// ErrExtensionCap: keep-alive stopped because the extension cap or maximum hold was reached.
 	ErrExtensionCap = errors.New("extension cap reached")
+	// ErrSuperseded: a Leadership.Proclaim refused because a later Proclaim of the
+	// same leadership reached the masters first; the later value stands and the
+	// leadership itself is not affected.
+	ErrSuperseded = errors.New("superseded by a later proclamation")
 )
 
 // NodeError is a failure on one master. Node is the master's topology name.

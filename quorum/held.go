@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -17,8 +16,9 @@ import (
 // ExtendHeld extends what token holds of names to ttl on every master where it is
 // still held, as ExtendToken does for a plain lock, whatever primitive took it:
 // every name of a multi-name hold (names must be exactly its names, in any
-// order), the permit of semaphore names[0] that token holds, or a shared hold of
-// names[0]. It never recreates what expired. It succeeds when a quorum extended
+// order), the permit of semaphore names[0] that token holds (the slot that one read
+// shows it in on the most masters: a leftover of the token on another slot is not
+// extended), or a shared hold of names[0]. It never recreates what expired. It succeeds when a quorum extended
 // and validity is left, returning the new deadline; otherwise the error matches
 // ErrLost (a majority no longer holds token) or ErrUnavailable. A leadership's
 // token is refused (ErrInvalidOption): a leadership lives as long as its
@@ -27,48 +27,46 @@ func (m *Manager) ExtendHeld(ctx context.Context, names []string, token string, 
 	if err := m.checkTTL(ttl); err != nil {
 		return time.Time{}, nil, err
 	}
-	holds, err := m.heldLocks(names, token)
+	l, err := m.heldLock(names, token)
 	if err != nil {
 		return time.Time{}, nil, err
 	}
-	var firstErr error
-	var firstRep *Report
-	for _, l := range holds { // a permit: the slot that holds token, whichever it is
-		until, rep, err := l.extendRound(ctx, ttl)
-		if err == nil {
-			return until, rep, nil
-		}
-		if firstErr == nil {
-			firstErr, firstRep = err, rep
+	if p, ok := l.prim.(*permitLock); ok {
+		if rep := m.findPermit(ctx, l, p); p.slot < 0 {
+			return time.Time{}, rep, m.roundError(rep)
 		}
 	}
-	return time.Time{}, firstRep, firstErr
+	return l.extendRound(ctx, ttl)
 }
 
 // ReleaseHeld releases what token holds of names on every master, as
 // ReleaseToken does for a plain lock, whatever primitive took it (see
 // ExtendHeld): compare-and-delete, so another holder's key, permit or share is
-// never touched; missing is not an error. For a permit every slot is released
-// where it holds token (a minority leftover included) and the report is that of
-// the slot held on the most masters.
+// never touched; missing is not an error. For a permit, one read finds the slot
+// that holds token on the most masters: the report is that slot's, and every
+// other slot where the read showed token (a minority leftover) is released too; a
+// permit whose slot is free or another's is missing, not lost. Where it deleted,
+// the holder's WithLossWatch is told (a shared holder's too, while others remain).
 func (m *Manager) ReleaseHeld(ctx context.Context, names []string, token string) (*Report, error) {
-	holds, err := m.heldLocks(names, token)
+	l, err := m.heldLock(names, token)
 	if err != nil {
 		return nil, err
 	}
-	var best *Report
-	for _, l := range holds {
-		var rep *Report
-		if l.prim == nil {
-			rep = m.releaseAnnounced(ctx, l.key, l.value)
-		} else {
-			rep = l.releaseRound(ctx)
-		}
-		if best == nil || rep.count(OutcomeOK) > best.count(OutcomeOK) {
-			best = rep
+	var rep *Report
+	switch p := l.prim.(type) {
+	case nil:
+		rep = m.releaseAnnounced(ctx, l.key, l.value)
+	case *permitLock:
+		rep = m.releasePermitToken(ctx, l, p)
+	default:
+		rep = l.releaseRound(ctx)
+		if _, ok := p.(sharedLock); ok {
+			// A shared release wakes nobody while other holders remain: tell
+			// this holder's loss watch.
+			m.announceLoss(ctx, rep, l.key, l.key)
 		}
 	}
-	return best, releaseError(best, time.Time{})
+	return rep, releaseError(rep, time.Time{})
 }
 
 // HeldKind returns the primitive that wrote token ("" for a plain lock or a
@@ -82,9 +80,9 @@ func HeldKind(token string) (kind string, count int) {
 	return v.Owner.Kind, v.Owner.Count
 }
 
-// heldLocks returns the Locks that token may hold of names: one, or one per
-// slot of a semaphore.
-func (m *Manager) heldLocks(names []string, token string) ([]*Lock, error) {
+// heldLock returns the Lock that token may hold of names; for a semaphore, its
+// permit in no slot yet (findPermit finds it).
+func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%w: no name", ErrInvalidOption)
 	}
@@ -117,30 +115,27 @@ func (m *Manager) heldLocks(names []string, token string) ([]*Lock, error) {
 		}
 		l := lock(keys[0], &multiLock{names: sorted, keys: keys})
 		l.name = strings.Join(sorted, " ")
-		return []*Lock{l}, nil
+		return l, nil
 	case "sem":
 		if err := checkPermits(count); err != nil {
 			return nil, err
 		}
 		base := m.Key(name) + permitBase
-		out := make([]*Lock, count)
-		for i := range count {
-			out[i] = lock(base+":"+strconv.Itoa(i), &permitLock{n: count, slot: i, base: base})
-		}
-		return out, nil
+		return lock(base, &permitLock{n: count, slot: -1, base: base}), nil
 	case "shared":
-		return []*Lock{lock(m.Key(name), sharedLock{})}, nil
+		return lock(m.Key(name), sharedLock{}), nil
 	case "leader":
 		return nil, fmt.Errorf("%w: a leadership's token: it ends with its candidate process (elect), or with its TTL", ErrInvalidOption)
 	}
-	return []*Lock{lock(m.Key(name), nil)}, nil
+	return lock(m.Key(name), nil), nil
 }
 
 // ForceExpireListed is ForceExpireSeen for any name a listing shows, the keys of
 // the primitives included: a permit slot (NAME:permit:I) and a leadership
 // (NAME:leader) are deleted on each master only where they still hold the value
 // seen there, and the wake-up goes to the primitive's channel (the semaphore's
-// waiters, the election's candidates and observers). A shared key (a sorted set)
+// waiters, the election's candidates and observers) and, for a permit, to its
+// slot's channel (its holder's WithLossWatch). A shared key (a sorted set)
 // is deleted where it is still one, its members not compared: to remove one shared
 // holder, ReleaseHeld its value. A leader's record and an exclusive waiter's
 // marker are refused (ErrInvalidOption): they go with their primitive.
@@ -159,7 +154,9 @@ func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map
 		if err := checkName(kc.Name); err != nil {
 			return nil, err
 		}
-		channel = wakeChannel(m.Key(kc.Name) + permitBase)
+		rep, err := m.forceExpireSeenKey(ctx, m.Key(listed), wakeChannel(m.Key(kc.Name)+permitBase), seen)
+		m.announceLoss(ctx, rep, m.Key(listed), ForceExpiredMessage) // the holder listens on the slot's channel
+		return rep, err
 	case KeyLeader:
 		if err := checkName(kc.Name); err != nil {
 			return nil, err

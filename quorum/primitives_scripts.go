@@ -11,10 +11,15 @@ import (
 // The primitives' Lua scripts (scripts/*.lua), run with EVALSHA and EVAL after
 // NOSCRIPT like the others; their SHA1s are pinned by a test. Those whose reply
 // is an integer run on the pipelined wire path (scriptOnAll); the election's
-// read, whose reply is an array, runs through go-redis.
+// read and the search of a permit by its value, whose replies are arrays, run
+// through go-redis.
 var (
 	//go:embed scripts/sem_acquire.lua
 	semAcquireLua string
+	//go:embed scripts/sem_unwind.lua
+	semUnwindLua string
+	//go:embed scripts/sem_find.lua
+	semFindLua string
 	//go:embed scripts/multi_acquire.lua
 	multiAcquireLua string
 	//go:embed scripts/multi_extend.lua
@@ -37,6 +42,7 @@ var (
 	electProclaimLua string
 
 	semAcquireScript    = wire.NewScript(semAcquireLua)
+	semUnwindScript     = wire.NewScript(semUnwindLua)
 	multiAcquireScript  = wire.NewScript(multiAcquireLua)
 	multiExtendScript   = wire.NewScript(multiExtendLua)
 	multiReleaseScript  = wire.NewScript(multiReleaseLua)
@@ -46,5 +52,6 @@ var (
 	xwaitMarkScript     = wire.NewScript(xwaitMarkLua)
 	electTermScript     = wire.NewScript(electTermLua)
 	electReadScript     = redis.NewScript(electReadLua)
+	semFindScript       = redis.NewScript(semFindLua)
 	electProclaimScript = wire.NewScript(electProclaimLua)
 )

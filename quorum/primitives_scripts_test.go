@@ -16,6 +16,8 @@ func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 		script   interface{ Hash() string } // a wire.Script, or a go-redis one for a reply the wire path does not read
 	}{
 		"sem_acquire":    {semAcquireLua, "f88215d7afd3e40b50716c450fe06080fd0f1616", semAcquireScript},
+		"sem_find":       {semFindLua, "cbffd263e8c64a36304b3bf56b970b008308c17d", semFindScript},
+		"sem_unwind":     {semUnwindLua, "2fe3788d632dccc4dd8faa8717f3533e4113ab46", semUnwindScript},
 		"multi_acquire":  {multiAcquireLua, "90df1110c0b0d636ea421b6152853b233b6820d5", multiAcquireScript},
 		"multi_extend":   {multiExtendLua, "a2b8398e03dd2d220ce9f0d4eb2adf5234a73f9b", multiExtendScript},
 		"multi_release":  {multiReleaseLua, "c4dbcd75b0f0c733866505dcec5433f8edefc3b2", multiReleaseScript},
@@ -25,7 +27,7 @@ func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 		"xwait_mark":     {xwaitMarkLua, "b757e540b8f5d7b68bf02a4f30f3db128be26daf", xwaitMarkScript},
 		"elect_term":     {electTermLua, "b08ecb16ccf68ec721c8749c4aa7c194f6c62c4e", electTermScript},
 		"elect_read":     {electReadLua, "535ccb0cea3876333be847be930f061e2b6cea6a", electReadScript},
-		"elect_proclaim": {electProclaimLua, "0236412f7904a2ca59f7c34190bb92e74ef51912", electProclaimScript},
+		"elect_proclaim": {electProclaimLua, "a01a81308b54f06aa947b8a231092bbb955ff707", electProclaimScript},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

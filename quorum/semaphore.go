@@ -55,6 +55,9 @@ type permitLock struct {
 	n    int
 	slot int
 	base string // the semaphore's key, NAME:permit (its wake-up channel and queue)
+	// strays are the other slots a read found the value in (findPermit): a
+	// permit resumed from its token releases them too.
+	strays []string
 }
 
 func (p *permitLock) extend(ctx context.Context, l *Lock, ttl time.Duration) (time.Time, *Report, error) {
@@ -130,8 +133,20 @@ func (a *permitAcquirer) round(ctx context.Context, start time.Time, value strin
 		m.leaveStragglers(backgroundFor(ctx), a.base, fw, rep)
 		return l, nil
 	}
-	a.releaseSlots(backgroundFor(ctx), value, -1)
+	if fw != nil && fw.mode == "wait" {
+		a.unwindSlots(backgroundFor(ctx), value, fw)
+	} else {
+		a.releaseSlots(backgroundFor(ctx), value, -1)
+	}
 	return nil, m.roundError(rep)
+}
+
+// unwindSlots is releaseSlots(-1) for a failed round of a queued fair waiter:
+// where it deletes a slot the round took, it puts the waiter back at its place
+// in the queue in the same step (sem_unwind.lua), so that the waiter behind it
+// does not take the slot freed.
+func (a *permitAcquirer) unwindSlots(ctx context.Context, value string, fw *fairWaiter) {
+	a.m.scriptOnAll(ctx, opRelease, a.base, semUnwindScript, a.keys, released, value, fw.id, fw.score, fw.hbMS)
 }
 
 // tally keeps the votes of the slot most masters gave (the lowest on a tie) and

@@ -186,10 +186,14 @@ func (li *LockInfo) KeyType() string {
 }
 
 // sharedHolders reads the members of a shared key on every master: each
-// holder's votes and quorum validity (its expiry score against the master's own
-// clock, minus the drift budget), the masters' clocks read in the same call.
+// holder's votes and quorum validity at observed (its expiry score against the
+// master's own clock, minus the drift budget), the masters' clocks read in the
+// same call. A master's clock is read after the read started (sent), so the
+// expiry is at least sent + what it showed left: at observed, before sent, that
+// much and sent - observed more is left.
 func (m *Manager) sharedHolders(ctx context.Context, key string, observed time.Time) ([]SharedHolder, error) {
 	remaining := make([]map[string]time.Duration, len(m.nodes))
+	sent := time.Now()
 	rep := m.fanout(ctx, "shared-read", key, func(ctx context.Context, n *node) (Outcome, error) {
 		var tm *redis.TimeCmd
 		var zr *redis.ZSliceCmd
@@ -226,7 +230,7 @@ func (m *Manager) sharedHolders(ctx context.Context, key string, observed time.T
 		}
 		if len(ds) >= m.quorum {
 			slices.SortFunc(ds, func(a, b time.Duration) int { return cmp.Compare(b, a) })
-			q := ds[m.quorum-1] - time.Since(observed)
+			q := ds[m.quorum-1] + sent.Sub(observed)
 			h.Validity = max(0, q-m.cfg.drift(q))
 		}
 		out = append(out, h)

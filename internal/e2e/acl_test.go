@@ -127,8 +127,12 @@ func TestACLLockUserCanDoWhatTheDocsSay(t *testing.T) {
 	assert.Positive(t, fenced.Fence)
 
 	ok("acquire", "pool/p")
-	ok("acquire", "pool/p")
+	permit := ok("acquire", "pool/p")
 	assert.Equal(t, 3, e.run("acquire", "pool/p").code, "both permits taken")
+	ok("extend", "pool/p", "-token", permit, "-ttl", "5s")
+	ok("release", "pool/p", "-token", permit)
+	assert.Empty(t, e.keys("lock:pool/p:permit:1"), "the permit found by its token is released")
+	ok("acquire", "pool/p")
 
 	multi := ok("acquire", "m1", "m2")
 	ok("release", "m1", "m2", "-token", multi)
