@@ -250,6 +250,7 @@ func TestAttackLeaderDoesNotReportAFailedProclaim(t *testing.T) {
 	require.NoError(t, err)
 	ld, err := e.Campaign(ctx, "zzz-old", 10*time.Second)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = ld.Resign(context.Background()) })
 	a.net.Each("leader", (*faults.Proxy).Blackhole, "c", "d", "e")
 	a.fault("leader cut from c, d, e")
 	require.Error(t, ld.Proclaim(ctx, "aaa-new"), "the proclamation reaches a and b only")
