@@ -16,7 +16,7 @@ type tracker struct {
 	n   *node
 	idx int
 
-	mu    sync.Mutex // never held across I/O
+	mu    sync.Mutex              // never held across I/O
 	keys  map[string][]*lossWatch // the watched keys and their locks
 	dirty map[string]struct{}     // keys to read again
 	all   bool                    // read every key again
