@@ -2,10 +2,12 @@ package quorum
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/redistest"
@@ -103,5 +105,64 @@ func TestBugLossFromAnyCauseIsHeard(t *testing.T) {
 				require.ErrorIs(t, l.Verify(context.Background()), ErrLost, "the quorum really lost it")
 			})
 		}
+	}
+}
+
+// TestLossWatchWithoutTracking: a master that refuses CLIENT TRACKING (an ACL
+// here) or does not know it (miniredis, the embedded demo's server) is read
+// again every trackPoll: a loss is then heard within about that long.
+func TestLossWatchWithoutTracking(t *testing.T) {
+	tests := []struct {
+		name    string
+		masters func(t *testing.T) (m *Manager, del func(key string))
+	}{
+		{"acl refuses client tracking", func(t *testing.T) (*Manager, func(string)) {
+			c, m := testCluster(t, 5)
+			for _, s := range c.Servers {
+				require.NoError(t, s.Client().Do(context.Background(), "ACL", "SETUSER", "default", "-client|tracking").Err())
+			}
+			return m, func(key string) {
+				for _, s := range c.Servers[:3] {
+					require.NoError(t, s.Client().Del(context.Background(), key).Err())
+				}
+			}
+		}},
+		{"miniredis", func(t *testing.T) (*Manager, func(string)) {
+			var nodes []Node
+			var srvs []*miniredis.Miniredis
+			for i := range 5 {
+				s := miniredis.RunT(t)
+				srvs = append(srvs, s)
+				nodes = append(nodes, Node{Name: fmt.Sprintf("m%d", i), Addr: s.Addr()})
+			}
+			m, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(200*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = m.Close() })
+			return m, func(key string) {
+				for _, s := range srvs[:3] {
+					s.Del(key)
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, del := tt.masters(t)
+			l, err := m.Acquire(context.Background(), "mx", 30*time.Second, WithLossWatch())
+			require.NoError(t, err)
+			time.Sleep(100 * time.Millisecond)
+			for _, tr := range m.losses().trackers {
+				require.False(t, tr.tracking.Load(), "%s tracks", tr.n.name)
+			}
+			at := time.Now()
+			del(l.Key())
+			select {
+			case <-l.Done():
+				t.Logf("Done %v after the removal", time.Since(at))
+				require.ErrorIs(t, l.Err(), ErrLost)
+			case <-time.After(trackPoll + 3*time.Second):
+				t.Fatalf("no loss heard within %v without tracking", trackPoll+3*time.Second)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlock/redlock/internal/wire"
@@ -21,6 +22,8 @@ type tracker struct {
 	dirty map[string]struct{}     // keys to read again
 	all   bool                    // read every key again
 	kick  chan struct{}           // capacity 1: something to read
+	// tracking: the connection is up and the master tracks its reads.
+	tracking atomic.Bool
 }
 
 // add watches lw's keys on t's master and reads them.
@@ -132,7 +135,10 @@ func (t *tracker) run() {
 		c, tracking, err := dialTracker(ctx, t.n, t.w.m.cfg.nodeTimeout)
 		if err == nil {
 			t.invalidate(nil, true) // a new connection tracks nothing yet
-			if err = t.serve(ctx, c, tracking); err != nil {
+			t.tracking.Store(tracking)
+			err = t.serve(ctx, c, tracking)
+			t.tracking.Store(false)
+			if err != nil {
 				retry = trackRetry // it answered: dial again at once
 			}
 			_ = c.c.Close()
