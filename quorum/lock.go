@@ -143,7 +143,7 @@ func (l *Lock) start0(lc lockConfig) {
 		go l.keepAlive(kctx, *lc.keepAlive)
 	}
 	if lc.watch || lc.keepAlive != nil {
-		l.watchLosses(lc.watch)
+		l.watchLosses()
 	}
 }
 

@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,35 @@ var lossCauses = []struct {
 	}},
 }
 
+// armed waits until m's loss watch has read every key of l on every master
+// and seen it held there.
+func armed(t *testing.T, m *Manager, l *Lock) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		w := m.losses()
+		for _, tr := range w.trackers {
+			tr.mu.Lock()
+			var lw *lossWatch
+			for _, x := range tr.keys[l.watchKeys()[0]] {
+				if x.l == l {
+					lw = x
+				}
+			}
+			tr.mu.Unlock()
+			if lw == nil {
+				return false
+			}
+			lw.mu.Lock()
+			held := !slices.ContainsFunc(lw.st, func(s uint8) bool { return s != stHeld })
+			lw.mu.Unlock()
+			if !held {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 5*time.Millisecond, "the loss watch never read %s everywhere", l.Name())
+}
+
 // TestBugLossFromAnyCauseIsHeard: a holder heard of its loss only through this
 // tool's own release notification, its next extension or Until; a DEL, a SET of
 // another value, FLUSHALL or a master restarted empty on a quorum went unheard
@@ -91,7 +121,7 @@ func TestBugLossFromAnyCauseIsHeard(t *testing.T) {
 				c, m := testCluster(t, 5)
 				admin := managerFor(t, c)
 				l, key := k.take(t, m)
-				time.Sleep(100 * time.Millisecond) // the watch has read the keys
+				armed(t, m, l)
 				require.NoError(t, l.Err())
 				at := time.Now()
 				cause.remove(t, c, admin, key)

@@ -102,7 +102,7 @@ func (m *Manager) closeLosses() {
 }
 
 // add watches l until its context (made) ends.
-func (w *lossWatcher) add(l *Lock, keys []string, member bool) *lossWatch {
+func (w *lossWatcher) add(l *Lock, keys []string, member bool) {
 	lw := &lossWatch{l: l, keys: keys, member: member, st: make([]uint8, len(keys)*len(w.trackers))}
 	for _, t := range w.trackers {
 		t.add(lw)
@@ -115,7 +115,6 @@ func (w *lossWatcher) add(l *Lock, keys []string, member bool) *lossWatch {
 			t.remove(lw)
 		}
 	})
-	return lw
 }
 
 // hint schedules a verification of lw: at once when none is running, after the

@@ -14,14 +14,16 @@ const opVerify = "verify"
 // or SET, FLUSHALL or FLUSHDB, an eviction, an expiry, a master restarted
 // empty), and end its context with an error matching ErrLost soon after fewer
 // than a quorum of masters hold the value: a master's invalidation push (client
-// tracking on a connection of the watch's own, track.go), a broken connection to
-// a master, or a release notification on the name's wake-up channel triggers a
-// read of the value and then Lock.Verify, which alone decides. A notification is
-// never trusted: a spurious or forged one costs a verification round, never a
-// loss. Every lock with a keep-alive is watched so, with or without this option.
+// tracking on a connection of the watch's own, track.go) or a broken connection
+// to a master triggers a read of the value and, when a master no longer holds
+// it, Lock.Verify, which alone decides. A notification is never trusted: a
+// spurious one costs a read, never a loss; nobody but the master can push on the
+// watch's connection. Every lock with a keep-alive is watched so, with or without
+// this option.
 //
 // On a master that refuses RESP3 or CLIENT TRACKING, the watch reads the value
-// again every second instead. The watch costs one connection per master and
+// again every second instead (the release notifications of the wake-up channels
+// are not listened to: tracking hears every change they would announce). The watch costs one connection per master and
 // Manager (made with the first watched lock) and, per lock, one read per master
 // at acquisition and after each change of its keys (its own extensions
 // included). A loss the watch cannot see (every notification lost, the masters
@@ -65,8 +67,8 @@ func (l *Lock) Verify(ctx context.Context) error {
 	return err
 }
 
-// watchKeys returns the keys whose wake-up channels l's loss watch listens on:
-// every name of a multi-name lock, else its key.
+// watchKeys returns the keys l's loss watch reads: every name of a multi-name
+// lock, else its key.
 func (l *Lock) watchKeys() []string {
 	if p, ok := l.prim.(*multiLock); ok {
 		return p.watchKeys()
@@ -75,40 +77,10 @@ func (l *Lock) watchKeys() []string {
 }
 
 // watchLosses starts the loss watch of l: the Manager's trackers read its
-// keys on every master and, when wake, a release notification of any of its
-// names hints a verification (a master that refuses tracking then hears a
-// force-expire before its next poll). l.mu must be held and l.ctx made.
-func (l *Lock) watchLosses(wake bool) {
-	w := l.m.losses()
-	if w == nil {
-		return
-	}
-	_, member := l.prim.(sharedLock)
-	lw := w.add(l, l.watchKeys(), member)
-	if !wake {
-		return
-	}
-	if h := l.m.hub(); h != nil {
-		for _, k := range l.watchKeys() {
-			wt, unregister := h.register(k, "")
-			go w.watchWake(lw, wt, unregister)
-		}
-	}
-}
-
-// watchWake hints a verification of lw on every release notification of its
-// waiter until the lock ends.
-func (w *lossWatcher) watchWake(lw *lossWatch, wt *waiter, unregister func()) {
-	defer unregister()
-	lctx := lw.l.ctx
-	for {
-		select {
-		case <-lctx.Done():
-			return
-		case <-w.ctx.Done():
-			return
-		case <-wt.ch:
-			w.hint(lw)
-		}
+// keys on every master. l.mu must be held and l.ctx made.
+func (l *Lock) watchLosses() {
+	if w := l.m.losses(); w != nil {
+		_, member := l.prim.(sharedLock)
+		w.add(l, l.watchKeys(), member)
 	}
 }
