@@ -181,12 +181,12 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 		}
 	}()
 	defer func() { _ = c.c.Close() }()
-	var poll <-chan time.Time
-	if !tracking {
-		tk := time.NewTicker(trackPoll)
-		defer tk.Stop()
-		poll = tk.C
-	}
+	// Every trackPoll: without tracking, read every key again; with it, PING,
+	// so that a connection silently gone (a partition, a host lost) is dialled
+	// again, and every key read again, within trackPoll + the node timeout.
+	tk := time.NewTicker(trackPoll)
+	defer tk.Stop()
+	poll := tk.C
 	for {
 		select {
 		case <-ctx.Done():
@@ -194,6 +194,12 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 		case err := <-broken:
 			return err
 		case <-poll:
+			if tracking {
+				if err := t.ping(ctx, c, replies, broken); err != nil {
+					return err
+				}
+				continue
+			}
 			t.invalidate(nil, true)
 		case <-t.kick:
 		}
@@ -215,6 +221,28 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 		if err := t.answers(ctx, batch, replies, broken); err != nil {
 			return err
 		}
+	}
+}
+
+// ping sends PING on c and waits for its answer, for no longer than the node
+// timeout.
+func (t *tracker) ping(ctx context.Context, c *listConn, replies <-chan rval, broken <-chan error) error {
+	c.out = wire.AppendCommand(c.out, "PING")
+	_ = c.c.SetWriteDeadline(time.Now().Add(t.w.m.cfg.nodeTimeout))
+	if err := c.flush(); err != nil {
+		return err
+	}
+	tm := time.NewTimer(t.w.m.cfg.nodeTimeout)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-broken:
+		return err
+	case <-tm.C:
+		return errors.New("no answer to PING within the node timeout")
+	case <-replies:
+		return nil
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,35 +24,47 @@ import (
 // master answered again, empty.
 var runLossCauses = []struct {
 	name   string
-	remove func(e *env, name, key string)
+	remove func(e *env, adm admins, name, key string)
 }{
-	{"del", func(e *env, _, key string) {
-		for _, s := range e.c.Servers[:3] {
-			require.NoError(e.t, s.Client().Del(context.Background(), key).Err())
+	{"del", func(e *env, adm admins, _, key string) {
+		for _, c := range adm[:3] {
+			require.NoError(e.t, c.Del(context.Background(), key).Err())
 		}
 	}},
-	{"set", func(e *env, _, key string) {
-		for _, s := range e.c.Servers[:3] {
-			require.NoError(e.t, s.Client().Set(context.Background(), key, "rl1.other.someone", 0).Err())
+	{"set", func(e *env, adm admins, _, key string) {
+		for _, c := range adm[:3] {
+			require.NoError(e.t, c.Set(context.Background(), key, "rl1.other.someone", 0).Err())
 		}
 	}},
-	{"flushall", func(e *env, _, _ string) {
-		for _, s := range e.c.Servers[:3] {
-			require.NoError(e.t, s.Client().FlushAll(context.Background()).Err())
+	{"flushall", func(e *env, adm admins, _, _ string) {
+		for _, c := range adm[:3] {
+			require.NoError(e.t, c.FlushAll(context.Background()).Err())
 		}
 	}},
 	{"restart-empty", nil},
-	{"force-expire", func(e *env, name, _ string) {
+	{"force-expire", func(e *env, _ admins, name, _ string) {
 		r := e.run("force-expire", name, "-yes")
 		require.Equal(e.t, 0, r.code, r.stderr)
 	}},
 }
 
+// admins are one administrative client per master, made once: the loss is
+// polled every millisecond, and each Server.Client is a new connection.
+type admins []*redis.Client
+
+func (e *env) admins() admins {
+	var out admins
+	for _, s := range e.c.Servers {
+		out = append(out, s.Client())
+	}
+	return out
+}
+
 // heldOn counts the masters whose key holds value.
-func (e *env) heldOn(key, value string) int {
+func (a admins) heldOn(key, value string) int {
 	n := 0
-	for _, v := range e.keys(key) {
-		if v == value {
+	for _, c := range a {
+		if v, err := c.Get(context.Background(), key).Result(); err == nil && v == value {
 			n++
 		}
 	}
@@ -79,6 +92,7 @@ func lossTrials(t *testing.T) int {
 // The delays are logged per cause (p50, p99, max over REDLOCK_LOSS_TRIALS).
 func TestBugRunStopsTheCommandOnAnyLoss(t *testing.T) {
 	e := newEnv(t)
+	adm := e.admins()
 	trials := lossTrials(t)
 	for _, kind := range []struct{ name, lock string }{{"mutex", "loss/m"}, {"permit", "pool/loss"}} {
 		for _, cause := range runLossCauses {
@@ -86,7 +100,7 @@ func TestBugRunStopsTheCommandOnAnyLoss(t *testing.T) {
 				e.t = t
 				var took []time.Duration
 				for i := range trials {
-					took = append(took, e.runLoss(kind.lock, cause.name, cause.remove, i))
+					took = append(took, e.runLoss(adm, kind.lock, cause.name, cause.remove, i))
 				}
 				slices.Sort(took)
 				t.Logf("%s %s: n=%d p50=%v p99=%v max=%v", kind.name, cause.name, len(took),
@@ -99,7 +113,7 @@ func TestBugRunStopsTheCommandOnAnyLoss(t *testing.T) {
 // runLoss runs one trial: a run of lock whose child traps SIGTERM, the lock
 // taken away by remove (nil: the first three masters restarted empty), and the
 // time from the loss to the child's SIGTERM.
-func (e *env) runLoss(lock, cause string, remove func(e *env, name, key string), i int) time.Duration {
+func (e *env) runLoss(adm admins, lock, cause string, remove func(e *env, adm admins, name, key string), i int) time.Duration {
 	t := e.t
 	file := filepath.Join(t.TempDir(), fmt.Sprintf("term%d", i))
 	script := fmt.Sprintf(`trap 'echo "term $(date +%%s%%N)" >> %q; exit 0' TERM; while :; do sleep 0.01; done`, file)
@@ -109,7 +123,7 @@ func (e *env) runLoss(lock, cause string, remove func(e *env, name, key string),
 	require.NoError(t, run.Start())
 	var key, value string
 	require.Eventually(t, func() bool {
-		key, value = e.heldKey(lock)
+		key, value = adm.heldKey(lock)
 		return key != ""
 	}, 10*time.Second, 10*time.Millisecond, "run never took %s", lock)
 	time.Sleep(200 * time.Millisecond) // the watch has read the keys
@@ -124,7 +138,7 @@ func (e *env) runLoss(lock, cause string, remove func(e *env, name, key string),
 			held := time.Now()
 			for {
 				at := time.Now()
-				if e.heldOn(key, value) < 3 {
+				if adm.heldOn(key, value) < 3 {
 					lastHeld <- held
 					return
 				}
@@ -132,7 +146,7 @@ func (e *env) runLoss(lock, cause string, remove func(e *env, name, key string),
 				time.Sleep(time.Millisecond)
 			}
 		}()
-		remove(e, strings.TrimPrefix(key, "lock:"), key)
+		remove(e, adm, strings.TrimPrefix(key, "lock:"), key)
 	}
 	before := <-lastHeld
 	waited := make(chan error, 1)
@@ -154,16 +168,16 @@ func (e *env) runLoss(lock, cause string, remove func(e *env, name, key string),
 	require.NoError(t, err)
 	took := time.Unix(0, ns).Sub(before)
 	assert.Less(t, took, time.Second, "SIGTERM reached the command %v after the loss (%s)", took, cause)
-	for _, s := range e.c.Servers {
-		require.NoError(t, s.Client().FlushAll(context.Background()).Err())
+	for _, c := range adm {
+		require.NoError(t, c.FlushAll(context.Background()).Err())
 	}
 	return took
 }
 
 // heldKey returns the key of lock's hold (a mutex's key, or a permit's slot)
 // and its value, when a quorum holds one; "" else.
-func (e *env) heldKey(lock string) (key, value string) {
-	ks, err := e.c.Servers[0].Client().Keys(context.Background(), "lock:"+lock+"*").Result()
+func (a admins) heldKey(lock string) (key, value string) {
+	ks, err := a[0].Keys(context.Background(), "lock:"+lock+"*").Result()
 	if err != nil {
 		return "", ""
 	}
@@ -171,8 +185,8 @@ func (e *env) heldKey(lock string) (key, value string) {
 		if strings.HasSuffix(k, ":queue") {
 			continue
 		}
-		v, err := e.c.Servers[0].Client().Get(context.Background(), k).Result()
-		if err == nil && e.heldOn(k, v) >= 3 {
+		v, err := a[0].Get(context.Background(), k).Result()
+		if err == nil && a.heldOn(k, v) >= 3 {
 			return k, v
 		}
 	}

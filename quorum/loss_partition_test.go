@@ -1,0 +1,45 @@
+package quorum
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
+)
+
+// TestBugLossWatchHearsALossDuringAPartition: the watch's connections to three
+// masters go silent (a partition that drops everything and closes nothing)
+// while the lock is deleted there; the invalidations are lost with the rest.
+// The watch PINGs its connections every trackPoll, so it dials again and reads
+// every key once the partition heals: Done fires then, not at the next
+// extension or at Until (30 s).
+func TestBugLossWatchHearsALossDuringAPartition(t *testing.T) {
+	a := newAtk(t, 5, redistest.Options{})
+	m := a.client("holder")
+	ctx := context.Background()
+	l, err := m.Acquire(ctx, "part", 30*time.Second, WithLossWatch())
+	require.NoError(t, err)
+	armed(t, m, l)
+	var cut []string
+	for _, s := range a.c.Servers[:3] {
+		cut = append(cut, s.Name)
+	}
+	a.net.Each("holder", (*faults.Proxy).Blackhole, cut...)
+	for _, s := range a.c.Servers[:3] {
+		require.NoError(t, s.Client().Del(ctx, l.Key()).Err())
+	}
+	time.Sleep(trackPoll + 500*time.Millisecond) // the PINGs time out
+	a.net.Each("holder", func(p *faults.Proxy) { p.Heal() })
+	healed := time.Now()
+	select {
+	case <-l.Done():
+		t.Logf("Done %v after the partition healed", time.Since(healed))
+		require.ErrorIs(t, l.Err(), ErrLost)
+	case <-time.After(trackPoll + 3*time.Second):
+		t.Fatal("the loss during the partition was not heard after it healed")
+	}
+}
