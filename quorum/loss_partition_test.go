@@ -43,3 +43,33 @@ func TestBugLossWatchHearsALossDuringAPartition(t *testing.T) {
 		t.Fatal("the loss during the partition was not heard after it healed")
 	}
 }
+
+// TestBugLossWatchRereadsARefusedRead: a read the master refuses (a master
+// still loading its data after a restart, an ACL: here GET denied for a while)
+// arms no tracking of the key. The watch read it once and waited for an
+// invalidation that could never come; it now reads it again every trackPoll
+// until the master answers, and a later loss is heard.
+func TestBugLossWatchRereadsARefusedRead(t *testing.T) {
+	c, m := testCluster(t, 5)
+	ctx := context.Background()
+	acl := func(rule string) {
+		for _, s := range c.Servers {
+			require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "default", rule).Err())
+		}
+	}
+	acl("-get")
+	l, err := m.Acquire(ctx, "refused", 30*time.Second, WithLossWatch())
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond) // the watch's first reads are refused
+	acl("+get")
+	armed(t, m, l)
+	for _, s := range c.Servers[:3] {
+		require.NoError(t, s.Client().Del(ctx, l.Key()).Err())
+	}
+	select {
+	case <-l.Done():
+		require.ErrorIs(t, l.Err(), ErrLost)
+	case <-time.After(3 * time.Second):
+		t.Fatal("the loss was not heard: the refused read was never made again")
+	}
+}

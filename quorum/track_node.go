@@ -21,6 +21,7 @@ type tracker struct {
 	keys  map[string][]*lossWatch // the watched keys and their locks
 	dirty map[string]struct{}     // keys to read again
 	all   bool                    // read every key again
+	later map[string]struct{}     // keys whose read was refused: read again at the next tick
 	kick  chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
 	tracking atomic.Bool
@@ -79,6 +80,22 @@ func (t *tracker) invalidate(keys []string, all bool) {
 	}
 	t.mu.Unlock()
 	t.poke()
+}
+
+// retry marks the keys whose last read was refused to be read again.
+func (t *tracker) retry() {
+	t.mu.Lock()
+	n := len(t.later)
+	for k := range t.later {
+		if _, ok := t.keys[k]; ok {
+			t.dirty[k] = struct{}{}
+		}
+	}
+	clear(t.later)
+	t.mu.Unlock()
+	if n > 0 {
+		t.poke()
+	}
 }
 
 // read is one read of a batch: a key and the locks it tells about.
@@ -194,6 +211,7 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 		case err := <-broken:
 			return err
 		case <-poll:
+			t.retry()
 			if tracking {
 				if err := t.ping(ctx, c, replies, broken); err != nil {
 					return err
@@ -262,8 +280,11 @@ func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval
 		case v = <-replies:
 		}
 		if v.typ == '-' && !wrongType(v.str) {
-			// Refused (an ACL, a master loading): nothing learnt, the next
-			// invalidation or poll reads it again.
+			// Refused (an ACL, a master loading): nothing learnt, and the key
+			// is not tracked: read it again at the next tick.
+			t.mu.Lock()
+			t.later[r.key] = struct{}{}
+			t.mu.Unlock()
 			continue
 		}
 		if r.lw != nil {
