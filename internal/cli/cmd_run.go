@@ -37,6 +37,9 @@ type guardArgs struct {
 	owner                             string
 	argv                              []string
 	gf                                *Flags
+	// orphan, when set, is how the guard releases the lock if run dies before
+	// the command (run_orphan.go).
+	orphan func() (args, env []string)
 }
 
 func (a *guardArgs) flags(f *Flags, prog string) {
@@ -170,6 +173,7 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 	if err != nil {
 		return err
 	}
+	a.orphan = func() ([]string, []string) { return a.orphanRelease(a.names) }
 	opts := append(s.kindOptions(k, a.owner), quorum.WithLossWatch(),
 		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: s.maxExtensionsFor(a.names), MaxHold: a.maxHold}))
 	return holdAndRun(ctx, env, s, "run", &a.guardArgs, dl, k.what(), func(ctx context.Context) (*quorum.Lock, []string, error) {
@@ -255,7 +259,7 @@ func holdAndRun(ctx context.Context, env *Env, s *lockSession, prog string, a *g
 	if a.maxHold > 0 {
 		dl.hard = holdEnd(l.Acquired(), a.maxHold, s.m.DriftBudget(a.maxHold))
 	}
-	return exitStatus(superviseRun(env, prog, l, a.argv, extra, dl, a.maxHold, sigs))
+	return exitStatus(superviseRun(env, prog, l, a, extra, dl, sigs))
 }
 
 // runOwnCode reports whether code is one that run exits with for its own reasons

@@ -192,3 +192,48 @@ func (a admins) heldKey(lock string) (key, value string) {
 	}
 	return "", ""
 }
+
+// TestBugRunKilledFreesTheName: run SIGKILLed while its command runs. The guard
+// killed the command at once, but the lock stayed on the masters until its
+// validity ended (10 s here): the name was taken by nobody and free for nobody.
+// Once the command is gone the guard now releases the lock by its token, so the
+// name is free within a few round trips of the command's end.
+func TestBugRunKilledFreesTheName(t *testing.T) {
+	e := newEnv(t)
+	for _, lock := range []string{"orphan/m", "pool/orphan"} {
+		t.Run(lock, func(t *testing.T) {
+			adm := e.admins()
+			file := filepath.Join(t.TempDir(), "ticks")
+			run := e.command("", "run", lock, "-ttl", "10s", "--", "sh", "-c", ticker("a", file))
+			require.NoError(t, run.Start())
+			var key string
+			require.Eventually(t, func() bool {
+				key, _ = adm.heldKey(lock)
+				return key != ""
+			}, 10*time.Second, 10*time.Millisecond, "run never took %s", lock)
+			require.Eventually(t, func() bool {
+				if _, err := os.Stat(file); err != nil {
+					return false
+				}
+				pid, _ := ticks(t, file, "a")
+				return pid > 0
+			}, 5*time.Second, 10*time.Millisecond, "the command never ticked")
+			require.NoError(t, run.Process.Kill())
+			_ = run.Wait()
+			killed := time.Now()
+			pid, _ := ticks(t, file, "a")
+			require.Eventually(t, func() bool { return !alive(pid) }, 2*time.Second, 10*time.Millisecond, "the command outlived run")
+			require.Eventually(t, func() bool {
+				for _, c := range adm {
+					if n, err := c.Exists(context.Background(), key).Result(); err != nil || n != 0 {
+						return false
+					}
+				}
+				return true
+			}, 3*time.Second, 10*time.Millisecond, "the lock stayed on the masters after run and its command were gone")
+			t.Logf("%s free %v after run was killed", lock, time.Since(killed))
+			r := e.run("acquire", lock, "-ttl", "1s")
+			require.Equal(t, 0, r.code, r.stderr)
+		})
+	}
+}
