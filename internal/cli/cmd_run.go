@@ -110,10 +110,13 @@ validity deadline from run and enforces it by itself, so it holds even when run 
 killed (SIGKILL) or frozen (SIGSTOP, a debugger):
   - SIGTERM to CMD's whole process group at the deadline minus -margin when the
     lock was not extended, and at once when the lock is lost (a majority of
-    masters no longer hold it: a force-expire is noticed within a round trip);
+    masters no longer hold it, whatever removed it: a force-expire, a DEL,
+    FLUSHALL, a restart without data; noticed within a few round trips, or
+    within a second on masters without client tracking);
   - SIGKILL -grace after SIGTERM, and never later than 100ms before the deadline,
     whatever -grace says (a -grace that does not fit is clipped, with a message);
-  - SIGKILL at once when run dies before CMD exits;
+  - SIGKILL at once when run dies before CMD exits, and then the lock is
+    released, so that the name is free at once;
   - when CMD exits, whatever it left in its process group is killed too.
 Not guaranteed: a process that leaves CMD's process group (setsid) escapes the
 guard, and a machine that freezes as a whole freezes the guard too: use the
