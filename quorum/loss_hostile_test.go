@@ -64,3 +64,49 @@ func TestLossWatchHostileFloodIsNoLoss(t *testing.T) {
 		require.NoError(t, l.Release(context.Background()))
 	}
 }
+
+// TestLossWatchSharedChurnIsNoLoss: other shared holders joining and leaving
+// change the holders' set, which invalidates it for every watching holder; the
+// watch reads its own member again and gives up nothing.
+func TestLossWatchSharedChurnIsNoLoss(t *testing.T) {
+	_, m := testCluster(t, 5)
+	ctx := context.Background()
+	l, err := m.Acquire(ctx, "rw", 30*time.Second, WithShared(), WithLossWatch())
+	require.NoError(t, err)
+	armed(t, m, l)
+	for range 50 {
+		o, err := m.Acquire(ctx, "rw", 30*time.Second, WithShared(), WithLossWatch())
+		require.NoError(t, err)
+		require.NoError(t, o.Release(ctx))
+	}
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, l.Err())
+	require.NoError(t, l.Release(ctx))
+}
+
+// TestLossWatchFlushOfManyLocks: FLUSHALL on a quorum under 500 watched locks
+// (one null invalidation per master) ends every one of them, each verified.
+func TestLossWatchFlushOfManyLocks(t *testing.T) {
+	c, m := testCluster(t, 5)
+	ctx := context.Background()
+	var locks []*Lock
+	for i := range 500 {
+		l, err := m.Acquire(ctx, fmt.Sprintf("many/%d", i), 30*time.Second, WithLossWatch())
+		require.NoError(t, err)
+		locks = append(locks, l)
+	}
+	armed(t, m, locks[len(locks)-1])
+	at := time.Now()
+	for _, s := range c.Servers[:3] {
+		require.NoError(t, s.Client().FlushAll(ctx).Err())
+	}
+	for _, l := range locks {
+		select {
+		case <-l.Done():
+			require.ErrorIs(t, l.Err(), ErrLost)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s not ended 10s after the flush", l.Name())
+		}
+	}
+	t.Logf("500 locks ended %v after the flush", time.Since(at))
+}
