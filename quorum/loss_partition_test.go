@@ -73,3 +73,26 @@ func TestBugLossWatchRereadsARefusedRead(t *testing.T) {
 		t.Fatal("the loss was not heard: the refused read was never made again")
 	}
 }
+
+// TestLossWatchOverTLS: the watch's connections are dialled as the lock
+// traffic's are, TLS included, and track there.
+func TestLossWatchOverTLS(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{TLS: true})
+	m := tlsManager(t, tlsNodes(c, (*redistest.Server).TLSConfig))
+	ctx := context.Background()
+	l, err := m.Acquire(ctx, "tls", 30*time.Second, WithLossWatch())
+	require.NoError(t, err)
+	armed(t, m, l)
+	for _, tr := range m.losses().trackers {
+		require.True(t, tr.tracking.Load(), "%s does not track", tr.n.name)
+	}
+	for _, s := range c.Servers[:2] {
+		require.NoError(t, s.Client().Del(ctx, l.Key()).Err())
+	}
+	select {
+	case <-l.Done():
+		require.ErrorIs(t, l.Err(), ErrLost)
+	case <-time.After(3 * time.Second):
+		t.Fatal("a loss over TLS was not heard")
+	}
+}
