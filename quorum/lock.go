@@ -142,13 +142,8 @@ func (l *Lock) start0(lc lockConfig) {
 		kctx, l.kaCancel = context.WithCancel(context.Background())
 		go l.keepAlive(kctx, *lc.keepAlive)
 	}
-	if lc.watch {
-		if h := l.m.hub(); h != nil {
-			for _, k := range l.watchKeys() {
-				w, unregister := h.register(k, "")
-				go l.watchLoss(w, unregister)
-			}
-		}
+	if lc.watch || lc.keepAlive != nil {
+		l.watchLosses()
 	}
 }
 

@@ -59,7 +59,8 @@ type Manager struct {
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
 	wakeClosed bool
-	wakeTag    string // names the Manager's own wake-up channels (wake.go)
+	wakeTag    string       // names the Manager's own wake-up channels (wake.go)
+	loss       *lossWatcher // started by the first watched lock (track.go)
 
 	// bg counts the Manager's background clean-ups (fair.go's stragglers); Close
 	// waits for them, and none starts after Close.
@@ -240,6 +241,7 @@ func infoField(info, field string) string { return wire.InfoField(info, field) }
 // keep-alive fails from then on and ends with the lock's validity.
 func (m *Manager) Close() error {
 	m.closeWake()
+	m.closeLosses()
 	m.bgMu.Lock()
 	m.bgClosed = true
 	m.bgMu.Unlock()

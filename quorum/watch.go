@@ -9,13 +9,25 @@ import (
 
 const opVerify = "verify"
 
-// WithLossWatch makes the lock listen to its name's release notifications (the
-// wake-up channel that ReleaseToken, ReleaseHeld and ForceExpire publish on, through
-// the Manager's one subscription per master) and Verify itself at once on each, so
-// that a force-expire by an administrator cancels its context within a round trip
-// instead of at the next extension. A notification lost (a master down, the
-// subscription not yet confirmed) only delays the discovery to the next extension
-// or to Until; it never affects the guarantees.
+// WithLossWatch makes the lock hear its loss, whatever removed or replaced its
+// value on the masters (a release or force-expire by token, another client's DEL
+// or SET, FLUSHALL or FLUSHDB, an eviction, an expiry, a master restarted
+// empty), and end its context with an error matching ErrLost soon after fewer
+// than a quorum of masters hold the value: a master's invalidation push (client
+// tracking on a connection of the watch's own, track.go) or a broken connection
+// to a master triggers a read of the value and, when a master no longer holds
+// it, Lock.Verify, which alone decides. A notification is never trusted: a
+// spurious one costs a read, never a loss; nobody but the master can push on the
+// watch's connection. Every lock with a keep-alive is watched so, with or without
+// this option.
+//
+// On a master that refuses RESP3 or CLIENT TRACKING, the watch reads the value
+// again every second instead (the release notifications of the wake-up channels
+// are not listened to: tracking hears every change they would announce). The watch costs one connection per master and
+// Manager (made with the first watched lock) and, per lock, one read per master
+// at acquisition and after each change of its keys (its own extensions
+// included). A loss the watch cannot see (every notification lost, the masters
+// unreachable) is still heard at the next extension or at Until.
 func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } }
 
 // Verify checks, with one GET per master, that a quorum still holds the lock's
@@ -55,8 +67,8 @@ func (l *Lock) Verify(ctx context.Context) error {
 	return err
 }
 
-// watchKeys returns the keys whose wake-up channels l's loss watch listens on:
-// every name of a multi-name lock, else its key.
+// watchKeys returns the keys l's loss watch reads: every name of a multi-name
+// lock, else its key.
 func (l *Lock) watchKeys() []string {
 	if p, ok := l.prim.(*multiLock); ok {
 		return p.watchKeys()
@@ -64,19 +76,11 @@ func (l *Lock) watchKeys() []string {
 	return []string{l.key}
 }
 
-// watchLoss verifies the lock on every release notification of its name until the
-// lock ends.
-func (l *Lock) watchLoss(w *waiter, unregister func()) {
-	defer unregister()
-	lctx := l.Context()
-	for {
-		select {
-		case <-lctx.Done():
-			return
-		case <-w.ch:
-			ctx, cancel := context.WithTimeout(lctx, 2*l.m.cfg.nodeTimeout)
-			_ = l.Verify(ctx)
-			cancel()
-		}
+// watchLosses starts the loss watch of l: the Manager's trackers read its
+// keys on every master. l.mu must be held and l.ctx made.
+func (l *Lock) watchLosses() {
+	if w := l.m.losses(); w != nil {
+		_, member := l.prim.(sharedLock)
+		w.add(l, l.watchKeys(), member)
 	}
 }

@@ -15,13 +15,8 @@ func TestLossWatchNoticesForceExpireAtOnce(t *testing.T) {
 	ctx := context.Background()
 	l, err := m.TryAcquire(ctx, "watched", 30*time.Second, WithLossWatch())
 	require.NoError(t, err)
-	// Let the subscription be confirmed before the force-expire.
-	require.Eventually(t, func() bool {
-		h := m.runningHub()
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return len(h.confirmed[wakeChannel(l.Key())]) == 3
-	}, 5*time.Second, 5*time.Millisecond)
+	// Let the watch read the key on every master before the force-expire.
+	armed(t, m, l)
 	t0 := time.Now()
 	_, err = admin.ForceExpire(ctx, "watched", "")
 	require.NoError(t, err)

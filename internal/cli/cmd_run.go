@@ -37,6 +37,9 @@ type guardArgs struct {
 	owner                             string
 	argv                              []string
 	gf                                *Flags
+	// orphan, when set, is how the guard releases the lock if run dies before
+	// the command (run_orphan.go).
+	orphan func() (args, env []string)
 }
 
 func (a *guardArgs) flags(f *Flags, prog string) {
@@ -107,10 +110,13 @@ validity deadline from run and enforces it by itself, so it holds even when run 
 killed (SIGKILL) or frozen (SIGSTOP, a debugger):
   - SIGTERM to CMD's whole process group at the deadline minus -margin when the
     lock was not extended, and at once when the lock is lost (a majority of
-    masters no longer hold it: a force-expire is noticed within a round trip);
+    masters no longer hold it, whatever removed it: a force-expire, a DEL,
+    FLUSHALL, a restart without data; noticed within a few round trips, or
+    within a second on masters without client tracking);
   - SIGKILL -grace after SIGTERM, and never later than 100ms before the deadline,
     whatever -grace says (a -grace that does not fit is clipped, with a message);
-  - SIGKILL at once when run dies before CMD exits;
+  - SIGKILL at once when run dies before CMD exits, and then the lock is
+    released, so that the name is free at once;
   - when CMD exits, whatever it left in its process group is killed too.
 Not guaranteed: a process that leaves CMD's process group (setsid) escapes the
 guard, and a machine that freezes as a whole freezes the guard too: use the
@@ -170,6 +176,7 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 	if err != nil {
 		return err
 	}
+	a.orphan = func() ([]string, []string) { return a.orphanRelease(a.names) }
 	opts := append(s.kindOptions(k, a.owner), quorum.WithLossWatch(),
 		quorum.WithKeepAlive(quorum.KeepAlive{MaxExtensions: s.maxExtensionsFor(a.names), MaxHold: a.maxHold}))
 	return holdAndRun(ctx, env, s, "run", &a.guardArgs, dl, k.what(), func(ctx context.Context) (*quorum.Lock, []string, error) {
@@ -255,7 +262,7 @@ func holdAndRun(ctx context.Context, env *Env, s *lockSession, prog string, a *g
 	if a.maxHold > 0 {
 		dl.hard = holdEnd(l.Acquired(), a.maxHold, s.m.DriftBudget(a.maxHold))
 	}
-	return exitStatus(superviseRun(env, prog, l, a.argv, extra, dl, a.maxHold, sigs))
+	return exitStatus(superviseRun(env, prog, l, a, extra, dl, sigs))
 }
 
 // runOwnCode reports whether code is one that run exits with for its own reasons

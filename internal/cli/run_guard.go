@@ -70,7 +70,8 @@ func runDeadlines(ttl, margin, grace time.Duration, marginGiven bool) (deadlines
 // superviseRun runs argv under the guard while l is held, and returns the exit
 // code of prog (run, elect). extra is added to the command's environment. sigs
 // are the signals prog receives, forwarded to the command.
-func superviseRun(env *Env, prog string, l *quorum.Lock, argv, extra []string, dl deadlines, maxHold time.Duration, sigs <-chan os.Signal) int {
+func superviseRun(env *Env, prog string, l *quorum.Lock, a *guardArgs, extra []string, dl deadlines, sigs <-chan os.Signal) int {
+	argv, maxHold := a.argv, a.maxHold
 	childEnv := append(os.Environ(),
 		"REDLOCK_NAME="+l.Name(),
 		"REDLOCK_TOKEN="+l.Token(),
@@ -102,6 +103,10 @@ func superviseRun(env *Env, prog string, l *quorum.Lock, argv, extra []string, d
 		return 126
 	}
 	defer g.Close()
+	if a.orphan != nil {
+		args, oenv := a.orphan()
+		_ = g.OnOrphan(args, oenv) // without it, the lock ends with its validity
+	}
 	if tty >= 0 {
 		// Take the terminal back only from the command: after Ctrl-Z and bg, run
 		// ends in the background and the terminal is the shell's.

@@ -6,7 +6,8 @@
 // of its own, learns each new deadline from the caller over a pipe, and enforces it
 // by itself: SIGTERM to the whole group at deadline - Margin, SIGKILL at the
 // deadline - KillLead at the latest. When the pipe closes before the command exited
-// (the caller died), it SIGKILLs the group at once. On Linux the command gets
+// (the caller died), it SIGKILLs the group at once and, once the command is gone,
+// runs the release the caller gave it (Guard.OnOrphan), if any. On Linux the command gets
 // PR_SET_PDEATHSIG (SIGKILL when the supervisor dies) and the supervisor is a child
 // subreaper, so the command's orphaned children stay its to reap; when the command
 // exits, whatever it left in its process group is killed too.

@@ -64,9 +64,12 @@ func (g *Guard) SetUntil(time.Time) error    { return ErrUnsupported }
 func (g *Guard) Terminate() error            { return ErrUnsupported }
 func (g *Guard) Signal(syscall.Signal) error { return ErrUnsupported }
 func (g *Guard) Kill()                       {}
-func (g *Guard) Close() error                { return nil }
-func InForeground(int) bool                  { return false }
-func IsTerminal(int) bool                    { return false }
-func ForegroundIs(int, int) bool             { return false }
-func TakeTerminal(int)                       {}
-func GiveTerminal(int, int)                  {}
+
+// OnOrphan is not supported here.
+func (g *Guard) OnOrphan(_, _ []string) error { return ErrUnsupported }
+func (g *Guard) Close() error                 { return nil }
+func InForeground(int) bool                   { return false }
+func IsTerminal(int) bool                     { return false }
+func ForegroundIs(int, int) bool              { return false }
+func TakeTerminal(int)                        {}
+func GiveTerminal(int, int)                   {}

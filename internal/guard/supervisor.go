@@ -58,6 +58,9 @@ type supervisor struct {
 	grace  time.Duration
 	lead   time.Duration
 	termAt time.Time // when SIGTERM was sent; zero before
+	// orphan is how to release the lock once the caller died and the command
+	// ended (orphan.go); nil when the caller gave none.
+	orphan *orphanSpec
 }
 
 func (s *supervisor) report(format string, args ...any) {
@@ -121,6 +124,7 @@ func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 	<-term.C
 	<-kill.C
 	s.arm(term, kill)
+	orphaned := false // the caller died before the command ended
 	for {
 		select {
 		case m, ok := <-msgs:
@@ -128,6 +132,7 @@ func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 				// The caller died: nobody extends the lock or knows its state.
 				s.killGroup()
 				msgs = nil
+				orphaned = true
 				continue
 			}
 			s.handle(m, term, kill)
@@ -150,6 +155,9 @@ func (s *supervisor) run(argv []string, foreground bool, ctl *os.File) int {
 					sig = int(ws.Signal())
 				}
 				s.report("exit %d %d %t", ws.ExitStatus(), sig, !s.termAt.IsZero())
+				if orphaned {
+					s.releaseOrphan()
+				}
 				return 0
 			}
 		}
@@ -169,6 +177,8 @@ func (s *supervisor) handle(m string, term, kill *time.Timer) {
 		s.arm(term, kill)
 	case "term":
 		s.terminate(kill)
+	case "orphan":
+		s.setOrphan(rest)
 	case "signal":
 		n, err := strconv.Atoi(rest)
 		if err == nil && n > 0 {

@@ -1,0 +1,161 @@
+package quorum
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redlock/redlock/internal/wire"
+)
+
+// The connection of the loss watch to one master (track.go): a listing
+// connection (dialled and authenticated as the go-redis client does), switched to
+// RESP3 with HELLO 3 and CLIENT TRACKING ON, so that the master pushes an
+// invalidation on this very connection when a key it read changes. Another
+// client cannot forge those pushes (unlike REDIRECT to __redis__:invalidate, a
+// channel anyone may PUBLISH to). A master that refuses either command is read
+// again periodically instead.
+
+// trackValueCap bounds the values the watch reads: longer ones are read past
+// and count as another holder's (a lock value is never longer: MaxValueLen).
+const trackValueCap = ValueReadCap
+
+// errTrackProtocol: a reply of the tracking connection that does not parse.
+var errTrackProtocol = errors.New("unexpected reply on the loss-watch connection")
+
+// rval is one RESP2/RESP3 reply, read only as far as the watch needs it.
+type rval struct {
+	typ  byte   // the RESP type byte
+	null bool   // a null (RESP3 _, or a RESP2 null bulk or array)
+	long bool   // a bulk longer than trackValueCap, read past
+	str  string // a simple or bulk string, or an error's text
+	arr  []rval // an array, set or push
+}
+
+// dialTracker dials n's tracking connection; tracking reports whether the master
+// accepted HELLO 3 and CLIENT TRACKING ON (else the connection is RESP2 or
+// untracked, and the watch polls through it).
+func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *listConn, tracking bool, err error) {
+	lc, err = dialList(ctx, n, timeout)
+	if err != nil {
+		return nil, false, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stop := lc.deadline(dctx)
+	defer stop()
+	lc.out = wire.AppendCommand(lc.out, "HELLO", "3")
+	if err = lc.flush(); err == nil {
+		var v rval
+		if v, err = readRval(lc.rd); err == nil && v.typ != '-' {
+			lc.out = wire.AppendCommand(lc.out, "CLIENT", "TRACKING", "ON")
+			if err = lc.flush(); err == nil {
+				v, err = readRval(lc.rd)
+				tracking = err == nil && v.typ == '+'
+			}
+		}
+	}
+	if err != nil {
+		_ = lc.c.Close()
+		return nil, false, err
+	}
+	_ = lc.c.SetDeadline(time.Time{})
+	return lc, tracking, nil
+}
+
+// readRval reads one reply. Errors are returned as values (typ '-'); err is
+// only a broken or out-of-step connection.
+func readRval(rd *bufio.Reader) (rval, error) {
+	l, err := rd.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return rval{}, fmt.Errorf("%w: a line of more than %d bytes", errTrackProtocol, rd.Size())
+		}
+		return rval{}, err
+	}
+	if len(l) < 3 || l[len(l)-2] != '\r' {
+		return rval{}, fmt.Errorf("%w: a short line", errTrackProtocol)
+	}
+	typ, body := l[0], string(l[1:len(l)-2])
+	v := rval{typ: typ}
+	switch typ {
+	case '+', '-', ':', ',', '(', '#':
+		v.str = strings.Clone(body)
+		return v, nil
+	case '_':
+		v.null = true
+		return v, nil
+	case '$', '!', '=':
+		return readBulk(rd, v, body)
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return v, fmt.Errorf("%w: length %q", errTrackProtocol, body)
+		}
+		if n < 0 {
+			v.null = true
+			return v, nil
+		}
+		if typ == '%' || typ == '|' {
+			n *= 2
+		}
+		for range n {
+			e, err := readRval(rd)
+			if err != nil {
+				return v, err
+			}
+			if typ != '|' {
+				v.arr = append(v.arr, e)
+			}
+		}
+		if typ == '|' { // an attribute precedes the reply it describes
+			return readRval(rd)
+		}
+		return v, nil
+	}
+	return v, fmt.Errorf("%w: type %q", errTrackProtocol, typ)
+}
+
+// readBulk reads a bulk string's body of the length given, reading past (and
+// marking long) one longer than trackValueCap.
+func readBulk(rd *bufio.Reader, v rval, body string) (rval, error) {
+	n, err := strconv.ParseInt(body, 10, 64)
+	switch {
+	case err != nil:
+		return v, fmt.Errorf("%w: length %q", errTrackProtocol, body)
+	case n < 0:
+		v.null = true
+		return v, nil
+	case n > trackValueCap:
+		v.long = true
+		_, err = io.CopyN(io.Discard, rd, n+2)
+		return v, err
+	}
+	b := make([]byte, n+2)
+	if _, err = io.ReadFull(rd, b); err != nil {
+		return v, err
+	}
+	v.str = string(b[:n])
+	return v, nil
+}
+
+// invalidation returns the keys of a RESP3 invalidate push, all true for a null
+// one (FLUSHALL, FLUSHDB, a tracking table full); ok is false for any other
+// push or reply.
+func (v rval) invalidation() (keys []string, all, ok bool) {
+	if v.typ != '>' || len(v.arr) != 2 || v.arr[0].str != "invalidate" {
+		return nil, false, false
+	}
+	if v.arr[1].null {
+		return nil, true, true
+	}
+	for _, k := range v.arr[1].arr {
+		keys = append(keys, k.str)
+	}
+	return keys, false, true
+}

@@ -1,0 +1,310 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redlock/redlock/internal/wire"
+)
+
+// tracker is the loss watch of one master (track.go): the keys watched there,
+// those to read again, and the goroutine that owns the tracking connection.
+type tracker struct {
+	w   *lossWatcher
+	n   *node
+	idx int
+
+	mu    sync.Mutex              // never held across I/O
+	keys  map[string][]*lossWatch // the watched keys and their locks
+	dirty map[string]struct{}     // keys to read again
+	all   bool                    // read every key again
+	later map[string]struct{}     // keys whose read was refused: read again at the next tick
+	kick  chan struct{}           // capacity 1: something to read
+	// tracking: the connection is up and the master tracks its reads.
+	tracking atomic.Bool
+}
+
+// add watches lw's keys on t's master and reads them.
+func (t *tracker) add(lw *lossWatch) {
+	t.mu.Lock()
+	for _, k := range lw.keys {
+		t.keys[k] = append(t.keys[k], lw)
+		t.dirty[k] = struct{}{}
+	}
+	t.mu.Unlock()
+	t.poke()
+}
+
+// remove stops watching lw on t's master. The master keeps tracking its keys
+// until their next change (the release's DEL), which the tracker then ignores.
+func (t *tracker) remove(lw *lossWatch) {
+	t.mu.Lock()
+	for _, k := range lw.keys {
+		ws := t.keys[k]
+		for i, x := range ws {
+			if x == lw {
+				ws = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(t.keys, k)
+			delete(t.dirty, k)
+		} else {
+			t.keys[k] = ws
+		}
+	}
+	t.mu.Unlock()
+}
+
+func (t *tracker) poke() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// invalidate marks keys (all of them when all) to be read again.
+func (t *tracker) invalidate(keys []string, all bool) {
+	t.mu.Lock()
+	if all {
+		t.all = true
+	}
+	for _, k := range keys {
+		if _, ok := t.keys[k]; ok {
+			t.dirty[k] = struct{}{}
+		}
+	}
+	t.mu.Unlock()
+	t.poke()
+}
+
+// retry marks the keys whose last read was refused to be read again.
+func (t *tracker) retry() {
+	t.mu.Lock()
+	n := len(t.later)
+	for k := range t.later {
+		if _, ok := t.keys[k]; ok {
+			t.dirty[k] = struct{}{}
+		}
+	}
+	clear(t.later)
+	t.mu.Unlock()
+	if n > 0 {
+		t.poke()
+	}
+}
+
+// read is one read of a batch: a key and the locks it tells about.
+type read struct {
+	key string
+	lws []*lossWatch
+	lw  *lossWatch // a shared holder's ZSCORE: this lock only
+}
+
+// take returns the next batch of reads (at most trackBatch keys).
+func (t *tracker) take() []read {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.all {
+		t.all = false
+		for k := range t.keys {
+			t.dirty[k] = struct{}{}
+		}
+	}
+	var out []read
+	for k := range t.dirty {
+		if len(out) >= trackBatch {
+			t.poke() // the rest next batch
+			break
+		}
+		delete(t.dirty, k)
+		var plain []*lossWatch
+		for _, lw := range t.keys[k] {
+			if lw.member {
+				out = append(out, read{key: k, lw: lw})
+			} else {
+				plain = append(plain, lw)
+			}
+		}
+		if len(plain) > 0 {
+			out = append(out, read{key: k, lws: plain})
+		}
+	}
+	return out
+}
+
+// trackRetry and trackRetryMax: a broken tracking connection is dialled again
+// after trackRetry, then after twice as long each time up to trackRetryMax, so
+// that a master restarted is read again within trackRetryMax of answering.
+const (
+	trackRetry    = 10 * time.Millisecond
+	trackRetryMax = 200 * time.Millisecond
+)
+
+// run keeps t's connection and serves it until the watcher stops.
+func (t *tracker) run() {
+	ctx := t.w.ctx
+	for retry := trackRetry; ctx.Err() == nil; retry = min(2*retry, trackRetryMax) {
+		c, tracking, err := dialTracker(ctx, t.n, t.w.m.cfg.nodeTimeout)
+		if err == nil {
+			t.invalidate(nil, true) // a new connection tracks nothing yet
+			t.tracking.Store(tracking)
+			err = t.serve(ctx, c, tracking)
+			t.tracking.Store(false)
+			if err != nil {
+				retry = trackRetry // it answered: dial again at once
+			}
+			_ = c.c.Close()
+		}
+		if err != nil && ctx.Err() == nil {
+			tm := time.NewTimer(retry)
+			select {
+			case <-ctx.Done():
+			case <-tm.C:
+			}
+			tm.Stop()
+		}
+	}
+}
+
+// serve reads t's keys on c whenever some are to be read (at once, after an
+// invalidation, or every trackPoll without tracking) until c breaks.
+func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
+	replies := make(chan rval, trackBatch)
+	broken := make(chan error, 1)
+	go func() {
+		for {
+			v, err := readRval(c.rd)
+			if err != nil {
+				broken <- err
+				return
+			}
+			if keys, all, ok := v.invalidation(); ok {
+				t.invalidate(keys, all)
+				continue
+			}
+			if v.typ == '>' {
+				continue // another push: nothing the watch asked for
+			}
+			select {
+			case replies <- v:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer func() { _ = c.c.Close() }()
+	// Every trackPoll: without tracking, read every key again; with it, PING,
+	// so that a connection silently gone (a partition, a host lost) is dialled
+	// again, and every key read again, within trackPoll + the node timeout.
+	tk := time.NewTicker(trackPoll)
+	defer tk.Stop()
+	poll := tk.C
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-broken:
+			return err
+		case <-poll:
+			t.retry()
+			if tracking {
+				if err := t.ping(ctx, c, replies, broken); err != nil {
+					return err
+				}
+				continue
+			}
+			t.invalidate(nil, true)
+		case <-t.kick:
+		}
+		batch := t.take()
+		if len(batch) == 0 {
+			continue
+		}
+		for _, r := range batch {
+			if r.lw != nil {
+				c.out = wire.AppendCommand(c.out, "ZSCORE", r.key, r.lw.l.value)
+			} else {
+				c.out = wire.AppendCommand(c.out, "GET", r.key)
+			}
+		}
+		_ = c.c.SetWriteDeadline(time.Now().Add(t.w.m.cfg.nodeTimeout))
+		if err := c.flush(); err != nil {
+			return err
+		}
+		if err := t.answers(ctx, batch, replies, broken); err != nil {
+			return err
+		}
+	}
+}
+
+// ping sends PING on c and waits for its answer, for no longer than the node
+// timeout.
+func (t *tracker) ping(ctx context.Context, c *listConn, replies <-chan rval, broken <-chan error) error {
+	c.out = wire.AppendCommand(c.out, "PING")
+	_ = c.c.SetWriteDeadline(time.Now().Add(t.w.m.cfg.nodeTimeout))
+	if err := c.flush(); err != nil {
+		return err
+	}
+	tm := time.NewTimer(t.w.m.cfg.nodeTimeout)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-broken:
+		return err
+	case <-tm.C:
+		return errors.New("no answer to PING within the node timeout")
+	case <-replies:
+		return nil
+	}
+}
+
+// answers reads a batch's replies and records what each shows.
+func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval, broken <-chan error) error {
+	tm := time.NewTimer(t.w.m.cfg.nodeTimeout + time.Duration(len(batch))*time.Millisecond)
+	defer tm.Stop()
+	for _, r := range batch {
+		var v rval
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-broken:
+			return err
+		case <-tm.C:
+			return errors.New("no reply within the node timeout")
+		case v = <-replies:
+		}
+		if v.typ == '-' && !wrongType(v.str) {
+			// Refused (an ACL, a master loading): nothing learnt, and the key
+			// is not tracked: read it again at the next tick.
+			t.mu.Lock()
+			t.later[r.key] = struct{}{}
+			t.mu.Unlock()
+			continue
+		}
+		if r.lw != nil {
+			t.w.observeKey(r.lw, t.idx, r.key, v.typ != '-' && !v.null)
+			continue
+		}
+		for _, lw := range r.lws {
+			t.w.observeKey(lw, t.idx, r.key, v.typ != '-' && !v.null && !v.long && v.str == lw.l.value)
+		}
+	}
+	return nil
+}
+
+func wrongType(s string) bool { return len(s) >= 9 && s[:9] == "WRONGTYPE" }
+
+// observeKey is observe for the key named k.
+func (w *lossWatcher) observeKey(lw *lossWatch, idx int, k string, held bool) {
+	for i, x := range lw.keys {
+		if x == k {
+			w.observe(lw, idx, i, held)
+		}
+	}
+}
