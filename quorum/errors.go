@@ -38,6 +38,10 @@ var (
 	ErrWrongType = errors.New("key holds a value of the wrong type")
 	// ErrExtensionCap: keep-alive stopped because the extension cap or maximum hold was reached.
 	ErrExtensionCap = errors.New("extension cap reached")
+	// ErrRevoked: an administrator revoked the lock (force-expire): a quorum of the masters that answered no
+	// longer holds its value, and some hold its tombstone instead. It comes together with ErrLost. The name
+	// stays taken until the lock's validity has surely ended, or until its Release deletes the tombstone.
+	ErrRevoked = errors.New("revoked by an administrator (force-expire)")
 )
 
 // NodeError is a failure on one master. Node is the master's topology name.
