@@ -102,7 +102,7 @@ func TestRunStopsTheCommandWhenTheLockIsLost(t *testing.T) {
 			start := time.Now()
 			if tt.steal {
 				r := e.run("force-expire", name, "-yes")
-				require.Equal(t, 0, r.code, r.stderr)
+				require.Equal(t, 6, r.code, "revoked: %s", r.stderr)
 			}
 			waited := make(chan error, 1)
 			go func() { waited <- cmd.Wait() }()
