@@ -26,7 +26,7 @@ if left < 0 then
   return -2
 end
 local delay = left + math.floor(left * tonumber(ARGV[4])) + tonumber(ARGV[5])
-redis.call('DEL', KEYS[1])
+-- One SET over the key, whatever its type: a keyspace listener sees the holder's value replaced, not deleted.
 redis.call('SET', KEYS[1], 'rl1x.' .. redis.sha1hex(ARGV[1]), 'PX', delay)
 redis.call('PUBLISH', ARGV[2], 'revoked')
 if ARGV[6] and ARGV[6] ~= '' then
