@@ -159,3 +159,19 @@ func (m *Manager) driftArgs() (factor, extra string) {
 	ms := (m.cfg.driftExtra + time.Millisecond - 1) / time.Millisecond
 	return strconv.FormatFloat(m.cfg.driftFactor, 'f', -1, 64), strconv.FormatInt(int64(ms), 10)
 }
+
+// DeleteSharedTombstone removes, at once, a revoked shared holder's tombstone
+// (a SharedHolder with FreeAt set) from the shared hold name on every master,
+// waking the waiters where the key is left empty: what force-expire -now does
+// with it. The revoked holder may still act while its validity lasts.
+func (m *Manager) DeleteSharedTombstone(ctx context.Context, name, tombstone string) (*Report, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if !IsTombstone(tombstone) {
+		return nil, fmt.Errorf("%w: not a tombstone", ErrInvalidOption)
+	}
+	key := m.Key(name)
+	rep := m.scriptOnAll(ctx, opForceExpire, key, sharedReleaseScript, []string{key}, nil, tombstone, wakeChannel(key))
+	return rep, releaseError(rep, time.Time{})
+}

@@ -166,6 +166,18 @@ func TestRevokeLiveHolderHearsAndItsReleaseFreesTheName(t *testing.T) {
 			_, _, err = l.extendRound(ctx, 30*time.Second)
 			assert.ErrorIs(t, err, ErrLost, "an extension fails on the tombstone")
 
+			if k.kind == "shared" {
+				// A listing shows the revoked holder as its tombstone, free when it ends.
+				lst, err := admin.Inspect(ctx, name)
+				require.NoError(t, err)
+				prims, err := admin.Primitives(ctx, lst)
+				require.NoError(t, err)
+				require.Len(t, prims, 1)
+				require.Len(t, prims[0].Holders, 1)
+				assert.WithinDuration(t, free, prims[0].Holders[0].FreeAt, 2*time.Second)
+				assert.Zero(t, prims[0].Holders[0].Validity)
+				assert.Zero(t, prims[0].Held, "a tombstone holds nothing")
+			}
 			// Taken while revoked: no rival gets it.
 			other := managerFor(t, c)
 			_, err = k.rival(ctx, other, name, 300*time.Millisecond)

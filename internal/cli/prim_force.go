@@ -87,13 +87,16 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 	switch p.Kind {
 	case quorum.KindShared:
 		for _, h := range p.Holders {
-			if o.token != "" && h.Value != o.token {
-				continue
+			if o.token != "" && h.Value != o.token || !o.now && !h.FreeAt.IsZero() {
+				continue // not that holder's; or revoked already (a tombstone)
 			}
 			pt := part{key: key + " holder " + quorum.Redact(h.Value)}
-			if o.now {
+			switch {
+			case o.now && !h.FreeAt.IsZero():
+				pt.rep, pt.err = s.m.DeleteSharedTombstone(cctx, p.Name, h.Value)
+			case o.now:
 				pt.rep, pt.err = s.m.ReleaseHeld(cctx, []string{p.Name}, h.Value)
-			} else {
+			default:
 				pt.free, pt.rep, pt.err = s.m.RevokeShared(cctx, p.Name, h.Value)
 			}
 			parts = append(parts, pt)

@@ -148,6 +148,17 @@ func TestForceExpirePrimitives(t *testing.T) {
 	r := e.run("acquire", "doc", "-ttl", "1s")
 	assert.Equal(t, 0, r.code, "the name is free: %s", r.stderr)
 
+	// A shared holder revoked: its tombstone keeps an exclusive acquirer out (the
+	// holder, a script that kept the token, may still act), and locks shows it.
+	acq("doc2", "-shared", "-ttl", "8s")
+	doc = fxCode(6, "doc2")
+	assert.Equal(t, "revoked", doc["action"])
+	r = e.run("acquire", "doc2", "-wait", "0")
+	assert.Equal(t, 3, r.code, "the revoked holder's validity runs: %s", r.stderr)
+	r = e.run("locks")
+	assert.Contains(t, r.stdout, "revoked, free at")
+	fx("doc2")
+
 	acq("x", "y", "z", "-ttl", "8s")
 	doc = fx("y")
 	assert.Equal(t, "multi", doc["kind"])
