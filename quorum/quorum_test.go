@@ -59,7 +59,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
 		"release":       {releaseLua, "6c6ae35e3bad29fc6c4da8e61cae6bfe054a106c", releaseScript},
-		"extend":        {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
+		"extend":        {extendLua, "cf5157c7c104b20204fecb087d986152a092a580", extendScript},
 		"fence_read":    {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
 		"fence":         {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
 		"fair_acquire":  {fairAcquireLua, "56cca0077caa83cda0582853f66dbeeadbea5683", fairAcquireScript},

@@ -165,6 +165,9 @@ func TestRevokeLiveHolderHearsAndItsReleaseFreesTheName(t *testing.T) {
 			assert.ErrorIs(t, l.Err(), ErrLost)
 			_, _, err = l.extendRound(ctx, 30*time.Second)
 			assert.ErrorIs(t, err, ErrLost, "an extension fails on the tombstone")
+			if l.prim == nil { // a plain lock's extension reads the tombstone
+				assert.ErrorIs(t, err, ErrRevoked)
+			}
 
 			if k.kind == "shared" {
 				// A listing shows the revoked holder as its tombstone, free when it ends.
