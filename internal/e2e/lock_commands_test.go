@@ -195,3 +195,14 @@ func TestInteropWithForeignClient(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 0, e.run("acquire", "shared", "-ttl", "1s").code)
 }
+
+// run meeting a revoked name says so, and when it is free.
+func TestRunOnARevokedNameSaysWhenItIsFree(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("acquire", "rv", "-ttl", "9s")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 6, e.run("force-expire", "rv", "-yes").code)
+	r = e.run("run", "rv", "-wait", "0", "--", "true")
+	assert.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "rv is revoked, free at")
+}
