@@ -275,3 +275,20 @@ func TestBugEventsExtensionPrintedAfterTheRelease(t *testing.T) {
 	require.NotEmpty(t, evs)
 	assert.True(t, strings.HasPrefix(evs[len(evs)-1], "released"), "nothing after the release: %v", evs)
 }
+
+// A revocation is a "revoked" event of the holder (keyspace mode: the
+// tombstone's SET over the holder's value), not an acquisition of the tombstone.
+func TestEventsKeyspaceShowsARevocation(t *testing.T) {
+	e := newEnv(t)
+	e.keyspaceOn()
+	log := collectEvents(t, e)
+	e.acquireToken("rvk", "-ttl", "8s")
+	require.Eventually(t, func() bool { return len(log.eventsOf("rvk")) == 1 }, 10*time.Second, 20*time.Millisecond)
+	r := e.run("force-expire", "rvk", "-yes")
+	require.Equal(t, 6, r.code, r.stderr)
+	require.Eventually(t, func() bool { return len(log.eventsOf("rvk")) >= 2 }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	evs := log.eventsOf("rvk")
+	require.Len(t, evs, 2, "%v", evs)
+	assert.True(t, strings.HasPrefix(evs[1], "revoked"), "%v", evs)
+}
