@@ -68,7 +68,7 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		"force_expire":  {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
 		"wait_round":    {waitRoundLua, "da1510c0b91a073cde274367352ec12207c0f4bd", waitRoundW},
 		"wait_mark":     {waitMarkLua, "75aea98ce3fd7f086977a94aac3177a11b4f4806", waitMarkW},
-		"revoke":        {revokeLua, "43018a5b7d8c8bee298c6ceec57e8a7a4466bbbd", revokeScript},
+		"revoke":        {revokeLua, "0f9c103d6b95508e8dedc161f0d6795e64fb647c", revokeScript},
 		"revoke_shared": {revokeSharedLua, "8e26e930a870c9e0aac96c8e9faf69f83d8803a7", revokeSharedScript},
 	}
 	for name, p := range pins {

@@ -36,7 +36,7 @@ const RevokedMessage = "revoked"
 // Revoke's replies other than a tombstone's TTL (revoke.lua).
 const (
 	revokeDeleted   = -2 // the key had no TTL: deleted
-	revokeTombstone = -3 // already a tombstone: kept
+	revokeTombstone = -3 // already a tombstone: kept; -3 - r is its TTL in ms
 )
 
 // RevokeSeen revokes, on each master, exactly what was seen there (as
@@ -46,7 +46,8 @@ const (
 // remaining TTL plus the drift budget of it (the lock-delay); a key without a
 // TTL promises no validity and is deleted. It publishes RevokedMessage where it
 // revoked. A key that changed hands since is kept (OutcomeForeign); a tombstone
-// already there is kept (OutcomeMissing: nothing to revoke).
+// already there is kept (OutcomeMissing: nothing to revoke), and counts in the
+// time returned.
 //
 // It returns when the name is surely free again on every master where it wrote
 // a tombstone, by this process's clock (zero when it wrote none), unless the
@@ -127,7 +128,7 @@ func (m *Manager) revokeSeenKey(ctx context.Context, key, channel, also string, 
 
 // revokeRound runs one revocation script per master and scores its replies: a
 // tombstone's TTL in ms (> 0), revokeDeleted, 0 missing, -1 changed,
-// revokeTombstone.
+// revokeTombstone minus the TTL of a tombstone already there.
 func (m *Manager) revokeRound(ctx context.Context, key string, run func(ctx context.Context, n *node) (int64, error)) (time.Time, *Report, error) {
 	delays := make([]int64, len(m.nodes))
 	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
@@ -140,7 +141,11 @@ func (m *Manager) revokeRound(ctx context.Context, key string, run func(ctx cont
 			return OutcomeOK, nil
 		case r == revokeDeleted:
 			return OutcomeOK, nil
-		case r == 0 || r == revokeTombstone:
+		case r <= revokeTombstone:
+			// Revoked already: nothing to revoke, the name taken as long.
+			delays[m.nodeIndex(n)] = revokeTombstone - r
+			return OutcomeMissing, nil
+		case r == 0:
 			return OutcomeMissing, nil
 		}
 		return OutcomeForeign, nil

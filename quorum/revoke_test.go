@@ -255,10 +255,12 @@ func TestRevokeTouchesOnlyWhatItWasShown(t *testing.T) {
 	for srv, v := range keysOn(t, c, b.Key()) {
 		assert.Equal(t, Tombstone(b.Token()), v, "%s: the tombstone of b's value stays", srv)
 	}
-	// A revocation of the tombstone itself writes no tombstone of a tombstone.
-	_, rep, err = m.RevokeToken(ctx, "cas", Tombstone(b.Token()))
+	// A revocation of the tombstone itself writes no tombstone of a tombstone,
+	// and says until when the name stays taken.
+	free, rep, err := m.RevokeToken(ctx, "cas", Tombstone(b.Token()))
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.count(OutcomeMissing))
+	assert.WithinDuration(t, time.Now().Add(30*time.Second), free, 2*time.Second)
 	// The tombstone is a plain string with a TTL, as a foreign SET NX sees it.
 	s := c.Servers[0].Client()
 	ok, err := s.SetNX(ctx, b.Key(), "foreign", time.Minute).Result()

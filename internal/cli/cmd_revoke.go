@@ -26,7 +26,7 @@ const (
 
 var revokeWords = map[quorum.Outcome]string{
 	quorum.OutcomeOK:      "revoked (tombstone until the holder's validity ends)",
-	quorum.OutcomeMissing: "missing (nothing to revoke)",
+	quorum.OutcomeMissing: "nothing to revoke (missing, or revoked already)",
 	quorum.OutcomeForeign: "changed since it was shown: kept",
 }
 

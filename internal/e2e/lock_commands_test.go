@@ -162,6 +162,10 @@ func TestForceExpire(t *testing.T) {
 	assert.Contains(t, r.stderr, "revoked, free at", "the conflict names the revocation")
 	r = e.run("locks")
 	assert.Contains(t, r.stdout, "revoked")
+	// Revoked already: nothing to revoke, and the name is not free (never exit 0).
+	r = e.run("force-expire", "fx", "-yes")
+	assert.Equal(t, 6, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "is revoked")
 
 	// The revoked holder's release (acknowledgement) frees the name at once.
 	require.Equal(t, 4, e.run("release", "fx", "-token", current).code, "its lock was lost")

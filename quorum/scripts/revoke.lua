@@ -7,14 +7,15 @@
 -- (the lock-delay: the revoked holder's validity has surely ended by then); a release of that value deletes it
 -- (release.lua). A key without a TTL promises no validity: it is deleted.
 -- Returns the tombstone's TTL in ms (> 0) and publishes "revoked"; -2 deleted (no TTL, publishes "force-expired");
--- 0 missing; -1 the key changed since it was seen: kept; -3 it is a tombstone already: kept.
+-- 0 missing; -1 the key changed since it was seen: kept; -3 - its PTTL in ms (<= -3) it is a tombstone already:
+-- kept.
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'none' then return 0 end
 if t ~= ARGV[3] then return -1 end
 if t == 'string' then
   local v = redis.call('GET', KEYS[1])
   if v ~= ARGV[1] then return -1 end
-  if string.sub(v, 1, 5) == 'rl1x.' then return -3 end
+  if string.sub(v, 1, 5) == 'rl1x.' then return -3 - math.max(0, redis.call('PTTL', KEYS[1])) end
 end
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 then
