@@ -84,7 +84,7 @@ func (m *Manager) RevokeListed(ctx context.Context, listed string, seen map[stri
 	}
 	for _, sn := range seen {
 		if sn.Type == "zset" {
-			return time.Time{}, nil, fmt.Errorf("%w: %s holds shared holders: revoke each holder (RevokeShared; force-expire NAME shows them), or delete it now", ErrInvalidOption, listed)
+			return time.Time{}, nil, fmt.Errorf("%w: %s holds shared holders: revoke them one by one (RevokeShared; redlock force-expire %s), or delete the key now", ErrInvalidOption, listed, listed)
 		}
 	}
 	key, also := m.Key(listed), ""
