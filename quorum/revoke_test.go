@@ -153,11 +153,13 @@ func TestRevokeLiveHolderHearsAndItsReleaseFreesTheName(t *testing.T) {
 			l, err := k.take(ctx, m, name, 30*time.Second)
 			require.NoError(t, err)
 			waitSubscribed(t, m, l.watchKeys()...)
+			t0 := time.Now()
 			free, err := k.revoke(ctx, admin, l)
 			require.NoError(t, err)
 			assert.Greater(t, time.Until(free), 25*time.Second, "the lock-delay lasts the revoked validity")
 			select {
 			case <-l.Done():
+				t.Logf("Done %v after the revocation started", time.Since(t0))
 			case <-time.After(3 * time.Second):
 				t.Fatal("the holder did not hear its revocation")
 			}
@@ -186,11 +188,12 @@ func TestRevokeLiveHolderHearsAndItsReleaseFreesTheName(t *testing.T) {
 			_, err = k.rival(ctx, other, name, 300*time.Millisecond)
 			require.ErrorIs(t, err, ErrNotAcquired, "the tombstone keeps the name taken")
 
-			t0 := time.Now()
+			t0 = time.Now()
 			_ = l.Release(ctx) // the acknowledgement
 			next, err := k.rival(ctx, other, name, 5*time.Second)
 			require.NoError(t, err, "free at once after the revoked holder's release")
 			assert.Less(t, time.Since(t0), 5*time.Second)
+			t.Logf("the rival got it %v after the revoked holder's release started", time.Since(t0))
 			require.NoError(t, next.Release(ctx))
 		})
 	}
