@@ -8,14 +8,27 @@ import (
 	"time"
 )
 
-// TestAttackRevocationsAmongTheFaults: four clients take one name (with a loss
-// watch, half of them kept alive), hold it a random time and release it, under
+// TestAttackRevocationsAmongTheFaults: four clients take one name (half of the
+// holds with a loss watch, half kept alive), hold it a random time and release it, under
 // the nemesis, while an administrator (a client of its own, whose links the
 // nemesis breaks too) revokes what a listing shows of the name, or the token of
 // a recent holder, every few hundred milliseconds. The checker finds no two
 // holds overlapping: from its acquisition's return to the moment its holder saw
 // Done fire or released, nobody else held the name, revoked holders included.
 func TestAttackRevocationsAmongTheFaults(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		name := "exclusive"
+		if shared {
+			name = "shared"
+		}
+		t.Run(name, func(t *testing.T) { attackRevocations(t, shared) })
+	}
+}
+
+// attackRevocations is TestAttackRevocationsAmongTheFaults; with shared, half the
+// clients take shared holds of the name and the administrator revokes shared
+// holders one by one too.
+func attackRevocations(t *testing.T, shared bool) {
 	a := newAtk(t, 5, atkAOFAlways)
 	seed := atkSeed(t)
 	const ttl = 300 * time.Millisecond
@@ -36,7 +49,21 @@ func TestAttackRevocationsAmongTheFaults(t *testing.T) {
 		for ctx.Err() == nil {
 			atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl))))
 			rctx, stop := randCtx(ctx, rng, ttl)
-			if rng.IntN(2) == 0 {
+			if shared && rng.IntN(2) == 0 {
+				if lst, _ := admin.Inspect(rctx, "rv"); lst != nil {
+					prims, _ := admin.Primitives(rctx, lst)
+					for _, p := range prims {
+						for _, h := range p.Holders {
+							if h.FreeAt.IsZero() && rng.IntN(2) == 0 {
+								if _, rep, _ := admin.RevokeShared(rctx, "rv", h.Value); rep != nil && rep.Votes > 0 {
+									a.fault("revoked shared holder %s on %d masters", Redact(h.Value), rep.Votes)
+									revoked++
+								}
+							}
+						}
+					}
+				}
+			} else if rng.IntN(2) == 0 {
 				if lst, _ := admin.Inspect(rctx, "rv"); lst != nil && lst.Lock("rv") != nil {
 					seen := map[string]Seen{}
 					for _, mv := range lst.Lock("rv").Masters {
@@ -49,7 +76,7 @@ func TestAttackRevocationsAmongTheFaults(t *testing.T) {
 						revoked++
 					}
 				}
-			} else {
+			} else if !shared || rng.IntN(2) == 0 {
 				mu.Lock()
 				tok := ""
 				if len(recent) > 0 {
@@ -67,9 +94,16 @@ func TestAttackRevocationsAmongTheFaults(t *testing.T) {
 		}
 	}()
 	atkWorkers(ctx, len(names), seed, func(ctx context.Context, i int, rng *rand.Rand) {
-		opts := []LockOption{WithLossWatch()}
+		var opts []LockOption
+		if rng.IntN(2) == 0 { // without, a revoked holder hears it at its next extension, or at Until
+			opts = append(opts, WithLossWatch())
+		}
 		if rng.IntN(2) == 0 {
 			opts = append(opts, WithKeepAlive(KeepAlive{}))
+		}
+		kind := ""
+		if shared && i%2 == 0 {
+			opts, kind = append(opts, WithShared()), "shared"
 		}
 		actx, stop := randCtx(ctx, rng, 2*ttl)
 		l, err := ms[i].Acquire(actx, "rv", ttl, opts...)
@@ -86,7 +120,7 @@ func TestAttackRevocationsAmongTheFaults(t *testing.T) {
 			recent = recent[1:]
 		}
 		mu.Unlock()
-		h := a.hold(names[i], l, returned, "")
+		h := a.hold(names[i], l, returned, kind)
 		select {
 		case <-time.After(time.Duration(rng.Int64N(int64(2 * ttl)))):
 		case <-l.Done():
