@@ -12,7 +12,8 @@ import (
 //   - contested: several string values, none held;
 //   - partial: one value on fewer than a quorum, whose keys still expire by themselves;
 //   - orphaned: only keys of another type (a Redisson hash), keys without a TTL that
-//     no quorum holds, or a value whose validity is gone.
+//     no quorum holds, or a value whose validity is gone;
+//   - revoked: the leading value is a revocation's tombstone, until FreeAt.
 func (m *Manager) classify(li *LockInfo) { m.classifyInto(li, nil, nil) }
 
 // classifyInto is classify, writing the owner into *owner when it is not nil
@@ -79,6 +80,13 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 	}
 	lead := counts[best].value
 	li.Value, li.Votes = lead, len(pttls)
+	if IsTombstone(lead) {
+		// A revocation's lock-delay: nobody holds it, nobody can take it until
+		// the longest of its tombstones ends.
+		li.Owner, li.Library, li.State, li.Validity = nil, "redlock", StateRevoked, 0
+		li.FreeAt = li.ObservedAt.Add(max(0, slices.Max(pttls)))
+		return
+	}
 	var o Owner
 	if err := parseValueOwnerIn(lead, &o, in); err == nil {
 		if owner == nil {

@@ -42,6 +42,10 @@ var (
 	// same leadership reached the masters first; the later value stands and the
 	// leadership itself is not affected.
 	ErrSuperseded = errors.New("superseded by a later proclamation")
+	// ErrRevoked: an administrator revoked the lock (force-expire): a quorum of the masters that answered no
+	// longer holds its value, and some hold its tombstone instead. It comes together with ErrLost. The name
+	// stays taken until the lock's validity has surely ended, or until its Release deletes the tombstone.
+	ErrRevoked = errors.New("revoked by an administrator (force-expire)")
 )
 
 // NodeError is a failure on one master. Node is the master's topology name.

@@ -140,6 +140,18 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 // holder, ReleaseHeld its value. A leader's record and an exclusive waiter's
 // marker are refused (ErrInvalidOption): they go with their primitive.
 func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*Report, error) {
+	channel, err := m.listedChannel(listed, seen)
+	if err != nil {
+		return nil, err
+	}
+	return m.forceExpireSeenKey(ctx, m.Key(listed), channel, seen)
+}
+
+// listedChannel returns the wake-up channel of a key a listing shows, as
+// ForceExpireListed publishes on it: the primitive's for a permit slot or a
+// leadership, the key's own else. The keys that go with their primitive are
+// refused (ErrInvalidOption).
+func (m *Manager) listedChannel(listed string, seen map[string]Seen) (string, error) {
 	typ := ""
 	for _, sn := range seen {
 		if sn.Type != "" {
@@ -148,26 +160,24 @@ func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map
 		}
 	}
 	kc := ClassifyKey(listed, typ)
-	var channel string
 	switch kc.Kind {
 	case KeyPermit:
 		if err := checkName(kc.Name); err != nil {
-			return nil, err
+			return "", err
 		}
-		rep, err := m.forceExpireSeenKey(ctx, m.Key(listed), wakeChannel(m.Key(kc.Name)+permitBase), seen)
-		m.announceLoss(ctx, rep, m.Key(listed), ForceExpiredMessage) // the holder listens on the slot's channel
-		return rep, err
+		return wakeChannel(m.Key(kc.Name) + permitBase), nil
 	case KeyLeader:
 		if err := checkName(kc.Name); err != nil {
-			return nil, err
+			return "", err
 		}
-		channel = wakeChannel(m.Key(listed))
 	case KeyTerm, KeyFence, KeyQueue, KeyWriterWaiting:
-		return nil, fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidOption, listed, kc.Kind, kc.Name, kc.Name)
+		return "", fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidOption, listed, kc.Kind, kc.Name, kc.Name)
 	default:
-		return m.ForceExpireSeen(ctx, listed, seen)
+		if err := ValidateKeyName(listed); err != nil {
+			return "", err
+		}
 	}
-	return m.forceExpireSeenKey(ctx, m.Key(listed), channel, seen)
+	return wakeChannel(m.Key(listed)), nil
 }
 
 // forceExpireSeenKey deletes key on each master where it still holds what was

@@ -252,13 +252,20 @@ func (m *Manager) extendRound(ctx context.Context, op, key, value string, ms int
 	return m.scriptRound(ctx, op, key, extendW, c, 1, 2, decodeExtend)
 }
 
+// extendRevoked is extend.lua's reply where the key holds our value's tombstone.
+const extendRevoked = -2
+
 // decodeExtend reads extend.lua's reply. A WRONGTYPE error (the script's GET met
 // a key of another type: another client replaced the lock) means the key is not
 // ours: OutcomeForeign, so that a majority of such keys is ErrLost, not a master
 // down. (A release keeps the per-master ErrWrongType: nothing of ours is there.)
 func decodeExtend(r *wire.Result) (Outcome, string, error) {
-	if r.Type == '-' && strings.HasPrefix(r.Str, "WRONGTYPE") {
+	switch {
+	case r.Type == '-' && strings.HasPrefix(r.Str, "WRONGTYPE"):
 		return OutcomeForeign, "", nil
+	case r.Type == ':' && r.Int == extendRevoked:
+		// Our value's tombstone: the holder is the revocation.
+		return OutcomeForeign, tombstonePrefix, nil
 	}
 	return decodeInt(r)
 }

@@ -27,6 +27,10 @@ const (
 	// StateOrphaned: leftovers with no majority and no live holder: a value whose
 	// remaining quorum validity is gone, or keys of the wrong type.
 	StateOrphaned LockState = "orphaned"
+	// StateRevoked: the leading value is a tombstone (Tombstone): an administrator
+	// revoked the holder, and the name stays taken until FreeAt, or until the
+	// revoked holder's release deletes the tombstone.
+	StateRevoked LockState = "revoked"
 )
 
 // MasterView is what one master holds under one lock key.
@@ -72,6 +76,10 @@ type LockInfo struct {
 	// or negative when no quorum holds the value.
 	Validity   time.Duration `json:"validity_ns"`
 	ObservedAt time.Time     `json:"observed_at"`
+	// FreeAt is, for a revoked lock (StateRevoked), when the last of its
+	// tombstones ends by the masters' TTLs as observed: the name is free then at
+	// the latest. Zero for any other state.
+	FreeAt time.Time `json:"free_at,omitzero"`
 	// Fence is the lock's fence counter when fencing was used, else 0.
 	Fence   int64        `json:"fence,omitempty"`
 	Masters []MasterView `json:"masters"`

@@ -201,6 +201,10 @@ func TestClassify(t *testing.T) {
 		{"majority beats a minority", []MasterView{s("v", time.Second), s("w", time.Second), s("v", 2*time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
 		{"hash only", []MasterView{{Present: true, Type: "hash", PTTL: time.Second}, none, none}, StateOrphaned, 0, 0},
 		{"hash beside a minority", []MasterView{{Present: true, Type: "hash"}, s("v", time.Second), none}, StateOrphaned, 1, 0},
+		{"revoked: a tombstone on a quorum", []MasterView{s(Tombstone("v"), time.Second), s(Tombstone("v"), 3*time.Second), none}, StateRevoked, 2, 0},
+		{"revoked: a tombstone on one", []MasterView{s(Tombstone("v"), 3*time.Second), none, none}, StateRevoked, 1, 0},
+		{"a holder beside a minority tombstone", []MasterView{s(Tombstone("v"), 3*time.Second), s("w", time.Second), s("w", time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
+		{"a forged tombstone (not hex) is a foreign value", []MasterView{s("rl1x."+strings.Repeat("z", 40), time.Second), s("rl1x."+strings.Repeat("z", 40), time.Second), none}, StateHeld, 2, time.Second - 12*time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,6 +213,13 @@ func TestClassify(t *testing.T) {
 			assert.Equal(t, tt.state, li.State)
 			assert.Equal(t, tt.votes, li.Votes)
 			assert.Equal(t, tt.validity, li.Validity)
+			if tt.state == StateRevoked {
+				// Free when the longest tombstone ends, as observed.
+				assert.Equal(t, li.ObservedAt.Add(3*time.Second), li.FreeAt)
+				assert.Nil(t, li.Owner)
+			} else {
+				assert.True(t, li.FreeAt.IsZero())
+			}
 		})
 	}
 }

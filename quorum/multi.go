@@ -127,15 +127,16 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 // of them is heard.
 func (p *multiLock) watchKeys() []string { return p.keys }
 
-// verify checks that every name holds l's value on n.
-func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
+// verify checks that every name holds l's value on n; revoked when some name
+// holds its tombstone.
+func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, bool, error) {
 	pipe := n.client.Pipeline()
 	gets := make([]*redis.StringCmd, len(p.keys))
 	for i, k := range p.keys {
 		gets[i] = pipe.Get(ctx, k)
 	}
 	_, _ = pipe.Exec(ctx)
-	out := OutcomeOK
+	out, revoked := OutcomeOK, false
 	for _, g := range gets {
 		v, err := g.Result()
 		switch {
@@ -144,10 +145,11 @@ func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, erro
 		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
 			out = OutcomeForeign
 		case err != nil:
-			return OutcomeError, err
+			return OutcomeError, false, err
 		case v != l.value:
 			out = OutcomeForeign
+			revoked = revoked || isTombstoneOf(v, l.value)
 		}
 	}
-	return out, nil
+	return out, revoked, nil
 }

@@ -340,7 +340,8 @@ func granted(_ int, r int64) (Outcome, error) {
 }
 
 // verifier is a primitive whose keys Lock.Verify reads its own way: verify says
-// what one master holds of l.
+// what one master holds of l, and revoked whether it holds l's tombstone
+// instead (a revocation).
 type verifier interface {
-	verify(ctx context.Context, l *Lock, n *node) (Outcome, error)
+	verify(ctx context.Context, l *Lock, n *node) (out Outcome, revoked bool, err error)
 }

@@ -58,16 +58,18 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":      {releaseLua, "2f09dd206af63f4ab24b6d588f26bcaad5a09b40", releaseScript},
-		"extend":       {extendLua, "686d0f3a4fc6831f64e2c0d6185f95be5ba04c8f", extendScript},
-		"fence_read":   {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
-		"fence":        {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire": {fairAcquireLua, "56cca0077caa83cda0582853f66dbeeadbea5683", fairAcquireScript},
-		"fair_unwind":  {fairUnwindLua, "41961e82b8a8408f8b65903ec7d4ee3e9ea23f29", fairUnwindScript},
-		"fair_leave":   {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
-		"force_expire": {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":   {waitRoundLua, "da1510c0b91a073cde274367352ec12207c0f4bd", waitRoundW},
-		"wait_mark":    {waitMarkLua, "75aea98ce3fd7f086977a94aac3177a11b4f4806", waitMarkW},
+		"release":       {releaseLua, "6c6ae35e3bad29fc6c4da8e61cae6bfe054a106c", releaseScript},
+		"extend":        {extendLua, "cf5157c7c104b20204fecb087d986152a092a580", extendScript},
+		"fence_read":    {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
+		"fence":         {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
+		"fair_acquire":  {fairAcquireLua, "56cca0077caa83cda0582853f66dbeeadbea5683", fairAcquireScript},
+		"fair_unwind":   {fairUnwindLua, "41961e82b8a8408f8b65903ec7d4ee3e9ea23f29", fairUnwindScript},
+		"fair_leave":    {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
+		"force_expire":  {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
+		"wait_round":    {waitRoundLua, "da1510c0b91a073cde274367352ec12207c0f4bd", waitRoundW},
+		"wait_mark":     {waitMarkLua, "75aea98ce3fd7f086977a94aac3177a11b4f4806", waitMarkW},
+		"revoke":        {revokeLua, "0f9c103d6b95508e8dedc161f0d6795e64fb647c", revokeScript},
+		"revoke_shared": {revokeSharedLua, "8e26e930a870c9e0aac96c8e9faf69f83d8803a7", revokeSharedScript},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

@@ -147,16 +147,21 @@ func (x *xwaiter) clear(ctx context.Context, m *Manager) {
 	m.scriptOnAll(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
 }
 
-// verify checks that l's member is in the shared holders on n.
-func (sharedLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, error) {
-	_, err := n.client.ZScore(ctx, l.key, l.value).Result()
+// verify checks that l's member is in the shared holders on n; revoked when its
+// tombstone is there instead.
+func (sharedLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, bool, error) {
+	pipe := n.client.Pipeline()
+	ours := pipe.ZScore(ctx, l.key, l.value)
+	tomb := pipe.ZScore(ctx, l.key, Tombstone(l.value))
+	_, _ = pipe.Exec(ctx)
+	_, err := ours.Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return OutcomeMissing, nil
+		return OutcomeMissing, tomb.Err() == nil, nil
 	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
-		return OutcomeForeign, nil
+		return OutcomeForeign, false, nil
 	case err != nil:
-		return OutcomeError, err
+		return OutcomeError, false, err
 	}
-	return OutcomeOK, nil
+	return OutcomeOK, false, nil
 }

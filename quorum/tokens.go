@@ -2,6 +2,8 @@ package quorum
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -147,5 +149,19 @@ func (m *Manager) extend(ctx context.Context, key, value string, ttl time.Durati
 	if until, ok := m.score(rep, start, ttl); ok {
 		return until, rep, nil
 	}
-	return time.Time{}, rep, m.roundError(rep)
+	return time.Time{}, rep, revokedOr(rep, m.roundError(rep))
+}
+
+// revokedOr returns err, marked ErrRevoked when it is a loss and some master of
+// rep holds the lock's tombstone (extend.lua read it there).
+func revokedOr(rep *Report, err *RoundError) error {
+	if !errors.Is(err, ErrLost) {
+		return err
+	}
+	for _, n := range rep.Nodes {
+		if n.Outcome == OutcomeForeign && n.holder == tombstonePrefix {
+			return fmt.Errorf("%w: %w", ErrRevoked, err)
+		}
+	}
+	return err
 }

@@ -66,6 +66,10 @@ type SharedHolder struct {
 	// listing's ObservedAt (0 unless held on a quorum).
 	Votes    int
 	Validity time.Duration
+	// FreeAt is set when Value is a revoked holder's tombstone (IsTombstone,
+	// RevokeShared): when the last copy of it ends, as observed; it keeps an
+	// exclusive acquirer out until then. It holds nothing (Validity 0, Owner nil).
+	FreeAt time.Time
 }
 
 // Primitives groups lst into primitives, reading what a listing does not hold:
@@ -224,6 +228,11 @@ func (m *Manager) sharedHolders(ctx context.Context, key string, observed time.T
 	var out []SharedHolder
 	for v, ds := range byValue {
 		h := SharedHolder{Value: v, Votes: len(ds)}
+		if IsTombstone(v) {
+			h.FreeAt = observed.Add(slices.Max(ds))
+			out = append(out, h)
+			continue
+		}
 		if pv, err := ParseValue(v); err == nil {
 			o := pv.Owner
 			h.Owner = &o

@@ -3,6 +3,8 @@ package quorum
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -34,11 +36,15 @@ func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } 
 // value. When the masters that answered show that a majority no longer holds it,
 // the lock's context is cancelled and the error matches ErrLost; when too few
 // answer to tell, the error matches ErrUnavailable and the lock is left as it is.
-// It neither extends the lock nor moves Until.
+// When some master holds the lock's tombstone instead (a revocation: force-expire),
+// the error matches ErrRevoked too. It neither extends the lock nor moves Until.
 func (l *Lock) Verify(ctx context.Context) error {
+	revoked := make([]bool, len(l.m.nodes))
 	rep := l.m.fanout(ctx, opVerify, l.key, func(ctx context.Context, n *node) (Outcome, error) {
 		if v, ok := l.prim.(verifier); ok {
-			return v.verify(ctx, l, n)
+			out, tomb, err := v.verify(ctx, l, n)
+			revoked[l.m.nodeIndex(n)] = tomb
+			return out, err
 		}
 		v, err := n.client.Get(ctx, l.key).Result()
 		switch {
@@ -47,6 +53,7 @@ func (l *Lock) Verify(ctx context.Context) error {
 		case err != nil:
 			return OutcomeError, err
 		case v != l.value:
+			revoked[l.m.nodeIndex(n)] = isTombstoneOf(v, l.value)
 			return OutcomeForeign, nil
 		}
 		return OutcomeOK, nil
@@ -54,8 +61,11 @@ func (l *Lock) Verify(ctx context.Context) error {
 	if rep.Votes >= l.m.quorum {
 		return nil
 	}
-	err := l.m.roundError(rep)
+	var err error = l.m.roundError(rep)
 	if errors.Is(err, ErrLost) {
+		if slices.Contains(revoked, true) {
+			err = fmt.Errorf("%w: %w", ErrRevoked, err)
+		}
 		var ev *Event
 		l.mu.Lock()
 		if !l.released {

@@ -71,7 +71,12 @@ type expiredMsg struct {
 	name string
 	rep  *quorum.Report
 	err  error
-	now  *quorum.LockInfo // the lock as read after a force-expire found it changed
+	// holder is the lock as read after a force-expire found it changed.
+	holder *quorum.LockInfo
+	// now: deleted at once (D); else revoked, the name taken until free (zero when
+	// no tombstone was written).
+	now  bool
+	free time.Time
 	// unread are the masters the row could not read: nothing was deleted there and
 	// they may still hold the lock (they are not "missing").
 	unread map[string]string
@@ -114,13 +119,18 @@ func (h *holdings) releaseCmd(hl heldLock) tea.Cmd {
 func (h *holdings) forceExpireCmd(c confirmation) tea.Cmd {
 	lk := h.lk
 	return h.run(func(ctx context.Context) tea.Msg {
-		rep, err := lk.ForceExpire(ctx, c.name, c.seen)
-		msg := expiredMsg{name: c.name, rep: rep, err: err, unread: c.unread}
+		msg := expiredMsg{name: c.name, unread: c.unread, now: c.now}
+		if c.now {
+			msg.rep, msg.err = lk.ForceExpire(ctx, c.name, c.seen)
+		} else {
+			msg.free, msg.rep, msg.err = lk.Revoke(ctx, c.name, c.seen)
+		}
+		rep := msg.rep
 		if rep != nil && slices.ContainsFunc(rep.Nodes, func(n quorum.NodeResult) bool { return n.Outcome == quorum.OutcomeForeign }) {
 			// It changed hands since it was shown: read who holds it now (not through
 			// the source, whose polls hand out events once).
 			if li, err := lk.Lookup(ctx, c.name); err == nil {
-				msg.now = li
+				msg.holder = li
 			}
 		}
 		return msg

@@ -63,6 +63,7 @@ type fakeLocker struct {
 	acquires   []string
 	ttls       []time.Duration
 	expires    [][2]string // name, token
+	revokes    int         // how many of expires revoked (x) rather than deleted (D)
 	expireDown string      // a master that fails force-expire
 	changed    bool        // force-expire finds every value changed
 	expireErr  error       // force-expire fails before any master answers
@@ -121,6 +122,19 @@ func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string
 		return &r, &quorum.RoundError{Report: r, Kind: quorum.ErrUnavailable}
 	}
 	return &r, nil
+}
+
+// Revoke is ForceExpire that reports a tombstone until the fake clock's now
+// plus a minute where it succeeded; revokes counts the calls.
+func (l *fakeLocker) Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error) {
+	rep, err := l.ForceExpire(ctx, name, seen)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.revokes++
+	if rep == nil || rep.Votes == 0 {
+		return time.Time{}, rep, err
+	}
+	return l.clock.Now().Add(time.Minute), rep, err
 }
 
 func (l *fakeLocker) Lookup(_ context.Context, name string) (*quorum.LockInfo, error) {

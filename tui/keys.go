@@ -17,8 +17,8 @@ type keyMap struct {
 	// Views.
 	Open, History, Copy key.Binding
 	// Writing keys: disabled in a read-only console.
-	Acquire, Extend, Release, ForceExpire key.Binding
-	Help, Quit                            key.Binding
+	Acquire, Extend, Release, ForceExpire, DeleteNow key.Binding
+	Help, Quit                                       key.Binding
 	// Modals: the confirmation's answers, and the prompts' and the filter's ends.
 	Confirm, Deny  key.Binding
 	Submit, Cancel key.Binding
@@ -49,6 +49,7 @@ func newKeyMap(readOnly bool) keyMap {
 		Extend:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "extend")),
 		Release:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "release")),
 		ForceExpire:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "force-expire")),
+		DeleteNow:    key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "force-expire now")),
 		Help:         key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Confirm:      key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
@@ -69,11 +70,11 @@ func newKeyMap(readOnly bool) keyMap {
 
 // writing returns the writing keys' bindings.
 func (k *keyMap) writing() []*key.Binding {
-	return []*key.Binding{&k.Acquire, &k.Extend, &k.Release, &k.ForceExpire}
+	return []*key.Binding{&k.Acquire, &k.Extend, &k.Release, &k.ForceExpire, &k.DeleteNow}
 }
 
 // writingKey returns the action of a writing key (enabled or not): "acquire",
-// "extend", "release" or "force-expire"; "" for any other key.
+// "extend", "release", "force-expire" or "force-expire now"; "" for any other key.
 func (k *keyMap) writingKey(msg tea.KeyMsg) string {
 	for _, b := range k.writing() {
 		for _, s := range b.Keys() {
@@ -96,7 +97,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageDown, k.PageUp, k.Tab},
 		{k.Filter, k.Clear, k.SortName, k.SortState, k.SortValidity, k.SortOwner, k.Vote, k.SortKind},
-		{k.Open, k.History, k.Copy, k.Acquire, k.Extend, k.Release, k.ForceExpire},
+		{k.Open, k.History, k.Copy, k.Acquire, k.Extend, k.Release, k.ForceExpire, k.DeleteNow},
 		{k.Help, k.Quit, k.Submit, k.Cancel},
 	}
 }

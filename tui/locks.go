@@ -35,6 +35,8 @@ func lockState(st Styles, s quorum.LockState) (string, lipgloss.Style) {
 		return "◆ contested", st.Info
 	case quorum.StateOrphaned:
 		return "○ orphaned", st.Bad
+	case quorum.StateRevoked:
+		return "⊘ revoked", st.Warn
 	}
 	return "? " + string(s), st.Muted
 }
@@ -175,7 +177,8 @@ func (t *locksTable) row(ctx *programContext, vm tableVM, li *quorum.LockInfo, i
 
 // validityAt is the validity column of a lock in state (stateAt) at now: the
 // validity left of a held lock; "expired" for one whose validity ran out since it
-// was read; for the others, how long their longest key lives on.
+// was read; for a revoked one, when it is free; for the others, how long their
+// longest key lives on.
 func validityAt(st Styles, li *quorum.LockInfo, state quorum.LockState, now time.Time) (string, lipgloss.Style) {
 	switch {
 	case state == quorum.StateHeld && li.Validity == quorum.NoExpiry:
@@ -184,6 +187,12 @@ func validityAt(st Styles, li *quorum.LockInfo, state quorum.LockState, now time
 		return human.Duration(max(remaining(li, now), 0)), st.Plain
 	case li.State == quorum.StateHeld:
 		return "expired", st.Bad
+	case state == quorum.StateRevoked:
+		// The lock-delay: taken by the tombstone until it ends.
+		if left := li.FreeAt.Sub(now); left > 0 {
+			return "free in " + human.Duration(left), st.Warn
+		}
+		return "free", st.Muted
 	}
 	if ttl := maxPTTL(li) - now.Sub(li.ObservedAt); ttl > 0 {
 		return "ttl " + human.Duration(ttl), st.Muted

@@ -128,7 +128,7 @@ func (m *helpModal) View(ctx *programContext) string {
 	var b strings.Builder
 	b.WriteString(st.Title.Render("Keys") + "\n\n")
 	b.WriteString(ctx.help.FullHelpView(ctx.keys.FullHelp()) + "\n\n")
-	b.WriteString(st.Muted.Render("Locks: ● held on a majority · ◐ partial (fewer than a quorum) · ◆ contested · ○ orphaned (validity gone)") + "\n")
+	b.WriteString(st.Muted.Render("Locks: ● held on a majority · ◐ partial (fewer than a quorum) · ◆ contested · ○ orphaned (validity gone) · ⊘ revoked (taken until its holder's validity ends)") + "\n")
 	b.WriteString(st.Muted.Render("Nodes: ● up · ◐ quarantined (restarted, may not vote yet) · ▲ degraded · ✖ down") + "\n")
 	b.WriteString(st.Muted.Render(filterRule) + "\n")
 	if ctx.opts.ReadOnly {
@@ -148,6 +148,8 @@ type confirmation struct {
 	holder string                 // escaped
 	seen   map[string]quorum.Seen // what the row showed, per master: all that may be deleted
 	unread map[string]string      // the masters the row could not read, with why: nothing is deleted there
+	// now deletes at once instead of revoking (D rather than x).
+	now bool
 }
 
 // newConfirmation is the force-expire of li as the row shows it, held by holder.
@@ -183,9 +185,12 @@ func (m *confirmModal) Update(ctx *programContext, msg tea.Msg) (bool, tea.Msg, 
 
 func (m *confirmModal) View(ctx *programContext) string {
 	st := ctx.st
-	how := "deletes only what is shown, where it is still there"
-	return st.Prompt.Render(fmt.Sprintf("Force-expire %s held by %s?", escape.Line(m.c.name, 60), m.c.holder)) + " " + st.Bad.Render("y") + "/" + st.Good.Render("n") + "\n" +
-		st.Muted.Render("  this breaks the holder's mutual exclusion; "+how)
+	if m.c.now {
+		return st.Prompt.Render(fmt.Sprintf("Delete %s held by %s now?", escape.Line(m.c.name, 60), m.c.holder)) + " " + st.Bad.Render("y") + "/" + st.Good.Render("n") + "\n" +
+			st.Bad.Render("  free at once, but the old holder may still act while its validity lasts; deletes only what is shown")
+	}
+	return st.Prompt.Render(fmt.Sprintf("Revoke %s held by %s?", escape.Line(m.c.name, 60), m.c.holder)) + " " + st.Bad.Render("y") + "/" + st.Good.Render("n") + "\n" +
+		st.Muted.Render("  the holder is told to stop; the name stays taken until its validity ends or it releases; only what is shown")
 }
 
 func (m *confirmModal) SetSize(int, int) {}

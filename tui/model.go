@@ -337,13 +337,15 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return p.Open("")
 	case key.Matches(msg, k.Extend), key.Matches(msg, k.Release):
 		return m.extendOrRelease(key.Matches(msg, k.Extend))
-	case key.Matches(msg, k.ForceExpire):
+	case key.Matches(msg, k.ForceExpire), key.Matches(msg, k.DeleteNow):
 		li := m.table.selected()
 		if li == nil {
 			m.status.set(statusWarn, "no lock selected")
 			return nil
 		}
-		m.push(&confirmModal{c: newConfirmation(li, m.holder(li))})
+		c := newConfirmation(li, m.holder(li))
+		c.now = key.Matches(msg, k.DeleteNow)
+		m.push(&confirmModal{c: c})
 	case key.Matches(msg, k.Copy):
 		m.copyToken()
 	case key.Matches(msg, k.Clear):

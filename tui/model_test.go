@@ -127,25 +127,31 @@ func TestAcquireErrorInStatusLine(t *testing.T) {
 
 func TestForceExpire(t *testing.T) {
 	tests := []struct {
-		name      string
-		answer    string
-		wantCalls [][2]string
-		wantState string
+		name        string
+		key, answer string
+		prompt      string
+		wantCalls   [][2]string
+		wantRevokes int
+		wantState   string
 	}{
-		{"confirmed with y", "y", [][2]string{{"billing/42", opsValue}}, "force-expired billing/42: deleted on 5/5 masters"},
-		{"refused with n", "n", nil, "force-expire of billing/42 cancelled"},
+		{"x revokes, confirmed with y", "x", "y", "Revoke billing/42 held by ops@web-1:4242? y/n", [][2]string{{"billing/42", opsValue}}, 1,
+			"revoked billing/42 on 5/5 masters: its holder is told to stop; taken until"},
+		{"x refused with n", "x", "n", "Revoke billing/42 held by ops@web-1:4242? y/n", nil, 0, "force-expire of billing/42 cancelled"},
+		{"D deletes now, confirmed with y", "D", "y", "Delete billing/42 held by ops@web-1:4242 now? y/n", [][2]string{{"billing/42", opsValue}}, 0,
+			"force-expired billing/42: deleted on 5/5 masters"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, lk, _ := fixture(t, 100, 30, false)
 			started(t, m)
-			drive(t, m, keys("x"))
+			drive(t, m, keys(tc.key))
 			requireModal[*confirmModal](t, m)
-			assert.Contains(t, m.View(), "Force-expire billing/42 held by ops@web-1:4242? y/n")
+			assert.Contains(t, m.View(), tc.prompt)
 			drive(t, m, keys(tc.answer))
 			assert.Nil(t, m.top())
 			_, exp := lk.calls()
 			assert.Equal(t, tc.wantCalls, exp)
+			assert.Equal(t, tc.wantRevokes, lk.revokes)
 			assert.Contains(t, m.View(), tc.wantState)
 		})
 	}
@@ -157,7 +163,7 @@ func TestForceExpireWithAMasterDownNamesIt(t *testing.T) {
 	started(t, m)
 	drive(t, m, keys("x"))
 	drive(t, m, keys("y"))
-	assert.Contains(t, m.View(), "force-expired billing/42: deleted on 4/5 masters; master c: boom")
+	assert.Contains(t, m.View(), "force-expired billing/42: revoked on 4/5 masters; master c: boom")
 }
 
 // A master the row could not read is not "missing": nothing was deleted there and it
@@ -172,7 +178,7 @@ func TestForceExpireSaysWhatWasNotRead(t *testing.T) {
 	drive(t, m, keys("x"))
 	drive(t, m, keys("y"))
 	view := m.View()
-	assert.Contains(t, view, "force-expired billing/42: deleted on 4/5 masters; master c: not read, so nothing deleted there (boom)")
+	assert.Contains(t, view, "force-expired billing/42: revoked on 4/5 masters; master c: not read, so nothing deleted there (boom)")
 	assert.Equal(t, statusWarn, m.status.kind)
 }
 

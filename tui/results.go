@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"time"
+
 	"fmt"
 	"strings"
 
@@ -81,11 +83,11 @@ func (m *Model) onExpired(msg expiredMsg) {
 	}
 	if changed > 0 {
 		who := "nobody"
-		if msg.now != nil {
-			who = fmt.Sprintf("%s (%d/%d masters)", m.holder(msg.now), msg.now.Votes, msg.now.Total)
+		if msg.holder != nil {
+			who = fmt.Sprintf("%s (%d/%d masters)", m.holder(msg.holder), msg.holder.Votes, msg.holder.Total)
 		}
-		m.status.set(statusWarn, "force-expire %s: it changed hands since you confirmed; now held by %s. Deleted on %d/%d masters, nothing of the new holder",
-			msg.name, shown(who), deleted, len(msg.rep.Nodes))
+		m.status.set(statusWarn, "force-expire %s: it changed hands since you confirmed; now held by %s; %s on %d/%d masters, nothing of the new holder",
+			msg.name, shown(who), expiredVerb(msg), deleted, len(msg.rep.Nodes))
 		return
 	}
 	if deleted >= m.ctx.opts.Quorum || msg.err == nil {
@@ -94,7 +96,12 @@ func (m *Model) onExpired(msg expiredMsg) {
 	}
 	if len(failed) > 0 {
 		// The key stays on the masters that failed until its TTL ends.
-		m.status.set(statusWarn, "force-expired %s: deleted on %d/%d masters; %s", msg.name, deleted, len(msg.rep.Nodes), shown(strings.Join(failed, "; ")))
+		m.status.set(statusWarn, "force-expired %s: %s on %d/%d masters; %s", msg.name, expiredVerb(msg), deleted, len(msg.rep.Nodes), shown(strings.Join(failed, "; ")))
+		return
+	}
+	if !msg.free.IsZero() {
+		m.status.set(statusOK, "revoked %s on %d/%d masters: its holder is told to stop; taken until %s at the latest (D deletes now)",
+			msg.name, deleted, len(msg.rep.Nodes), msg.free.Format(time.TimeOnly))
 		return
 	}
 	m.status.set(statusOK, "force-expired %s: deleted on %d/%d masters", msg.name, deleted, len(msg.rep.Nodes))
@@ -132,6 +139,9 @@ func holderOf(li *quorum.LockInfo, mine bool) string {
 	if mine {
 		return "this console"
 	}
+	if li.State == quorum.StateRevoked {
+		return "revoked: free at " + li.FreeAt.Format(time.TimeOnly)
+	}
 	if li.Owner != nil {
 		o := li.Owner
 		s := o.Host
@@ -147,4 +157,12 @@ func holderOf(li *quorum.LockInfo, mine bool) string {
 		return escape.Line(li.Library, 30) + " client"
 	}
 	return "unknown owner"
+}
+
+// expiredVerb says what a force-expire did where it succeeded.
+func expiredVerb(msg expiredMsg) string {
+	if msg.free.IsZero() {
+		return "deleted"
+	}
+	return "revoked"
 }

@@ -110,6 +110,12 @@ type Locker interface {
 	// (quorum.Manager.ForceExpireSeen): a lock that changed hands since is kept and
 	// reported as OutcomeForeign.
 	ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error)
+	// Revoke revokes, on each master, exactly what the operator saw there
+	// (quorum.Manager.RevokeListed): each value becomes its tombstone, which keeps
+	// the name taken until the holder's validity has surely ended (free, zero when
+	// no tombstone was written) or until the holder releases. A lock that changed
+	// hands since is kept and reported as OutcomeForeign.
+	Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (free time.Time, rep *quorum.Report, err error)
 	// Lookup reads one lock on every master now (quorum.Manager.Describe); nil when
 	// no master holds it. A force-expire that found the lock in other hands uses it
 	// to say who holds it now.

@@ -76,7 +76,7 @@ func TestAttackForceExpireShowHasNoSpuriousNoAnswerLine(t *testing.T) {
 	code, _, stderr := runCLI(t, env, "acquire", "shown", "-ttl", "30s")
 	require.Equal(t, ExitOK, code, stderr)
 	code, stdout, stderr := runCLI(t, env, "force-expire", "shown", "-yes")
-	require.Equal(t, ExitOK, code, stdout+stderr)
+	require.Equal(t, ExitRevoked, code, stdout+stderr)
 	assert.Contains(t, stderr, "holder:")
 	assert.NotContains(t, stderr, "no master answered", "every master answered")
 }

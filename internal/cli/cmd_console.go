@@ -39,7 +39,9 @@ var _ = define(&Command{
 Opens the terminal console on the cluster of the topology file: a nodes panel, the
 live locks with validity countdowns, and the selected lock on every master.
 Keys: j/k or arrows move, tab switches panel, / filters, a acquires, e extends and r
-releases a lock this console holds, x force-expires any lock (after y/n), ? shows
+releases a lock this console holds, x revokes any lock (force-expire: its holder
+is told to stop, the name stays taken until its validity ends; after y/n), D
+deletes one at once (after a y/n that says the old holder may still act), ? shows
 every key, q quits (releasing the locks this console holds). -timeout bounds each
 action of the console, not the session.`,
 	Exits: []Exit{

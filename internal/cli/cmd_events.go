@@ -37,7 +37,7 @@ var _ = define(&Command{
 	Name:     "events",
 	Synopsis: "stream lock events: acquired, extended, released, expired, changed hands",
 	About: `
-Streams lock events until Ctrl-C: acquired, extended, released, force-expired
+Streams lock events until Ctrl-C: acquired, extended, released, force-expired, revoked
 (keyspace mode), expired and changed-hands, each with the name, owner, library, the masters and the time.
 Each event names the primitive its key belongs to (kind: lock, multi, semaphore
 with the permit's slot, leader, shared); shared holders coming and going are

@@ -47,7 +47,8 @@ one interval. -timeout bounds one poll. Metrics (README "Monitoring" lists them)
   redlock_quorum, redlock_masters, redlock_masters_healthy, redlock_locks{state},
   redlock_policy_locks{policy}, redlock_policy_oldest_lock_age_seconds{policy},
   redlock_policy_min_validity_seconds{policy}, redlock_policy_ttl_seconds{policy},
-  redlock_poll_duration_seconds,
+  redlock_policy_revoked_free_timestamp_seconds{policy} (a revoked name's end of
+  its lock-delay), redlock_poll_duration_seconds,
   redlock_poll_timestamp_seconds, redlock_build_info{version,commit,goversion}.`,
 	Exits: []Exit{
 		{0, "stopped by Ctrl-C"},
@@ -165,7 +166,7 @@ var (
 	descQuorum         = prometheus.NewDesc("redlock_quorum", "Votes a lock needs: N/2+1.", nil, nil)
 	descMasters        = prometheus.NewDesc("redlock_masters", "Declared masters.", nil, nil)
 	descHealthy        = prometheus.NewDesc("redlock_masters_healthy", "Masters up, without an error finding, out of quarantine.", nil, nil)
-	descLocks          = prometheus.NewDesc("redlock_locks", "Live locks by state (held, partial, contested, orphaned): each primitive counts once (a multi-name hold, a semaphore, a name's shared holders, an election).", []string{"state"}, nil)
+	descLocks          = prometheus.NewDesc("redlock_locks", "Live locks by state (held, partial, contested, orphaned, revoked): each primitive counts once (a multi-name hold, a semaphore, a name's shared holders, an election).", []string{"state"}, nil)
 	descPrimitives     = prometheus.NewDesc("redlock_primitives", "Live primitives by kind (lock, multi, semaphore, shared, leader).", []string{"kind"}, nil)
 	descPermitsHeld    = prometheus.NewDesc("redlock_policy_permits_held", "Semaphore permits held on a quorum, by policy.", []string{"policy"}, nil)
 	descSharedHolders  = prometheus.NewDesc("redlock_policy_shared_holders", "Shared holders on a quorum, by policy.", []string{"policy"}, nil)
@@ -174,6 +175,7 @@ var (
 	descPolicyLocks    = prometheus.NewDesc("redlock_policy_locks", "Held locks by policy.", []string{"policy"}, nil)
 	descOldest         = prometheus.NewDesc("redlock_policy_oldest_lock_age_seconds", "Age of the oldest held lock of the policy (from its owner metadata).", []string{"policy"}, nil)
 	descMinValidity    = prometheus.NewDesc("redlock_policy_min_validity_seconds", "Smallest validity left among the policy's held locks.", []string{"policy"}, nil)
+	descRevokedFree    = prometheus.NewDesc("redlock_policy_revoked_free_timestamp_seconds", "When the last of the policy's revoked names (force-expire's lock-delay) is free at the latest (Unix time); absent when none is revoked.", []string{"policy"}, nil)
 	descPolicyTTL      = prometheus.NewDesc("redlock_policy_ttl_seconds", "The TTL the topology gives the policy's locks.", []string{"policy"}, nil)
 	descPollDuration   = prometheus.NewDesc("redlock_poll_duration_seconds", "How long the last poll took.", nil, nil)
 	descPollTime       = prometheus.NewDesc("redlock_poll_timestamp_seconds", "When the last poll ended (Unix time).", nil, nil)

@@ -17,12 +17,14 @@ type forceExpireArgs struct {
 	lockArgs
 	tokenFlags
 	yes bool
+	now bool
 }
 
 func (a *forceExpireArgs) flags(f *Flags) {
 	a.tokenFlags.flags(f)
 	a.optional = true
 	f.Bool(&a.yes, "yes", "do not ask")
+	f.Bool(&a.now, "now", "delete at once instead of revoking: the old holder may still act while its validity lasts")
 	a.jsonFlag(f)
 	a.common.flags(f)
 }
@@ -41,33 +43,49 @@ func (a *forceExpireArgs) parse(p *parsed) error {
 
 var _ = define(&Command{
 	Name:     "force-expire",
-	Synopsis: "admin: delete a lock on every master",
+	Synopsis: "admin: revoke a lock on every master (-now: delete it)",
 	Args:     "NAME",
 	About: `
-Deletes the lock NAME on every master. This breaks the mutual exclusion of the
-current holder: use it for locks left behind by a crashed process. NAME is any
+Revokes the lock NAME on every master: its holder is told to stop, and the name
+stays taken until the holder's validity has surely ended (the lock-delay), so
+that a holder that is paused, partitioned or gone never overlaps the next one.
+Use it for locks left behind by a crashed process or a stuck holder. NAME is any
 name that locks lists, including foreign keys that acquire's name rule refuses
 (quote it: redlock force-expire 'nightly report'), and a name with control
 characters as locks prints it escaped (redlock force-expire 'x\x1b]0;t\a').
 
 It first reads the lock on every master and shows who holds it (on stderr), then
-asks for "yes" on stdin unless -yes is given. It deletes exactly what it showed:
-on each master only the value it read there (compare-and-delete). When the lock
-changed hands in between, nothing of the new holder is deleted: it says who holds
+asks for "yes" on stdin unless -yes is given. It touches exactly what it showed:
+on each master only the value it read there (compare-and-swap). When the lock
+changed hands in between, nothing of the new holder is touched: it says who holds
 it now and exits 1. With -token (or $REDLOCK_TOKEN) only keys that hold TOKEN are
-deleted. Per master it reports what it deleted; with -json as one JSON document.
+touched. Per master it reports what it did; with -json as one JSON document
+("action": "revoked" with "free_at", or "deleted").
 
-NAME may be a primitive: a semaphore (every permit shown is deleted; with -token
-only that holder's permit), a shared hold (each holder shown is removed, one by
-one, never one that came after; with -token only that holder), an election (the
-leadership shown is deleted: the leader's command is stopped at once and the next
-candidate is elected under a higher term), or one name of a multi-name hold (every
-name of the hold is deleted, as shown). With -json, "parts" reports each key.`,
+Revoking replaces each value by its tombstone, a plain string that no acquirer
+(of this tool or another) takes, for the key's remaining TTL plus the drift
+budget; locks shows the name as revoked, with the time it is free. The holder
+hears it (its loss watch: run stops its command) and its release deletes the
+tombstone, so a live holder frees the name at once; one that never answers keeps
+it only until its validity is over. A key without a TTL is deleted.
+
+-now deletes at once instead: the name is free now, but the old holder may still
+act while its validity lasts (the prompt says so).
+
+NAME may be a primitive: a semaphore (every permit shown; with -token only that
+holder's permit), a shared hold (each holder shown, one by one, never one that
+came after: an exclusive acquirer stays out until the revoked holder's validity
+ends; with -token only that holder), an election (the leadership shown: the
+leader's command is stopped and the next candidate is elected under a higher
+term), or one name of a multi-name hold (every name of the hold, as shown). With
+-json, "parts" reports each key.`,
 	Exits: []Exit{
-		{0, "done (also when there was nothing to delete)"},
+		{0, "deleted (-now), or nothing to revoke: the name is free"},
 		{1, `error (some master did not answer), aborted at the prompt, or the lock
-changed hands since it was shown (nothing of the new holder is deleted)`},
+changed hands since it was shown (nothing of the new holder is touched)`},
 		exitBadInput,
+		{ExitRevoked, `revoked: the name stays taken until "free_at" (the holder's validity
+plus the drift budget), or until the holder releases`},
 	},
 	Complete: Completion{LockName: true, AnyKey: true},
 }, withSession(runForceExpire))
@@ -91,22 +109,30 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 		fmt.Fprintf(env.Stderr, "warning: %s\n", escapeLines(s.redact(perr.Error())))
 	}
 	if p != nil {
-		return s.forceExpirePrimitive(ctx, env, p, plst, token, a.yes, a.json, a.timeout)
+		return s.forceExpirePrimitive(ctx, env, p, plst, forceOpts{token: token, yes: a.yes, now: a.now, json: a.json, timeout: a.timeout})
 	}
 	seen, unread, err := s.showForceExpire(ctx, env, name, a.timeout)
 	if err != nil {
 		return failed(err.Error() + ": nothing deleted")
 	}
-	if !a.yes && !confirm(ctx, env, s.m.Key(name)) {
+	if !a.yes && !confirm(ctx, env, s.m.Key(name), a.now) {
 		return failed("aborted at the prompt: nothing deleted")
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	var rep *quorum.Report
-	if token != "" {
+	var free time.Time
+	switch {
+	case a.now && token != "":
 		rep, err = s.m.ForceExpire(cctx, name, token)
-	} else {
+	case a.now:
 		rep, err = s.m.ForceExpireSeen(cctx, name, seen)
+	case token != "":
+		free, rep, err = s.m.RevokeToken(cctx, name, token)
+	default:
+		free, rep, err = s.m.RevokeSeen(cctx, name, seen)
+	}
+	if token == "" {
 		if e := markUnread(rep, unread); e != nil && err == nil {
 			err = e
 		}
@@ -114,7 +140,7 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	if err == nil && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
 		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
-	return s.finishDelete(env, name, rep, err, a.json, forceWords, "")
+	return s.finishForce(env, s.deleteDoc(name, rep, forceWordsFor(a.now), ""), free, err, a.json)
 }
 
 // shownName returns the name of the lock that locks showed as shown: shown itself,
@@ -228,9 +254,14 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 	return seen, unread, nil
 }
 
-// confirm asks for "yes" on stdin.
-func confirm(ctx context.Context, env *Env, key string) bool {
-	fmt.Fprintf(env.Stderr, "Delete what is shown of %s? This breaks the holder's mutual exclusion. Type yes to confirm: ", escape.Text(key))
+// confirm asks for "yes" on stdin, saying what a revocation does, or with now
+// that the old holder may still act.
+func confirm(ctx context.Context, env *Env, key string, now bool) bool {
+	if now {
+		fmt.Fprintf(env.Stderr, "Delete what is shown of %s now? The name is free at once, but the old holder may still act while its validity lasts (paused, partitioned or not listening): two holders may overlap. Type yes to confirm: ", escape.Text(key))
+	} else {
+		fmt.Fprintf(env.Stderr, "Revoke what is shown of %s? Its holder is told to stop; the name stays taken until the holder's validity has ended (plus the drift budget), or until it releases. Type yes to confirm: ", escape.Text(key))
+	}
 	line, _ := interruptible(ctx, func() (string, error) { return bufio.NewReader(env.Stdin).ReadString('\n') })
 	if !strings.HasSuffix(line, "\n") {
 		fmt.Fprintln(env.Stderr)

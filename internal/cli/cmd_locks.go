@@ -111,11 +111,13 @@ type lockJSON struct {
 	Owner   *ownerJSON `json:"owner,omitempty"`
 	Library string     `json:"library"`
 	// ValidityMS is the remaining validity from the quorum's view; 0 unless held.
-	ValidityMS float64          `json:"validity_ms"`
-	ValidUntil *time.Time       `json:"valid_until,omitempty"`
-	NoExpiry   bool             `json:"no_expiry,omitempty"`
-	Fence      int64            `json:"fence,omitempty"`
-	Masters    []masterViewJSON `json:"masters"`
+	ValidityMS float64    `json:"validity_ms"`
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	NoExpiry   bool       `json:"no_expiry,omitempty"`
+	// FreeAt is a revoked lock's end of its lock-delay (quorum.LockInfo.FreeAt).
+	FreeAt  *time.Time       `json:"free_at,omitempty"`
+	Fence   int64            `json:"fence,omitempty"`
+	Masters []masterViewJSON `json:"masters"`
 }
 
 // masterAnswerJSON says whether one master answered the listing.
@@ -154,6 +156,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 		out.ValidityMS = ms(li.Validity)
 		out.ValidUntil = jsonTime(li.Deadline())
 	}
+	out.FreeAt = jsonTime(li.FreeAt)
 	for _, mv := range li.Masters {
 		v := masterViewJSON{Master: mv.Master, Present: mv.Present, Type: mv.Type}
 		if mv.Present {
@@ -199,6 +202,9 @@ func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
 func holder(li *quorum.LockInfo) string { return escape.Line(holderRaw(li), 80) }
 
 func holderRaw(li *quorum.LockInfo) string {
+	if li.State == quorum.StateRevoked {
+		return revokedText(li)
+	}
 	if li.Owner == nil {
 		return li.Library
 	}
@@ -216,6 +222,13 @@ func holderRaw(li *quorum.LockInfo) string {
 		return li.Library
 	}
 	return strings.Join(parts, ", ")
+}
+
+// revokedText says when a revoked lock's name is free: "revoked, free at
+// 15:04:05 (in 12s)".
+func revokedText(li *quorum.LockInfo) string {
+	in := max(0, time.Until(li.FreeAt)).Round(time.Second)
+	return fmt.Sprintf("revoked, free at %s (in %s)", li.FreeAt.Format(time.TimeOnly), in)
 }
 
 // validityText formats the remaining validity of a lock for humans.

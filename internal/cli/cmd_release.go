@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
@@ -53,8 +54,13 @@ the others until its TTL ends)`},
 // deleteJSON is the -json output of release and force-expire.
 type deleteJSON struct {
 	lockOutcome
-	// Deleted counts the masters where the key was deleted.
+	// Deleted counts the masters where the key was deleted (force-expire: where
+	// the holder's value was deleted or replaced by its tombstone).
 	Deleted int `json:"deleted"`
+	// Action is what force-expire did: "revoked" (a tombstone keeps the name
+	// taken until FreeAt, or until the holder releases) or "deleted" (free now).
+	Action string     `json:"action,omitempty"`
+	FreeAt *time.Time `json:"free_at,omitempty"`
 	// Note names the masters a release could not reach when a quorum answered.
 	Note string `json:"note,omitempty"`
 	// Kind is the primitive force-expire deleted, when not a plain lock; Parts
@@ -71,7 +77,11 @@ func (d deleteJSON) human(env *Env) error {
 	if d.rep == nil {
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(d.Key), d.Deleted, len(d.rep.Nodes))
+	if d.Action == actionRevoked {
+		fmt.Fprintf(env.Stdout, "%s: revoked on %d of %d masters\n", escape.Text(d.Key), d.Deleted, len(d.rep.Nodes))
+	} else {
+		fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(d.Key), d.Deleted, len(d.rep.Nodes))
+	}
 	printReport(env.Stdout, d.rep, d.words, d.redact)
 	return nil
 }
@@ -96,23 +106,19 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 		note, err = s.redact(err.Error()), nil
 	}
 	if err == nil && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
-		err = failf(ExitLost, "%s: lost: your lock expired and another owner holds it on %d of %d masters now; nothing deleted there",
+		err = failf(ExitLost, "%s: lost: your lock expired or was revoked, and another owner or its revocation holds it on %d of %d masters now; nothing of another owner deleted",
 			s.m.Key(name), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
 	}
 	if note != "" && err == nil {
 		fmt.Fprintf(env.Stderr, "redlock release: note: %s\n", escape.Text(note))
 	}
-	return s.finishDelete(env, name, rep, err, a.json, releaseWords, note)
+	return s.finishDelete(env, s.deleteDoc(name, rep, releaseWords, note), err, a.json)
 }
 
 // finishDelete shows the result of a release or force-expire: on failure the
 // per-master lines still go out (on stdout, as on success), then the error.
-func (s *lockSession) finishDelete(env *Env, name string, rep *quorum.Report, err error, asJSON bool, words map[quorum.Outcome]string, note string) error {
-	doc := deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), OK: err == nil, Votes: s.report(rep)},
-		Note: note, words: words, rep: rep, redact: s.redact}
-	if rep != nil {
-		doc.Deleted = rep.Votes
-	}
+func (s *lockSession) finishDelete(env *Env, doc deleteJSON, err error, asJSON bool) error {
+	doc.OK = err == nil
 	if err == nil {
 		return show(env, asJSON, doc)
 	}
@@ -124,6 +130,17 @@ func (s *lockSession) finishDelete(env *Env, name string, rep *quorum.Report, er
 	doc.Error = err.Error()
 	_ = show(env, asJSON, doc) // the per-master lines, or the document with "ok": false
 	return &exitError{code: code, err: err, doc: skipDoc{}}
+}
+
+// deleteDoc is the document of a release or force-expire of name, rep its
+// round (nil when none ran).
+func (s *lockSession) deleteDoc(name string, rep *quorum.Report, words map[quorum.Outcome]string, note string) deleteJSON {
+	doc := deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Votes: s.report(rep)},
+		Note: note, words: words, rep: rep, redact: s.redact}
+	if rep != nil {
+		doc.Deleted = rep.Votes
+	}
+	return doc
 }
 
 // countOutcome counts the masters of rep with outcome o.

@@ -183,6 +183,10 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 		tctx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 		defer cancel()
 		l, err := acquireKind(tctx, s.m, k, lockTTL, a.wait, opts...)
+		if err != nil && ctx.Err() == nil && acquireExit(ctx, err) == ExitNotHeld && !k.multi() && k.permits == 0 {
+			// Who keeps it: a holder, or a revocation and when it is free.
+			return nil, nil, fmt.Errorf("%s is %s: %w", a.names[0], s.heldBy(ctx, a.names[0], a.timeout), err)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

@@ -251,6 +251,13 @@ func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[st
 	return l.m.ForceExpireListed(ctx, name, seen)
 }
 
+// Revoke revokes exactly what was seen on each master (RevokeListed), the
+// primitives' keys included. A shared key is refused: its holders are revoked
+// one by one, as force-expire NAME shows them.
+func (l managerLocker) Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error) {
+	return l.m.RevokeListed(ctx, name, seen)
+}
+
 // cpuClock measures the processor time the process used between two calls.
 type cpuClock struct {
 	mu  sync.Mutex

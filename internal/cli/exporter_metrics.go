@@ -33,6 +33,9 @@ type policyMetrics struct {
 	// (the oldest lock's age is the poll's time minus it).
 	firstAt  time.Time
 	minValid time.Duration
+	// freeAt is when the last of the policy's revoked names is free (zero: none
+	// revoked).
+	freeAt time.Time
 }
 
 // leaderMetrics is one election's leadership.
@@ -44,7 +47,7 @@ type leaderMetrics struct {
 
 func newLockMetrics(c *topology.Cluster) *lockMetrics {
 	a := &lockMetrics{
-		states:   map[quorum.LockState]float64{quorum.StateHeld: 0, quorum.StatePartial: 0, quorum.StateContested: 0, quorum.StateOrphaned: 0},
+		states:   map[quorum.LockState]float64{quorum.StateHeld: 0, quorum.StatePartial: 0, quorum.StateContested: 0, quorum.StateOrphaned: 0, quorum.StateRevoked: 0},
 		kinds:    map[quorum.PrimitiveKind]float64{quorum.KindLock: 0, quorum.KindMulti: 0, quorum.KindSemaphore: 0, quorum.KindShared: 0, quorum.KindLeader: 0},
 		policies: map[string]*policyMetrics{metrics.DefaultPolicy: {}},
 		permits:  map[string]float64{},
@@ -104,6 +107,13 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *quorum.Primitive) {
 		}
 		if pm.n == 1 || validity < pm.minValid {
 			pm.minValid = validity
+		}
+	}
+	for _, li := range pr.Locks {
+		if li.State == quorum.StateRevoked {
+			if pm := a.policies[policyLabel(c, pr.Name)]; li.FreeAt.After(pm.freeAt) {
+				pm.freeAt = li.FreeAt
+			}
 		}
 	}
 	a.kinds[pr.Kind]++
@@ -177,6 +187,9 @@ func (a *lockMetrics) collect(gauge func(d *prometheus.Desc, v float64, labels .
 			oldest = max(0, at.Sub(pm.firstAt))
 		}
 		gauge(descOldest, oldest.Seconds(), name)
+		if !pm.freeAt.IsZero() {
+			gauge(descRevokedFree, float64(pm.freeAt.UnixMilli())/1000, name)
+		}
 		if pm.n > 0 && pm.minValid != quorum.NoExpiry {
 			gauge(descMinValidity, pm.minValid.Seconds(), name)
 		}

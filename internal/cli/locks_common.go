@@ -215,7 +215,8 @@ func checkTTL(p *parsed, ttl time.Duration) error {
 
 // heldBy says who holds name and for how long, as far as one read tells: "held by
 // alice@vm pid 42 for 1m58s more". It never fails: without an answer it says
-// "held by another owner".
+// "held by another owner". A revoked name says when it is free: "revoked, free
+// at 15:04:05 (in 12s)".
 func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Duration) string {
 	cctx, cancel := context.WithTimeout(ctx, min(timeout, 2*time.Second))
 	defer cancel()
@@ -224,6 +225,9 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 		return "held by another owner"
 	}
 	li := lst.Lock(name)
+	if li.State == quorum.StateRevoked {
+		return revokedText(li)
+	}
 	out := "held by " + holderRaw(li)
 	switch {
 	case li.Validity == quorum.NoExpiry:

@@ -105,6 +105,10 @@ func (e *lockEncoder) appendLock(dst []byte, li *quorum.LockInfo) []byte {
 	if li.Validity == quorum.NoExpiry {
 		dst = append(dst, ","+in1+`"no_expiry": true`...)
 	}
+	if at := jsonTime(li.FreeAt); at != nil {
+		dst = append(dst, ","+in1+`"free_at": `...)
+		dst = appendJSONTime(dst, *at)
+	}
 	if li.Fence != 0 {
 		dst = append(dst, ","+in1+`"fence": `...)
 		dst = strconv.AppendInt(dst, li.Fence, 10)

@@ -62,9 +62,25 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	for _, mv := range li.Masters {
 		seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
 	}
-	rep, err := locker.ForceExpire(ctx, "sem:permit:0", seen)
+	// x revokes: the permit's slot keeps its tombstone until the holder's
+	// validity ends; D (ForceExpire) then deletes it.
+	free, rep, err := locker.Revoke(ctx, "sem:permit:0", seen)
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Votes)
+	assert.True(t, free.After(time.Now()), "taken until the revoked holder's validity ends")
+	li, err = locker.Lookup(ctx, "sem:permit:0")
+	require.NoError(t, err)
+	require.NotNil(t, li)
+	assert.Equal(t, quorum.StateRevoked, li.State)
+	seen = map[string]quorum.Seen{}
+	for _, mv := range li.Masters {
+		seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+	}
+	rep, err = locker.ForceExpire(ctx, "sem:permit:0", seen)
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Votes)
+	_, _, err = locker.Revoke(ctx, "doc", map[string]quorum.Seen{"a": {Type: "zset"}})
+	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a shared key's holders are revoked one by one")
 	_, err = locker.ForceExpire(ctx, "crond:leader:term", map[string]quorum.Seen{"a": {Type: "hash"}})
 	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a leader's record is not force-expired alone")
 }

@@ -56,48 +56,75 @@ func seenOf(li *quorum.LockInfo, token string) map[string]quorum.Seen {
 	return seen
 }
 
-// forceExpirePrimitive shows p, asks unless yes, and deletes what it showed (with
-// token, only that holder's part).
-func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quorum.Primitive, lst *quorum.Listing,
-	token string, yes, asJSON bool, timeout time.Duration) error {
+// forceOpts are force-expire's choices for a primitive.
+type forceOpts struct {
+	token    string
+	yes, now bool
+	json     bool
+	timeout  time.Duration
+}
+
+// forceExpirePrimitive shows p, asks unless o.yes, and revokes (with o.now
+// deletes) what it showed (with o.token, only that holder's part).
+func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quorum.Primitive, lst *quorum.Listing, o forceOpts) error {
 	fmt.Fprintf(env.Stderr, "%s is %s:\n", escape.Text(p.Name), kindText(s.primitiveJSON(p)))
 	s.printPrimitives(env.Stderr, lst, []quorum.Primitive{*p})
 	key := s.m.Key(p.Name)
 	out := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: key}, Kind: string(p.Kind)}
-	if !yes && !confirm(ctx, env, key) {
+	if !o.yes && !confirm(ctx, env, key, o.now) {
 		out.Error = "aborted at the prompt: nothing deleted"
 		return failDoc(ExitError, errors.New(out.Error), out)
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	type part struct {
-		key string
-		rep *quorum.Report
-		err error
+		key  string
+		rep  *quorum.Report
+		free time.Time
+		err  error
 	}
 	var parts []part
 	switch p.Kind {
 	case quorum.KindShared:
 		for _, h := range p.Holders {
-			if token == "" || h.Value == token {
-				rep, err := s.m.ReleaseHeld(cctx, []string{p.Name}, h.Value)
-				parts = append(parts, part{key + " holder " + quorum.Redact(h.Value), rep, err})
+			if o.token != "" && h.Value != o.token || !o.now && !h.FreeAt.IsZero() {
+				continue // not that holder's; or revoked already (a tombstone)
 			}
+			pt := part{key: key + " holder " + quorum.Redact(h.Value)}
+			switch {
+			case o.now && !h.FreeAt.IsZero():
+				pt.rep, pt.err = s.m.DeleteSharedTombstone(cctx, p.Name, h.Value)
+			case o.now:
+				pt.rep, pt.err = s.m.ReleaseHeld(cctx, []string{p.Name}, h.Value)
+			default:
+				pt.free, pt.rep, pt.err = s.m.RevokeShared(cctx, p.Name, h.Value)
+			}
+			parts = append(parts, pt)
 		}
 	default: // multi-name hold, semaphore, leadership: each key as seen
 		for _, li := range p.Locks {
-			seen := seenOf(li, token)
+			seen := seenOf(li, o.token)
 			if len(seen) == 0 {
 				continue
 			}
-			rep, err := s.m.ForceExpireListed(cctx, li.Name, seen)
-			parts = append(parts, part{li.Key, rep, err})
+			pt := part{key: li.Key}
+			if o.now {
+				pt.rep, pt.err = s.m.ForceExpireListed(cctx, li.Name, seen)
+			} else {
+				pt.free, pt.rep, pt.err = s.m.RevokeListed(cctx, li.Name, seen)
+			}
+			parts = append(parts, pt)
 		}
 	}
 	var errs []error
+	var free time.Time
 	changed := 0
 	for _, pt := range parts {
 		pj := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: pt.key, OK: pt.err == nil, Votes: s.report(pt.rep)}}
+		markAction(&pj, pt.free)
+		if pt.free.After(free) {
+			free = pt.free
+		}
 		if pt.rep != nil {
 			pj.Deleted = pt.rep.Votes
 			out.Deleted += pt.rep.Votes
@@ -108,9 +135,9 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 			errs = append(errs, fmt.Errorf("%s: %s", pt.key, pj.Error))
 		}
 		out.Parts = append(out.Parts, pj)
-		if !asJSON && pt.rep != nil {
-			fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(pt.key), pj.Deleted, len(pt.rep.Nodes))
-			printReport(env.Stdout, pt.rep, forceWords, s.redact)
+		if !o.json && pt.rep != nil {
+			fmt.Fprintf(env.Stdout, "%s: %s on %d of %d masters\n", escape.Text(pt.key), pj.Action, pj.Deleted, len(pt.rep.Nodes))
+			printReport(env.Stdout, pt.rep, forceWordsFor(o.now), s.redact)
 		}
 	}
 	if len(parts) == 0 {
@@ -120,17 +147,21 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 		errs = append(errs, fmt.Errorf("part of %s changed hands since it was shown: kept on %d master(s)", p.Name, changed))
 	}
 	err := errors.Join(errs...)
+	markAction(&out, free)
 	out.OK = err == nil
 	if err != nil {
 		out.Error = err.Error()
 	}
-	if asJSON {
+	if o.json {
 		if werr := writeDoc(env.Stdout, out); werr != nil {
 			return s.fail(ExitError, werr)
 		}
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return &exitError{code: ExitError, err: err, doc: skipDoc{}}
+	case out.Action == actionRevoked:
+		return revokedExit(env, key, free)
 	}
 	return nil
 }

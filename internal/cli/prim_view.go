@@ -49,6 +49,9 @@ type sharedHolderJSON struct {
 	Owner      *ownerJSON `json:"owner,omitempty"`
 	Votes      int        `json:"votes"`
 	ValidityMS float64    `json:"validity_ms"`
+	// FreeAt: a revoked holder's tombstone, which keeps exclusive acquirers out
+	// until then.
+	FreeAt *time.Time `json:"free_at,omitempty"`
 }
 
 // permitJSON is one permit slot of a semaphore.
@@ -116,7 +119,7 @@ func (s *lockSession) primitiveJSON(p *quorum.Primitive) primitiveJSON {
 	case quorum.KindShared:
 		out.State, out.ValidityMS, out.Owner = heldOr(p.Held), 0, nil
 		for _, h := range p.Holders {
-			out.Holders = append(out.Holders, sharedHolderJSON{Value: quorum.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity)})
+			out.Holders = append(out.Holders, sharedHolderJSON{Value: quorum.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity), FreeAt: jsonTime(h.FreeAt)})
 			out.ValidityMS = max(out.ValidityMS, ms(h.Validity))
 		}
 	case quorum.KindLeader:
@@ -225,7 +228,10 @@ func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t%s\n", name, kindText(pj), pj.State, msText(pj.ValidityMS), waiting)
 			for _, h := range p.Holders {
 				st := string(quorum.StateHeld)
-				if h.Validity <= 0 {
+				switch {
+				case !h.FreeAt.IsZero():
+					st = string(quorum.StateRevoked)
+				case h.Validity <= 0:
 					st = string(quorum.StatePartial)
 				}
 				fmt.Fprintf(tw, "  holder\t\t%s\t%d/%d\t%s\t%s\n", st, h.Votes, first.Total, msText(ms(h.Validity)), sharedHolderText(h))
@@ -284,6 +290,9 @@ func printMasters(tw io.Writer, li *quorum.LockInfo) {
 
 // sharedHolderText describes a shared holder: its owner, else its shortened value.
 func sharedHolderText(h quorum.SharedHolder) string {
+	if !h.FreeAt.IsZero() {
+		return revokedText(&quorum.LockInfo{State: quorum.StateRevoked, FreeAt: h.FreeAt})
+	}
 	if h.Owner == nil {
 		return escape.Line(quorum.Redact(h.Value), 60)
 	}

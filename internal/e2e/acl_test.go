@@ -141,8 +141,12 @@ func TestACLLockUserCanDoWhatTheDocsSay(t *testing.T) {
 	ok("release", "s", "-token", shared)
 
 	ok("acquire", "stuck", "-owner", "crashed")
-	ok("force-expire", "stuck", "-yes")
+	ok("force-expire", "stuck", "-yes", "-now")
 	assert.Empty(t, e.keys("lock:stuck"))
+	ok("acquire", "stuck", "-owner", "crashed")
+	assert.Equal(t, 6, e.run("force-expire", "stuck", "-yes").code, "a revocation needs no more commands")
+	assert.Len(t, e.keys("lock:stuck"), 3, "its tombstones")
+	ok("force-expire", "stuck", "-yes", "-now")
 
 	ok("run", "r", "--", "true")
 	ok("elect", "e", "-wait", "5s", "--", "true")

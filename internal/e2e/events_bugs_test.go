@@ -173,7 +173,7 @@ func TestBugEventsForceExpireOfALeftoverMarksTheNextRelease(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, e.c.Servers[0].Client().Set(ctx, "lock:stale", "leftover-aaaaaaaa", 8*time.Second).Err())
 	time.Sleep(100 * time.Millisecond)
-	r := e.run("force-expire", "stale", "-yes")
+	r := e.run("force-expire", "stale", "-yes", "-now")
 	require.Equal(t, 0, r.code, r.stderr)
 	time.Sleep(1500 * time.Millisecond)
 	r = e.run("run", "stale", "--", "true")
@@ -195,7 +195,7 @@ func TestBugEventsForceExpireByTokenPrintedAsARelease(t *testing.T) {
 	log := collectEvents(t, e)
 	tok := e.acquireToken("bytoken", "-ttl", "8s")
 	require.Eventually(t, func() bool { return len(log.eventsOf("bytoken")) == 1 }, 10*time.Second, 20*time.Millisecond)
-	r := e.run("force-expire", "bytoken", "-token", tok, "-yes")
+	r := e.run("force-expire", "bytoken", "-token", tok, "-yes", "-now")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Eventually(t, func() bool { return len(log.eventsOf("bytoken")) == 2 }, 10*time.Second, 20*time.Millisecond)
 	evs := log.eventsOf("bytoken")
@@ -274,4 +274,21 @@ func TestBugEventsExtensionPrintedAfterTheRelease(t *testing.T) {
 	evs := log.eventsOf("extrel")
 	require.NotEmpty(t, evs)
 	assert.True(t, strings.HasPrefix(evs[len(evs)-1], "released"), "nothing after the release: %v", evs)
+}
+
+// A revocation is a "revoked" event of the holder (keyspace mode: the
+// tombstone's SET over the holder's value), not an acquisition of the tombstone.
+func TestEventsKeyspaceShowsARevocation(t *testing.T) {
+	e := newEnv(t)
+	e.keyspaceOn()
+	log := collectEvents(t, e)
+	e.acquireToken("rvk", "-ttl", "8s")
+	require.Eventually(t, func() bool { return len(log.eventsOf("rvk")) == 1 }, 10*time.Second, 20*time.Millisecond)
+	r := e.run("force-expire", "rvk", "-yes")
+	require.Equal(t, 6, r.code, r.stderr)
+	require.Eventually(t, func() bool { return len(log.eventsOf("rvk")) >= 2 }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	evs := log.eventsOf("rvk")
+	require.Len(t, evs, 2, "%v", evs)
+	assert.True(t, strings.HasPrefix(evs[1], "revoked"), "%v", evs)
 }

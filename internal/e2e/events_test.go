@@ -78,7 +78,7 @@ func TestEventsKeyspaceSeesAShortHold(t *testing.T) {
 
 	e.acquireToken("stuck", "-ttl", "9s")
 	wait("acquired", "stuck")
-	r = e.run("force-expire", "stuck", "-yes")
+	r = e.run("force-expire", "stuck", "-yes", "-now")
 	require.Equal(t, 0, r.code, r.stderr)
 	wait("force-expired", "stuck")
 }

@@ -82,7 +82,7 @@ func TestForceExpireAForeignKeyAsListed(t *testing.T) {
 	assert.Contains(t, r.stderr, "whitespace")
 
 	// Prompted: it shows the lock and deletes what it showed.
-	r = e.runIn("yes\n", "force-expire", "nightly report")
+	r = e.runIn("yes\n", "force-expire", "nightly report", "-now")
 	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "lock:nightly report is")
 	assert.Empty(t, e.keys("lock:nightly report"), "deleted on every master")
@@ -91,14 +91,14 @@ func TestForceExpireAForeignKeyAsListed(t *testing.T) {
 	for _, s := range e.c.Servers[:3] {
 		require.NoError(t, s.Client().Set(ctx, "lock:nightly report", "v2", 9*time.Second).Err())
 	}
-	r = e.run("force-expire", "nightly report", "-yes", "-token", "not-the-value")
+	r = e.run("force-expire", "nightly report", "-yes", "-now", "-token", "not-the-value")
 	assert.Len(t, e.keys("lock:nightly report"), 3, "a value other than the token is kept: %s%s", r.stdout, r.stderr)
-	r = e.run("force-expire", "nightly report", "-yes", "-token", "v2")
+	r = e.run("force-expire", "nightly report", "-yes", "-now", "-token", "v2")
 	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
 	assert.Empty(t, e.keys("lock:nightly report"))
 
 	// The reserved suffixes stay refused: a fence counter is not a lock.
-	r = e.run("force-expire", "job:fence", "-yes")
+	r = e.run("force-expire", "job:fence", "-yes", "-now")
 	assert.Equal(t, 2, r.code, r.stderr)
 }
 
@@ -114,7 +114,7 @@ func TestForceExpireAKeyByItsEscapedName(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `x\x1b]0;owned\a`)
 	assert.NotContains(t, r.stdout, "\x1b")
-	r = e.run("force-expire", `x\x1b]0;owned\a`, "-yes")
+	r = e.run("force-expire", `x\x1b]0;owned\a`, "-yes", "-now")
 	require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
 	assert.NotContains(t, r.stdout+r.stderr, "\x1b")
 	assert.Empty(t, e.keys("lock:x\x1b]0;owned\x07"), "deleted on every master")

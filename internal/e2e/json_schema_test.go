@@ -105,8 +105,20 @@ func TestJSONDocumentsMatchTheirSchemas(t *testing.T) {
 
 	e.acquireToken("j")
 	r = e.run("force-expire", "j", "-yes", "-json")
+	assert.Equal(t, 6, r.code, r.stderr)
+	fe := checkDoc(t, "force-expire", r.stdout)
+	assert.Equal(t, "revoked", fe["action"])
+	assert.NotEmpty(t, fe["free_at"])
+	r = e.run("locks", "-json")
 	assert.Equal(t, 0, r.code, r.stderr)
-	checkDoc(t, "force-expire", r.stdout)
+	lk = checkDoc(t, "locks", r.stdout)
+	require.Len(t, lk["locks"], 1)
+	assert.Equal(t, "revoked", lk["locks"].([]any)[0].(map[string]any)["state"])
+	assert.NotEmpty(t, lk["locks"].([]any)[0].(map[string]any)["free_at"])
+	r = e.run("force-expire", "j", "-yes", "-json", "-now")
+	assert.Equal(t, 0, r.code, r.stderr)
+	fe = checkDoc(t, "force-expire", r.stdout)
+	assert.Equal(t, "deleted", fe["action"])
 
 	// watch: JSON lines.
 	cmd := e.command("", "watch", "-interval", "100ms", "-json")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/quorum"
 )
 
 func TestAcquireExtendReleaseExitCodes(t *testing.T) {
@@ -145,10 +147,39 @@ func TestForceExpire(t *testing.T) {
 	assert.NotContains(t, r.stderr, current)
 	assert.Len(t, e.keys("lock:fx"), 5)
 
+	// "yes" revokes: the holder's value becomes its tombstone on every master,
+	// which keeps the name taken (the holder, a token kept by a script, may still
+	// act until its validity ends).
 	r = e.runIn("yes\n", "force-expire", "fx")
+	assert.Equal(t, 6, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "revoked on 5 of 5")
+	assert.Contains(t, r.stderr, "is revoked")
+	for m, v := range e.keys("lock:fx") {
+		assert.True(t, quorum.IsTombstone(v), "%s: %q", m, v)
+	}
+	r = e.run("acquire", "fx", "-wait", "0")
+	assert.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "revoked, free at", "the conflict names the revocation")
+	r = e.run("locks")
+	assert.Contains(t, r.stdout, "revoked")
+	// Revoked already: nothing to revoke, and the name is not free (never exit 0).
+	r = e.run("force-expire", "fx", "-yes")
+	assert.Equal(t, 6, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "is revoked")
+
+	// The revoked holder's release (acknowledgement) frees the name at once.
+	require.Equal(t, 4, e.run("release", "fx", "-token", current).code, "its lock was lost")
+	assert.Empty(t, e.keys("lock:fx"), "the tombstone of its own value is gone")
+
+	// -now deletes at once.
+	r = e.run("acquire", "fx", "-ttl", "8s")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = e.run("force-expire", "fx", "-yes", "-now")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "deleted on 5 of 5")
 	assert.Empty(t, e.keys("lock:fx"))
+	r = e.run("acquire", "fx", "-wait", "0")
+	assert.Equal(t, 0, r.code, "free at once: %s", r.stderr)
 }
 
 // The CLI against a client that locks as redsync does; the real redsync runs
@@ -167,4 +198,15 @@ func TestInteropWithForeignClient(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, 0, e.run("acquire", "shared", "-ttl", "1s").code)
+}
+
+// run meeting a revoked name says so, and when it is free.
+func TestRunOnARevokedNameSaysWhenItIsFree(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("acquire", "rv", "-ttl", "9s")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 6, e.run("force-expire", "rv", "-yes").code)
+	r = e.run("run", "rv", "-wait", "0", "--", "true")
+	assert.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "rv is revoked, free at")
 }

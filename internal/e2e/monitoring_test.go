@@ -47,7 +47,7 @@ func TestMonitoringExamplesUseRealMetrics(t *testing.T) {
 	run := fmt.Sprintf("127.0.0.1:%d", redistest.FreePort(t))
 	startScraped(t, e, run, "run", "mon", "-ttl", "9s", "-metrics-addr", run, "--", "sh", "-c", `trap "sleep 5" TERM; sleep 30`)
 	e.waitKey("lock:mon")
-	r := e.run("force-expire", "mon", "-yes")
+	r := e.run("force-expire", "mon", "-yes", "-now")
 	require.Equal(t, 0, r.code, r.stderr)
 	all := map[string]*dto.MetricFamily{}
 	require.Eventually(t, func() bool {

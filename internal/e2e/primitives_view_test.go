@@ -123,12 +123,13 @@ func TestForceExpirePrimitives(t *testing.T) {
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		return strings.TrimSpace(r.stdout)
 	}
-	fx := func(args ...string) map[string]any {
+	fxCode := func(code int, args ...string) map[string]any {
 		t.Helper()
 		r := e.run(append([]string{"force-expire"}, append(args, "-yes", "-json")...)...)
-		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		require.Equal(t, code, r.code, "%v: %s", args, r.stderr)
 		return checkDoc(t, "force-expire", r.stdout)
 	}
+	fx := func(args ...string) map[string]any { t.Helper(); return fxCode(0, append(args, "-now")...) }
 	acq("sem", "-permits", "3", "-ttl", "8s")
 	second := acq("sem", "-permits", "3", "-ttl", "8s")
 	doc := fx("sem", "-token", second)
@@ -147,6 +148,17 @@ func TestForceExpirePrimitives(t *testing.T) {
 	r := e.run("acquire", "doc", "-ttl", "1s")
 	assert.Equal(t, 0, r.code, "the name is free: %s", r.stderr)
 
+	// A shared holder revoked: its tombstone keeps an exclusive acquirer out (the
+	// holder, a script that kept the token, may still act), and locks shows it.
+	acq("doc2", "-shared", "-ttl", "8s")
+	doc = fxCode(6, "doc2")
+	assert.Equal(t, "revoked", doc["action"])
+	r = e.run("acquire", "doc2", "-wait", "0")
+	assert.Equal(t, 3, r.code, "the revoked holder's validity runs: %s", r.stderr)
+	r = e.run("locks")
+	assert.Contains(t, r.stdout, "revoked, free at")
+	fx("doc2")
+
 	acq("x", "y", "z", "-ttl", "8s")
 	doc = fx("y")
 	assert.Equal(t, "multi", doc["kind"])
@@ -158,8 +170,9 @@ func TestForceExpirePrimitives(t *testing.T) {
 	el := e.start(append([]string{"elect", "crond", "-ttl", "8s", "--"}, childArgv(t, "l0", file, 0)...)...)
 	e.waitKey("lock:crond:leader")
 	require.Eventually(t, func() bool { return len(readSpans(t, file)) == 1 }, 10*time.Second, 10*time.Millisecond)
-	doc = fx("crond")
+	doc = fxCode(6, "crond") // revoked: the leader is told to stop
 	assert.Equal(t, "leader", doc["kind"])
+	assert.Equal(t, "revoked", doc["action"])
 	assert.Equal(t, 4, el.wait(t, 10*time.Second), "the deposed leader's elect reports the loss: %s", el.stderr)
 	spans := readSpans(t, file)
 	assert.Equal(t, "term", spans[0].Why, "the leader's command got SIGTERM")

@@ -82,8 +82,8 @@ func TestRunStopsTheCommandWhenTheLockIsLost(t *testing.T) {
 		code   int
 		msg    string
 	}{
-		{"stolen by force-expire", []string{"-ttl", "2s", "-grace", "2s"}, true, "sleep 30", 8 * time.Second, 4, "lock lost"},
-		{"stolen, command ignores SIGTERM", []string{"-ttl", "2s", "-grace", "1s"}, true, `trap "" TERM; sleep 30`, 8 * time.Second, 4, "lock lost"},
+		{"stolen by force-expire", []string{"-ttl", "2s", "-grace", "2s"}, true, "sleep 30", 8 * time.Second, 4, "revoked by an administrator (force-expire)"},
+		{"stolen, command ignores SIGTERM", []string{"-ttl", "2s", "-grace", "1s"}, true, `trap "" TERM; sleep 30`, 8 * time.Second, 4, "revoked by an administrator (force-expire)"},
 		{"max-hold reached", []string{"-ttl", "1s", "-max-hold", "1500ms", "-grace", "1s"}, false, "sleep 30", 8 * time.Second, 5, "-max-hold 1.5s reached"},
 		{"policy's max_extensions reached", []string{"-grace", "1s"}, false, "sleep 30", 8 * time.Second, 5, "max_extensions reached"},
 	}
@@ -102,7 +102,7 @@ func TestRunStopsTheCommandWhenTheLockIsLost(t *testing.T) {
 			start := time.Now()
 			if tt.steal {
 				r := e.run("force-expire", name, "-yes")
-				require.Equal(t, 0, r.code, r.stderr)
+				require.Equal(t, 6, r.code, "revoked: %s", r.stderr)
 			}
 			waited := make(chan error, 1)
 			go func() { waited <- cmd.Wait() }()

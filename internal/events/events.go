@@ -14,6 +14,10 @@ import (
 // Kinds of events.
 const (
 	ForceExpired = "force-expired"
+	// Revoked: an administrator revoked the holder (force-expire without -now): its
+	// value became its tombstone, which keeps the name taken until the holder's
+	// validity has ended or it releases.
+	Revoked      = "revoked"
 	Acquired     = "acquired"
 	Extended     = "extended"
 	Released     = "released"

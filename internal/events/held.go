@@ -13,8 +13,9 @@ import (
 // package, against some 1,200 for a LockInfo with three MasterViews), and it is
 // filled while the listing streams by.
 type Held struct {
-	locks map[string]heldLock
-	sets  map[uint64][]string // the sets of masters, once each (by bit mask)
+	locks   map[string]heldLock
+	revoked map[string]bool     // the names revoked (quorum.StateRevoked)
+	sets    map[uint64][]string // the sets of masters, once each (by bit mask)
 }
 
 // heldLock is one held lock in a Held.
@@ -39,6 +40,12 @@ func HeldOf(l *quorum.Listing) *Held {
 // Add records li when it is held; nothing of li is kept but its name, its value
 // and the masters' names (strings, which li's reuse does not change).
 func (h *Held) Add(li *quorum.LockInfo) {
+	if li.State == quorum.StateRevoked {
+		if h.revoked == nil {
+			h.revoked = map[string]bool{}
+		}
+		h.revoked[li.Name] = true
+	}
 	if li.State != quorum.StateHeld {
 		return
 	}
@@ -109,9 +116,12 @@ func (h *Held) Diff(cur *Held, now time.Time) []Event {
 		if _, ok := cur.locks[name]; ok {
 			continue
 		}
-		if hl.validity != quorum.NoExpiry && !now.Before(hl.deadline) {
+		switch {
+		case cur.revoked[name]:
+			add(Revoked, name, hl)
+		case hl.validity != quorum.NoExpiry && !now.Before(hl.deadline):
 			add(Expired, name, hl)
-		} else {
+		default:
 			add(Released, name, hl)
 		}
 	}

@@ -125,9 +125,17 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	if kind == "" {
 		return m.Flush(at)
 	}
+	if kind == Acquired && quorum.IsTombstone(value) {
+		kind = Revoked
+	}
 	ks := m.state(name, at)
 	h, holds := ks.held[master]
 	switch kind {
+	case Revoked:
+		// The tombstone replaces the holder's value (SET over it): the event is
+		// the revoked holder's; the expire of the set itself follows.
+		ks.held[master] = holding{value: value, afterSet: true}
+		value = h.value
 	case Acquired:
 		ks.held[master] = holding{value: value, afterSet: true}
 		if value == "" {

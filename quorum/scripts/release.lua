@@ -9,7 +9,8 @@
 --   - the others give KEYS[2] (optional) the queue key, which also holds the markers of the waiters that are not
 --     queued (waitmark.go); ARGV[2] the wake-up channel ("" for none); ARGV[3] (optional) "all": wake whoever
 --     listens even where no waiter marked the queue key.
--- Returns 1 deleted (ours), 0 missing, -1 someone else's. A non-string key raises WRONGTYPE; a queue key of another
+-- Returns 1 deleted (ours), 2 deleted our value's tombstone (a revocation: the name is free at once), 0 missing,
+-- -1 someone else's. A non-string key raises WRONGTYPE; a queue key of another
 -- type than a sorted set is not a queue (written by someone else): left as it is.
 -- Where it deleted, it wakes the waiters: only the head of the fair queue when a live waiter is queued there
 -- (wakeHead), else every waiter (the lock key, published on the channel).
@@ -24,22 +25,26 @@
 -- every waiter is woken; so are they where the queue key is of another type (no waiter could mark it, so whether
 -- one waits is not known).
 local v = redis.call('GET', KEYS[1])
+local r = 1
 if v ~= ARGV[1] then
   if v == false then
     return 0
   end
-  return -1
+  if string.sub(v, 1, 5) ~= 'rl1x.' or v ~= 'rl1x.' .. redis.sha1hex(ARGV[1]) then
+    return -1
+  end
+  r = 2 -- our value's tombstone (revoke.lua): the holder acknowledges; removed as our key would be
 end
 local flag = nil
 if #ARGV == 1 then
   flag = KEYS[1] .. ' waiting:queue'
   if redis.call('DEL', KEYS[1], flag) == 1 then
-    return 1
+    return r
   end
 else
   redis.call('DEL', KEYS[1])
   if ARGV[2] == '' then
-    return 1
+    return r
   end
 end
 local q, ch = KEYS[2], ARGV[2]
@@ -50,7 +55,7 @@ local queued = false
 if q then
   if redis.call('EXISTS', q) == 0 then
     if ARGV[3] ~= 'all' then
-      return 1
+      return r
     end
   else
     queued = redis.call('TYPE', q).ok == 'zset' -- a key of another type is no queue
@@ -74,4 +79,4 @@ if flag and queued then
     redis.call('SET', flag, '1')
   end
 end
-return 1
+return r

@@ -1,0 +1,182 @@
+package quorum
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Revocation with a lock-delay: what force-expire does by default. Each value
+// revoked becomes its tombstone (tombstone.go) for the key's remaining TTL plus
+// its drift budget, so that nobody takes the name while the revoked holder may
+// still believe it holds it; the holder's loss watch hears "revoked" on the
+// name's wake-up channel and its Verify reports ErrRevoked, and its release
+// deletes the tombstone (the name is free at once).
+
+var (
+	//go:embed scripts/revoke.lua
+	revokeLua string
+	//go:embed scripts/revoke_shared.lua
+	revokeSharedLua string
+
+	revokeScript       = redis.NewScript(revokeLua)
+	revokeSharedScript = redis.NewScript(revokeSharedLua)
+)
+
+// RevokedMessage is what a revocation publishes on a lock's wake-up channel
+// where it wrote a tombstone, so that an event stream tells it from a release
+// and a force-expire that deleted (ForceExpiredMessage).
+const RevokedMessage = "revoked"
+
+// Revoke's replies other than a tombstone's TTL (revoke.lua).
+const (
+	revokeDeleted   = -2 // the key had no TTL: deleted
+	revokeTombstone = -3 // already a tombstone: kept; -3 - r is its TTL in ms
+)
+
+// RevokeSeen revokes, on each master, exactly what was seen there (as
+// ForceExpireSeen deletes it): a string key only if it still holds the value
+// seen, a key of another type only if it is still of that type. The key
+// becomes the tombstone of the value seen, which no acquirer takes, for its
+// remaining TTL plus the drift budget of it (the lock-delay); a key without a
+// TTL promises no validity and is deleted. It publishes RevokedMessage where it
+// revoked. A key that changed hands since is kept (OutcomeForeign); a tombstone
+// already there is kept (OutcomeMissing: nothing to revoke), and counts in the
+// time returned.
+//
+// It returns when the name is surely free again on every master where it wrote
+// a tombstone, by this process's clock (zero when it wrote none), unless the
+// revoked holder releases first: its release deletes the tombstone of its own
+// value. The report's OutcomeOK masters are those where the value was revoked
+// (or deleted). name may be any key listing shows (ValidateKeyName).
+func (m *Manager) RevokeSeen(ctx context.Context, name string, seen map[string]Seen) (time.Time, *Report, error) {
+	if err := ValidateKeyName(name); err != nil {
+		return time.Time{}, nil, err
+	}
+	key := m.Key(name)
+	return m.revokeSeenKey(ctx, key, wakeChannel(key), "", seen)
+}
+
+// RevokeToken is RevokeSeen of token on every master: only where the lock name
+// still holds token.
+func (m *Manager) RevokeToken(ctx context.Context, name, token string) (time.Time, *Report, error) {
+	seen := make(map[string]Seen, len(m.nodes))
+	for _, n := range m.nodes {
+		seen[n.name] = Seen{Type: "string", Value: token}
+	}
+	return m.RevokeSeen(ctx, name, seen)
+}
+
+// RevokeListed is RevokeSeen for any key a listing shows, the keys of the
+// primitives included (a permit slot, a leadership, one name of a multi-name
+// hold), with the wake-up on the primitive's channel as ForceExpireListed
+// sends it. A shared key is refused (ErrInvalidOption): revoke its holders one
+// by one with RevokeShared.
+func (m *Manager) RevokeListed(ctx context.Context, listed string, seen map[string]Seen) (time.Time, *Report, error) {
+	channel, err := m.listedChannel(listed, seen)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	for _, sn := range seen {
+		if sn.Type == "zset" {
+			return time.Time{}, nil, fmt.Errorf("%w: %s holds shared holders: revoke them one by one (RevokeShared; redlock force-expire %s), or delete the key now", ErrInvalidOption, listed, listed)
+		}
+	}
+	key, also := m.Key(listed), ""
+	if channel != wakeChannel(key) {
+		// A permit slot: its holder's loss watch may listen on the slot's own
+		// channel, its waiters listen on the semaphore's.
+		also = wakeChannel(key)
+	}
+	return m.revokeSeenKey(ctx, key, channel, also, seen)
+}
+
+// RevokeShared revokes the shared holder value of the shared hold name on every
+// master where it still holds a share: its member becomes its tombstone, kept
+// as long as the member would have been plus the drift budget, and an exclusive
+// acquirer stays out as long (the other shared holders are not touched). The
+// holder's release removes the tombstone. Returns as RevokeSeen.
+func (m *Manager) RevokeShared(ctx context.Context, name, value string) (time.Time, *Report, error) {
+	if err := checkName(name); err != nil {
+		return time.Time{}, nil, err
+	}
+	key := m.Key(name)
+	channel := wakeChannel(key)
+	factor, extra := m.driftArgs()
+	return m.revokeRound(ctx, key, func(ctx context.Context, n *node) (int64, error) {
+		return revokeSharedScript.Run(ctx, n.client, []string{key}, value, channel, factor, extra).Int64()
+	})
+}
+
+// revokeSeenKey revokes key on each master where it still holds what was seen
+// there, publishing on channel, and on also unless it is "".
+func (m *Manager) revokeSeenKey(ctx context.Context, key, channel, also string, seen map[string]Seen) (time.Time, *Report, error) {
+	factor, extra := m.driftArgs()
+	return m.revokeRound(ctx, key, func(ctx context.Context, n *node) (int64, error) {
+		sn := seen[n.name]
+		if sn.Type == "" {
+			return 0, nil
+		}
+		return revokeScript.Run(ctx, n.client, []string{key}, sn.Value, channel, sn.Type, factor, extra, also).Int64()
+	})
+}
+
+// revokeRound runs one revocation script per master and scores its replies: a
+// tombstone's TTL in ms (> 0), revokeDeleted, 0 missing, -1 changed,
+// revokeTombstone minus the TTL of a tombstone already there.
+func (m *Manager) revokeRound(ctx context.Context, key string, run func(ctx context.Context, n *node) (int64, error)) (time.Time, *Report, error) {
+	delays := make([]int64, len(m.nodes))
+	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := run(ctx, n)
+		switch {
+		case err != nil:
+			return OutcomeError, err
+		case r > 0:
+			delays[m.nodeIndex(n)] = r
+			return OutcomeOK, nil
+		case r == revokeDeleted:
+			return OutcomeOK, nil
+		case r <= revokeTombstone:
+			// Revoked already: nothing to revoke, the name taken as long.
+			delays[m.nodeIndex(n)] = revokeTombstone - r
+			return OutcomeMissing, nil
+		case r == 0:
+			return OutcomeMissing, nil
+		}
+		return OutcomeForeign, nil
+	})
+	var free time.Time
+	if longest := slices.Max(delays); longest > 0 {
+		// The tombstone's TTL started at the master before its reply came.
+		free = m.cfg.clock.Now().Add(time.Duration(longest) * time.Millisecond)
+	}
+	return free, rep, releaseError(rep, time.Time{})
+}
+
+// driftArgs returns the drift budget's factor and fixed part (whole ms, rounded
+// up) as the revocation scripts take them.
+func (m *Manager) driftArgs() (factor, extra string) {
+	ms := (m.cfg.driftExtra + time.Millisecond - 1) / time.Millisecond
+	return strconv.FormatFloat(m.cfg.driftFactor, 'f', -1, 64), strconv.FormatInt(int64(ms), 10)
+}
+
+// DeleteSharedTombstone removes, at once, a revoked shared holder's tombstone
+// (a SharedHolder with FreeAt set) from the shared hold name on every master,
+// waking the waiters where the key is left empty: what force-expire -now does
+// with it. The revoked holder may still act while its validity lasts.
+func (m *Manager) DeleteSharedTombstone(ctx context.Context, name, tombstone string) (*Report, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if !IsTombstone(tombstone) {
+		return nil, fmt.Errorf("%w: not a tombstone", ErrInvalidOption)
+	}
+	key := m.Key(name)
+	rep := m.scriptOnAll(ctx, opForceExpire, key, sharedReleaseScript, []string{key}, nil, tombstone, wakeChannel(key))
+	return rep, releaseError(rep, time.Time{})
+}
