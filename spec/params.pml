@@ -17,7 +17,10 @@
 #define TTL 3
 
 /* The drift budget: quorum/options.go config.drift, ttl*DefaultDriftFactor +
- * DefaultDriftExtra, rounded up to whole ticks at DefaultTTL (302 ms -> 1 tick). */
+ * DefaultDriftExtra, rounded up to whole ticks at DefaultTTL (302 ms -> 1 tick).
+ * The budget's factor and extra, as the code has them (the models use DRIFT): */
+#define DRIFT_FACTOR_PERMILLE 10
+#define DRIFT_EXTRA_MS 2
 #define DRIFT 1
 
 /* The node timeout is not a constant of the models: a command reaches a master
