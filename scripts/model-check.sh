@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! command -v spin >/dev/null 2>&1; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "error: spin is not installed and apt-get is not available; install spin (e.g. 'brew install spin') and run again." >&2
+    exit 1
+  fi
   echo "== installing spin"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
