@@ -108,41 +108,52 @@ func scenModelRestart(quarantine bool) scenario {
 
 // stepClock is a client clock read from the wall clock (wall: no monotonic reading,
 // so a step of the wall clock shows in elapsed time) or from the monotonic clock
-// (which a step of the wall clock does not move). Step moves the wall clock.
+// (which a step of the wall clock does not move). The wall clock steps by step at
+// the first reading made after of real time from the first reading: a step in the
+// middle of the round that reads the clock first, whatever the scheduler does.
 type stepClock struct {
-	mu     sync.Mutex
-	wall   bool
-	offset time.Duration
+	wall  bool
+	step  time.Duration
+	after time.Duration
+
+	mu      sync.Mutex
+	first   time.Time
+	stepped bool
 }
 
 func (c *stepClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.wall {
-		return time.Now()
+	now := time.Now()
+	if c.first.IsZero() {
+		c.first = now
 	}
-	return time.Now().Round(0).Add(c.offset)
+	if now.Sub(c.first) >= c.after {
+		c.stepped = true
+	}
+	if !c.wall {
+		return now
+	}
+	return now.Round(0).Add(c.offset())
 }
 
-// Step moves the wall clock by d (negative: back).
-func (c *stepClock) Step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset += d
+// offset is how far the clock reads from real time; c.mu is held.
+func (c *stepClock) offset() time.Duration {
+	if c.wall && c.stepped {
+		return c.step
+	}
+	return 0
 }
 
 // Real converts a reading of the clock to the real time at which it shows it.
 func (c *stepClock) Real(t time.Time) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.wall {
-		return t
-	}
-	return t.Add(-c.offset)
+	return t.Add(-c.offset())
 }
 
-// scenWallClockJump is the wall_clock_jump trail: A's round takes 150 ms (slow
-// replies) and the wall clock steps back 600 ms during it; measured on the wall
+// scenWallClockJump is the wall_clock_jump trail: A's round takes 200 ms (slow
+// replies) and its wall clock steps back 600 ms 75 ms into it; measured on the wall
 // clock, the round looks to have taken no time and A's Until is 600 ms late in real
 // time, past its keys' expiry: B takes the lock inside A's validity. On the
 // monotonic clock the step changes nothing.
@@ -150,17 +161,14 @@ func scenWallClockJump(wall bool) scenario {
 	return func(s *scen) {
 		ctx := context.Background()
 		const ttl = time.Second
-		clk := &stepClock{wall: wall}
+		clk := &stepClock{wall: wall, step: -600 * time.Millisecond, after: 75 * time.Millisecond}
 		a := s.client("A", WithClock(clk), WithNodeTimeout(time.Second))
 		b := s.client("B")
-		a.net(func(p *faults.Proxy) { p.SetLatency(0, 150*time.Millisecond) })
-		go func() {
-			time.Sleep(50 * time.Millisecond)
-			clk.Step(-600 * time.Millisecond)
-			s.rec.Event("A's wall clock stepped back 600ms")
-		}()
+		a.net(func(p *faults.Proxy) { p.SetLatency(0, 200*time.Millisecond) })
 		h, err := a.try(ctx, scenLock, ttl)
 		require.NoError(s.t, err, "A acquires")
+		s.rec.Event("A's wall clock stepped back 600ms during its round")
+		a.net((*faults.Proxy).Heal)
 		if bh := b.until(ctx, h.c.real(h.l.Until()).Add(100*time.Millisecond), scenLock, ttl); bh != nil {
 			_ = bh.release(ctx)
 		}
