@@ -35,6 +35,7 @@ checks=(
   "late_write_fenced verified mutex.pml -DACQS=1 -DEXTS=0 -DRESTARTS=0 -DFENCING -DLATE_WRITE -DFENCED_RESOURCE"
   "semaphore verified semaphore.pml -DRESTARTS=0 -DCERR=0"
   "shared verified shared.pml -DRESTARTS=0"
+  "shared_restart verified shared.pml -DCERR=0"
   "no_quarantine counterexample mutex.pml -DACQS=1 -DEXTS=0 -DNO_QUARANTINE"
   "clock_beyond_budget counterexample mutex.pml -DACQS=1 -DEXTS=0 -DRESTARTS=0 -DCERR=2"
   "late_write counterexample mutex.pml -DACQS=1 -DEXTS=0 -DRESTARTS=0 -DLATE_WRITE"
