@@ -4,9 +4,9 @@
  * fails when a value no longer follows the code it cites.
  *
  * Time is counted in ticks of real time. A lock's TTL is TTL ticks: the tick is
- * TTL/TTL of the lock being modelled, so every duration below is that duration of
- * the code rounded to whole ticks at DefaultTTL (a tick of 6 s) or, for the
- * quarantine, at DefaultMaxTTL (a tick of 1 min).
+ * a TTL-th of the lock being modelled, so every duration below is that duration of
+ * the code rounded up to whole ticks at DefaultTTL (a tick of 10 s) or, for the
+ * quarantine, at DefaultMaxTTL (a tick of 100 s).
  */
 
 /* Masters and the quorum: quorum/manager.go New, quorum: len(nodes)/2 + 1. */
