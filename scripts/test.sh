@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The one test command: installs redis-server and tmux from the system packages
+# The one test command: installs redis-server, tmux and spin from the system packages
 # when they are missing, then runs every test (vet, staticcheck, formatting, go test
 # of every package of the main module and of the bench module, the module-graph
-# check, the console's end-to-end check in tmux). It fails, never skips, when a
+# check, the model check of spec/ with Spin, the console's end-to-end check in tmux). It fails, never skips, when a
 # dependency cannot be installed. The lock algorithm and the CLI run under the race
 # detector; the console's frame-time test runs once more without it (it skips
 # itself under the race detector).
@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v spin >/dev/null 2>&1 || missing+=(spin)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing ${missing[*]}"
   if command -v apt-get >/dev/null 2>&1; then
@@ -21,7 +22,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
     echo "error: ${missing[*]} not installed and apt-get is not available;" >&2
-    echo "       install them with your system's package manager (e.g. 'brew install redis tmux') and run again." >&2
+    echo "       install them with your system's package manager (e.g. 'brew install redis tmux spin') and run again." >&2
     exit 1
   fi
 fi
@@ -64,6 +65,9 @@ go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/inter
 
 echo "== go test (the bench module: benchmark peers, the floor, interop with redsync)"
 (cd bench && go test -count=1 -timeout 15m ./...)
+
+echo "== model check (spec/: Promela models checked by Spin)"
+bash scripts/model-check.sh
 
 echo "== console end-to-end (tmux)"
 bash scripts/e2e-console.sh
