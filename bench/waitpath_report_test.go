@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	experiment "github.com/redlock/redlock/internal/bench"
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/topology"
 )
 
 // explain describes the top longest calls of a run: their path, and what else
@@ -107,7 +107,7 @@ func (run pathsRun) explain(top int) string {
 			verdict = "queue: behind the others, their handoffs slow"
 		case c.Rounds == 0:
 			verdict = "others went on: its retries lost every race"
-		case wait < quorum.DefaultRetryDelay-quorum.DefaultRetryJitter:
+		case wait < topology.DefaultRetryDelay-topology.DefaultRetryJitter:
 			// Shorter than any retry delay: it slept none.
 			verdict = "others went on: this waiter's rounds came late (its process, or its first round before it was queued)"
 		case c.Rounds > 2:

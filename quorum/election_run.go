@@ -38,7 +38,7 @@ func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration
 		return nil, fmt.Errorf("%w: Campaign takes only WithKeepAlive, WithLockOwner and WithLossWatch", ErrInvalidOption)
 	}
 	if lc.keepAlive == nil {
-		opts = append(slices.Clip(opts), WithKeepAlive(KeepAlive{Fraction: DefaultKeepAliveFraction}))
+		opts = append(slices.Clip(opts), WithKeepAlive(KeepAlive{Fraction: defaultKeepAliveFraction}))
 	}
 	var acq termer = &electAcquirer{e: e, value: value}
 	if lc.override != nil { // a test's broken term

@@ -18,7 +18,7 @@ import (
 // reliably.
 type KeepAlive struct {
 	// Fraction of the TTL after which to extend, in (0, 1); any other value means
-	// DefaultKeepAliveFraction.
+	// defaultKeepAliveFraction.
 	Fraction float64
 	// MaxExtensions caps the number of extensions; 0 means no cap.
 	MaxExtensions int
@@ -59,7 +59,7 @@ func (l *Lock) keepAlive(ctx context.Context, k KeepAlive) {
 	defer close(l.kaDone)
 	frac := k.Fraction
 	if frac <= 0 || frac >= 1 {
-		frac = DefaultKeepAliveFraction
+		frac = defaultKeepAliveFraction
 	}
 	clk := l.m.cfg.clock
 	holdEnd := time.Time{}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/defaults"
 	"github.com/stretchr/testify/require"
 )
 
@@ -52,18 +53,18 @@ func TestModelParamsFollowTheCode(t *testing.T) {
 	defer m.Close()
 	require.Equal(t, m.Quorum(), quorum, "QUORUM mirrors New's quorum for NM masters")
 
-	require.Equal(t, int(math.Round(DefaultDriftFactor*1000)), specInt(t, defs, "DRIFT_FACTOR_PERMILLE"), "DRIFT_FACTOR_PERMILLE mirrors DefaultDriftFactor")
-	require.Equal(t, int(DefaultDriftExtra/time.Millisecond), specInt(t, defs, "DRIFT_EXTRA_MS"), "DRIFT_EXTRA_MS mirrors DefaultDriftExtra")
+	require.Equal(t, int(math.Round(defaults.DriftFactor*1000)), specInt(t, defs, "DRIFT_FACTOR_PERMILLE"), "DRIFT_FACTOR_PERMILLE mirrors defaults.DriftFactor")
+	require.Equal(t, int(defaults.DriftExtra/time.Millisecond), specInt(t, defs, "DRIFT_EXTRA_MS"), "DRIFT_EXTRA_MS mirrors defaults.DriftExtra")
 	cfg := defaultConfig()
 	require.NoError(t, cfg.validate())
-	// A tick is TTL/TTL ticks of the lock modelled: DefaultTTL for the drift budget.
-	require.Equal(t, ticks(cfg.drift(DefaultTTL), DefaultTTL/time.Duration(ttl)), drift,
-		"DRIFT mirrors config.drift(DefaultTTL) (DefaultDriftFactor, DefaultDriftExtra) in ticks")
+	// A tick is TTL/TTL ticks of the lock modelled: defaults.TTL for the drift budget.
+	require.Equal(t, ticks(cfg.drift(defaults.TTL), defaults.TTL/time.Duration(ttl)), drift,
+		"DRIFT mirrors config.drift(defaults.TTL) (defaults.DriftFactor, defaults.DriftExtra) in ticks")
 	// The quarantine derived from maxTTL is maxTTL + drift(maxTTL), plus the second
-	// observe adds for uptime's truncation: TTL + DRIFT ticks at DefaultMaxTTL.
+	// observe adds for uptime's truncation: TTL + DRIFT ticks at defaults.MaxTTL.
 	require.Equal(t, cfg.maxTTL+cfg.drift(cfg.maxTTL), cfg.quarantine, "the derived quarantine the model's QUAR mirrors")
 	require.Equal(t, "(TTL + DRIFT)", defs["QUAR"])
-	require.Equal(t, ttl+drift, ticks(cfg.quarantine+time.Second, DefaultMaxTTL/time.Duration(ttl)),
+	require.Equal(t, ttl+drift, ticks(cfg.quarantine+time.Second, defaults.MaxTTL/time.Duration(ttl)),
 		"QUAR mirrors the derived quarantine window in ticks")
 }
 

@@ -3,21 +3,14 @@ package quorum
 import (
 	"errors"
 	"fmt"
+	"github.com/redlock/redlock/internal/defaults"
 	"time"
 )
 
-// Defaults, all in one place. The topology file's defaults are the same values.
+// defaultKeepAliveFraction is the share of the TTL after which the keep-alive
+// extends (the shared defaults are in internal/defaults).
 const (
-	DefaultKeyPrefix         = "lock:"
-	DefaultTTL               = 30 * time.Second
-	DefaultMaxTTL            = 5 * time.Minute
-	DefaultNodeTimeout       = 50 * time.Millisecond
-	DefaultDriftFactor       = 0.01
-	DefaultDriftExtra        = 2 * time.Millisecond
-	DefaultRetryAttempts     = 32
-	DefaultRetryDelay        = 150 * time.Millisecond
-	DefaultRetryJitter       = 100 * time.Millisecond
-	DefaultKeepAliveFraction = 0.5
+	defaultKeepAliveFraction = 0.5
 	// maxOwnerLabel bounds the owner label so the whole value stays within 256 bytes.
 	maxOwnerLabel = 64
 )
@@ -54,14 +47,14 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		prefix:      DefaultKeyPrefix,
-		nodeTimeout: DefaultNodeTimeout,
-		driftFactor: DefaultDriftFactor,
-		driftExtra:  DefaultDriftExtra,
-		attempts:    DefaultRetryAttempts,
-		delay:       DefaultRetryDelay,
-		jitter:      DefaultRetryJitter,
-		maxTTL:      DefaultMaxTTL,
+		prefix:      defaults.KeyPrefix,
+		nodeTimeout: defaults.NodeTimeout,
+		driftFactor: defaults.DriftFactor,
+		driftExtra:  defaults.DriftExtra,
+		attempts:    defaults.RetryAttempts,
+		delay:       defaults.RetryDelay,
+		jitter:      defaults.RetryJitter,
+		maxTTL:      defaults.MaxTTL,
 		quarantine:  -1,
 		clock:       systemClock{},
 	}

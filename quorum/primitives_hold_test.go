@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/checker"
+	"github.com/redlock/redlock/internal/defaults"
 )
 
 // How the fault suite records the primitives' holds in the history (the checker's
@@ -158,7 +159,7 @@ func (s *scen) checkPrimKeys(quiescent bool) {
 	ctx := context.Background()
 	for _, sv := range s.c.Servers {
 		cl := sv.Client()
-		keys, err := cl.Keys(ctx, DefaultKeyPrefix+"*").Result()
+		keys, err := cl.Keys(ctx, defaults.KeyPrefix+"*").Result()
 		if err != nil {
 			continue
 		}

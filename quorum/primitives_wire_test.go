@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/defaults"
 	"github.com/redlock/redlock/internal/faults"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/internal/wire"
@@ -252,7 +253,7 @@ func assertNothingLeft(t *testing.T, c *redistest.Cluster, pattern string) {
 		keys, err := s.Client().Keys(context.Background(), pattern).Result()
 		require.NoError(t, err)
 		keys = slices.DeleteFunc(keys, func(k string) bool {
-			kc := ClassifyKey(strings.TrimPrefix(k, DefaultKeyPrefix), "")
+			kc := ClassifyKey(strings.TrimPrefix(k, defaults.KeyPrefix), "")
 			return kc.Kind == KeyFence || kc.Kind == KeyTerm
 		})
 		assert.Empty(t, keys, "%s: nothing left but the counters and election records", s.Name)

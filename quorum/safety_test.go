@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/checker"
+	"github.com/redlock/redlock/internal/defaults"
 	"github.com/redlock/redlock/internal/faults"
 	"github.com/redlock/redlock/internal/redistest"
 )
@@ -104,7 +105,7 @@ func (s *scen) checkKeys(quiescent bool, masters ...string) {
 // server that took a master's place); a server that does not answer is skipped.
 func (s *scen) checkKeysOn(name string, cl *redis.Client, quiescent bool) {
 	ctx := context.Background()
-	keys, err := cl.Keys(ctx, DefaultKeyPrefix+"*").Result()
+	keys, err := cl.Keys(ctx, defaults.KeyPrefix+"*").Result()
 	if err != nil {
 		return // down: nothing to check
 	}

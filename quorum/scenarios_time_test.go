@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/defaults"
 	"github.com/redlock/redlock/internal/faults"
 )
 
@@ -121,7 +122,7 @@ func scenServerClockJump(fencing bool) scenario {
 		require.NotNil(s.t, h)
 		require.NoError(s.t, store.write(h.l.Fence()))
 		for _, n := range []string{"a", "b", "c"} {
-			_, err := faults.ShiftClock(ctx, s.server(n), DefaultKeyPrefix+"*", -400*time.Millisecond)
+			_, err := faults.ShiftClock(ctx, s.server(n), defaults.KeyPrefix+"*", -400*time.Millisecond)
 			require.NoError(s.t, err)
 		}
 		s.rec.Event("wall clocks of a, b, c jumped 400ms forward")

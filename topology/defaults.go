@@ -1,21 +1,21 @@
 package topology
 
-import "time"
+import "github.com/redlock/redlock/internal/defaults"
 
-// Defaults of the topology file, all in one place. They are the same values as the
-// quorum package's defaults, so a file that leaves a setting out gets the library's
-// behaviour.
+// Defaults of the topology file. They are the library's own defaults (the
+// values are written once, in internal/defaults), so a file that leaves a setting
+// out gets the library's behaviour.
 const (
-	DefaultKeyPrefix         = "lock:"
-	DefaultTTL               = 30 * time.Second
-	DefaultMaxTTL            = 5 * time.Minute
-	DefaultNodeTimeout       = 50 * time.Millisecond
-	DefaultDriftFactor       = 0.01
-	DefaultDriftExtra        = 2 * time.Millisecond
-	DefaultRetryAttempts     = 32
-	DefaultRetryDelay        = 150 * time.Millisecond
-	DefaultRetryJitter       = 100 * time.Millisecond
-	DefaultRestartQuarantine = true
+	DefaultKeyPrefix         = defaults.KeyPrefix
+	DefaultTTL               = defaults.TTL
+	DefaultMaxTTL            = defaults.MaxTTL
+	DefaultNodeTimeout       = defaults.NodeTimeout
+	DefaultDriftFactor       = defaults.DriftFactor
+	DefaultDriftExtra        = defaults.DriftExtra
+	DefaultRetryAttempts     = defaults.RetryAttempts
+	DefaultRetryDelay        = defaults.RetryDelay
+	DefaultRetryJitter       = defaults.RetryJitter
+	DefaultRestartQuarantine = defaults.RestartQuarantine
 )
 
 // MaxDriftFactor is the exclusive upper bound of Drift.Factor: a budget of half the

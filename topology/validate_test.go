@@ -20,19 +20,6 @@ func valid() *topology.Cluster {
 	return c
 }
 
-func TestDefaultsMatchLibrary(t *testing.T) {
-	assert.Equal(t, quorum.DefaultKeyPrefix, topology.DefaultKeyPrefix)
-	assert.Equal(t, quorum.DefaultTTL, topology.DefaultTTL)
-	assert.Equal(t, quorum.DefaultMaxTTL, topology.DefaultMaxTTL)
-	assert.Equal(t, quorum.DefaultNodeTimeout, topology.DefaultNodeTimeout)
-	assert.Equal(t, quorum.DefaultDriftFactor, topology.DefaultDriftFactor)
-	assert.Equal(t, quorum.DefaultDriftExtra, topology.DefaultDriftExtra)
-	assert.Equal(t, quorum.DefaultRetryAttempts, topology.DefaultRetryAttempts)
-	assert.Equal(t, quorum.DefaultRetryDelay, topology.DefaultRetryDelay)
-	assert.Equal(t, quorum.DefaultRetryJitter, topology.DefaultRetryJitter)
-	assert.True(t, topology.DefaultRestartQuarantine)
-}
-
 func TestValidate(t *testing.T) {
 	type want struct {
 		sev     topology.Severity

@@ -207,8 +207,8 @@ func checkTTL(p *parsed, ttl time.Duration) error {
 		return usagef("-ttl must be positive, got %v", ttl)
 	case ttl%time.Millisecond != 0:
 		return usagef("-ttl %v is not a whole number of milliseconds (the masters count in ms): try %v", ttl, ttl.Truncate(time.Millisecond))
-	case ttl <= quorum.DefaultDriftExtra+time.Duration(float64(ttl)*quorum.DefaultDriftFactor):
-		return usagef("-ttl %v leaves no validity after the drift budget (1%% + %v): give at least a few tens of milliseconds, e.g. 100ms or 30s", ttl, quorum.DefaultDriftExtra)
+	case ttl <= topology.DefaultDriftExtra+time.Duration(float64(ttl)*topology.DefaultDriftFactor):
+		return usagef("-ttl %v leaves no validity after the drift budget (1%% + %v): give at least a few tens of milliseconds, e.g. 100ms or 30s", ttl, topology.DefaultDriftExtra)
 	}
 	return nil
 }
