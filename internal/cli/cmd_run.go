@@ -99,7 +99,9 @@ Takes the lock NAME (waiting up to -wait), runs CMD while a keep-alive extends t
 lock in the background, releases the lock when CMD exits and exits with CMD's
 status (128+N when CMD was killed by signal N). As with flock, the -- may be left
 out: CMD is then the first word after NAME that is not one of run's flags, and
-every word after it is CMD's ("redlock run job make -j4").
+every word after it is CMD's ("redlock run job make -j4"). With a "--", every word
+before it is a NAME: several names need it, and so does a CMD whose own arguments
+include a "--" ("redlock run job -- git diff -- file").
 
 The command never outlives the lock. CMD runs in a process group of its own under a
 guard: a small supervisor process (this binary again) that learns every new
