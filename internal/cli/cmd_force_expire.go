@@ -55,7 +55,8 @@ asks for "yes" on stdin unless -yes is given. It deletes exactly what it showed:
 on each master only the value it read there (compare-and-delete). When the lock
 changed hands in between, nothing of the new holder is deleted: it says who holds
 it now and exits 1. With -token (or $REDLOCK_TOKEN) only keys that hold TOKEN are
-deleted. Per master it reports what it deleted; with -json as one JSON document.
+deleted. Per master it reports what it deleted (on stderr); with -json as one
+JSON document on stdout.
 
 NAME may be a primitive: a semaphore (every permit shown is deleted; with -token
 only that holder's permit), a shared hold (each holder shown is removed, one by
@@ -114,7 +115,7 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	if err == nil && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
 		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
-	return s.finishDelete(env, name, rep, err, a.json, forceWords, "")
+	return s.finishDelete(env, name, heldKeys{key: s.m.Key(name), text: s.m.Key(name)}, rep, err, a.json, forceWords, "")
 }
 
 // shownName returns the name of the lock that locks showed as shown: shown itself,

@@ -109,8 +109,8 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 		}
 		out.Parts = append(out.Parts, pj)
 		if !asJSON && pt.rep != nil {
-			fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(pt.key), pj.Deleted, len(pt.rep.Nodes))
-			printReport(env.Stdout, pt.rep, forceWords, s.redact)
+			fmt.Fprintf(env.Stderr, "%s: deleted on %d of %d masters\n", escape.Text(pt.key), pj.Deleted, len(pt.rep.Nodes))
+			printReport(env.Stderr, pt.rep, forceWords, s.redact)
 		}
 	}
 	if len(parts) == 0 {

@@ -147,7 +147,7 @@ func TestForceExpire(t *testing.T) {
 
 	r = e.runIn("yes\n", "force-expire", "fx")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "deleted on 5 of 5")
+	assert.Contains(t, r.stderr, "deleted on 5 of 5")
 	assert.Empty(t, e.keys("lock:fx"))
 }
 
