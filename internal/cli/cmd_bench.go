@@ -89,6 +89,7 @@ type benchWorkerArgs struct {
 
 func (b *benchWorkerArgs) flags(f *Flags) {
 	b.benchArgs.flags(f)
+	b.warnings = warnNever // bench showed them
 	b.id = "p"
 	f.hidden(stringValue{&b.id}, "id")
 	f.hidden(int64Value{&b.startNS}, "start")

@@ -96,6 +96,7 @@ func runPlan(ctx context.Context, env *Env, a *planArgs) error {
 // probePlan loads the file, probes every master within -timeout and builds the
 // plan; the caller closes the prober. Every failure exits 1, as Terraform's.
 func probePlan(ctx context.Context, env *Env, cm *common) (*hcl.Config, *health.Prober, *health.Plan, error) {
+	cm.warnings = warnAlways // the check of the file says everything every time
 	cfg, err := cm.load(env)
 	if err != nil {
 		var ee *exitError

@@ -42,6 +42,8 @@ type common struct {
 	metrics *metricsFlag
 	// timeoutEnvBad: REDLOCK_TIMEOUT is set but is not a duration.
 	timeoutEnvBad bool
+	// warnings says when load shows the file's warnings (warn_once.go).
+	warnings warnMode
 }
 
 // metricsFlagOn declares -metrics-addr for a long-running command.
@@ -218,8 +220,8 @@ func (c *common) loadOffline(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 	return hcl.LoadFile(c.config, opts)
 }
 
-// load loads the topology file and prints every diagnostic (warnings too) to
-// stderr, redacted. It returns the config, whose Cluster is set; or, when the file
+// load loads the topology file and prints its errors to stderr, redacted, and
+// its warnings as c.warnings says (warn_once.go). It returns the config, whose Cluster is set; or, when the file
 // is invalid or unreadable, an error with ExitInvalid and, for -json, the
 // diagnostics.
 func (c *common) load(env *Env) (*hcl.Config, error) {
@@ -227,8 +229,11 @@ func (c *common) load(env *Env) (*hcl.Config, error) {
 		return c.loadMasters(env)
 	}
 	cfg, diags := c.loadQuiet(env)
-	if len(diags) > 0 {
+	switch {
+	case diags.HasErrors():
 		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))
+	case len(diags) > 0:
+		c.showWarnings(env, cfg, diags)
 	}
 	if diags.HasErrors() || cfg.Cluster == nil {
 		err := fmt.Errorf("%s is not a valid topology file", c.config)
