@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"net"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBugTimeoutBeforeAnyMasterWasAsked: -timeout 1ns said "0 of 0 votes
@@ -16,5 +19,46 @@ func TestBugTimeoutBeforeAnyMasterWasAsked(t *testing.T) {
 		assert.Equal(t, 1, r.code, r.stderr)
 		assert.NotContains(t, r.stderr, "0 of 0", args)
 		assert.Contains(t, r.stderr, "no master was asked", args)
+	}
+}
+
+// TestBugNotRedisFindingEscapedOnce: a peer that answers HTTP was reported by
+// nodes and plan as `invalid reply: "<!DOCTYPE HTML>\\\\n"`: the finding was
+// escaped by the findings' writer and again by the command.
+func TestBugNotRedisFindingEscapedOnce(t *testing.T) {
+	e := newEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() { // answers every line with a two-line HTML reply and a tab
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+					_, _ = c.Write([]byte("<!DOCTYPE HTML>\n<p>\tno</p>\n"))
+				}
+			}()
+		}
+	}()
+	cfg := e.withMasterAt(ln.Addr().String(), false)
+	for _, cmd := range []string{"nodes", "plan"} {
+		r := e.run(cmd, "-config", cfg)
+		line := ""
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.Contains(l, "not-redis:") {
+				line = l
+			}
+		}
+		require.NotEmpty(t, line, "%s: %s", cmd, r.stdout)
+		assert.Contains(t, line, `<!DOCTYPE HTML>\\n`, cmd) // the server's \n, quoted by the client, escaped once
+		assert.NotContains(t, line, `\\\\`, "%s: escaped twice: %s", cmd, line)
 	}
 }
