@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +62,27 @@ func TestBugNotRedisFindingEscapedOnce(t *testing.T) {
 		assert.Contains(t, line, `<!DOCTYPE HTML>\\n`, cmd) // the server's \n, quoted by the client, escaped once
 		assert.NotContains(t, line, `\\\\`, "%s: escaped twice: %s", cmd, line)
 	}
+}
+
+// TestBugWideCharactersKeepLocksColumns: a name with wide characters (an emoji,
+// CJK letters) shifted every column after it in locks: widths were counted in
+// runes, the terminal shows two cells for each of those.
+func TestBugWideCharactersKeepLocksColumns(t *testing.T) {
+	e := newEnv(t)
+	names := []string{"job-🚀🚀", "仕事-abcdef", "plain-name-long"}
+	for _, n := range names {
+		e.acquireToken(n, "-ttl", "9s")
+	}
+	r := e.run("locks")
+	require.Equal(t, 0, r.code, r.stderr)
+	cols := map[int]bool{} // where the STATE column starts, in terminal cells
+	for _, l := range strings.Split(r.stdout, "\n") {
+		for _, n := range append(names, "NAME") {
+			if strings.HasPrefix(l, n+" ") {
+				state := strings.TrimLeft(strings.TrimPrefix(l, n), " ")
+				cols[runewidth.StringWidth(l)-runewidth.StringWidth(state)] = true
+			}
+		}
+	}
+	assert.Len(t, cols, 1, "every row's STATE starts in the same column:\n%s", r.stdout)
 }
