@@ -55,8 +55,9 @@ Ctrl-C while waiting releases whatever was set; nothing is left locked.`,
 		{0, "acquired"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted)"},
 		exitBadInput,
-		{3, `held by another owner (every permit taken; an exclusive holder against
--shared, shared holders against a plain lock), or -wait expired while it was`},
+		{3, `not acquired: held by another owner (every permit taken; an exclusive
+holder against -shared, shared holders against a plain lock), or still held
+when -wait ran out`},
 	},
 	Complete: Completion{LockName: true, Several: true},
 }, withSession(runAcquire))

@@ -86,3 +86,27 @@ func TestBugWideCharactersKeepLocksColumns(t *testing.T) {
 	}
 	assert.Len(t, cols, 1, "every row's STATE starts in the same column:\n%s", r.stdout)
 }
+
+// TestBugHelpSentencesWhole: acquire -h ended exit code 3's row mid-sentence
+// ("or -wait expired while it was"); completion tcsh suggested bash as a typo.
+func TestBugHelpSentencesWhole(t *testing.T) {
+	e := &env{t: t}
+	tests := []struct {
+		args      []string
+		code      int
+		out       string // on stdout or stderr
+		forbidden string
+	}{
+		{[]string{"acquire", "-h"}, 0, "or still held\n       when -wait ran out\n", "while it was\n"},
+		{[]string{"completion", "tcsh"}, 2, "no completion script for tcsh: there are scripts for bash, zsh and fish only", "did you mean"},
+		{[]string{"completion", "zhs"}, 2, `(did you mean "zsh"?)`, ""},
+	}
+	for _, tt := range tests {
+		r := e.run(tt.args...)
+		assert.Equal(t, tt.code, r.code, tt.args)
+		assert.Contains(t, r.stdout+r.stderr, tt.out, tt.args)
+		if tt.forbidden != "" {
+			assert.NotContains(t, r.stdout+r.stderr, tt.forbidden, tt.args)
+		}
+	}
+}
