@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"net"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -108,5 +110,19 @@ func TestBugHelpSentencesWhole(t *testing.T) {
 		if tt.forbidden != "" {
 			assert.NotContains(t, r.stdout+r.stderr, tt.forbidden, tt.args)
 		}
+	}
+}
+
+// TestBugNoFileNamesTheMastersFlag: without ./redlock.hcl the error named only
+// -config and REDLOCK_CONFIG: a newcomer with three masters and no file did not
+// learn of -masters.
+func TestBugNoFileNamesTheMastersFlag(t *testing.T) {
+	cmd := exec.Command(bin, "acquire", "job")
+	cmd.Dir = t.TempDir()
+	cmd.Env = withoutEnv(os.Environ(), "REDLOCK_CONFIG", "REDLOCK_MASTERS")
+	r := finish(t, cmd)
+	assert.Equal(t, 2, r.code)
+	for _, want := range []string{"-config PATH", "REDLOCK_CONFIG", "-masters host:port", "REDLOCK_MASTERS"} {
+		assert.Contains(t, r.stderr, want)
 	}
 }
