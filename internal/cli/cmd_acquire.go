@@ -21,7 +21,8 @@ type acquireArgs struct {
 
 func (a *acquireArgs) flags(f *Flags) {
 	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
-	f.Duration(&a.wait, "wait", 0, "keep trying until D has passed (default 0: one round); comes on top of -timeout").atLeast(0)
+	f.Duration(&a.wait, "wait", 0, `keep trying until D has passed; comes on top of -timeout. Default 0:
+one round, exit 3 at once when held (as flock -n; see run -h)`).atLeast(0)
 	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
 	a.primArgs.flags(f)
 	a.jsonFlag(f)
