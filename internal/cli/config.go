@@ -63,6 +63,8 @@ const (
 	envConfig  = "REDLOCK_CONFIG"  // -config
 	envMasters = "REDLOCK_MASTERS" // -masters
 	envTimeout = "REDLOCK_TIMEOUT" // -timeout
+	// envMaxTTL is the max_ttl of a -masters cluster (no file to declare it in).
+	envMaxTTL = "REDLOCK_MAX_TTL"
 )
 
 // flags declares -config, -masters, -var and -timeout, with defaults from
@@ -85,7 +87,8 @@ func (c *common) flags(f *Flags) {
 	f.String(&c.masters, "masters", "LIST", f.getenv(envMasters), `no file: comma-separated host:port or redis://[user:pass@]host:port[/db]
 (rediss:// for TLS) masters with the defaults of an empty cluster
 block (default $REDLOCK_MASTERS); restart quarantine is off only
-when every master is on a loopback address`)
+when every master is on a loopback address; $REDLOCK_MAX_TTL raises
+the 5m max_ttl (also the restart quarantine's length)`)
 	f.Var(&c.vars, "var", "NAME=VALUE", "set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults")
 	f.Duration(&c.timeout, "timeout", timeout, "overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)").atLeast(positive)
 }
@@ -107,6 +110,11 @@ func (c *common) check() error {
 	}
 	if c.timeout <= 0 {
 		return usagef("-timeout must be positive, got %v", c.timeout)
+	}
+	if v := c.f.getenv(envMaxTTL); v != "" && c.masters != "" {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return usagef("%s=%q is not a positive duration (e.g. 30m)", envMaxTTL, v)
+		}
 	}
 	if c.config == "" {
 		return usagef("-config must not be empty")
@@ -131,7 +139,7 @@ func (c *common) options(env *Env) hcl.Options {
 // diagnostics without printing them.
 func (c *common) loadQuiet(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 	if c.masters != "" {
-		cfg, diags := hcl.Load("-masters", mastersSource(c.masters), c.options(env))
+		cfg, diags := hcl.Load("-masters", mastersSource(c.masters, getenv(env, envMaxTTL)), c.options(env))
 		// A password in a -masters URL is on the command line, not in a file kept
 		// in version control: the file's warning about it does not apply.
 		kept := diags[:0:0]
@@ -166,9 +174,14 @@ func (c *common) loadMasters(env *Env) (*hcl.Config, error) {
 // a loopback address, the brand-new local masters of `up`, demo and tests: with
 // it off, a client counts the vote of a master that restarted and lost a lock
 // still held, and can take that lock a second time.
-func mastersSource(list string) []byte {
+//
+// maxTTL, when set ($REDLOCK_MAX_TTL), is the cluster's max_ttl.
+func mastersSource(list, maxTTL string) []byte {
 	f := hclwrite.NewEmptyFile()
 	cl := f.Body().AppendNewBlock("cluster", []string{"masters"}).Body()
+	if maxTTL != "" {
+		cl.SetAttributeValue("max_ttl", cty.StringVal(maxTTL))
+	}
 	allLoopback := true
 	var masters [][2]string // name, address as given
 	for _, a := range strings.Split(list, ",") {

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,4 +58,28 @@ func withoutEnv(env []string, names ...string) []string {
 		}
 	}
 	return out
+}
+
+// TestMaxTTLWithoutAFile: with -masters the 5 min max_ttl could not be raised
+// (no file to declare it in): REDLOCK_MAX_TTL raises it, and the error for a
+// -ttl above the cap says so.
+func TestMaxTTLWithoutAFile(t *testing.T) {
+	c := redistest.Start(t, 3, redistest.Options{})
+	list := strings.Join(c.Addrs(), ",")
+	run := func(env []string, args ...string) result {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(withoutEnv(os.Environ(), "REDLOCK_CONFIG", "REDLOCK_MASTERS", "REDLOCK_MAX_TTL"), env...)
+		return finish(t, cmd)
+	}
+	r := run(nil, "acquire", "long", "-masters", list, "-ttl", "10m")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "above the cluster's max_ttl 5m0s (no file: raise it with REDLOCK_MAX_TTL=D)")
+	r = run([]string{"REDLOCK_MAX_TTL=1h"}, "acquire", "long", "-masters", list, "-ttl", "10m", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validity, err := strconv.ParseFloat(fmt.Sprint(checkDoc(t, "acquire", r.stdout)["validity_ms"]), 64)
+	require.NoError(t, err)
+	assert.Greater(t, validity, float64(9*60*1000), "a 10m lock")
+	r = run([]string{"REDLOCK_MAX_TTL=soon"}, "acquire", "long2", "-masters", list)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "REDLOCK_MAX_TTL")
 }
