@@ -54,6 +54,8 @@ func nodeState(st Styles, n *topology.NodeHealth, now time.Time, polled bool) (s
 	switch n.State(now) {
 	case topology.StateDown:
 		return "✖ down", st.Bad
+	case topology.StateSlow:
+		return "▲ slow", st.Warn
 	case topology.StateQuarantined:
 		return "◐ quarantined", st.Warn
 	case topology.StateDegraded:

@@ -108,7 +108,11 @@ func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
 	for i := range hs {
 		h := &hs[i]
 		if !h.Reachable || h.AuthFailed {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\t%s\t-\t-\t-\n", h.Master, h.Address, h.State(now), quarantineLeft(h, now))
+			latency := "-"
+			if h.Slow {
+				latency = fmtLatency(h.Latency)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t%s\t-\t-\t-\n", h.Master, h.Address, h.State(now), latency, quarantineLeft(h, now))
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
