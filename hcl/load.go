@@ -82,7 +82,8 @@ func LoadFile(filename string, opts Options) (*Config, hclv2.Diagnostics) {
 		return cfg, hclv2.Diagnostics{{
 			Severity: hclv2.DiagError,
 			Summary:  "Cannot read the topology file",
-			Detail:   fmt.Sprintf("%v. Give the file with -config PATH or REDLOCK_CONFIG.", err),
+			Detail: fmt.Sprintf("%v. Give the file with -config PATH or REDLOCK_CONFIG, or no file: the masters "+
+				"with -masters host:port,... or REDLOCK_MASTERS (redis://user:pass@host:port URLs too).", err),
 		}}
 	}
 	return Load(filename, src, opts)

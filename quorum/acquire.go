@@ -136,6 +136,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
 		if rounds > 0 {
+			// The value says when the lock was taken: this round's time, not the
+			// start of a wait that may have lasted hours.
+			owner.At = time.Now()
 			if value, err = newValue(owner); err != nil {
 				return nil, m.giveUp(ctx, key, fw, err)
 			}

@@ -152,7 +152,11 @@ type RoundError struct {
 // Error says how many votes were gathered of the quorum and names the failing masters.
 func (e *RoundError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %v: %d of %d votes (quorum %d)", e.Op, e.Key, e.Kind, e.Votes, len(e.Nodes), e.Quorum)
+	if len(e.Nodes) == 0 { // the deadline or a cancel came before any master was asked
+		fmt.Fprintf(&b, "%s %s: %v: no master was asked (a quorum needs %d)", e.Op, e.Key, e.Kind, e.Quorum)
+	} else {
+		fmt.Fprintf(&b, "%s %s: %v: %d of %d votes (quorum %d)", e.Op, e.Key, e.Kind, e.Votes, len(e.Nodes), e.Quorum)
+	}
 	if e.Cause != nil {
 		fmt.Fprintf(&b, ": %v", e.Cause)
 	}

@@ -97,6 +97,15 @@ func (m *Manager) newPermitAcquirer(name string, lc *lockConfig) (acquirer, erro
 
 func (a *permitAcquirer) waitKey() string { return a.base }
 
+// slotRange names every slot at once, as a shell's brace expansion would:
+// "lock:sem:permit:{0..2}" (the slot itself for a single permit).
+func (a *permitAcquirer) slotRange() string {
+	if len(a.slots) == 1 {
+		return a.slots[0]
+	}
+	return fmt.Sprintf("%s:{0..%d}", a.base, len(a.slots)-1)
+}
+
 func (a *permitAcquirer) describe(o *Owner) { o.Kind, o.Count = "sem", len(a.slots) }
 
 func (a *permitAcquirer) won(context.Context, *Lock) error { return nil }
@@ -137,6 +146,9 @@ func (a *permitAcquirer) round(ctx context.Context, start time.Time, value strin
 		a.unwindSlots(backgroundFor(ctx), value, fw)
 	} else {
 		a.releaseSlots(backgroundFor(ctx), value, -1)
+	}
+	if best < 0 {
+		rep.Key = a.slotRange() // no slot won: the error names every slot tried
 	}
 	return nil, m.roundError(rep)
 }

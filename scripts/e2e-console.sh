@@ -11,7 +11,7 @@
 # masters' data directories) lives in one temporary directory, removed at exit.
 #
 # Needs go, tmux, redis-server and redis-cli. CAPTURE=FILE saves the screen after
-# the 20 locks are listed (used for the capture in README.md).
+# the 20 locks are listed (used for the capture in docs/console.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -46,6 +46,7 @@ type Finding struct {
 const (
 	// Errors: the master must not be trusted with locks as it is.
 	CodeUnreachable      = "unreachable"       // no answer within the node timeout
+	CodeSlow             = "slow"              // answers, but later than the node timeout: it cannot vote
 	CodeNotRedis         = "not-redis"         // the address answers, but not in the Redis protocol
 	CodeAuthFailed       = "auth-failed"       // the server refused the credentials
 	CodeReplica          = "replica"           // role:slave: cannot take locks
@@ -75,6 +76,7 @@ type NodeState string
 const (
 	StateUp          NodeState = "up"
 	StateDown        NodeState = "down"
+	StateSlow        NodeState = "slow" // answers, later than the node timeout: no vote
 	StateQuarantined NodeState = "quarantined"
 	StateDegraded    NodeState = "degraded" // reachable, but an error finding keeps it from being safe
 )
@@ -86,6 +88,9 @@ type NodeHealth struct {
 	Address string `json:"address"`
 	// Reachable is false when the master did not answer PING within the node timeout.
 	Reachable bool `json:"reachable"`
+	// Slow is true when it did answer, later (Latency says when): a lock round
+	// gives up on it first, so it does not vote; it is not down either.
+	Slow bool `json:"slow,omitempty"`
 	// Error is the connection or auth error, with no secret in it.
 	Error string `json:"error,omitempty"`
 	// AuthFailed is true when the master answered but refused the credentials
@@ -127,6 +132,8 @@ type NodeHealth struct {
 // State summarises the health in one word.
 func (h *NodeHealth) State(now time.Time) NodeState {
 	switch {
+	case !h.Reachable && h.Slow:
+		return StateSlow
 	case !h.Reachable:
 		return StateDown
 	case h.hasError():

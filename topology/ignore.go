@@ -8,7 +8,7 @@ import (
 
 // findingSeverity is the severity of every stable finding code.
 var findingSeverity = map[string]Severity{
-	CodeUnreachable: SeverityError, CodeNotRedis: SeverityError, CodeAuthFailed: SeverityError, CodeReplica: SeverityError,
+	CodeUnreachable: SeverityError, CodeSlow: SeverityError, CodeNotRedis: SeverityError, CodeAuthFailed: SeverityError, CodeReplica: SeverityError,
 	CodeServerMode: SeverityError, CodeEvictionPolicy: SeverityError, CodePersistenceError: SeverityError,
 	CodeReplicasAttached: SeverityWarning, CodeWeakPersistence: SeverityWarning, CodeFencingFsync: SeverityWarning,
 	CodeDebugCommand: SeverityWarning, CodeClockOffset: SeverityWarning, CodeVulnerable: SeverityWarning,

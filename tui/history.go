@@ -7,7 +7,6 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
-	"github.com/redlock/redlock/internal/human"
 )
 
 // historyMax is how many lock events the history pane keeps.
@@ -93,7 +92,7 @@ func nodeDetailView(st Styles, vm detailVM, w, h int) string {
 	word, sty := nodeState(st, &n, vm.now, vm.polled)
 	lines := []string{st.Title.Render("Master "+escape.Text(n.Master)) + "  " + sty.Render(word) + st.Muted.Render("  "+escape.Text(n.Address)+" (enter closes)")}
 	facts := []string{"server " + escape.Text(n.ServerName()) + " " + orUnknown(escape.Text(n.Version)), "role " + orUnknown(escape.Text(n.Role)),
-		"uptime " + human.Duration(n.Uptime), "run_id " + orUnknown(escape.Cut(escape.Text(n.RunID), 12))}
+		"uptime " + uptimeText(&n), "run_id " + orUnknown(escape.Cut(escape.Text(n.RunID), 12))}
 	lines = append(lines, "  "+strings.Join(facts, st.Muted.Render(" · ")))
 	clock := fmt.Sprintf("clock offset %s ±%s", latency(n.ClockOffset), latency(n.ClockUncertainty))
 	if !n.QuarantineUntil.IsZero() && vm.now.Before(n.QuarantineUntil) {

@@ -54,6 +54,8 @@ func nodeState(st Styles, n *topology.NodeHealth, now time.Time, polled bool) (s
 	switch n.State(now) {
 	case topology.StateDown:
 		return "✖ down", st.Bad
+	case topology.StateSlow:
+		return "▲ slow", st.Warn
 	case topology.StateQuarantined:
 		return "◐ quarantined", st.Warn
 	case topology.StateDegraded:
@@ -168,10 +170,23 @@ func uptime(st Styles, n *topology.NodeHealth, now time.Time) (string, lipgloss.
 	if now.Before(n.QuarantineUntil) {
 		return "quarantine " + human.Duration(n.QuarantineUntil.Sub(now)), st.Warn
 	}
-	if n.Uptime <= 0 && n.RunID == "" {
+	if !uptimeKnown(n) {
 		return "uptime ?", st.Muted
 	}
 	return "up " + human.Duration(n.Uptime), st.Plain
+}
+
+// uptimeKnown reports whether the master told its uptime: a server without
+// INFO's uptime (the embedded masters of up -embedded and demo) reads as 0 with
+// no run_id, which is not "up 0ms".
+func uptimeKnown(n *topology.NodeHealth) bool { return n.Uptime > 0 || n.RunID != "" }
+
+// uptimeText is the master's uptime, or "?" when it did not tell it.
+func uptimeText(n *topology.NodeHealth) string {
+	if !uptimeKnown(n) {
+		return "?"
+	}
+	return human.Duration(n.Uptime)
 }
 
 func offset(n *topology.NodeHealth) string {

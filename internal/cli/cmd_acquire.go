@@ -21,7 +21,8 @@ type acquireArgs struct {
 
 func (a *acquireArgs) flags(f *Flags) {
 	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
-	f.Duration(&a.wait, "wait", 0, "keep trying until D has passed (default 0: one round); comes on top of -timeout").atLeast(0)
+	f.Duration(&a.wait, "wait", 0, `keep trying until D has passed; comes on top of -timeout. Default 0:
+one round, exit 3 at once when held (as flock -n; see run -h)`).atLeast(0)
 	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
 	a.primArgs.flags(f)
 	a.jsonFlag(f)
@@ -55,8 +56,9 @@ Ctrl-C while waiting releases whatever was set; nothing is left locked.`,
 		{0, "acquired"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted)"},
 		exitBadInput,
-		{3, `held by another owner (every permit taken; an exclusive holder against
--shared, shared holders against a plain lock), or -wait expired while it was`},
+		{3, `not acquired: held by another owner (every permit taken; an exclusive
+holder against -shared, shared holders against a plain lock), or still held
+when -wait ran out`},
 	},
 	Complete: Completion{LockName: true, Several: true},
 }, withSession(runAcquire))

@@ -50,9 +50,7 @@ func runApply(ctx context.Context, env *Env, a *applyArgs) error {
 		_, _ = io.WriteString(env.Stdout, escapeLines(cfg.Redact(fmt.Sprintf(format, a...))))
 	}
 
-	var sb strings.Builder
-	writePlan(&sb, cfg.Cluster, plan)
-	say("%s", sb.String())
+	_, _ = io.WriteString(env.Stdout, planText(cfg.Cluster, plan, cfg.Redact))
 
 	if plan.Summary.Changes == 0 {
 		say("\nNo changes to apply.\n")

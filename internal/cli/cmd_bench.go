@@ -89,6 +89,7 @@ type benchWorkerArgs struct {
 
 func (b *benchWorkerArgs) flags(f *Flags) {
 	b.benchArgs.flags(f)
+	b.warnings = warnNever // bench showed them
 	b.id = "p"
 	f.hidden(stringValue{&b.id}, "id")
 	f.hidden(int64Value{&b.startNS}, "start")
@@ -193,18 +194,23 @@ func runBench(ctx context.Context, env *Env, bf *benchArgs) error {
 	if err != nil {
 		return failf(ExitError, "cannot re-execute itself: %v", err)
 	}
-	config, err := filepath.Abs(bf.config)
-	if err != nil {
-		config = bf.config
+	// The workers load the same cluster: the file, or the -masters list through
+	// the environment (a redis:// URL may carry a password: not on a command line).
+	where := []string{"-config", bf.config}
+	if bf.masters != "" {
+		where = nil
+	} else if abs, err := filepath.Abs(bf.config); err == nil {
+		where[1] = abs
 	}
 	ctx, cancel := context.WithTimeout(ctx, bf.timeout)
 	defer cancel()
 	start := bench.StartAt(bf.clients)
 	cmds := make([]*exec.Cmd, bf.clients)
 	for i := range cmds {
-		wargs := []string{benchWorkerCmd.Name, "-config", config, "-timeout", bf.timeout.String(),
+		wargs := append([]string{benchWorkerCmd.Name}, where...)
+		wargs = append(wargs, "-timeout", bf.timeout.String(),
 			"-ops", strconv.Itoa(bf.ops), "-hold", bf.hold.String(), "-name", bf.name,
-			"-id", "p" + strconv.Itoa(i+1), "-start", strconv.FormatInt(start.UnixNano(), 10)}
+			"-id", "p"+strconv.Itoa(i+1), "-start", strconv.FormatInt(start.UnixNano(), 10))
 		if bf.fair {
 			wargs = append(wargs, "-fair")
 		}
@@ -212,6 +218,9 @@ func runBench(ctx context.Context, env *Env, bf *benchArgs) error {
 		// Variables go through the environment, not the command line, where any user
 		// of the machine could read them.
 		c.Env = os.Environ()
+		if bf.masters != "" {
+			c.Env = append(c.Env, envMasters+"="+bf.masters)
+		}
 		for k, v := range bf.vars.m {
 			c.Env = append(c.Env, "REDLOCK_VAR_"+k+"="+v)
 		}

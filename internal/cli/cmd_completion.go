@@ -12,18 +12,24 @@ import (
 	"github.com/redlock/redlock/quorum"
 )
 
+// otherShells are shells that have no completion script here: naming one is not
+// a typo of bash, zsh or fish.
+var otherShells = []string{"sh", "csh", "tcsh", "ksh", "mksh", "dash", "ash", "yash", "pwsh", "powershell", "nu", "elvish", "xonsh", "ion", "osh"}
+
 // completionArgs are the arguments of completion.
 type completionArgs struct{ shell string }
 
 func (a *completionArgs) flags(*Flags) {}
 
 func (a *completionArgs) parse(p *parsed) error {
-	shells := []string{"bash", "zsh", "fish"}
 	if len(p.pos) != 1 || p.rest != nil {
 		return usagef("one shell expected: bash, zsh or fish")
 	}
 	if _, ok := completionScripts[p.pos[0]]; !ok {
-		return usagef("unknown shell %q%s: bash, zsh or fish", p.pos[0], didYouMean(p.pos[0], shells))
+		if slices.Contains(otherShells, p.pos[0]) { // a shell, not a typo of one
+			return usagef("no completion script for %s: there are scripts for bash, zsh and fish only", p.pos[0])
+		}
+		return usagef("unknown shell %q%s: there are completion scripts for bash, zsh and fish", p.pos[0], didYouMean(p.pos[0], []string{"bash", "zsh", "fish"}))
 	}
 	a.shell = p.pos[0]
 	return nil

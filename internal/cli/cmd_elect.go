@@ -55,7 +55,9 @@ frozen past its validity) CMD's process group gets SIGTERM at once and SIGKILL
 -grace later, never later than 100ms before the validity ends, even when elect
 itself is killed or frozen. When CMD exits, elect resigns: the next candidate
 leads at once, under a higher term. -wait 0 (the default) campaigns until elected
-or interrupted; -ttl is how long a dead leader keeps the office.
+or interrupted; -ttl is how long a dead leader keeps the office. As with run, the
+"--" before CMD may be left out: CMD is the first word after NAME that is not one
+of elect's flags ("redlock elect crond sh -c 'run-parts /etc/cron.hourly'").
 
 Every leadership has a term, strictly increasing per election (the fencing
 number): give it to the systems CMD writes to, so that they can refuse a deposed

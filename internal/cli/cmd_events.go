@@ -20,8 +20,8 @@ import (
 // eventsArgs are the arguments of events.
 type eventsArgs struct {
 	common
-	match, mode string
-	interval    time.Duration
+	match, mode          string
+	interval, quorumWait time.Duration
 }
 
 func (a *eventsArgs) flags(f *Flags) {
@@ -29,7 +29,10 @@ func (a *eventsArgs) flags(f *Flags) {
 	f.Bool(&a.json, "json", "JSON lines (docs/json/events.schema.json)")
 	f.Choice(&a.mode, "mode", "M", []string{"auto", "keyspace", "poll"}, `auto (keyspace when a quorum has notifications on, else poll),
 keyspace, or poll (default auto)`)
-	f.Duration(&a.interval, "interval", 500*time.Millisecond, "poll mode: time between listings (default 500ms)").atLeast(positive)
+	f.Duration(&a.interval, "interval", 500*time.Millisecond, `poll mode: time between listings; both modes: time between pings
+of the masters, at most 1s (default 500ms)`).atLeast(positive)
+	f.Duration(&a.quorumWait, "quorum-wait", 10*time.Second, `exit 1 once fewer than a quorum of masters has answered the
+pings for D (default 10s; 0: at the first ping without a quorum)`).atLeast(0)
 	a.common.flags(f)
 }
 
@@ -54,10 +57,20 @@ Two modes, named on stderr at start and in every JSON line ("mode"):
             waits up to 150ms for the other masters and names those that
             reported ("(5 of 5 masters)"; "masters" in JSON).
   poll      the fallback: a listing every -interval compared with the previous
-            one; a lock held for less than an interval can be missed.`,
+            one; a lock held for less than an interval can be missed.
+
+A dead cluster does not look like a quiet one: every master is pinged every
+-interval (at most 1s, each ping bounded by the node timeout), and the masters'
+changes are events of their own: master-unreachable (with the reason),
+master-reachable, quorum-lost and quorum-regained; "masters" lists the masters
+answering. Without a quorum answering at the start, events exits 1 at once; once
+the quorum is lost it exits 1 when no quorum has answered for -quorum-wait, or
+when stopped before the quorum came back (under -json, the quorum-lost line is
+the last one: no error document follows the stream).`,
 	Exits: []Exit{
-		{0, "stopped by Ctrl-C"},
-		{1, "error (no quorum of masters, -mode keyspace without notifications)"},
+		{0, "stopped by Ctrl-C while a quorum of masters answers"},
+		{1, `error: no quorum of masters answers (at the start, for -quorum-wait, or when
+stopped), -mode keyspace without notifications`},
 		exitBadInput,
 	},
 }, withSession(runEvents))
@@ -105,6 +118,10 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 			_ = c.Close()
 		}
 	}()
+	probe := &masterProbe{cluster: s.cluster, clients: clients, timeout: s.cluster.NodeTimeout, redact: s.redact}
+	if err := probe.check(ctx); err != nil {
+		return s.fail(ExitError, err)
+	}
 	on, unread := notificationsOn(ctx, s.cluster, clients, a.timeout)
 	mode := &a.mode
 	switch {
@@ -126,6 +143,20 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 		why = "; notify-keyspace-events unread on " + strings.Join(names, ", ")
 	}
 	fmt.Fprintf(env.Stderr, "redlock events: %s mode (keyspace notifications on %d of %d masters%s)\n", *mode, on, len(clients), escape.Text(s.redact(why)))
+	var lineMu sync.Mutex // the stream and the masters' watch print lines
+	printLine := func(l lineDoc) {
+		lineMu.Lock()
+		defer lineMu.Unlock()
+		_ = showLine(env, a.json, l)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	health := make(chan error, 1)
+	go func() {
+		err := probe.watch(sctx, min(a.interval, maxProbePeriod), a.quorumWait, *mode, printLine)
+		stop()
+		health <- err
+	}()
 	emit := func(ev events.Event) {
 		out := eventJSON{Time: ev.At, Event: ev.Kind, Name: ev.Name, Mode: *mode, Owner: toOwnerJSON(ev.Owner), Library: ev.Library, Masters: ev.Masters}
 		if ev.Value != "" {
@@ -137,7 +168,7 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 		if !out.annotate(ev) {
 			return
 		}
-		_ = showLine(env, a.json, eventLine{eventJSON: out, ev: ev, total: len(clients)})
+		printLine(eventLine{eventJSON: out, ev: ev, total: len(clients)})
 	}
 	if *mode == "keyspace" {
 		warned := map[string]bool{} // a refusal is said once per master and text
@@ -156,9 +187,14 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 			}
 			fmt.Fprintf(env.Stderr, "redlock events: %s%s\n", escape.Text(s.redact(text)), advice)
 		}
-		s.keyspaceEvents(ctx, clients, a.match, emit, warn)
+		s.keyspaceEvents(sctx, clients, a.match, emit, warn)
 	} else {
-		s.pollEvents(ctx, a.match, a.interval, a.timeout, emit)
+		s.pollEvents(sctx, a.match, a.interval, a.timeout, emit)
+	}
+	stop()
+	if err := <-health; err != nil {
+		// The stream's quorum-lost line said it: no error document after the lines.
+		return &exitError{code: ExitError, err: redacted(err, s.redact), doc: skipDoc{}}
 	}
 	return nil
 }

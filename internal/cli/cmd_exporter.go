@@ -40,16 +40,8 @@ var _ = define(&Command{
 Polls every master (health, as nodes does, and the live locks, as locks does)
 every -interval and serves the last poll at http://ADDR/metrics: one poll feeds
 every scrape, so scrapes put no load on Redis. A master going down shows within
-one interval. -timeout bounds one poll. Metrics (README "Monitoring" lists them):
-  redlock_master_up{master}, redlock_master_latency_seconds{master},
-  redlock_master_uptime_seconds{master}, redlock_master_quarantined{master},
-  redlock_master_clock_offset_seconds{master}, redlock_master_findings{master,severity},
-  redlock_quorum, redlock_masters, redlock_masters_healthy, redlock_locks{state},
-  redlock_policy_locks{policy}, redlock_policy_oldest_lock_age_seconds{policy},
-  redlock_policy_min_validity_seconds{policy}, redlock_policy_ttl_seconds{policy},
-  redlock_policy_revoked_free_timestamp_seconds{policy} (a revoked name's end of
-  its lock-delay), redlock_poll_duration_seconds,
-  redlock_poll_timestamp_seconds, redlock_build_info{version,commit,goversion}.`,
+one interval. -timeout bounds one poll. Metrics (their help is on /metrics):
+` + exporterMetricsText(),
 	Exits: []Exit{
 		{0, "stopped by Ctrl-C"},
 		{1, "cannot listen, or the first poll failed to run"},
@@ -111,10 +103,7 @@ const indexPage = `<!doctype html>
 // buildInfo is redlock_build_info{version,commit,goversion} 1.
 func buildInfo() prometheus.Collector {
 	v := buildVersion()
-	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "redlock_build_info", Help: "The running redlock's version; always 1."},
-		[]string{"version", "commit", "goversion"})
-	g.WithLabelValues(v.Version, v.Commit, v.GoVersion).Set(1)
-	return g
+	return buildInfoCollector{v.Version, v.Commit, v.GoVersion}
 }
 
 // clusterPoll is one observation of the cluster: the masters' health and what
@@ -181,8 +170,22 @@ var (
 	descPollTime       = prometheus.NewDesc("redlock_poll_timestamp_seconds", "When the last poll ended (Unix time).", nil, nil)
 )
 
-// Describe implements prometheus.Collector.
-func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+// exporterDescs are every metric the collector serves: Describe sends them, so
+// a metric collected without being listed here fails the scrape, and the help
+// lists them (exporterMetricsText).
+var exporterDescs = []*prometheus.Desc{
+	descMasterUp, descMasterLatency, descMasterUptime, descMasterQuar, descMasterClock, descMasterFindings,
+	descQuorum, descMasters, descHealthy, descLocks, descPrimitives, descPermitsHeld, descSharedHolders,
+	descElectionTerm, descElectionLead, descPolicyLocks, descOldest, descMinValidity, descPolicyTTL,
+	descPollDuration, descPollTime,
+}
+
+// Describe implements prometheus.Collector: every metric it may serve.
+func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range exporterDescs {
+		ch <- d
+	}
+}
 
 // Collect implements prometheus.Collector: the last poll, no I/O.
 func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {

@@ -66,10 +66,12 @@ type extendJSON struct {
 	Names []string `json:"names,omitempty"`
 	// missed names the masters that did not vote, and why (stderr only).
 	missed string
+	// keys names what was extended (every key of a multi-name hold).
+	keys string
 }
 
 func (d extendJSON) human(env *Env) error {
-	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
+	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%v)\n", escape.Text(d.keys), d.Votes.summary(),
 		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
 	if d.missed != "" {
 		fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(d.missed))
@@ -92,10 +94,8 @@ func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) err
 	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
 		return usagef("%s", s.redact(err.Error()))
 	}
-	doc := extendJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Votes: s.report(rep)}}
-	if len(a.names) > 1 {
-		doc.Names = a.names
-	}
+	held := s.heldKeys(a.names, token, rep)
+	doc := extendJSON{lockOutcome: lockOutcome{Name: name, Key: held.key, Votes: s.report(rep)}, Names: held.names, keys: held.text}
 	if err != nil {
 		code := ExitError
 		if errors.Is(err, quorum.ErrLost) {

@@ -59,8 +59,8 @@ asks for "yes" on stdin unless -yes is given. It touches exactly what it showed:
 on each master only the value it read there (compare-and-swap). When the lock
 changed hands in between, nothing of the new holder is touched: it says who holds
 it now and exits 1. With -token (or $REDLOCK_TOKEN) only keys that hold TOKEN are
-touched. Per master it reports what it did; with -json as one JSON document
-("action": "revoked" with "free_at", or "deleted").
+touched. Per master it reports what it did (on stderr); with -json as one JSON
+document on stdout ("action": "revoked" with "free_at", or "deleted").
 
 Revoking replaces each value by its tombstone, a plain string that no acquirer
 (of this tool or another) takes, for the key's remaining TTL plus the drift
@@ -140,7 +140,7 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	if err == nil && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
 		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
-	return s.finishForce(env, s.deleteDoc(name, rep, forceWordsFor(a.now), ""), free, err, a.json)
+	return s.finishForce(env, s.deleteDoc(name, heldKeys{key: s.m.Key(name), text: s.m.Key(name)}, rep, forceWordsFor(a.now), ""), free, err, a.json)
 }
 
 // shownName returns the name of the lock that locks showed as shown: shown itself,

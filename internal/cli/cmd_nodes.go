@@ -57,8 +57,7 @@ func (v nodesView) human(env *Env) error {
 		verdict = "BELOW QUORUM: locks cannot be taken"
 	}
 	fmt.Fprintf(&out, "\n%d/%d masters healthy, quorum %d: %s.\n", v.Healthy, len(v.hs), v.Quorum, verdict)
-	// Server answers and errors are in there: escaped.
-	_, err := io.WriteString(env.Stdout, escapeLines(out.String()))
+	_, err := io.WriteString(env.Stdout, out.String())
 	return err
 }
 
@@ -100,14 +99,20 @@ func runNodes(ctx context.Context, env *Env, a *nodesArgs) error {
 }
 
 // writeNodesTable writes the health table and then the findings grouped across
-// masters, as plan does (acknowledged ones left out).
+// masters, as plan does (acknowledged ones left out), escaped once: server
+// answers are in both.
 func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MASTER\tADDRESS\tSTATE\tLATENCY\tROLE\tVERSION\tUPTIME\tQUARANTINE\tCLOCK\tPERSISTENCE\tEVICTION")
 	for i := range hs {
 		h := &hs[i]
 		if !h.Reachable || h.AuthFailed {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\t%s\t-\t-\t-\n", h.Master, h.Address, h.State(now), quarantineLeft(h, now))
+			latency := "-"
+			if h.Slow {
+				latency = fmtLatency(h.Latency)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t%s\t-\t-\t-\n", h.Master, h.Address, h.State(now), latency, quarantineLeft(h, now))
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
@@ -115,7 +120,8 @@ func writeNodesTable(w io.Writer, hs []topology.NodeHealth, now time.Time) {
 			fmtUptime(h), quarantineLeft(h, now), fmtClock(h), h.Persistence(), h.EvictionPolicy())
 	}
 	_ = tw.Flush()
-	health.WriteFindings(w, hs, false)
+	_, _ = io.WriteString(w, escapeLines(table.String()))
+	health.WriteFindings(w, hs, false, nil)
 }
 
 func dash(s string) string {

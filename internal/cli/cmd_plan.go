@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/hcl"
+	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/topology"
 )
@@ -59,9 +60,7 @@ type planView struct {
 // human writes the plan, redacted, and escaped: server answers and errors are in
 // there.
 func (v planView) human(env *Env) error {
-	var out strings.Builder
-	writePlan(&out, v.cluster, v.plan)
-	_, err := io.WriteString(env.Stdout, escapeLines(v.redact(out.String())))
+	_, err := io.WriteString(env.Stdout, planText(v.cluster, v.plan, v.redact))
 	return err
 }
 
@@ -96,6 +95,7 @@ func runPlan(ctx context.Context, env *Env, a *planArgs) error {
 // probePlan loads the file, probes every master within -timeout and builds the
 // plan; the caller closes the prober. Every failure exits 1, as Terraform's.
 func probePlan(ctx context.Context, env *Env, cm *common) (*hcl.Config, *health.Prober, *health.Plan, error) {
+	cm.warnings = warnAlways // the check of the file says everything every time
 	cfg, err := cm.load(env)
 	if err != nil {
 		var ee *exitError
@@ -115,9 +115,12 @@ func probePlan(ctx context.Context, env *Env, cm *common) (*hcl.Config, *health.
 	return cfg, p, health.NewPlan(cfg.Cluster, hs, time.Now()), nil
 }
 
-// writePlan writes the human plan: a header, per master its state, changes and
-// findings (with their detail), and the summary line.
-func writePlan(w io.Writer, c *topology.Cluster, plan *health.Plan) {
+// planText is the human plan: a header, per master its state, changes and
+// findings (with their detail), and the summary line; redacted with redact and
+// escaped once (server answers are in there).
+func planText(c *topology.Cluster, plan *health.Plan, redact func(string) string) string {
+	var head strings.Builder
+	w := &head
 	fmt.Fprintf(w, "Cluster %q: %d masters, quorum %d.\n", c.Name, len(plan.Masters), plan.Quorum)
 	for i := range plan.Masters {
 		mp := &plan.Masters[i]
@@ -139,6 +142,9 @@ func writePlan(w io.Writer, c *topology.Cluster, plan *health.Plan) {
 	for i := range plan.Masters {
 		hs[i] = plan.Masters[i].Health
 	}
-	health.WriteFindings(w, hs, true)
-	fmt.Fprintf(w, "\n%s\n", plan.Summary)
+	var out strings.Builder
+	out.WriteString(escapeLines(redact(head.String())))
+	health.WriteFindings(&out, hs, true, func(s string) string { return escape.Text(redact(s)) })
+	fmt.Fprintf(&out, "\n%s\n", plan.Summary)
+	return out.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -30,8 +31,8 @@ var _ = define(&Command{
 Deletes the lock NAME on every master where it still holds TOKEN
 (compare-and-delete: another owner's lock is never touched). A lock that already
 expired is not an error. Per master it reports released, missing, foreign (held
-by another owner) or the error; with -json as one JSON document (name, key, ok,
-deleted, note, votes).
+by another owner) or the error, on stderr; with -json as one JSON document on
+stdout (name, key, ok, deleted, note, votes; names for several).
 
 A release that a quorum of masters answered is a release: the lock is deleted on
 every master that answered, and a master that did not answer keeps its copy until
@@ -65,24 +66,34 @@ type deleteJSON struct {
 	Note string `json:"note,omitempty"`
 	// Kind is the primitive force-expire deleted, when not a plain lock; Parts
 	// report each of its keys (or shared holders).
-	Kind   string       `json:"kind,omitempty"`
-	Parts  []deleteJSON `json:"parts,omitempty"`
+	Kind  string       `json:"kind,omitempty"`
+	Parts []deleteJSON `json:"parts,omitempty"`
+	// Names are every name of a multi-name hold (absent for one name).
+	Names []string `json:"names,omitempty"`
+	// keys names what was deleted, for the human text: every key of a
+	// multi-name hold, the slot of a permit (Key when empty).
+	keys   string
 	words  map[quorum.Outcome]string
 	rep    *quorum.Report
 	redact func(string) string
 }
 
-// human prints the count and one line per master.
+// human prints the count and one line per master on stderr: a report for the
+// reader, not data for a script (that is -json).
 func (d deleteJSON) human(env *Env) error {
 	if d.rep == nil {
 		return nil
 	}
-	if d.Action == actionRevoked {
-		fmt.Fprintf(env.Stdout, "%s: revoked on %d of %d masters\n", escape.Text(d.Key), d.Deleted, len(d.rep.Nodes))
-	} else {
-		fmt.Fprintf(env.Stdout, "%s: deleted on %d of %d masters\n", escape.Text(d.Key), d.Deleted, len(d.rep.Nodes))
+	keys := d.keys
+	if keys == "" {
+		keys = d.Key
 	}
-	printReport(env.Stdout, d.rep, d.words, d.redact)
+	verb := "deleted"
+	if d.Action == actionRevoked {
+		verb = "revoked"
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s on %d of %d masters\n", escape.Text(keys), verb, d.Deleted, len(d.rep.Nodes))
+	printReport(env.Stderr, d.rep, d.words, d.redact)
 	return nil
 }
 
@@ -105,18 +116,48 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 		// Released where a quorum answered: a note, not an error.
 		note, err = s.redact(err.Error()), nil
 	}
+	held := s.heldKeys(a.names, a.tok, rep)
 	if err == nil && rep != nil && countOutcome(rep, quorum.OutcomeForeign) >= rep.Quorum {
 		err = failf(ExitLost, "%s: lost: your lock expired or was revoked, and another owner or its revocation holds it on %d of %d masters now; nothing of another owner deleted",
-			s.m.Key(name), countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
+			held.text, countOutcome(rep, quorum.OutcomeForeign), len(rep.Nodes))
 	}
 	if note != "" && err == nil {
 		fmt.Fprintf(env.Stderr, "redlock release: note: %s\n", escape.Text(note))
 	}
-	return s.finishDelete(env, s.deleteDoc(name, rep, releaseWords, note), err, a.json)
+	return s.finishDelete(env, s.deleteDoc(name, held, rep, releaseWords, note), err, a.json)
+}
+
+// heldKeys is what a token holds of names, for messages and documents: key is
+// the key of the document (a permit's slot, the first key of a multi-name
+// hold), text every key it covers, names every name of a multi-name hold.
+type heldKeys struct {
+	key, text string
+	names     []string
+}
+
+// heldKeys names what token holds of names after a round that reported rep: the
+// slot of a permit (rep's key), every key of a multi-name hold, else the key of
+// names[0].
+func (s *lockSession) heldKeys(names []string, token string, rep *quorum.Report) heldKeys {
+	h := heldKeys{key: s.m.Key(names[0])}
+	switch kind, _ := quorum.HeldKind(token); {
+	case len(names) > 1:
+		keys := make([]string, len(names))
+		for i, n := range names {
+			keys[i] = s.m.Key(n)
+		}
+		h.text, h.names = lockKind{names: keys}.what(), names
+	case kind == "sem" && rep != nil && strings.HasPrefix(rep.Key, h.key+":"):
+		h.key = rep.Key
+	}
+	if h.text == "" {
+		h.text = h.key
+	}
+	return h
 }
 
 // finishDelete shows the result of a release or force-expire: on failure the
-// per-master lines still go out (on stdout, as on success), then the error.
+// per-master lines still go out (on stderr, as on success), then the error.
 func (s *lockSession) finishDelete(env *Env, doc deleteJSON, err error, asJSON bool) error {
 	doc.OK = err == nil
 	if err == nil {
@@ -132,17 +173,6 @@ func (s *lockSession) finishDelete(env *Env, doc deleteJSON, err error, asJSON b
 	return &exitError{code: code, err: err, doc: skipDoc{}}
 }
 
-// deleteDoc is the document of a release or force-expire of name, rep its
-// round (nil when none ran).
-func (s *lockSession) deleteDoc(name string, rep *quorum.Report, words map[quorum.Outcome]string, note string) deleteJSON {
-	doc := deleteJSON{lockOutcome: lockOutcome{Name: name, Key: s.m.Key(name), Votes: s.report(rep)},
-		Note: note, words: words, rep: rep, redact: s.redact}
-	if rep != nil {
-		doc.Deleted = rep.Votes
-	}
-	return doc
-}
-
 // countOutcome counts the masters of rep with outcome o.
 func countOutcome(rep *quorum.Report, o quorum.Outcome) int {
 	n := 0
@@ -152,4 +182,15 @@ func countOutcome(rep *quorum.Report, o quorum.Outcome) int {
 		}
 	}
 	return n
+}
+
+// deleteDoc is the document of a release or force-expire of name, held what it
+// acts on, rep its round (nil when none ran).
+func (s *lockSession) deleteDoc(name string, held heldKeys, rep *quorum.Report, words map[quorum.Outcome]string, note string) deleteJSON {
+	doc := deleteJSON{lockOutcome: lockOutcome{Name: name, Key: held.key, Votes: s.report(rep)},
+		Names: held.names, keys: held.text, Note: note, words: words, rep: rep, redact: s.redact}
+	if rep != nil {
+		doc.Deleted = rep.Votes
+	}
+	return doc
 }

@@ -45,8 +45,10 @@ type guardArgs struct {
 func (a *guardArgs) flags(f *Flags, prog string) {
 	a.gf = f
 	ttlHelp := "lock TTL (default: the lock policy's ttl, else the cluster's ttl)"
-	waitHelp := `keep trying to take the lock until D has passed (default 0: one round);
--timeout bounds the acquisition after -wait (the command may run longer)`
+	waitHelp := `keep trying to take the lock until D has passed; -timeout bounds the
+acquisition after -wait (the command may run longer). Default 0: one
+round, exit 3 at once when held, as flock -n (flock, consul lock and
+etcdctl lock wait by default; a cron line should not: see below)`
 	if prog == "elect" {
 		ttlHelp = `leadership TTL: how long a dead leader keeps the office (default: the
 lock policy's ttl for NAME, else the cluster's ttl)`
@@ -103,6 +105,17 @@ lock in the background, releases the lock when CMD exits and exits with CMD's
 status (128+N when CMD was killed by signal N). As with flock, the -- may be left
 out: CMD is then the first word after NAME that is not one of run's flags, and
 every word after it is CMD's ("redlock run job make -j4").
+
+Waiting: by default run does not wait (-wait 0): when NAME is held it exits 3 at
+once, as "flock -n" does. flock, consul lock and etcdctl lock wait by default;
+run does not because its first use is cron, where a job still running when the
+next one starts should make the next one give up (exit 3, or -conflict-exit-code)
+rather than queue behind it, one more process every interval. To wait, say for
+how long: -wait 10m. A cron line, at most one report at a time across machines:
+  */15 * * * * redlock run -max-hold 14m report /usr/local/bin/report
+
+With a "--", every word before it is a NAME: several names need it, and so does a
+CMD whose own arguments include a "--" ("redlock run job -- git diff -- file").
 
 The command never outlives the lock. CMD runs in a process group of its own under a
 guard: a small supervisor process (this binary again) that learns every new

@@ -51,7 +51,7 @@ type Command struct {
 	Name     string
 	Synopsis string // one line for the command list
 	// Args is the synopsis of the positional arguments, for the usage line: "NAME",
-	// "NAME -- CMD [ARGS...]"; empty when the command takes none.
+	// "NAME [--] CMD [ARGS...]"; empty when the command takes none.
 	Args string
 	// About is the prose of the help, between the usage line and the flags.
 	About string
@@ -209,8 +209,10 @@ func (c *Command) run(ctx context.Context, env *Env, args []string) int {
 var exitCheck func(c *Command, code int)
 
 // stopsAtCommand reports whether the command's positional arguments end with a
-// command line of its own (run, elect).
-func (c *Command) stopsAtCommand() bool { return strings.Contains(c.Args, "-- CMD") }
+// command line of its own (run, elect: Args ends with "CMD [ARGS...]"). Such a
+// command takes the flock form "NAME CMD ARGS...": without a "--", the second
+// word that is not one of its flags starts CMD, and every word after it is CMD's.
+func (c *Command) stopsAtCommand() bool { return strings.HasSuffix(c.Args, "CMD [ARGS...]") }
 
 // jsonView reports whether the command line asks for the JSON view, before the
 // rest is parsed (as Terraform's ParseView), so that even a bad command line gets

@@ -42,6 +42,8 @@ type common struct {
 	metrics *metricsFlag
 	// timeoutEnvBad: REDLOCK_TIMEOUT is set but is not a duration.
 	timeoutEnvBad bool
+	// warnings says when load shows the file's warnings (warn_once.go).
+	warnings warnMode
 }
 
 // metricsFlagOn declares -metrics-addr for a long-running command.
@@ -61,6 +63,8 @@ const (
 	envConfig  = "REDLOCK_CONFIG"  // -config
 	envMasters = "REDLOCK_MASTERS" // -masters
 	envTimeout = "REDLOCK_TIMEOUT" // -timeout
+	// envMaxTTL is the max_ttl of a -masters cluster (no file to declare it in).
+	envMaxTTL = "REDLOCK_MAX_TTL"
 )
 
 // flags declares -config, -masters, -var and -timeout, with defaults from
@@ -83,7 +87,8 @@ func (c *common) flags(f *Flags) {
 	f.String(&c.masters, "masters", "LIST", f.getenv(envMasters), `no file: comma-separated host:port or redis://[user:pass@]host:port[/db]
 (rediss:// for TLS) masters with the defaults of an empty cluster
 block (default $REDLOCK_MASTERS); restart quarantine is off only
-when every master is on a loopback address`)
+when every master is on a loopback address; $REDLOCK_MAX_TTL raises
+the 5m max_ttl (also the restart quarantine's length)`)
 	f.Var(&c.vars, "var", "NAME=VALUE", "set a variable of the file; repeatable; wins over REDLOCK_VAR_NAME and defaults")
 	f.Duration(&c.timeout, "timeout", timeout, "overall deadline of the command (default $REDLOCK_TIMEOUT, else 10s)").atLeast(positive)
 }
@@ -105,6 +110,11 @@ func (c *common) check() error {
 	}
 	if c.timeout <= 0 {
 		return usagef("-timeout must be positive, got %v", c.timeout)
+	}
+	if v := c.f.getenv(envMaxTTL); v != "" && c.masters != "" {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return usagef("%s=%q is not a positive duration (e.g. 30m)", envMaxTTL, v)
+		}
 	}
 	if c.config == "" {
 		return usagef("-config must not be empty")
@@ -129,7 +139,7 @@ func (c *common) options(env *Env) hcl.Options {
 // diagnostics without printing them.
 func (c *common) loadQuiet(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 	if c.masters != "" {
-		cfg, diags := hcl.Load("-masters", mastersSource(c.masters), c.options(env))
+		cfg, diags := hcl.Load("-masters", mastersSource(c.masters, getenv(env, envMaxTTL)), c.options(env))
 		// A password in a -masters URL is on the command line, not in a file kept
 		// in version control: the file's warning about it does not apply.
 		kept := diags[:0:0]
@@ -164,9 +174,14 @@ func (c *common) loadMasters(env *Env) (*hcl.Config, error) {
 // a loopback address, the brand-new local masters of `up`, demo and tests: with
 // it off, a client counts the vote of a master that restarted and lost a lock
 // still held, and can take that lock a second time.
-func mastersSource(list string) []byte {
+//
+// maxTTL, when set ($REDLOCK_MAX_TTL), is the cluster's max_ttl.
+func mastersSource(list, maxTTL string) []byte {
 	f := hclwrite.NewEmptyFile()
 	cl := f.Body().AppendNewBlock("cluster", []string{"masters"}).Body()
+	if maxTTL != "" {
+		cl.SetAttributeValue("max_ttl", cty.StringVal(maxTTL))
+	}
 	allLoopback := true
 	var masters [][2]string // name, address as given
 	for _, a := range strings.Split(list, ",") {
@@ -218,8 +233,8 @@ func (c *common) loadOffline(env *Env) (*hcl.Config, hclv2.Diagnostics) {
 	return hcl.LoadFile(c.config, opts)
 }
 
-// load loads the topology file and prints every diagnostic (warnings too) to
-// stderr, redacted. It returns the config, whose Cluster is set; or, when the file
+// load loads the topology file and prints its errors to stderr, redacted, and
+// its warnings as c.warnings says (warn_once.go). It returns the config, whose Cluster is set; or, when the file
 // is invalid or unreadable, an error with ExitInvalid and, for -json, the
 // diagnostics.
 func (c *common) load(env *Env) (*hcl.Config, error) {
@@ -227,8 +242,11 @@ func (c *common) load(env *Env) (*hcl.Config, error) {
 		return c.loadMasters(env)
 	}
 	cfg, diags := c.loadQuiet(env)
-	if len(diags) > 0 {
+	switch {
+	case diags.HasErrors():
 		_ = cfg.WriteDiagnostics(env.Stderr, diags, colorFor(env.Stderr, env.Getenv))
+	case len(diags) > 0:
+		c.showWarnings(env, cfg, diags)
 	}
 	if diags.HasErrors() || cfg.Cluster == nil {
 		err := fmt.Errorf("%s is not a valid topology file", c.config)

@@ -42,7 +42,7 @@ func TestFindingsGolden(t *testing.T) {
 			for _, mp := range tt.plan.Masters {
 				hs = append(hs, mp.Health)
 			}
-			health.WriteFindings(&out, hs, true)
+			health.WriteFindings(&out, hs, true, nil)
 			golden.RequireEqual(t, out.Bytes())
 		})
 	}

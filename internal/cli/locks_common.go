@@ -41,6 +41,8 @@ type lockSession struct {
 	m           *quorum.Manager
 	redact      func(string) string
 	stopMetrics func()
+	// noFile: the cluster is -masters' (messages say how to set what a file would).
+	noFile bool
 }
 
 // topoFlags returns the topology flags of a command's arguments.
@@ -99,7 +101,7 @@ func openSession(env *Env, cf *common) (*lockSession, error) {
 		stopMetrics()
 		return nil, fail(ExitInvalid, redacted(err, cfg.Redact))
 	}
-	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact, stopMetrics: stopMetrics}, nil
+	return &lockSession{cluster: cfg.Cluster, m: m, redact: cfg.Redact, stopMetrics: stopMetrics, noFile: cf.masters != ""}, nil
 }
 
 func (s *lockSession) close() {
@@ -136,7 +138,11 @@ func (s *lockSession) ttlFor(name string, ttl time.Duration, given bool) (time.D
 		return s.cluster.PolicyFor(name).TTL, nil
 	}
 	if ttl > s.cluster.MaxTTL {
-		return 0, usagef("-ttl %v is above the cluster's max_ttl %v", ttl, s.cluster.MaxTTL)
+		hint := "" // where max_ttl is raised
+		if s.noFile {
+			hint = " (no file: raise it with " + envMaxTTL + "=D)"
+		}
+		return 0, usagef("-ttl %v is above the cluster's max_ttl %v%s", ttl, s.cluster.MaxTTL, hint)
 	}
 	return ttl, nil
 }

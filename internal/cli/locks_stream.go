@@ -9,7 +9,8 @@ import (
 	"io"
 	"iter"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
@@ -218,7 +219,8 @@ func lockRows(t *blockTable, li *quorum.LockInfo) {
 
 // blockTable aligns rows of cells (the last cell of a row is not padded) as
 // text/tabwriter with padding 2 does, a block of rows at a time; column widths
-// only grow from one block to the next.
+// only grow from one block to the next. Widths are terminal cells, not runes: a
+// wide character (an emoji, a CJK letter) counts twice, as the terminal shows it.
 type blockTable struct {
 	w      *bufio.Writer
 	widths []int
@@ -234,13 +236,13 @@ func (t *blockTable) flush() {
 			if i == len(t.widths) {
 				t.widths = append(t.widths, 0)
 			}
-			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c)+2)
+			t.widths[i] = max(t.widths[i], ansi.StringWidth(c)+2)
 		}
 	}
 	for _, r := range t.rows {
 		for i, c := range r[:len(r)-1] {
 			t.w.WriteString(c)
-			t.w.WriteString(strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c)))
+			t.w.WriteString(strings.Repeat(" ", t.widths[i]-ansi.StringWidth(c)))
 		}
 		t.w.WriteString(r[len(r)-1])
 		t.w.WriteByte('\n')

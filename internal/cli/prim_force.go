@@ -136,8 +136,8 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 		}
 		out.Parts = append(out.Parts, pj)
 		if !o.json && pt.rep != nil {
-			fmt.Fprintf(env.Stdout, "%s: %s on %d of %d masters\n", escape.Text(pt.key), pj.Action, pj.Deleted, len(pt.rep.Nodes))
-			printReport(env.Stdout, pt.rep, forceWordsFor(o.now), s.redact)
+			fmt.Fprintf(env.Stderr, "%s: %s on %d of %d masters\n", escape.Text(pt.key), pj.Action, pj.Deleted, len(pt.rep.Nodes))
+			printReport(env.Stderr, pt.rep, forceWordsFor(o.now), s.redact)
 		}
 	}
 	if len(parts) == 0 {

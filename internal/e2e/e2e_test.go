@@ -39,6 +39,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build redlock:", err)
 		os.Exit(1)
 	}
+	// After the build (go's build cache is under it too): the commands remember
+	// in the user's cache which file warnings they showed, and the tests'
+	// commands use a cache of their own.
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)

@@ -61,7 +61,7 @@ func TestKeyPrefixControlCharactersAreRefused(t *testing.T) {
 	assert.Contains(t, r.stderr, `extended back\\slash:job (`)
 	r = e.run("release", "job", "-config", cfg, "-token", tok)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `back\\slash:job: deleted`)
+	assert.Contains(t, r.stderr, `back\\slash:job: deleted`)
 }
 
 // Regression (issue 23 item 12): a foreign lock whose name breaks this tool's name

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -122,7 +121,7 @@ func TestJSONDocumentsMatchTheirSchemas(t *testing.T) {
 
 	// watch: JSON lines.
 	cmd := e.command("", "watch", "-interval", "100ms", "-json")
-	var out bytes.Buffer
+	var out syncBuffer
 	cmd.Stdout = &out
 	require.NoError(t, cmd.Start())
 	require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") >= 2 }, 10*time.Second, 20*time.Millisecond)

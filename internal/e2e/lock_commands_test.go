@@ -176,7 +176,7 @@ func TestForceExpire(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	r = e.run("force-expire", "fx", "-yes", "-now")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "deleted on 5 of 5")
+	assert.Contains(t, r.stderr, "deleted on 5 of 5")
 	assert.Empty(t, e.keys("lock:fx"))
 	r = e.run("acquire", "fx", "-wait", "0")
 	assert.Equal(t, 0, r.code, "free at once: %s", r.stderr)

@@ -43,7 +43,7 @@ func TestIssue23ReleaseWithOneMasterDown(t *testing.T) {
 		down.Kill()
 		r := e.run("release", "job", "-token", token)
 		assert.Equal(t, 0, r.code, r.stderr)
-		assert.Contains(t, r.stdout, "deleted on 4 of 5 masters")
+		assert.Contains(t, r.stderr, "deleted on 4 of 5 masters")
 		assertNote(t, r.stderr)
 		assert.Empty(t, e.keys("lock:job"))
 	})

@@ -44,6 +44,10 @@ var runLossCauses = []struct {
 	{"restart-empty", nil},
 	{"force-expire", func(e *env, _ admins, name, _ string) {
 		r := e.run("force-expire", name, "-yes")
+		require.Equal(e.t, 6, r.code, "revoked: "+r.stderr)
+	}},
+	{"force-expire-now", func(e *env, _ admins, name, _ string) {
+		r := e.run("force-expire", name, "-yes", "-now")
 		require.Equal(e.t, 0, r.code, r.stderr)
 	}},
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -48,6 +49,12 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 	if !h.Reachable && notRedis(h.Error) {
 		add(topology.SeverityError, topology.CodeNotRedis, "not a Redis server: "+h.Error,
 			fmt.Sprintf("%s answers, but not in the Redis protocol (an HTTP server or a proxy?): check the address and port; the master does not vote", h.Address))
+		quarantineFinding(h, now, add)
+		return
+	}
+	if !h.Reachable && h.Slow {
+		add(topology.SeverityError, topology.CodeSlow, fmt.Sprintf("slow: answered in %s, beyond the node timeout %s", human.Duration(h.Latency), human.Duration(c.NodeTimeout)),
+			fmt.Sprintf("%s answers, but later than the node timeout: lock rounds give up on it, so it does not vote; find what slows it (load, network, a long command) or raise node_timeout", h.Address))
 		quarantineFinding(h, now, add)
 		return
 	}

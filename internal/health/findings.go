@@ -40,10 +40,14 @@ func GroupFindings(hs []topology.NodeHealth) []FindingGroup {
 // WriteFindings writes the findings of hs grouped across masters under a
 // "Findings:" heading: "warning CODE: summary [3 masters: a, b, c]" and its detail.
 // Findings an ignore block acknowledges are marked "ack" with the reason when
-// showAcknowledged, and left out otherwise (a last line counts them). Server
-// answers quoted in summaries and details are escaped. It writes nothing when
-// there is nothing to say.
-func WriteFindings(w io.Writer, hs []topology.NodeHealth, showAcknowledged bool) {
+// showAcknowledged, and left out otherwise (a last line counts them). Every
+// summary, detail and master name goes through esc (escape.Text when nil), which
+// must make server answers safe for a terminal: the output is not to be escaped
+// again. It writes nothing when there is nothing to say.
+func WriteFindings(w io.Writer, hs []topology.NodeHealth, showAcknowledged bool, esc func(string) string) {
+	if esc == nil {
+		esc = escape.Text
+	}
 	groups := GroupFindings(hs)
 	hidden := 0
 	var shown []FindingGroup
@@ -69,12 +73,12 @@ func WriteFindings(w io.Writer, hs []topology.NodeHealth, showAcknowledged bool)
 		}
 		// The code once: "unreachable: dial tcp ...", not "unreachable: unreachable: ...".
 		summary := strings.TrimPrefix(g.Finding.Summary, g.Finding.Code+": ")
-		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.Finding.Code, escape.Text(summary), escape.Text(where))
+		fmt.Fprintf(w, "  %-7s %s: %s [%s]\n", sev, g.Finding.Code, esc(summary), esc(where))
 		if g.Finding.Detail != "" {
-			fmt.Fprintf(w, "          %s\n", escape.Text(g.Finding.Detail))
+			fmt.Fprintf(w, "          %s\n", esc(g.Finding.Detail))
 		}
 		if g.Finding.Acknowledged != "" {
-			fmt.Fprintf(w, "          acknowledged in the file: %s\n", escape.Text(g.Finding.Acknowledged))
+			fmt.Fprintf(w, "          acknowledged in the file: %s\n", esc(g.Finding.Acknowledged))
 		}
 	}
 	if hidden > 0 {

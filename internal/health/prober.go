@@ -130,6 +130,11 @@ func (p *Prober) probeOne(ctx context.Context, i int) topology.NodeHealth {
 			break
 		}
 	}
+	if err != nil && isTimeout(err) && ctx.Err() == nil {
+		// Down, or only slow? One more PING, on a connection of its own whose
+		// timeouts are longer, tells them apart.
+		h.Slow, h.Latency = p.answersLate(ctx, cl)
+	}
 	if err != nil {
 		h.Error = p.clean(m, err)
 		if isAuthError(err) {
@@ -287,6 +292,28 @@ func isRedisError(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
+
+// answersLate pings through a one-off client like cl whose timeouts are
+// slowBound: true, with the time the answer took, when the master answers then.
+func (p *Prober) answersLate(ctx context.Context, cl *redis.Client) (bool, time.Duration) {
+	opts := *cl.Options()
+	bound := slowBound(p.timeout)
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = bound, bound, bound
+	opts.PoolSize, opts.MinIdleConns, opts.MaxRetries = 1, 0, -1
+	late := redis.NewClient(&opts)
+	defer late.Close()
+	cctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	start := time.Now()
+	if late.Ping(cctx).Err() != nil {
+		return false, 0
+	}
+	return true, time.Since(start)
+}
+
+// slowBound is how long a master that missed the node timeout is given to answer
+// at all: one that answers within it is slow, not down.
+func slowBound(timeout time.Duration) time.Duration { return max(time.Second, 10*timeout) }
 
 func isTimeout(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
