@@ -347,7 +347,9 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	held := &events.Held{}
 	var kept []quorum.LockInfo
 	for li := range locks {
-		held.Add(li)
+		if kind, _, ok := li.PrimitiveOf(); ok && kind != quorum.KindShared {
+			held.Add(li) // shared holders come and go by sharedEvents, one event each
+		}
 		if isPrimitiveKey(li) {
 			kept = append(kept, copyLockInfo(li))
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -63,6 +64,10 @@ type snapshotJSON struct {
 	// long text is not repeated per master.
 	Findings []findingJSON `json:"findings"`
 	Error    string        `json:"error,omitempty"`
+	// states counts the primitives by state (quorum.Primitive.State): a
+	// multi-name hold, a semaphore, a name's shared holders or an election count
+	// once, bookkeeping keys never.
+	states map[quorum.LockState]int
 }
 
 // watchNodeJSON is a master's health in a watch line: its findings by code.
@@ -100,12 +105,9 @@ type watchLine struct {
 // the previous one: masters down or back, findings raised or cleared.
 func (l watchLine) humanLine() string {
 	s, prev := l.snapshotJSON, l.prev
-	states := map[string]int{}
-	for _, l := range s.Locks {
-		states[l.State]++
-	}
+	states := s.states
 	line := fmt.Sprintf("%s  %d/%d masters healthy (quorum %d)  locks: %d held, %d partial, %d contested, %d orphaned",
-		s.Time.Format("15:04:05"), s.Healthy, s.Total, s.Quorum, states["held"], states["partial"], states["contested"], states["orphaned"])
+		s.Time.Format("15:04:05"), s.Healthy, s.Total, s.Quorum, states[quorum.StateHeld], states[quorum.StatePartial], states[quorum.StateContested], states[quorum.StateOrphaned])
 	if prev != nil {
 		was := map[string]string{}
 		for _, n := range prev.Nodes {
@@ -187,6 +189,10 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 		snap.Locks = s.listingJSON(lst, err).Locks
 		prims, perr := s.m.Primitives(cctx, lst)
 		snap.Primitives = s.primitivesJSON(prims)
+		snap.states = map[quorum.LockState]int{}
+		for i := range prims {
+			snap.states[prims[i].State()]++
+		}
 		if err == nil {
 			err = perr
 		}

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every surface tells the truth about every kind of hold: what `locks`,
+// `locks -json` and `watch` show is compared with what the masters hold.
+
+// watchLine runs `watch` until it printed one human line and returns it.
+func (e *env) watchLine(t *testing.T) string {
+	t.Helper()
+	w := e.start("watch", "-interval", "100ms")
+	require.Eventually(t, func() bool { return strings.Contains(w.stdout.String(), "\n") }, 15*time.Second, 20*time.Millisecond)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGINT))
+	w.wait(t, 10*time.Second)
+	line, _, _ := strings.Cut(w.stdout.String(), "\n")
+	return line
+}
+
+// A finished election leaves its term record (a hash without TTL) on every
+// master: it is the election's bookkeeping, not an orphaned lock of another
+// library. `locks -json` listed it as an orphaned "redisson" lock and `watch`
+// counted one orphaned lock per finished election.
+func TestBugElectionRecordIsNoOrphanedLock(t *testing.T) {
+	e := newEnv(t)
+	for _, name := range []string{"e1", "e2", "e3"} {
+		r := e.run("elect", name, "-ttl", "5s", "--", "true")
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	for _, s := range e.c.Servers {
+		n, err := s.Client().Exists(context.Background(), "lock:e1:leader:term", "lock:e2:leader:term", "lock:e3:leader:term").Result()
+		require.NoError(t, err)
+		require.EqualValues(t, 3, n, "%s keeps the three records", s.Name)
+	}
+
+	r := e.run("locks", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	doc := checkDoc(t, "locks", r.stdout)
+	for _, l := range doc["locks"].([]any) {
+		lm := l.(map[string]any)
+		assert.NotEqual(t, "orphaned", lm["state"], "%v", lm)
+		assert.NotEqual(t, "redisson", lm["library"], "%v", lm)
+	}
+	assert.NotContains(t, r.stdout, "leader:term", "a record is no lock")
+
+	txt := e.run("locks")
+	require.Equal(t, 0, txt.code, txt.stderr)
+	assert.NotContains(t, txt.stdout, "orphaned")
+
+	assert.Contains(t, e.watchLine(t), " 0 orphaned")
+}
+
+// A shared hold that only some masters hold (2 of 5: below a quorum, its
+// members expire by themselves) is partial, and this tool's own, on every
+// surface: the console said "orphaned ... shared 0", `locks` "free" with a
+// holder "partial 2/5", `locks -json` "orphaned" of library "unknown".
+func TestBugPartialSharedHoldIsPartialEverywhere(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("acquire", "doc", "-shared", "-ttl", "9s", "-owner", "reader")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, s := range e.c.Servers[2:] {
+		require.NoError(t, s.Client().Del(context.Background(), "lock:doc").Err())
+	}
+	held := 0
+	for _, s := range e.c.Servers {
+		n, err := s.Client().ZCard(context.Background(), "lock:doc").Result()
+		require.NoError(t, err)
+		held += int(n)
+	}
+	require.Equal(t, 2, held, "the holder is on 2 of 5 masters")
+
+	js := e.run("locks", "-json")
+	require.Equal(t, 0, js.code, js.stderr)
+	doc := checkDoc(t, "locks", js.stdout)
+	locks := doc["locks"].([]any)
+	require.Len(t, locks, 1)
+	lk := locks[0].(map[string]any)
+	assert.Equal(t, "partial", lk["state"])
+	assert.Equal(t, "redlock", lk["library"])
+	prims := doc["primitives"].([]any)
+	require.Len(t, prims, 1)
+	p := prims[0].(map[string]any)
+	assert.Equal(t, "shared", p["kind"])
+	assert.Equal(t, "partial", p["state"])
+
+	txt := e.run("locks")
+	require.Equal(t, 0, txt.code, txt.stderr)
+	row := lineWith(t, txt.stdout, "doc")
+	assert.Contains(t, row, "partial")
+	assert.NotContains(t, row, "free")
+
+	assert.Contains(t, e.watchLine(t), "0 held, 1 partial, 0 contested, 0 orphaned")
+}
+
+// lineWith is the first line of out that starts with prefix.
+func lineWith(t *testing.T, out, prefix string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	t.Fatalf("no line starts with %q in:\n%s", prefix, out)
+	return ""
+}
+
+// Two shared holders taken and released on all five masters are two
+// acquisitions and two releases of shared holders, each on the 5 masters that
+// held it: poll mode said "acquired ... (0 of 5 masters)", and the shared key
+// itself came out as a lock of its own.
+func TestBugSharedHoldersInEvents(t *testing.T) {
+	for _, mode := range []string{"poll"} {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t)
+			if mode == "keyspace" {
+				e.keyspaceOn()
+			}
+			log := collectEventsIn(t, e, mode, "-interval", "100ms")
+			a := e.acquireToken("doc", "-shared", "-ttl", "8s", "-owner", "ra")
+			b := e.acquireToken("doc", "-shared", "-ttl", "8s", "-owner", "rb")
+			require.Eventually(t, func() bool { return log.count("acquired", "doc") >= 2 }, 10*time.Second, 20*time.Millisecond, "%v", log.all())
+			for _, tok := range []string{a, b} {
+				r := e.run("release", "doc", "-token", tok)
+				require.Equal(t, 0, r.code, r.stderr)
+			}
+			require.Eventually(t, func() bool { return log.count("released", "doc") >= 2 }, 10*time.Second, 20*time.Millisecond, "%v", log.all())
+			time.Sleep(300 * time.Millisecond) // nothing else comes
+			var got []string
+			for _, d := range log.all() {
+				if d["name"] != "doc" {
+					continue
+				}
+				got = append(got, d["event"].(string))
+				assert.Equal(t, "shared", d["kind"], "%v", d)
+				assert.Len(t, d["masters"], 5, "%v", d)
+			}
+			assert.ElementsMatch(t, []string{"acquired", "acquired", "released", "released"}, got)
+		})
+	}
+}
