@@ -120,17 +120,17 @@ func (l watchLine) humanLine() string {
 		}
 		seen := map[string]bool{}
 		for _, f := range prev.Findings {
-			seen[f.Code+"\x00"+f.Summary] = true
+			seen[findingID(f)] = true
 		}
 		now := map[string]bool{}
 		for _, f := range s.Findings {
-			now[f.Code+"\x00"+f.Summary] = true
-			if !seen[f.Code+"\x00"+f.Summary] {
+			now[findingID(f)] = true
+			if !seen[findingID(f)] {
 				line += fmt.Sprintf("  [+%s %s on %s]", f.Severity, f.Code, escape.Line(strings.Join(f.Masters, ","), 60))
 			}
 		}
 		for _, f := range prev.Findings {
-			if !now[f.Code+"\x00"+f.Summary] {
+			if !now[findingID(f)] {
 				line += fmt.Sprintf("  [cleared %s]", f.Code)
 			}
 		}
@@ -143,6 +143,13 @@ func (l watchLine) humanLine() string {
 		line += "  error: " + escape.Line(s.Error, 200)
 	}
 	return line
+}
+
+// findingID is what makes a finding the same one from line to line: its code
+// and the masters it concerns, not its text, which may count down (a
+// quarantine's time left) or carry a figure that moves.
+func findingID(f findingJSON) string {
+	return f.Code + "\x00" + strings.Join(f.Masters, "\x00")
 }
 
 func runWatch(ctx context.Context, env *Env, s *lockSession, a *watchArgs) error {
