@@ -112,3 +112,36 @@ func stateRank(s LockState) int {
 	}
 	return 3
 }
+
+// Siblings returns the names of l's keys that belong to the same semaphore or
+// multi-name hold as one of rows (PrimitiveOf) and are not among rows: what a
+// view of a few keys must read too to count the primitive whole (the console's
+// filter shows one permit slot; "sem 2/3" needs the other slots). It returns
+// nil at once when no row is a permit or a multi-name hold's name; l may be nil.
+func (l *Listing) Siblings(rows []LockInfo) []string {
+	if l == nil {
+		return nil
+	}
+	want := map[string]bool{}
+	have := map[string]bool{}
+	for i := range rows {
+		have[rows[i].Name] = true
+		if kind, group, ok := rows[i].PrimitiveOf(); ok && (kind == KindSemaphore || kind == KindMulti) {
+			want[string(kind)+"\x00"+group] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	var out []string
+	for i := range l.Locks {
+		li := &l.Locks[i]
+		if have[li.Name] {
+			continue
+		}
+		if kind, group, ok := li.PrimitiveOf(); ok && want[string(kind)+"\x00"+group] {
+			out = append(out, li.Name)
+		}
+	}
+	return out
+}

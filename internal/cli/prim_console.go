@@ -51,6 +51,8 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 				if p.Held > 0 {
 					best := p.Holders[0]
 					li.State, li.Votes, li.Validity, li.Owner = quorum.StateHeld, best.Votes, best.Validity, best.Owner
+				} else if st := p.State(); st != quorum.StateFree {
+					li.State = st
 				}
 			}
 			tagRow(li, tag)
