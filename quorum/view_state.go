@@ -145,3 +145,8 @@ func (l *Listing) Siblings(rows []LockInfo) []string {
 	}
 	return out
 }
+
+// WriterWaitingName is the name (without the key prefix) of the marker an
+// exclusive waiter keeps beside name while shared holders hold it
+// (KeyWriterWaiting): while it lives, new shared holders of name are refused.
+func WriterWaitingName(name string) string { return name + xwaitSuffix }
