@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -133,7 +134,9 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 	l, err := acquireKind(actx, s.m, k, lockTTL, a.wait, s.kindOptions(k, a.owner)...)
 	if err != nil {
 		code := acquireExit(ctx, err)
+		var kc *kindConflictError
 		switch {
+		case errors.As(err, &kc):
 		case code == ExitNotHeld && !k.multi() && k.permits == 0:
 			err = fmt.Errorf("%s is %s: %w", name, s.heldBy(ctx, name, a.timeout), err)
 		default:

@@ -391,9 +391,12 @@ func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wai
 // the wait ran out while it was, 1 otherwise (masters unavailable, interrupted).
 func acquireExit(ctx context.Context, err error) int {
 	var re *quorum.RoundError
+	var ue *usageError
 	switch {
 	case ctx.Err() != nil:
 		return ExitError
+	case errors.As(err, &ue):
+		return ExitInvalid
 	case errors.Is(err, quorum.ErrHeld):
 		return ExitNotHeld
 	case errors.Is(err, errWaitExpired) && !(errors.As(err, &re) && errors.Is(re.Kind, quorum.ErrUnavailable)):

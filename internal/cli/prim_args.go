@@ -208,6 +208,9 @@ func (s *lockSession) maxExtensionsFor(names []string) int {
 // acquireKind takes k: one round when wait is 0, else rounds until wait has
 // passed (see waitAcquire, whose contract it keeps for every kind).
 func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
+	if err := checkKindConflict(ctx, m, k); err != nil {
+		return nil, err
+	}
 	if !k.multi() {
 		return waitAcquire(ctx, m, k.names[0], ttl, wait, opts...)
 	}

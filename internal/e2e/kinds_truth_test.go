@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,4 +169,49 @@ func TestBugHeldBySharedHoldersSaysSo(t *testing.T) {
 	assert.NotContains(t, r.stderr, "unknown")
 	require.NoError(t, waiter.cmd.Process.Signal(syscall.SIGINT))
 	waiter.wait(t, 10*time.Second)
+}
+
+// A semaphore's permit count is stored with its holders and one name is one
+// kind of hold: `acquire sem -permits 4` on a semaphore held with 3 succeeded
+// (locks then read 3/4), and a plain `acquire sem` succeeded while every permit
+// was held, listing sem in two tables. Both are refused, saying why, and the
+// masters hold nothing more than before.
+func TestBugSemaphoreLimitAndKindAreKept(t *testing.T) {
+	e := newEnv(t)
+	for range 3 {
+		e.acquireToken("sem", "-permits", "3", "-ttl", "9s")
+	}
+	e.acquireToken("plain", "-ttl", "9s")
+	tests := []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"acquire", "sem", "-permits", "4"}, 2, "semaphore sem is held with 3 permits (3 held)"},
+		{[]string{"acquire", "sem", "-permits", "2"}, 2, "acquire it with -permits 3"},
+		{[]string{"acquire", "sem"}, 3, "sem is a semaphore (3 of 3 permits held)"},
+		{[]string{"acquire", "sem", "-shared"}, 3, "sem is a semaphore"},
+		{[]string{"run", "sem", "--", "true"}, 3, "sem is a semaphore"},
+		{[]string{"acquire", "plain", "-permits", "2"}, 3, "plain is held as a plain lock, not as a semaphore"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := e.run(tt.args...)
+			assert.Equal(t, tt.code, r.code, r.stderr)
+			assert.Contains(t, r.stderr, tt.says)
+			assert.Empty(t, r.stdout, "no token")
+		})
+	}
+	assert.Empty(t, e.keys("lock:sem"), "no plain lock beside the semaphore")
+	assert.Empty(t, e.keys("lock:sem:permit:3"), "no fourth permit")
+	assert.Empty(t, e.keys("lock:plain:permit:0"))
+	r := e.run("locks", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	doc := checkDoc(t, "locks", r.stdout)
+	for _, p := range doc["primitives"].([]any) {
+		if pm := p.(map[string]any); pm["name"] == "sem" {
+			assert.Equal(t, "3", fmt.Sprint(pm["permits"]))
+			assert.Equal(t, "3", fmt.Sprint(pm["held"]))
+		}
+	}
 }
