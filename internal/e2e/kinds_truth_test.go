@@ -118,7 +118,7 @@ func lineWith(t *testing.T, out, prefix string) string {
 // held it: poll mode said "acquired ... (0 of 5 masters)", and the shared key
 // itself came out as a lock of its own.
 func TestBugSharedHoldersInEvents(t *testing.T) {
-	for _, mode := range []string{"poll"} {
+	for _, mode := range []string{"poll", "keyspace"} {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t)
 			if mode == "keyspace" {
