@@ -50,3 +50,25 @@ func TestBugConsoleFilterChangesTheCounts(t *testing.T) {
 		})
 	}
 }
+
+// Every holder of a shared row is findable by the console's filter, which
+// matches the owner column: the row showed the first holder only, so filtering
+// by another holder's label hid the row.
+func TestBugConsoleSharedRowNamesEveryHolder(t *testing.T) {
+	ctx := context.Background()
+	_, c := consoleCluster(t, 3)
+	src, mgr, cleanup, err := newClusterSource(c, sourceSettings{interval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer cleanup()
+	owners := []string{"reader-a", "reader-b", "reader-c"}
+	for _, owner := range owners {
+		_, err = mgr.TryAcquire(ctx, "doc", 10*time.Second, quorum.WithShared(), quorum.WithLockOwner(owner))
+		require.NoError(t, err)
+	}
+	snap := pollUntil(t, src, []string{"doc"}, func(s tui.Snapshot) bool { return s.Kinds["doc"] == "shared 3" })
+	require.Len(t, snap.Fresh, 1)
+	require.NotNil(t, snap.Fresh[0].Owner)
+	for _, owner := range owners {
+		assert.Contains(t, snap.Fresh[0].Owner.Label, owner)
+	}
+}
