@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -79,6 +80,9 @@ func (d extendJSON) human(env *Env) error {
 
 func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) error {
 	token, name := a.tok, a.names[0]
+	if err := quorum.CheckTokenFor(token, a.names...); err != nil {
+		return usagef("extend %s: %v", strings.Join(a.names, " "), err)
+	}
 	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.f.given("ttl"))
 	if err != nil {
 		return err

@@ -215,3 +215,45 @@ func TestBugSemaphoreLimitAndKindAreKept(t *testing.T) {
 		}
 	}
 }
+
+// A release or extension with the token of another lock is refused, naming the
+// mistake, and touches nothing: it said "missing (already gone)" with exit 0,
+// and the real lock stayed until its TTL. Tokens without the name's tag (an
+// earlier version's) still release their lock.
+func TestBugTokenOfAnotherLockIsRefused(t *testing.T) {
+	e := newEnv(t)
+	tokA := e.acquireToken("tokA", "-ttl", "9s")
+	multi := e.acquireToken("m-2", "m-1", "-ttl", "9s")
+	tests := []struct {
+		args []string
+		tok  string
+		says string
+	}{
+		{[]string{"release", "tokB"}, tokA, "not the token of lock tokB"},
+		{[]string{"extend", "tokB"}, tokA, "not the token of lock tokB"},
+		{[]string{"release", "m-1", "x-9"}, multi, "not the token of names m-1, x-9"},
+		{[]string{"release", "tokA"}, multi, "the token holds 2 names"},
+	}
+	for _, tt := range tests {
+		r := e.run(append(tt.args, "-token", tt.tok)...)
+		assert.Equal(t, 2, r.code, "%v: %s", tt.args, r.stderr)
+		assert.Contains(t, r.stderr, tt.says)
+	}
+	assert.Len(t, e.keys("lock:tokA"), 5, "tokA is still held everywhere")
+	assert.Len(t, e.keys("lock:m-1"), 5)
+
+	r := e.run("release", "m-1", "m-2", "-token", multi)
+	assert.Equal(t, 0, r.code, r.stderr)
+	r = e.run("release", "tokA", "-token", tokA)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, e.keys("lock:tokA"))
+
+	// A token of an earlier version: no tag of its name.
+	old := "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.eyJoIjoib2xkIn0"
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().Set(context.Background(), "lock:legacy", old, 9*time.Second).Err())
+	}
+	r = e.run("release", "legacy", "-token", old)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, e.keys("lock:legacy"), "an old token still releases its lock")
+}
