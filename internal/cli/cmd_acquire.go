@@ -9,6 +9,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -111,8 +112,8 @@ func (d acquireJSON) human(env *Env) error {
 	if _, err := fmt.Fprintln(env.Stdout, d.Token); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "acquired %s%s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.detail, d.Votes.summary(),
-		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	fmt.Fprintf(env.Stderr, "acquired %s%s (%s), valid until %s (%s)\n", escape.Text(d.Key), d.detail, d.Votes.summary(),
+		d.ValidUntil.Format(time.RFC3339Nano), human.Duration(time.Until(*d.ValidUntil)))
 	if d.missed != "" {
 		fmt.Fprintf(env.Stderr, "not acquired on %s\n", escape.Text(d.missed))
 	}

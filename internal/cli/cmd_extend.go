@@ -9,6 +9,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -70,8 +71,8 @@ type extendJSON struct {
 }
 
 func (d extendJSON) human(env *Env) error {
-	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.Votes.summary(),
-		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%s)\n", escape.Text(d.Key), d.Votes.summary(),
+		d.ValidUntil.Format(time.RFC3339Nano), human.Duration(time.Until(*d.ValidUntil)))
 	if d.missed != "" {
 		fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(d.missed))
 	}

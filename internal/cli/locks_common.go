@@ -382,7 +382,7 @@ func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wai
 	case err == nil:
 		return l, nil
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		return nil, fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
+		return nil, fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
 	}
 	return nil, err
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -222,7 +223,7 @@ func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait t
 	} else {
 		l, err = m.AcquireMulti(ctx, names, ttl, append(opts, quorum.WithWait(wait))...)
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
+			err = fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
 		}
 	}
 	return releaseIfInterrupted(ctx, l, err)

@@ -257,3 +257,24 @@ func TestBugTokenOfAnotherLockIsRefused(t *testing.T) {
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, e.keys("lock:legacy"), "an old token still releases its lock")
 }
+
+// One duration format everywhere (internal/human): `nodes` printed Go's
+// durations ("300µs", "38m27s", "+215µs±254µs") where the console prints
+// "0.3ms" and "38m27s"; acquire printed "(59.392s)" and its errors "after 1s".
+func TestBugOneDurationFormat(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("nodes")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "µs")
+	row := strings.Fields(lineWith(t, r.stdout, e.c.Servers[0].Name+" "))
+	assert.Regexp(t, `^(\d\.\dms|\d+ms)$`, row[3], "latency: %v", row)
+	assert.Regexp(t, `^(\d+ms|\d+\.\ds|\d+m\d\ds)$`, row[6], "uptime: %v", row)
+
+	r = e.run("acquire", "held", "-ttl", "9s", "-owner", "a")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `valid until \S+ \(\d\.\ds\)`, r.stderr)
+	r = e.run("acquire", "held", "-wait", "300ms")
+	require.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "wait expired after 300ms")
+	assert.Regexp(t, `held by a, \S+ pid \d+, since \S+ for \d\.\ds more`, r.stderr)
+}
