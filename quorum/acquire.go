@@ -67,6 +67,7 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 	}
 	owner := m.owner
 	owner.Label = lc.owner
+	owner.For = nameTag(name)
 	owner.At = time.Now()
 	owner.TTL = ttl
 	if acq != nil {

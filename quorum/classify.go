@@ -55,11 +55,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 		of = append(of, g)
 	}
 	if len(counts) == 0 {
-		li.State = StateOrphaned
-		li.Library = "unknown"
-		if wrongType == "hash" {
-			li.Library = "redisson"
-		}
+		m.classifyOther(li, wrongType)
 		return
 	}
 	// The leading value: most masters, then the longest quorum view, then by value
@@ -122,6 +118,57 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 		li.State = StatePartial
 	}
 	if li.State != StateHeld && li.Validity > 0 {
+		li.Validity = 0
+	}
+}
+
+// classifyOther classifies a key of another type than a string: a name's
+// shared holders (a sorted set at NAME) and an election's record (a hash at
+// NAME:leader:term) are this package's own (Library "redlock"); any other is a
+// foreign library's leftover, orphaned. A shared key's State says where the key
+// lives, as a string lock's would: held where a quorum has it with validity left
+// (its TTL is its latest holder's expiry), partial on fewer masters; which
+// holders hold it is read by Primitives. An election's record has no TTL and is
+// no lock: it is never orphaned (StateHeld where a quorum has it, else partial).
+func (m *Manager) classifyOther(li *LockInfo, typ string) {
+	li.State, li.Library, li.Value, li.Votes, li.Owner, li.Validity = StateOrphaned, "unknown", "", 0, nil, 0
+	kc := ClassifyKey(li.Name, typ)
+	switch {
+	case typ == "zset" && kc.Kind == KeyShared, kc.Kind == KeyTerm && typ == "hash":
+		li.Library = "redlock"
+	case typ == "hash":
+		li.Library = "redisson"
+		return
+	default:
+		return
+	}
+	var pbuf [16]time.Duration
+	pttls := pbuf[:0]
+	for _, mv := range li.Masters {
+		if mv.Present && mv.Type == typ {
+			pttls = append(pttls, mv.PTTL)
+		}
+	}
+	li.Votes = len(pttls)
+	slices.SortFunc(pttls, func(a, b time.Duration) int { return cmp.Compare(ttlRank(b), ttlRank(a)) })
+	if li.Votes >= m.quorum {
+		if q := pttls[m.quorum-1]; q < 0 {
+			li.Validity = NoExpiry
+		} else {
+			li.Validity = max(0, q-m.cfg.drift(q))
+		}
+	}
+	switch {
+	case kc.Kind == KeyTerm && li.Votes >= m.quorum:
+		li.State = StateHeld
+	case kc.Kind == KeyTerm:
+		li.State = StatePartial
+	case li.Validity > 0 && li.Validity != NoExpiry:
+		li.State = StateHeld
+	case len(pttls) > 0 && pttls[0] > 0 && pttls[0]-m.cfg.drift(pttls[0]) > 0 && li.Votes < m.quorum:
+		li.State = StatePartial
+	}
+	if li.State != StateHeld {
 		li.Validity = 0
 	}
 }

@@ -60,7 +60,7 @@ func parseValueOwnerIn(s string, o *Owner, in *interned) error {
 			return errValueOwnerJSON
 		}
 	}
-	*o = Owner{Host: w.H, PID: w.P, Label: w.O, Kind: w.K, Count: w.N}
+	*o = Owner{Host: w.H, PID: w.P, Label: w.O, Kind: w.K, Count: w.N, For: w.F}
 	if w.L > 0 {
 		o.TTL = time.Duration(w.L) * time.Millisecond
 	}
@@ -80,7 +80,7 @@ func decodeOwnerJSON(b []byte, w *ownerWire) error {
 }
 
 // decodeOwnerFast decodes the compact JSON object of an owner as json.Marshal
-// writes it: no spacing, members named h, p, o, t, l, k, n (each any number of
+// writes it: no spacing, members named h, p, o, t, l, k, n, f (each any number of
 // times: the last one counts), strings without escapes or control characters and
 // of valid UTF-8, integers without fraction, exponent or leading zero within
 // 18 digits. It returns false, *w then unspecified, for anything else, which
@@ -98,7 +98,7 @@ func decodeOwnerFast(b []byte, w *ownerWire, in *interned) bool {
 		key := b[1]
 		b = b[4:]
 		switch key {
-		case 'h', 'o', 'k':
+		case 'h', 'o', 'k', 'f':
 			s, rest, ok := fastString(b, in)
 			if !ok {
 				return false
@@ -108,6 +108,8 @@ func decodeOwnerFast(b []byte, w *ownerWire, in *interned) bool {
 				w.H = s
 			case 'o':
 				w.O = s
+			case 'f':
+				w.F = s
 			default:
 				w.K = s
 			}

@@ -38,6 +38,9 @@ type Owner struct {
 	// Count is a semaphore's permit count N, or the number of names of a
 	// multi-name lock; 0 otherwise.
 	Count int `json:"count,omitempty"`
+	// For is the tag of the name the value was taken for (nameTag; "" in values
+	// of earlier versions): CheckTokenFor tells a token of another lock by it.
+	For string `json:"-"`
 }
 
 // ownerWire is the compact JSON form of Owner inside a value.
@@ -49,6 +52,7 @@ type ownerWire struct {
 	L int64  `json:"l,omitempty"` // TTL in ms
 	K string `json:"k,omitempty"` // Owner.Kind
 	N int    `json:"n,omitempty"` // Owner.Count
+	F string `json:"f,omitempty"` // Owner.For
 }
 
 // Value is a parsed lock value "rl1.<token>.<owner>".
@@ -81,7 +85,7 @@ func (v Value) String() string {
 
 // wire returns the compact form of o written in a value.
 func (o *Owner) wire() ownerWire {
-	w := ownerWire{H: o.Host, P: o.PID, O: o.Label, L: o.TTL.Milliseconds(), K: o.Kind, N: o.Count}
+	w := ownerWire{H: o.Host, P: o.PID, O: o.Label, L: o.TTL.Milliseconds(), K: o.Kind, N: o.Count, F: o.For}
 	if !o.At.IsZero() {
 		w.T = o.At.UnixMilli()
 	}

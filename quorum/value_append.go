@@ -14,11 +14,11 @@ import (
 // by encoding/json once and kept (lastOwner); the times are numbers.
 
 // ownerParts is the JSON of an owner's fields other than the times: head holds
-// "h", "p" and "o", tail "k" and "n", each without braces ("" when all are empty).
+// "h", "p" and "o", tail "k", "n" and "f", each without braces ("" when all are empty).
 type ownerParts struct {
-	host, label, kind string
-	pid, count        int
-	head, tail        []byte
+	host, label, kind, tag string
+	pid, count             int
+	head, tail             []byte
 }
 
 // lastOwner is the parts of the last owner encoded: most processes describe one
@@ -27,12 +27,12 @@ var lastOwner atomic.Pointer[ownerParts]
 
 // partsOf returns the JSON parts of w's fields other than the times.
 func partsOf(w *ownerWire) *ownerParts {
-	if p := lastOwner.Load(); p != nil && p.host == w.H && p.pid == w.P && p.label == w.O && p.kind == w.K && p.count == w.N {
+	if p := lastOwner.Load(); p != nil && p.host == w.H && p.pid == w.P && p.label == w.O && p.kind == w.K && p.count == w.N && p.tag == w.F {
 		return p
 	}
 	head, _ := json.Marshal(ownerWire{H: w.H, P: w.P, O: w.O}) // cannot fail: strings and ints only
-	tail, _ := json.Marshal(ownerWire{K: w.K, N: w.N})
-	p := &ownerParts{host: w.H, pid: w.P, label: w.O, kind: w.K, count: w.N,
+	tail, _ := json.Marshal(ownerWire{K: w.K, N: w.N, F: w.F})
+	p := &ownerParts{host: w.H, pid: w.P, label: w.O, kind: w.K, count: w.N, tag: w.F,
 		head: bytes.Trim(head, "{}"), tail: bytes.Trim(tail, "{}")}
 	lastOwner.Store(p)
 	return p

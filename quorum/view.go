@@ -62,9 +62,11 @@ type SharedHolder struct {
 	// Value is the holder's value: a secret of its owner (show Redact(Value)).
 	Value string
 	Owner *Owner
-	// Votes is how many masters hold it; Validity its quorum validity at the
-	// listing's ObservedAt (0 unless held on a quorum).
+	// Votes is how many masters hold it (Masters names them, in the topology's
+	// order); Validity its quorum validity at the listing's ObservedAt (0 unless
+	// held on a quorum).
 	Votes    int
+	Masters  []string
 	Validity time.Duration
 	// FreeAt is set when Value is a revoked holder's tombstone (IsTombstone,
 	// RevokeShared): when the last copy of it ends, as observed; it keeps an
@@ -79,54 +81,40 @@ type SharedHolder struct {
 // as listed (Holders nil, LeaderErr set) and the error is returned with the rest.
 func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
 	var out []Primitive
-	multi := map[string]int{}  // value -> index in out
-	byName := map[string]int{} // kind + name -> index in out
+	byGroup := map[string]int{} // kind + group -> index in out
 	waiting := map[string]bool{}
-	at := func(kind PrimitiveKind, name string) *Primitive {
-		k := string(kind) + "\x00" + name
-		if i, ok := byName[k]; ok {
-			return &out[i]
-		}
-		out = append(out, Primitive{Kind: kind, Name: name})
-		byName[k] = len(out) - 1
-		return &out[len(out)-1]
-	}
 	for i := range lst.Locks {
 		li := &lst.Locks[i]
-		kc := ClassifyKey(li.Name, li.KeyType())
-		switch kc.Kind {
-		case KeyTerm, KeyFence, KeyQueue:
-			continue // a leader's record, counters, queues: part of their primitive
-		case KeyWriterWaiting:
-			waiting[kc.Name] = true
+		kind, group, ok := li.PrimitiveOf()
+		if !ok { // a leader's record, counters, queues: part of their primitive
+			if kc := li.Class(); kc.Kind == KeyWriterWaiting {
+				waiting[kc.Name] = true
+			}
 			continue
-		case KeyPermit:
-			p := at(KindSemaphore, kc.Name)
-			p.Locks = append(p.Locks, li)
+		}
+		k := string(kind) + "\x00" + group
+		j, seen := byGroup[k]
+		if !seen || kind == KindLock {
+			name := group
+			if kind == KindMulti {
+				name = ""
+			}
+			out = append(out, Primitive{Kind: kind, Name: name})
+			j = len(out) - 1
+			byGroup[k] = j
+		}
+		p := &out[j]
+		p.Locks = append(p.Locks, li)
+		switch kind {
+		case KindSemaphore:
 			if li.Owner != nil && li.Owner.Kind == "sem" {
 				p.Permits = max(p.Permits, li.Owner.Count)
 			}
 			if li.State == StateHeld {
 				p.Held++
 			}
-		case KeyLeader:
-			p := at(KindLeader, kc.Name)
-			p.Locks = append(p.Locks, li)
-		case KeyShared:
-			p := at(KindShared, kc.Name)
-			p.Locks = append(p.Locks, li)
-		default:
-			if li.Owner != nil && li.Owner.Kind == "multi" && li.Value != "" {
-				if j, ok := multi[li.Value]; ok {
-					out[j].Locks = append(out[j].Locks, li)
-					out[j].Names = append(out[j].Names, li.Name)
-					continue
-				}
-				out = append(out, Primitive{Kind: KindMulti, Locks: []*LockInfo{li}, Names: []string{li.Name}})
-				multi[li.Value] = len(out) - 1
-				continue
-			}
-			out = append(out, Primitive{Kind: KindLock, Name: li.Name, Locks: []*LockInfo{li}})
+		case KindMulti:
+			p.Names = append(p.Names, li.Name)
 		}
 	}
 	var errs []error
@@ -220,14 +208,16 @@ func (m *Manager) sharedHolders(ctx context.Context, key string, observed time.T
 		return OutcomeOK, nil
 	})
 	byValue := map[string][]time.Duration{}
-	for _, left := range remaining {
+	on := map[string][]string{}
+	for i, left := range remaining {
 		for v, d := range left {
 			byValue[v] = append(byValue[v], d)
+			on[v] = append(on[v], m.nodes[i].name)
 		}
 	}
 	var out []SharedHolder
 	for v, ds := range byValue {
-		h := SharedHolder{Value: v, Votes: len(ds)}
+		h := SharedHolder{Value: v, Votes: len(ds), Masters: on[v]}
 		if IsTombstone(v) {
 			h.FreeAt = observed.Add(slices.Max(ds))
 			out = append(out, h)

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -54,12 +53,7 @@ func clip(lines []string, w, h int) []string {
 func humanLeft(t, now time.Time) string { return human.Duration(t.Sub(now)) }
 
 // latency formats a round-trip time with sub-millisecond precision.
-func latency(d time.Duration) string {
-	if d < 10*time.Millisecond {
-		return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
-	}
-	return fmt.Sprintf("%dms", d.Milliseconds())
-}
+func latency(d time.Duration) string { return human.Latency(d) }
 
 // bar draws a w-cell bar filled to frac (0..1).
 func bar(p *painter, st Styles, frac float64, w int) string {

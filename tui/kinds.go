@@ -19,13 +19,7 @@ const kindW = 10
 // queue. `locks` folds these into their primitive, and so does the console:
 // they are not rows of their own (a leader's record, which never expires, would
 // otherwise show as an orphaned lock).
-func bookkeeping(li *quorum.LockInfo) bool {
-	switch quorum.ClassifyKey(li.Name, li.KeyType()).Kind {
-	case quorum.KeyTerm, quorum.KeyWriterWaiting, quorum.KeyFence, quorum.KeyQueue:
-		return true
-	}
-	return false
-}
+func bookkeeping(li *quorum.LockInfo) bool { return li.Bookkeeping() }
 
 // kindOf is the KIND cell of li: the source's word for it when it has one.
 func kindOf(snap *Snapshot, li *quorum.LockInfo) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
@@ -127,10 +128,16 @@ func (m *helpModal) View(ctx *programContext) string {
 	st := ctx.st
 	var b strings.Builder
 	b.WriteString(st.Title.Render("Keys") + "\n\n")
-	b.WriteString(ctx.help.FullHelpView(ctx.keys.FullHelp()) + "\n\n")
-	b.WriteString(st.Muted.Render("Locks: ● held on a majority · ◐ partial (fewer than a quorum) · ◆ contested · ○ orphaned (validity gone) · ⊘ revoked (taken until its holder's validity ends)") + "\n")
-	b.WriteString(st.Muted.Render("Nodes: ● up · ◐ quarantined (restarted, may not vote yet) · ▲ degraded · ✖ down") + "\n")
-	b.WriteString(st.Muted.Render(filterRule) + "\n")
+	b.WriteString(m.keysView(ctx) + "\n\n")
+	for _, text := range []string{
+		"Locks: ● held on a majority · ◐ partial (fewer than a quorum) · ◆ contested · ○ orphaned (validity gone) · ⊘ revoked (taken until its holder's validity ends)",
+		"Nodes: ● up · ◐ quarantined (restarted, may not vote yet) · ▲ degraded · ▲ slow (answers after the node timeout) · ✖ down",
+		filterRule,
+	} {
+		for _, l := range wrapWords(text, m.w) {
+			b.WriteString(st.Muted.Render(l) + "\n")
+		}
+	}
 	if ctx.opts.ReadOnly {
 		b.WriteString(st.Warn.Render("read-only: acquire, extend, release and force-expire are disabled") + "\n")
 	}
@@ -140,6 +147,49 @@ func (m *helpModal) View(ctx *programContext) string {
 		body = append(body, "")
 	}
 	return strings.Join(clip(body, m.w, m.h), "\n")
+}
+
+// keysView is the key groups side by side, in as many rows of groups as the
+// screen's width needs (four across at 120 columns, two at 80): no key is cut.
+func (m *helpModal) keysView(ctx *programContext) string {
+	groups := ctx.keys.FullHelp()
+	h := ctx.help
+	h.Width = 0 // measured whole here: the help model would cut the table with "…"
+	var rows []string
+	for len(groups) > 0 {
+		n := len(groups)
+		for n > 1 && ansi.StringWidth(firstLine(h.FullHelpView(groups[:n]))) > m.w {
+			n--
+		}
+		rows = append(rows, h.FullHelpView(groups[:n]))
+		groups = groups[n:]
+	}
+	return strings.Join(rows, "\n\n")
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// wrapWords breaks text at spaces into lines of at most w columns (a word
+// longer than w stays whole, for clip to cut).
+func wrapWords(text string, w int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case ansi.StringWidth(line)+1+ansi.StringWidth(word) <= w:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+	}
+	return append(out, line)
 }
 
 // confirmation is a pending force-expire.

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -112,8 +114,8 @@ func (d acquireJSON) human(env *Env) error {
 	if _, err := fmt.Fprintln(env.Stdout, d.Token); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "acquired %s%s (%s), valid until %s (%v)\n", escape.Text(d.Key), d.detail, d.Votes.summary(),
-		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	fmt.Fprintf(env.Stderr, "acquired %s%s (%s), valid until %s (%s)\n", escape.Text(d.Key), d.detail, d.Votes.summary(),
+		d.ValidUntil.Format(time.RFC3339Nano), human.Duration(time.Until(*d.ValidUntil)))
 	if d.missed != "" {
 		fmt.Fprintf(env.Stderr, "not acquired on %s\n", escape.Text(d.missed))
 	}
@@ -135,7 +137,9 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 	l, err := acquireKind(actx, s.m, k, lockTTL, a.wait, s.kindOptions(k, a.owner)...)
 	if err != nil {
 		code := acquireExit(ctx, err)
+		var kc *kindConflictError
 		switch {
+		case errors.As(err, &kc):
 		case code == ExitNotHeld && !k.multi() && k.permits == 0:
 			err = fmt.Errorf("%s is %s: %w", name, s.heldBy(ctx, name, a.timeout), err)
 		default:

@@ -137,12 +137,52 @@ func demoWorker(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand) {
 	}
 }
 
-// demoRound makes one cycle: TryAcquire a random demo lock with a TTL of 6-15s,
-// hold it for hold (extending once half way, now and then), release it.
+// demoKinds are the kinds of hold the demo workers take, so that the console
+// shows each: a plain lock (most often), a permit of a semaphore, a shared hold,
+// a multi-name hold and an election's leadership.
+var demoKinds = []func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand, ttl time.Duration) (*quorum.Lock, error){
+	func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
+		return mgr.TryAcquire(ctx, demoNames[rnd.IntN(len(demoNames))], ttl)
+	},
+	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
+		return mgr.TryAcquire(ctx, "workers/pool", ttl, quorum.WithPermits(3))
+	},
+	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
+		return mgr.TryAcquire(ctx, "config/catalog", ttl, quorum.WithShared())
+	},
+	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
+		return mgr.TryAcquireMulti(ctx, []string{"ledger/eu", "ledger/us"}, ttl)
+	},
+	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
+		e, err := mgr.Election("scheduler")
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second) // another worker may lead
+		defer cancel()
+		ld, err := e.Campaign(cctx, "scheduler (a demo worker)", ttl)
+		if err != nil {
+			return nil, err
+		}
+		return ld.Lock(), nil
+	},
+}
+
+// demoRound makes one cycle: takes a demo hold of a random kind (a plain lock
+// half the time) with a TTL of 6-15s, holds it for hold (extending once half
+// way, now and then), releases it.
 func demoRound(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand, hold time.Duration) error {
-	name := demoNames[rnd.IntN(len(demoNames))]
+	kind := 0
+	if rnd.IntN(2) == 0 {
+		kind = rnd.IntN(len(demoKinds))
+	}
+	return demoHold(ctx, mgr, rnd, hold, kind)
+}
+
+// demoHold is demoRound with the kind of hold given (an index of demoKinds).
+func demoHold(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand, hold time.Duration, kind int) error {
 	ttl := time.Duration(6+rnd.IntN(10)) * time.Second
-	lk, err := mgr.TryAcquire(ctx, name, ttl)
+	lk, err := demoKinds[kind](ctx, mgr, rnd, ttl)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func TestDemoEmbedded(t *testing.T) {
 	t.Cleanup(func() { _ = mgr.Close() })
 	wctx, stopWorker := context.WithCancel(ctx)
 	roundDone := make(chan error, 1)
-	go func() { roundDone <- demoRound(wctx, mgr, rand.New(rand.NewPCG(1, 2)), 10*time.Second) }()
+	go func() { roundDone <- demoHold(wctx, mgr, rand.New(rand.NewPCG(1, 2)), 10*time.Second, 0) }()
 
 	src, _, cleanup, err := newClusterSource(c, sourceSettings{embedded: true})
 	require.NoError(t, err)
@@ -97,4 +97,49 @@ func TestConsoleNeedsATerminal(t *testing.T) {
 		[]string{"demo", "-embedded"})
 	assert.Equal(t, ExitError, code)
 	assert.Contains(t, errb.String(), "needs a terminal")
+}
+
+// The demo shows every kind of hold, not only plain locks: a semaphore's
+// permits, a shared hold, a multi-name hold and a leader, each read by the
+// console as what it is, on the embedded masters.
+func TestBugDemoShowsEveryKind(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	set, c, err := startDemo(ctx, true)
+	require.NoError(t, err)
+	t.Cleanup(set.Close)
+	mgr, err := connect.Manager(c, quorum.WithOwner("demo-worker-test"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mgr.Close() })
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, len(demoKinds))
+	for kind := range demoKinds {
+		go func() { done <- demoHold(wctx, mgr, rand.New(rand.NewPCG(1, uint64(kind))), 10*time.Second, kind) }()
+	}
+	src, _, cleanup, err := newClusterSource(c, sourceSettings{embedded: true, interval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(cleanup)
+	want := []string{"sem 1/3", "shared 1", "multi 2", "leader t1"}
+	var kinds map[string]string
+	require.Eventually(t, func() bool {
+		names := []string{}
+		for _, li := range src.Poll(ctx, nil).Merged() {
+			names = append(names, li.Name)
+		}
+		kinds = src.Poll(ctx, names).Kinds
+		got := map[string]bool{}
+		for _, k := range kinds {
+			got[k] = true
+		}
+		for _, w := range want {
+			if !got[w] {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 100*time.Millisecond, "the console reads every kind: %v", kinds)
+	stop()
+	for range demoKinds {
+		<-done // each hold released (an extension the stop cut short may fail)
+	}
 }

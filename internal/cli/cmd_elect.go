@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -129,7 +130,7 @@ func runElect(ctx context.Context, env *Env, s *lockSession, a *electArgs) error
 		lead, err := el.Campaign(cctx, a.value, ttl, opts...)
 		if err != nil {
 			if ctx.Err() == nil && cctx.Err() != nil {
-				err = fmt.Errorf("%w: not elected after %v: %w", errWaitExpired, a.wait, err)
+				err = fmt.Errorf("%w: not elected after %s: %w", errWaitExpired, human.Duration(a.wait), err)
 			}
 			return nil, nil, err
 		}

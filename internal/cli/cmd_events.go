@@ -267,6 +267,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 		go func() {
 			defer ps.Close()
 			rd := events.NewReader(ps)
+			shared := newSharedMembers()
 			for {
 				msg, err := rd.Next(ctx)
 				if ctx.Err() != nil {
@@ -294,6 +295,18 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 				name := strings.TrimPrefix(key, cluster.KeyPrefix)
 				if k := quorum.ClassifyKey(name, "").Kind; k == quorum.KeyFence || k == quorum.KeyQueue {
 					continue // a fence counter, a queue or a waiting flag: no lock of its own
+				}
+				if shared.mayBeShared(name, msg.Payload) {
+					if sn, ok := shared.notes(ctx, c, cluster.NodeTimeout, m.Name, key, name, msg.Payload, time.Now()); ok {
+						for _, n := range sn {
+							select {
+							case notes <- n:
+							case <-ctx.Done():
+								return
+							}
+						}
+						continue
+					}
 				}
 				n := keyspaceNote{master: m.Name, name: name, op: msg.Payload, at: time.Now()}
 				if n.op == "set" {
@@ -332,7 +345,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 			evs = merger.Flush(now)
 		}
 		for _, ev := range evs {
-			print(ev)
+			print(sharedEventName(ev))
 		}
 	}
 }
@@ -383,7 +396,9 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	held := &events.Held{}
 	var kept []quorum.LockInfo
 	for li := range locks {
-		held.Add(li)
+		if kind, _, ok := li.PrimitiveOf(); ok && kind != quorum.KindShared {
+			held.Add(li) // shared holders come and go by sharedEvents, one event each
+		}
 		if isPrimitiveKey(li) {
 			kept = append(kept, copyLockInfo(li))
 		}

@@ -231,23 +231,6 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descPollTime, float64(p.at.UnixNano())/1e9)
 }
 
-// primitiveState is the state a primitive counts under in redlock_locks.
-func primitiveState(p *quorum.Primitive) string {
-	switch p.Kind {
-	case quorum.KindSemaphore, quorum.KindShared:
-		return heldOr(p.Held)
-	case quorum.KindMulti:
-		st := p.Locks[0].State
-		for _, li := range p.Locks[1:] {
-			if stateRank(li.State) > stateRank(st) {
-				st = li.State
-			}
-		}
-		return string(st)
-	}
-	return string(p.Locks[0].State)
-}
-
 // policyLabel is the metric label of a lock name: the glob of the policy that
 // matches it, or metrics.DefaultPolicy. Never the name itself.
 func policyLabel(c *topology.Cluster, name string) string {

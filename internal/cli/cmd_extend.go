@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -71,8 +73,8 @@ type extendJSON struct {
 }
 
 func (d extendJSON) human(env *Env) error {
-	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%v)\n", escape.Text(d.keys), d.Votes.summary(),
-		d.ValidUntil.Format(time.RFC3339Nano), time.Until(*d.ValidUntil).Round(time.Millisecond))
+	fmt.Fprintf(env.Stderr, "extended %s (%s), valid until %s (%s)\n", escape.Text(d.keys), d.Votes.summary(),
+		d.ValidUntil.Format(time.RFC3339Nano), human.Duration(time.Until(*d.ValidUntil)))
 	if d.missed != "" {
 		fmt.Fprintf(env.Stderr, "not extended on %s\n", escape.Text(d.missed))
 	}
@@ -81,6 +83,9 @@ func (d extendJSON) human(env *Env) error {
 
 func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) error {
 	token, name := a.tok, a.names[0]
+	if err := quorum.CheckTokenFor(token, a.names...); err != nil {
+		return usagef("extend %s: %v", strings.Join(a.names, " "), err)
+	}
 	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.f.given("ttl"))
 	if err != nil {
 		return err

@@ -189,7 +189,9 @@ func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
 		out.Masters = append(out.Masters, masterAnswerJSON{Master: a.Master, Answered: a.Answered, Error: s.redact(a.Error), Keys: a.Keys, LatencyMS: ms(a.Latency)})
 	}
 	for i := range lst.Locks {
-		out.Locks = append(out.Locks, s.lockJSON(&lst.Locks[i]))
+		if !lst.Locks[i].Bookkeeping() { // folded into their primitive
+			out.Locks = append(out.Locks, s.lockJSON(&lst.Locks[i]))
+		}
 	}
 	if err != nil {
 		out.Error = s.redact(err.Error())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -131,25 +132,20 @@ func dash(s string) string {
 	return s
 }
 
-func fmtLatency(d time.Duration) string {
-	if d < time.Millisecond {
-		return d.Round(time.Microsecond).String()
-	}
-	return d.Round(10 * time.Microsecond).String()
-}
+func fmtLatency(d time.Duration) string { return human.Latency(d) }
 
 func fmtUptime(h *topology.NodeHealth) string {
 	if h.InfoError != "" {
 		return "?"
 	}
-	return h.Uptime.String()
+	return human.Duration(h.Uptime)
 }
 
 func quarantineLeft(h *topology.NodeHealth, now time.Time) string {
 	if !now.Before(h.QuarantineUntil) {
 		return "-"
 	}
-	return h.QuarantineUntil.Sub(now).Round(time.Second).String()
+	return human.Duration(h.QuarantineUntil.Sub(now))
 }
 
 func fmtClock(h *topology.NodeHealth) string {
@@ -160,11 +156,5 @@ func fmtClock(h *topology.NodeHealth) string {
 	if h.ClockOffset < 0 {
 		sign = ""
 	}
-	round := func(d time.Duration) time.Duration {
-		if d < time.Millisecond && d > -time.Millisecond {
-			return d.Round(time.Microsecond)
-		}
-		return d.Round(100 * time.Microsecond)
-	}
-	return sign + round(h.ClockOffset).String() + "±" + round(h.ClockUncertainty).String()
+	return sign + human.Latency(h.ClockOffset) + "±" + human.Latency(h.ClockUncertainty)
 }

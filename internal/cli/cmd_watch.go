@@ -9,6 +9,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -63,6 +64,10 @@ type snapshotJSON struct {
 	// long text is not repeated per master.
 	Findings []findingJSON `json:"findings"`
 	Error    string        `json:"error,omitempty"`
+	// states counts the primitives by state (quorum.Primitive.State): a
+	// multi-name hold, a semaphore, a name's shared holders or an election count
+	// once, bookkeeping keys never.
+	states map[quorum.LockState]int
 }
 
 // watchNodeJSON is a master's health in a watch line: its findings by code.
@@ -100,12 +105,9 @@ type watchLine struct {
 // the previous one: masters down or back, findings raised or cleared.
 func (l watchLine) humanLine() string {
 	s, prev := l.snapshotJSON, l.prev
-	states := map[string]int{}
-	for _, l := range s.Locks {
-		states[l.State]++
-	}
+	states := s.states
 	line := fmt.Sprintf("%s  %d/%d masters healthy (quorum %d)  locks: %d held, %d partial, %d contested, %d orphaned",
-		s.Time.Format("15:04:05"), s.Healthy, s.Total, s.Quorum, states["held"], states["partial"], states["contested"], states["orphaned"])
+		s.Time.Format("15:04:05"), s.Healthy, s.Total, s.Quorum, states[quorum.StateHeld], states[quorum.StatePartial], states[quorum.StateContested], states[quorum.StateOrphaned])
 	if prev != nil {
 		was := map[string]string{}
 		for _, n := range prev.Nodes {
@@ -118,17 +120,17 @@ func (l watchLine) humanLine() string {
 		}
 		seen := map[string]bool{}
 		for _, f := range prev.Findings {
-			seen[f.Code+"\x00"+f.Summary] = true
+			seen[findingID(f)] = true
 		}
 		now := map[string]bool{}
 		for _, f := range s.Findings {
-			now[f.Code+"\x00"+f.Summary] = true
-			if !seen[f.Code+"\x00"+f.Summary] {
+			now[findingID(f)] = true
+			if !seen[findingID(f)] {
 				line += fmt.Sprintf("  [+%s %s on %s]", f.Severity, f.Code, escape.Line(strings.Join(f.Masters, ","), 60))
 			}
 		}
 		for _, f := range prev.Findings {
-			if !now[f.Code+"\x00"+f.Summary] {
+			if !now[findingID(f)] {
 				line += fmt.Sprintf("  [cleared %s]", f.Code)
 			}
 		}
@@ -141,6 +143,13 @@ func (l watchLine) humanLine() string {
 		line += "  error: " + escape.Line(s.Error, 200)
 	}
 	return line
+}
+
+// findingID is what makes a finding the same one from line to line: its code
+// and the masters it concerns, not its text, which may count down (a
+// quarantine's time left) or carry a figure that moves.
+func findingID(f findingJSON) string {
+	return f.Code + "\x00" + strings.Join(f.Masters, "\x00")
 }
 
 func runWatch(ctx context.Context, env *Env, s *lockSession, a *watchArgs) error {
@@ -187,6 +196,10 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 		snap.Locks = s.listingJSON(lst, err).Locks
 		prims, perr := s.m.Primitives(cctx, lst)
 		snap.Primitives = s.primitivesJSON(prims)
+		snap.states = map[quorum.LockState]int{}
+		for i := range prims {
+			snap.states[prims[i].State()]++
+		}
 		if err == nil {
 			err = perr
 		}

@@ -167,6 +167,13 @@ type listingView struct {
 	progress quorum.ScanProgress
 }
 
+// peek returns the latest listing, nil before the first, without waiting.
+func (l *listingLoop) peek() *quorum.Listing {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lst
+}
+
 // take returns the latest listing, waiting for the first one until ctx ends.
 func (l *listingLoop) take(ctx context.Context) listingView {
 	select {

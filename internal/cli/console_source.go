@@ -123,7 +123,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		go func() {
 			defer wg.Done()
 			if fresh, freshErr = s.mgr.Describe(ctx, visible); fresh != nil {
-				kinds = annotateRows(ctx, s.mgr, fresh) // what primitive each key is (prim_console.go)
+				kinds = s.annotateWhole(ctx, fresh)
 			}
 		}()
 	}
@@ -181,6 +181,23 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		snap.Events = s.listing.drain()
 	}
 	return snap
+}
+
+// annotateWhole annotates the rows of fresh (annotateRows: what primitive each
+// key is), counting each semaphore and multi-name hold whole: the other permit
+// slots and names the listing knows are read too, although the filter hides
+// them ("sem 2/3" when one slot is on screen, not "sem 1/3"). Only fresh's own
+// rows are kept.
+func (s *clusterSource) annotateWhole(ctx context.Context, fresh *quorum.Listing) map[string]string {
+	n := len(fresh.Locks)
+	if extra := s.listing.peek().Siblings(fresh.Locks); len(extra) > 0 {
+		if more, err := s.mgr.Describe(ctx, extra); err == nil && more != nil {
+			fresh.Locks = append(fresh.Locks, more.Locks...)
+		}
+	}
+	kinds := annotateRows(ctx, s.mgr, fresh)
+	fresh.Locks = fresh.Locks[:n]
+	return kinds
 }
 
 // forget records which visible names the fresh rows show gone (and which came

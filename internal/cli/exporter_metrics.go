@@ -71,7 +71,7 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 		switch {
 		case isPrimitiveKey(li):
 			kept = append(kept, copyLockInfo(li))
-		case isPlainLockKey(li):
+		case !li.Bookkeeping():
 			a.add(c, &quorum.Primitive{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
 		}
 	}
@@ -84,17 +84,6 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 		a.add(c, &prims[i])
 	}
 	return a, errors.Join(err, perr)
-}
-
-// isPlainLockKey reports whether a key that is no primitive's (isPrimitiveKey
-// false) is a lock of its own, as quorum.Manager.Primitives counts it: fence
-// counters and queues are not.
-func isPlainLockKey(li *quorum.LockInfo) bool {
-	switch quorum.ClassifyKey(li.Name, li.KeyType()).Kind {
-	case quorum.KeyFence, quorum.KeyQueue:
-		return false
-	}
-	return true
 }
 
 // add counts one primitive.
@@ -117,7 +106,7 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *quorum.Primitive) {
 		}
 	}
 	a.kinds[pr.Kind]++
-	if st := quorum.LockState(primitiveState(pr)); st != "free" {
+	if st := pr.State(); st != quorum.StateFree {
 		a.states[st]++
 	}
 	switch pr.Kind {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -220,13 +221,14 @@ func checkTTL(p *parsed, ttl time.Duration) error {
 }
 
 // heldBy says who holds name and for how long, as far as one read tells: "held by
-// alice@vm pid 42 for 1m58s more". It never fails: without an answer it says
-// "held by another owner". A revoked name says when it is free: "revoked, free
-// at 15:04:05 (in 12s)".
+// alice@vm pid 42 for 1m58s more", "held by 2 shared holders (alice@vm pid 42,
+// ...) for 1m58s more", and that an exclusive holder waits when one does. It
+// never fails: without an answer it says "held by another owner". A revoked name
+// says when it is free: "revoked, free at 15:04:05 (in 12s)".
 func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Duration) string {
 	cctx, cancel := context.WithTimeout(ctx, min(timeout, 2*time.Second))
 	defer cancel()
-	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(name))
+	lst, _ := s.m.Describe(cctx, []string{name, quorum.WriterWaitingName(name)})
 	if lst == nil || lst.Lock(name) == nil {
 		return "held by another owner"
 	}
@@ -235,13 +237,55 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 		return revokedText(li)
 	}
 	out := "held by " + holderRaw(li)
+	validity, waits := li.Validity, false
+	if li.Class().Kind == quorum.KeyShared {
+		prims, _ := s.m.Primitives(cctx, lst)
+		for i := range prims {
+			if p := &prims[i]; p.Kind == quorum.KindShared {
+				out, validity = "held by "+sharedHoldersText(p), 0
+				for _, h := range p.Holders {
+					validity = max(validity, h.Validity)
+				}
+				waits = p.ExclusiveWaiting
+			}
+		}
+	}
 	switch {
-	case li.Validity == quorum.NoExpiry:
+	case validity == quorum.NoExpiry:
 		out += " with no TTL"
-	case li.Validity > 0:
-		out += " for " + li.Validity.Round(time.Second).String() + " more"
+	case validity > 0:
+		out += " for " + human.Duration(validity) + " more"
+	}
+	if waits {
+		out += "; an exclusive holder waits for them, so no new shared holder gets in"
 	}
 	return out
+}
+
+// sharedHoldersText says who the shared holders of p are: "2 shared holders
+// (alice@vm pid 42, bob@vm pid 7)", at most three named.
+func sharedHoldersText(p *quorum.Primitive) string {
+	var who []string
+	for _, h := range p.Holders {
+		if len(who) == 3 {
+			who = append(who, "...")
+			break
+		}
+		if h.Owner != nil {
+			who = append(who, holderRaw(&quorum.LockInfo{Owner: h.Owner}))
+		} else {
+			who = append(who, quorum.Redact(h.Value))
+		}
+	}
+	n := len(p.Holders)
+	word := "shared holders"
+	if n == 1 {
+		word = "shared holder"
+	}
+	if n == 0 {
+		return "shared holders whose members could not be read"
+	}
+	return fmt.Sprintf("%d %s (%s)", n, word, strings.Join(who, "; "))
 }
 
 // ms converts a duration to the JSON unit: milliseconds, as a decimal number
@@ -348,7 +392,7 @@ func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wai
 	case err == nil:
 		return l, nil
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		return nil, fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
+		return nil, fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
 	}
 	return nil, err
 }
@@ -357,9 +401,12 @@ func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wai
 // the wait ran out while it was, 1 otherwise (masters unavailable, interrupted).
 func acquireExit(ctx context.Context, err error) int {
 	var re *quorum.RoundError
+	var ue *usageError
 	switch {
 	case ctx.Err() != nil:
 		return ExitError
+	case errors.As(err, &ue):
+		return ExitInvalid
 	case errors.Is(err, quorum.ErrHeld):
 		return ExitNotHeld
 	case errors.Is(err, errWaitExpired) && !(errors.As(err, &re) && errors.Is(re.Kind, quorum.ErrUnavailable)):

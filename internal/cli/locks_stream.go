@@ -53,7 +53,9 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 	enc := lockEncoder{s: s}
 	n := 0
 	for li := range locks {
-		prims.keep(li)
+		if prims.keep(li) && li.Bookkeeping() {
+			continue // folded into its primitive, not a lock of its own
+		}
 		if n > 0 {
 			buf = append(buf, ',')
 		}

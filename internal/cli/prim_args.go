@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -208,6 +209,9 @@ func (s *lockSession) maxExtensionsFor(names []string) int {
 // acquireKind takes k: one round when wait is 0, else rounds until wait has
 // passed (see waitAcquire, whose contract it keeps for every kind).
 func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
+	if err := checkKindConflict(ctx, m, k); err != nil {
+		return nil, err
+	}
 	if !k.multi() {
 		return waitAcquire(ctx, m, k.names[0], ttl, wait, opts...)
 	}
@@ -219,7 +223,7 @@ func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait t
 	} else {
 		l, err = m.AcquireMulti(ctx, names, ttl, append(opts, quorum.WithWait(wait))...)
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %v: %w", errWaitExpired, wait, err)
+			err = fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
 		}
 	}
 	return releaseIfInterrupted(ctx, l, err)

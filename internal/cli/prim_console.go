@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redlock/redlock/quorum"
 )
@@ -43,7 +44,7 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 					kind = fmt.Sprintf("leader t%d", l.Term)
 				}
 			case quorum.KindShared:
-				tag = fmt.Sprintf("shared x%d", p.Held)
+				tag = fmt.Sprintf("shared x%d", p.Held) + otherHolders(p)
 				kind = fmt.Sprintf("shared %d", p.Held)
 				if p.ExclusiveWaiting {
 					tag += ", an exclusive holder waits"
@@ -51,6 +52,8 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 				if p.Held > 0 {
 					best := p.Holders[0]
 					li.State, li.Votes, li.Validity, li.Owner = quorum.StateHeld, best.Votes, best.Validity, best.Owner
+				} else if st := p.State(); st != quorum.StateFree {
+					li.State = st
 				}
 			}
 			tagRow(li, tag)
@@ -67,6 +70,34 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 		}
 	}
 	return kinds
+}
+
+// maxNamedHolders bounds the other shared holders a row names.
+const maxNamedHolders = 8
+
+// otherHolders names the shared holders of p after the first (whose owner the
+// row shows): ", also rb, rc@vm pid 7", so that the filter finds the row by any
+// of its holders. Labels first, else host and pid, else the shortened value.
+func otherHolders(p *quorum.Primitive) string {
+	if len(p.Holders) < 2 {
+		return ""
+	}
+	var who []string
+	for _, h := range p.Holders[1:] {
+		if len(who) == maxNamedHolders {
+			who = append(who, fmt.Sprintf("+%d more", len(p.Holders)-1-maxNamedHolders))
+			break
+		}
+		switch o := h.Owner; {
+		case o != nil && o.Label != "":
+			who = append(who, o.Label)
+		case o != nil:
+			who = append(who, fmt.Sprintf("%s pid %d", o.Host, o.PID))
+		default:
+			who = append(who, quorum.Redact(h.Value))
+		}
+	}
+	return ", also " + strings.Join(who, ", ")
 }
 
 // tagRow adds what the row's key belongs to after its holder's label (the

@@ -20,12 +20,12 @@ import (
 // primitive's record, which makes no event.
 func primitiveOfEvent(ev events.Event) (kind quorum.PrimitiveKind, name string, permit int, skip bool) {
 	kc := quorum.ClassifyKey(ev.Name, "")
-	switch kc.Kind {
-	case quorum.KeyTerm, quorum.KeyWriterWaiting, quorum.KeyFence, quorum.KeyQueue:
+	switch {
+	case kc.Kind.Bookkeeping():
 		return "", "", -1, true
-	case quorum.KeyPermit:
+	case kc.Kind == quorum.KeyPermit:
 		return quorum.KindSemaphore, kc.Name, kc.Permit, false
-	case quorum.KeyLeader:
+	case kc.Kind == quorum.KeyLeader:
 		return quorum.KindLeader, kc.Name, -1, false
 	}
 	if ev.Owner != nil {
@@ -93,7 +93,11 @@ func sharedEvents(prev, cur []quorum.Primitive, prevAt, now time.Time) []events.
 	before, after := holders(prev), holders(cur)
 	var out []events.Event
 	ev := func(kind, name string, h quorum.SharedHolder) events.Event {
-		return events.Event{At: now, Kind: kind, Name: name, Value: h.Value, Owner: h.Owner, Library: quorum.Library(h.Value), Masters: []string{}}
+		masters := h.Masters
+		if masters == nil {
+			masters = []string{}
+		}
+		return events.Event{At: now, Kind: kind, Name: name, Value: h.Value, Owner: h.Owner, Library: quorum.Library(h.Value), Masters: masters}
 	}
 	for name, hs := range after {
 		for v, h := range hs {

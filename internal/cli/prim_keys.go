@@ -30,17 +30,12 @@ func (s *lockSession) primitiveKeys(ctx context.Context, env *Env, prog string, 
 }
 
 // isPrimitiveKey reports whether li belongs to a primitive other than a plain
-// lock: a permit, a leadership or its record, a shared key, an exclusive
-// waiter's marker, a name of a multi-name hold.
+// lock (quorum.LockInfo.PrimitiveOf): a permit, a leadership, a shared key, a
+// name of a multi-name hold, or a primitive's bookkeeping (a leader's record, an
+// exclusive waiter's marker).
 func isPrimitiveKey(li *quorum.LockInfo) bool {
-	if li.Owner != nil && li.Owner.Kind == "multi" {
-		return true
-	}
-	switch quorum.ClassifyKey(li.Name, li.KeyType()).Kind {
-	case quorum.KeyLock, quorum.KeyOther, quorum.KeyFence, quorum.KeyQueue:
-		return false
-	}
-	return true
+	kind, _, ok := li.PrimitiveOf()
+	return !ok || kind != quorum.KindLock
 }
 
 // copyLockInfo returns a copy of li that shares nothing that a streamed

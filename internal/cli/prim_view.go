@@ -90,23 +90,20 @@ func (s *lockSession) primitiveJSON(p *quorum.Primitive) primitiveJSON {
 		out.Keys = append(out.Keys, li.Name)
 	}
 	first := p.Locks[0]
-	out.State, out.ValidityMS, out.Owner = string(first.State), validityMS(first), toOwnerJSON(first.Owner)
-	if first.State == quorum.StateHeld && (p.Kind == quorum.KindLock || p.Kind == quorum.KindMulti) {
+	out.State, out.ValidityMS, out.Owner = string(p.State()), validityMS(first), toOwnerJSON(first.Owner)
+	if out.State == string(quorum.StateHeld) && (p.Kind == quorum.KindLock || p.Kind == quorum.KindMulti) {
 		out.Held = 1
 	}
 	switch p.Kind {
 	case quorum.KindMulti:
 		for _, li := range p.Locks[1:] {
-			if stateRank(li.State) > stateRank(quorum.LockState(out.State)) {
-				out.State, out.Held = string(li.State), 0
-			}
 			out.ValidityMS = min(out.ValidityMS, validityMS(li))
 		}
 		if first.Value != "" {
 			out.Value = quorum.Redact(first.Value)
 		}
 	case quorum.KindSemaphore:
-		out.State, out.ValidityMS, out.Owner = heldOr(p.Held), 0, nil
+		out.ValidityMS, out.Owner = 0, nil
 		for _, li := range p.Locks {
 			slot := quorum.ClassifyKey(li.Name, "string").Permit
 			pj := permitJSON{Slot: slot, State: string(li.State), Votes: li.Votes, ValidityMS: validityMS(li), Owner: toOwnerJSON(li.Owner)}
@@ -117,7 +114,7 @@ func (s *lockSession) primitiveJSON(p *quorum.Primitive) primitiveJSON {
 			out.ValidityMS = max(out.ValidityMS, pj.ValidityMS)
 		}
 	case quorum.KindShared:
-		out.State, out.ValidityMS, out.Owner = heldOr(p.Held), 0, nil
+		out.ValidityMS, out.Owner = 0, nil
 		for _, h := range p.Holders {
 			out.Holders = append(out.Holders, sharedHolderJSON{Value: quorum.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity), FreeAt: jsonTime(h.FreeAt)})
 			out.ValidityMS = max(out.ValidityMS, ms(h.Validity))
@@ -137,15 +134,6 @@ func (s *lockSession) primitiveJSON(p *quorum.Primitive) primitiveJSON {
 	return out
 }
 
-// heldOr is "held" when anything is held, else "free" (a semaphore or shared key
-// whose holders are all gone or partial).
-func heldOr(n int) string {
-	if n > 0 {
-		return string(quorum.StateHeld)
-	}
-	return "free"
-}
-
 // validityMS is a lock's validity for JSON: 0 unless held, -1 when it has no TTL.
 func validityMS(li *quorum.LockInfo) float64 {
 	switch {
@@ -155,19 +143,6 @@ func validityMS(li *quorum.LockInfo) float64 {
 		return ms(li.Validity)
 	}
 	return 0
-}
-
-// stateRank orders states from healthy to needing an admin.
-func stateRank(s quorum.LockState) int {
-	switch s {
-	case quorum.StateHeld:
-		return 0
-	case quorum.StatePartial:
-		return 1
-	case quorum.StateContested:
-		return 2
-	}
-	return 3
 }
 
 // primitivesJSON is the "primitives" member: every primitive but the plain

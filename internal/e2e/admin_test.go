@@ -189,7 +189,7 @@ func TestMessagesAScriptAndAHumanCanUse(t *testing.T) {
 	e.acquireToken("busy", "-owner", "alice", "-ttl", "9s")
 	r := e.run("acquire", "busy", "-wait", "300ms")
 	assert.Equal(t, 3, r.code)
-	assert.Regexp(t, `busy is held by alice, \S+ pid \d+, since \S+ for \d+s more`, r.stderr)
+	assert.Regexp(t, `busy is held by alice, \S+ pid \d+, since \S+ for [\d.]+s more`, r.stderr)
 
 	tests := []struct {
 		args []string

@@ -47,7 +47,13 @@ func (e *env) keyspaceOn() {
 // collectEvents starts `events -json` (keyspace mode) and collects every line.
 func collectEvents(t *testing.T, e *env) *eventLog {
 	t.Helper()
-	cmd := e.command("", "events", "-json", "-mode", "keyspace")
+	return collectEventsIn(t, e, "keyspace")
+}
+
+// collectEventsIn starts `events -json -mode mode` and collects every line.
+func collectEventsIn(t *testing.T, e *env, mode string, args ...string) *eventLog {
+	t.Helper()
+	cmd := e.command("", append([]string{"events", "-json", "-mode", mode}, args...)...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &syncBuffer{}
@@ -64,7 +70,7 @@ func collectEvents(t *testing.T, e *env) *eventLog {
 			log.mu.Unlock()
 		}
 	}()
-	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "keyspace mode") }, 10*time.Second, 10*time.Millisecond, stderr.String())
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), mode+" mode") }, 10*time.Second, 10*time.Millisecond, stderr.String())
 	time.Sleep(200 * time.Millisecond) // the subscriptions are sent right after the mode line
 	return log
 }

@@ -94,9 +94,12 @@ func TestPolicyPermits(t *testing.T) {
 	}
 	r := e.run("acquire", "pool/a")
 	assert.Equal(t, 3, r.code, "both permits of the policy are taken: %s", r.stderr)
-	r = e.run("run", "pool/a", "-permits", "3", "--", "sh", "-c", "echo $REDLOCK_PERMIT/$REDLOCK_PERMITS")
+	r = e.run("run", "pool/b", "-permits", "3", "--", "sh", "-c", "echo $REDLOCK_PERMIT/$REDLOCK_PERMITS")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "2/3\n", r.stdout, "-permits overrides the policy")
+	assert.Equal(t, "0/3\n", r.stdout, "-permits overrides the policy")
+	r = e.run("run", "pool/a", "-permits", "3", "--", "true")
+	assert.Equal(t, 2, r.code, "but not the count its holders store: %s", r.stderr)
+	assert.Contains(t, r.stderr, "held with 2 permits")
 }
 
 func TestPrimitiveUsageErrors(t *testing.T) {

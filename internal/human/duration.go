@@ -36,3 +36,21 @@ func Duration(d time.Duration) string {
 	}
 	return s
 }
+
+// Latency formats a round trip or a clock offset, where the milliseconds'
+// fraction matters: 0.3ms below 10ms (tenths, cut), 42ms below a second, then as
+// Duration. A negative d gets a leading "-". The console's latency column and
+// `nodes` show it alike.
+func Latency(d time.Duration) string {
+	if d < 0 {
+		return "-" + Latency(-d)
+	}
+	switch {
+	case d < 10*time.Millisecond:
+		tenths := d / (100 * time.Microsecond) // cut, as Duration cuts
+		return fmt.Sprintf("%d.%dms", tenths/10, tenths%10)
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return Duration(d)
+}

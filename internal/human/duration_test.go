@@ -27,3 +27,20 @@ func TestDuration(t *testing.T) {
 		assert.Equal(t, tt.want, Duration(tt.d), "%v", tt.d)
 	}
 }
+
+func TestLatency(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0.0ms"},
+		{300 * time.Microsecond, "0.3ms"},
+		{9990 * time.Microsecond, "9.9ms"},
+		{42 * time.Millisecond, "42ms"},
+		{1500 * time.Millisecond, "1.5s"},
+		{-215 * time.Microsecond, "-0.2ms"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Latency(tt.d), "%v", tt.d)
+	}
+}

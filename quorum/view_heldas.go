@@ -1,0 +1,59 @@
+package quorum
+
+import (
+	"context"
+	"strconv"
+)
+
+// HeldAs is how a name is held now, as one read tells: by which kind of hold,
+// and for a semaphore the permit count its holders' values declare.
+type HeldAs struct {
+	// Kind is the primitive holding the name ("" when none holds it on a
+	// quorum): KindLock, KindMulti or KindShared for the key NAME,
+	// KindSemaphore for its permit slots.
+	Kind PrimitiveKind
+	// Permits is a semaphore's permit count as its holders store it (the
+	// largest seen), Held how many of its permits are held on a quorum.
+	Permits, Held int
+}
+
+// ReadHeldAs reads how name is held now: its key and its first slots permit
+// slots (NAME:permit:0 .. slots-1), in one read of each master. It describes,
+// it does not lock: a hold taken or released after the read is not seen, and a
+// semaphore whose held permits all sit at slot slots or above reads as free.
+// Callers use it to refuse an acquisition that cannot be meant (a plain lock on
+// a semaphore's name, a semaphore of another permit count) with a clear reason.
+func (m *Manager) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs, error) {
+	names := []string{name}
+	for i := range min(slots, MaxPermits) {
+		names = append(names, name+permitInfix+strconv.Itoa(i))
+	}
+	lst, err := m.Describe(ctx, names)
+	if lst == nil {
+		return HeldAs{}, err
+	}
+	var out HeldAs
+	for i := range lst.Locks {
+		li := &lst.Locks[i]
+		kind, _, ok := li.PrimitiveOf()
+		if !ok {
+			continue
+		}
+		switch {
+		case kind == KindSemaphore:
+			if li.Owner != nil && li.Owner.Kind == "sem" {
+				out.Permits = max(out.Permits, li.Owner.Count)
+			}
+			if li.State == StateHeld {
+				out.Held++
+				out.Kind = KindSemaphore
+			}
+		case li.State == StateHeld || kind == KindShared && li.State == StatePartial:
+			return HeldAs{Kind: kind}, err
+		}
+	}
+	if out.Kind == "" && out.Permits > 0 {
+		out.Kind = KindSemaphore // permits on fewer than a quorum: still its limit
+	}
+	return out, err
+}
