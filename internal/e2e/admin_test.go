@@ -78,7 +78,7 @@ func TestReleaseOfAnotherOwnersLockExits4(t *testing.T) {
 	theirs := e.acquireToken("expired", "-ttl", "9s")
 	r := e.run("release", "expired", "-token", mine)
 	assert.Equal(t, 4, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "another owner holds it")
+	assert.Contains(t, r.stderr, "another owner or its revocation holds it")
 	assert.Len(t, e.keys("lock:expired"), 5)
 	for _, v := range e.keys("lock:expired") {
 		assert.Equal(t, theirs, v)

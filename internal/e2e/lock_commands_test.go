@@ -152,7 +152,7 @@ func TestForceExpire(t *testing.T) {
 	// act until its validity ends).
 	r = e.runIn("yes\n", "force-expire", "fx")
 	assert.Equal(t, 6, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "revoked on 5 of 5")
+	assert.Contains(t, r.stderr, "revoked on 5 of 5")
 	assert.Contains(t, r.stderr, "is revoked")
 	for m, v := range e.keys("lock:fx") {
 		assert.True(t, quorum.IsTombstone(v), "%s: %q", m, v)

@@ -16,7 +16,6 @@ import (
 func TestBugReportsGoToStderrAndNameTheKeys(t *testing.T) {
 	e := newEnv(t)
 	plain := e.acquireToken("k-plain", "-ttl", "9s")
-	e.acquireToken("k-sem", "-ttl", "9s") // a plain lock next to the semaphore k-sem
 	e.acquireToken("k-sem", "-permits", "2", "-ttl", "9s")
 	permit := e.acquireToken("k-sem", "-permits", "2", "-ttl", "9s") // slot 1
 	multi := e.acquireToken("k-a", "k-b", "-ttl", "9s")
@@ -33,10 +32,10 @@ func TestBugReportsGoToStderrAndNameTheKeys(t *testing.T) {
 		{"extend permit", []string{"extend", "k-sem", "-token", permit}, []string{"extended lock:k-sem:permit:1 (5 of 5 masters)"}, nil, []string{"lock:k-sem:permit:1"}},
 		{"extend multi", []string{"extend", "k-b", "k-a", "-token", multi}, []string{"extended lock:k-b and lock:k-a (5 of 5 masters)"}, nil, []string{"lock:k-a", "lock:k-b"}},
 		{"release permit", []string{"release", "k-sem", "-token", permit}, []string{"lock:k-sem:permit:1: deleted on 5 of 5 masters", "released"},
-			[]string{"lock:k-sem:permit:1"}, []string{"lock:k-sem", "lock:k-sem:permit:0"}},
+			[]string{"lock:k-sem:permit:1"}, []string{"lock:k-sem:permit:0"}},
 		{"release multi", []string{"release", "k-a", "k-b", "-token", multi}, []string{"lock:k-a and lock:k-b: deleted on 5 of 5 masters"}, []string{"lock:k-a", "lock:k-b"}, nil},
 		{"release plain", []string{"release", "k-plain", "-token", plain}, []string{"lock:k-plain: deleted on 5 of 5 masters"}, []string{"lock:k-plain"}, nil},
-		{"force-expire plain", []string{"force-expire", "k-fx", "-yes"}, []string{"lock:k-fx: deleted on 5 of 5 masters"}, []string{"lock:k-fx"}, nil},
+		{"force-expire -now plain", []string{"force-expire", "k-fx", "-yes", "-now"}, []string{"lock:k-fx: deleted on 5 of 5 masters"}, []string{"lock:k-fx"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,11 +54,11 @@ func TestBugReportsGoToStderrAndNameTheKeys(t *testing.T) {
 		})
 	}
 
-	// A semaphore's force-expire: every part's report on stderr.
+	// A semaphore's force-expire (a revocation): every part's report on stderr.
 	r := e.run("force-expire", "k-sem2", "-yes")
-	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 6, r.code, r.stderr)
 	assert.Empty(t, r.stdout)
-	assert.Contains(t, r.stderr, "lock:k-sem2:permit:0: deleted on 5 of 5 masters")
+	assert.Contains(t, r.stderr, "lock:k-sem2:permit:0: revoked on 5 of 5 masters")
 
 	// A conflict on a semaphore names the slots it tried.
 	e.acquireToken("k-full", "-permits", "2", "-ttl", "9s")
