@@ -44,7 +44,7 @@ func TestBugFairSemaphoreFailedRoundKeepsThePlace(t *testing.T) {
 
 	require.ErrorIs(t, round(first), ErrNotAcquired, "granted on one master of three")
 	for i, s := range c.Servers {
-		order, err := s.Client().ZRangeByScore(ctx, queue, &redis.ZRangeBy{Min: "0", Max: "+inf"}).Result()
+		order, err := s.Client().ZRangeArgs(ctx, redis.ZRangeArgs{Key: queue, Start: "0", Stop: "+inf", ByScore: true}).Result()
 		require.NoError(t, err)
 		assert.Equal(t, []string{"q:" + first.id, "q:" + second.id}, order, "master %d: the queue's order", i)
 	}
