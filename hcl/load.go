@@ -2,7 +2,7 @@
 // diagnostics that carry the file, line and column of the offending attribute or
 // block and print with the source snippet.
 //
-// The file format, its errors and warnings are those of DESIGN section 2: variable
+// The file format, its errors and warnings are those of docs/topology.md: variable
 // blocks, one cluster block with masters, settings and lock policies. Expressions
 // may reference var.NAME only; there are no functions. Values of sensitive
 // variables may be used for password only, and never appear in a diagnostic.

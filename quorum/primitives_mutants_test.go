@@ -26,8 +26,8 @@ func withAcquirer(fn func(m *Manager, name string, lc *lockConfig) (acquirer, er
 
 // majorityCountScript counts permits on each master: a master grants while fewer
 // than N holders are there. Taking a simple majority of such grants is the trap
-// of DESIGN.md section 7: with 5 masters and 2 permits, three holders can each
-// win 3 masters.
+// SAFETY.md's Semaphores section describes: with 5 masters and 2 permits, three
+// holders can each win 3 masters.
 var majorityCountScript = wire.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

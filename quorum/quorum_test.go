@@ -400,3 +400,20 @@ func TestDeadlineMidRoundReportsLastCompleteRound(t *testing.T) {
 	assert.ErrorIs(t, err, ErrHeld, "the complete round saw the lock held: %v", err)
 	assert.NotErrorIs(t, err, ErrUnavailable)
 }
+
+// Bug 4: a TTL with a fraction of a millisecond was floored in PX but counted in
+// full in Until.
+func TestBug4SubMillisecondTTLIsRefused(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	for _, ttl := range []time.Duration{10900 * time.Microsecond, time.Second + time.Nanosecond, 1500 * time.Microsecond} {
+		_, err := m.TryAcquire(ctx, "review/4", ttl)
+		require.ErrorIs(t, err, ErrInvalidTTL, "%v", ttl)
+		assert.Contains(t, err.Error(), "whole number of milliseconds")
+	}
+	l, err := m.TryAcquire(ctx, "review/4", time.Second) // whole ms: accepted
+	require.NoError(t, err)
+	assert.ErrorIs(t, l.Extend(ctx, 10900*time.Microsecond), ErrInvalidTTL)
+	_, _, err = m.ExtendToken(ctx, "review/4", l.Token(), 10900*time.Microsecond)
+	assert.ErrorIs(t, err, ErrInvalidTTL)
+}

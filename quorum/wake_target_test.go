@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -267,4 +268,38 @@ func TestPlainWaiterWakesOnAFairRelease(t *testing.T) {
 			t.Fatal("not served")
 		}
 	}
+}
+
+// Bug 10: the wake hub kept one confirmed-subscription entry per lock name when a
+// master was down while the name's channel was dropped; they also looked subscribed.
+func TestBug10WakeHubForgetsAMasterThatDropped(t *testing.T) {
+	c, m := testCluster(t, 3)
+	h := m.hub()
+	var unregs []func()
+	for i := range 300 {
+		_, unreg := h.register(m.Key("review/10/"+strconv.Itoa(i)), "")
+		unregs = append(unregs, unreg)
+	}
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.confirmed) == 2*300 // "<key>:wake" and "<key>:wake:any" for each
+	}, 10*time.Second, 10*time.Millisecond)
+	c.Servers[0].Kill()
+	for _, u := range unregs {
+		u()
+	}
+	// The names have been idle for longer than the linger: the hub drops them.
+	h.mu.Lock()
+	for ch := range h.idle {
+		h.idle[ch] = time.Now().Add(-2 * wakeLinger)
+	}
+	h.mu.Unlock()
+	h.kickAll()
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.confirmed) == 0
+	}, 10*time.Second, 10*time.Millisecond, "no channel is wanted: nothing may look subscribed")
+	c.Servers[0].Restart(false)
 }

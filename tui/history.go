@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
-	"github.com/redlock/redlock/internal/events"
 )
 
 // historyMax is how many lock events the history pane keeps.
@@ -51,9 +50,9 @@ func historyView(st Styles, vm detailVM, w, h int) string {
 		e := vm.history[i]
 		sty := st.Muted
 		switch e.kind {
-		case events.Acquired:
+		case EventAcquired:
 			sty = st.Good
-		case events.Expired, events.ChangedHands:
+		case EventExpired, EventChangedHands:
 			sty = st.Warn
 		}
 		lines = append(lines, "  "+e.at.Format("15:04:05")+" "+sty.Render(fit(e.kind, 13))+" "+fit(escape.Text(e.name), 30)+" "+st.Muted.Render(e.who))

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -63,9 +62,9 @@ func TestHistoryFromTheSourcesEvents(t *testing.T) {
 	src.edit(func(s *Snapshot) {
 		s.Locks = s.Locks[1:] // would be a "released" difference
 		s.EventSource = EventsKeyspace
-		s.Events = []events.Event{
-			{At: t0, Kind: events.Acquired, Name: "blink", Owner: &quorum.Owner{Label: "cron", Host: "h1"}},
-			{At: t0, Kind: events.Released, Name: "blink", Owner: &quorum.Owner{Label: "cron", Host: "h1"}},
+		s.Events = []Event{
+			{At: t0, Kind: EventAcquired, Name: "blink", Owner: &quorum.Owner{Label: "cron", Host: "h1"}},
+			{At: t0, Kind: EventReleased, Name: "blink", Owner: &quorum.Owner{Label: "cron", Host: "h1"}},
 		}
 	})
 	clk.Add(2 * time.Second)

@@ -33,7 +33,10 @@ func (b prepBase) prepare(snap Snapshot) *prepared {
 	p := &prepared{snap: snap, key: b.key, set: newLockSet(snap, b.prev)}
 	evs := snap.Events
 	if snap.EventSource == "" && !b.first && b.prev != nil {
-		evs = events.Diff(&quorum.Listing{Locks: b.prev.merged()}, &quorum.Listing{Locks: p.set.merged()}, snap.At)
+		evs = nil
+		for _, ev := range events.Diff(&quorum.Listing{Locks: b.prev.merged()}, &quorum.Listing{Locks: p.set.merged()}, snap.At) {
+			evs = append(evs, Event(ev))
+		}
 	}
 	held := b.key.heldSet()
 	for _, ev := range evs {
@@ -46,7 +49,7 @@ func (b prepBase) prepare(snap Snapshot) *prepared {
 // who names the holder of an event's lock as the table shows it: from the event's
 // value, else (a release or an expiry carries none) from the row the console
 // showed for that name, in the previous answer or this one.
-func (b prepBase) who(ev events.Event, now *lockSet, mine bool) string {
+func (b prepBase) who(ev Event, now *lockSet, mine bool) string {
 	li := quorum.LockInfo{Name: ev.Name, Owner: ev.Owner, Library: ev.Library}
 	if mine || li.Owner != nil || known(li.Library) {
 		return holderOf(&li, mine)

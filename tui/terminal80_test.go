@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -245,7 +244,7 @@ func TestHistoryNamesTheHolderItShowed(t *testing.T) {
 				s.Locks = s.Locks[1:]
 				s.EventSource = from
 				if from != "" {
-					s.Events = []events.Event{{At: t0, Kind: events.Released, Name: "billing/42"}}
+					s.Events = []Event{{At: t0, Kind: EventReleased, Name: "billing/42"}}
 				}
 			})
 			clk.Add(2 * time.Second)

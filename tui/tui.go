@@ -23,7 +23,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -57,7 +56,7 @@ type Snapshot struct {
 	// Events are the lock events the source saw since its previous answer, and
 	// EventSource says where they come from (EventsKeyspace, EventsListing). When
 	// EventSource is empty the console compares consecutive snapshots itself.
-	Events      []events.Event
+	Events      []Event
 	EventSource string
 	// CPU is the processor time the console's process used over Over, the time
 	// since the source's previous answer (zero when not measured): the cost of

@@ -20,7 +20,7 @@ import (
 )
 
 // Exit codes shared by the commands. What each means for a command is in its
-// exit-code table (Command.Exits, printed by its help; DESIGN.md section 3).
+// exit-code table (Command.Exits, printed by its help and in docs/commands.md).
 const (
 	ExitOK       = 0
 	ExitError    = 1

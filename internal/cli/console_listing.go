@@ -7,6 +7,7 @@ import (
 
 	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/tui"
 )
 
 // listingLoop keeps the console's full listing in the background, so that no
@@ -27,7 +28,7 @@ type listingLoop struct {
 	lst       *quorum.Listing
 	err       error
 	progress  quorum.ScanProgress
-	events    []events.Event
+	events    []tui.Event
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -154,9 +155,11 @@ func (l *listingLoop) publishEvents(evs []events.Event) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.events = append(l.events, evs...)
+	for _, ev := range evs {
+		l.events = append(l.events, tui.Event(ev)) // the same fields: the console's own type
+	}
 	if over := len(l.events) - maxPending; over > 0 {
-		l.events = append([]events.Event(nil), l.events[over:]...)
+		l.events = append([]tui.Event(nil), l.events[over:]...)
 	}
 }
 
@@ -192,7 +195,7 @@ func (l *listingLoop) take(ctx context.Context) listingView {
 // drain returns the events published since the previous drain. A poll drains
 // last, once its answer is ready, so that only a poll abandoned in the instant
 // between drain and delivery loses them.
-func (l *listingLoop) drain() []events.Event {
+func (l *listingLoop) drain() []tui.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	evs := l.events

@@ -98,12 +98,12 @@ func TestConsoleListingIsIncrementalAndRowsOnScreenAreFresh(t *testing.T) {
 	assert.NotContains(t, lockNames(snap), "bulk/0001", "a lock seen gone stays gone when it leaves the screen")
 
 	// The next complete pass reports the differences as events.
-	var seen []events.Event
+	var seen []tui.Event
 	pollUntil(t, src, nil, func(s tui.Snapshot) bool {
 		seen = append(seen, s.Events...)
-		return slices.ContainsFunc(seen, func(e events.Event) bool { return e.Name == "bulk/0000x" && e.Kind == events.Acquired })
+		return slices.ContainsFunc(seen, func(e tui.Event) bool { return e.Name == "bulk/0000x" && e.Kind == events.Acquired })
 	})
-	assert.True(t, slices.ContainsFunc(seen, func(e events.Event) bool { return e.Name == "bulk/0001" && e.Kind == events.Released }), "%v", seen)
+	assert.True(t, slices.ContainsFunc(seen, func(e tui.Event) bool { return e.Name == "bulk/0001" && e.Kind == events.Released }), "%v", seen)
 	require.NoError(t, lk.Release(ctx))
 }
 

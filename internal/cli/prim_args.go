@@ -14,8 +14,9 @@ import (
 )
 
 // The coordination primitives on acquire and run: several names (all or none,
-// one token), -permits N (a semaphore) and -shared (a shared hold). DESIGN.md
-// section 7 has the contracts; quorum has the algorithms.
+// one token), -permits N (a semaphore) and -shared (a shared hold). SAFETY.md's
+// Coordination primitives section has the contracts, docs/commands.md the flags;
+// quorum has the algorithms.
 
 // primNote explains several names, for acquire and run.
 const primNote = `Several names (NAME NAME...) are taken all or none, atomically on each master,

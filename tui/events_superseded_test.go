@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlock/redlock/internal/events"
 )
 
 // drainingSource reports each event once, as the cluster source does: an event
@@ -16,7 +14,7 @@ import (
 type drainingSource struct {
 	base    *fakeSource
 	mu      sync.Mutex
-	pending []events.Event
+	pending []Event
 }
 
 func (s *drainingSource) Poll(ctx context.Context, visible []string) Snapshot {
@@ -39,7 +37,7 @@ func TestAttackEventsLostWhenPollSuperseded(t *testing.T) {
 	started(t, m)
 
 	src.mu.Lock()
-	src.pending = []events.Event{{At: t0, Kind: events.Acquired, Name: "blink"}, {At: t0, Kind: events.Released, Name: "blink"}}
+	src.pending = []Event{{At: t0, Kind: EventAcquired, Name: "blink"}, {At: t0, Kind: EventReleased, Name: "blink"}}
 	src.mu.Unlock()
 	first := m.startPoll() // in flight: its command reads (and drains) the source
 	msg1 := first()
@@ -53,6 +51,6 @@ func TestAttackEventsLostWhenPollSuperseded(t *testing.T) {
 	for _, e := range m.poll.history {
 		names = append(names, e.kind+" "+e.name)
 	}
-	assert.Contains(t, names, events.Acquired+" blink", "events of a dropped answer are lost")
-	assert.Contains(t, names, events.Released+" blink")
+	assert.Contains(t, names, EventAcquired+" blink", "events of a dropped answer are lost")
+	assert.Contains(t, names, EventReleased+" blink")
 }

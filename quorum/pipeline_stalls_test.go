@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/faults"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -214,4 +215,21 @@ func TestAttackPipeCloseWithRoundsInFlight(t *testing.T) {
 	assert.Less(t, roundsTook, 300*time.Millisecond, "every round returned after Close")
 	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, before, pipeGoroutines(), "pipe goroutines left after Close")
+}
+
+// Found while testing bug 3: on the wire fast path, one master that does not answer
+// made every master read after it fail too (a read past the deadline fails without
+// looking at the reply waiting in the socket), so one hung master stopped all locking.
+func TestWireRoundCountsRepliesAfterAHungMaster(t *testing.T) {
+	t.Parallel()
+	s := newScen(t, mutants{}, 3)
+	cl := s.client("A")
+	ctx := context.Background()
+	cl.net((*faults.Proxy).Blackhole, "a")
+	l, err := cl.m.TryAcquire(ctx, "review/hung", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []Outcome{OutcomeError, OutcomeOK, OutcomeOK}, outcomes(&Report{Nodes: l.Votes().Nodes}))
+	require.NoError(t, l.Extend(ctx, time.Second), "extend too")
+	cl.net((*faults.Proxy).Heal, "a")
+	require.NoError(t, l.Release(ctx))
 }

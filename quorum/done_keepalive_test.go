@@ -1,0 +1,137 @@
+package quorum
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/faults"
+)
+
+// doneSlack is how late after Until a Done may be observed: the expiry timer's and
+// the observing goroutine's scheduling on a loaded machine. The bug it guards
+// against made Done late by most of a node timeout (100ms here).
+const doneSlack = 15 * time.Millisecond
+
+// Bug 1: an extension in flight at Until held the lock's mutex, so Done fired only
+// when the round gave up, and Until() blocked meanwhile.
+func TestBug1DoneFiresAtUntilWhileExtensionInFlight(t *testing.T) {
+	t.Parallel()
+	s := newScen(t, mutants{}, 3)
+	a := s.client("A")
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	l, err := a.m.TryAcquire(ctx, "review/1", ttl)
+	require.NoError(t, err)
+	until := l.Until()
+	// Two of three masters stop answering: the extension that starts just before
+	// Until waits a whole node timeout (100ms) before it fails.
+	a.net((*faults.Proxy).Blackhole, "a", "b")
+	time.Sleep(time.Until(until.Add(-20 * time.Millisecond)))
+	extended := make(chan error, 1)
+	go func() { extended <- l.Extend(ctx, ttl) }()
+	time.Sleep(5 * time.Millisecond) // the round is in flight
+
+	t0 := time.Now()
+	got := l.Until()
+	assert.Less(t, time.Since(t0), 5*time.Millisecond, "Until() must not wait for the round in flight")
+	assert.Equal(t, until, got, "Until during the round is the deadline before it")
+
+	<-l.Done()
+	doneAt := time.Now()
+	assert.LessOrEqual(t, doneAt.Sub(until), doneSlack, "Done fired %v after Until", doneAt.Sub(until))
+	assert.ErrorIs(t, l.Err(), ErrLost)
+	err = <-extended
+	assert.ErrorIs(t, err, ErrLost, "an extension that completes after Until does not count")
+	a.net((*faults.Proxy).Heal)
+
+	// The keys expire on the masters no earlier than Until: a rival that polls
+	// gets the lock only after the first holder's Done fired.
+	b := s.client("B")
+	acquiredAt := b.pollAcquire(t, ctx, "review/1", ttl, 2*time.Second)
+	assert.True(t, doneAt.Before(acquiredAt), "A's Done (%v) fired after B acquired (%v)", doneAt, acquiredAt)
+}
+
+// pollAcquire polls TryAcquire every millisecond until it succeeds (failing the
+// test after limit) and returns when the successful call returned.
+func (c *client) pollAcquire(t *testing.T, ctx context.Context, name string, ttl, limit time.Duration) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		l, err := c.m.TryAcquire(ctx, name, ttl)
+		if err == nil {
+			at := time.Now()
+			t.Cleanup(func() { _ = l.Release(context.Background()) })
+			return at
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%s did not get %s within %v", c.name, name, limit)
+	return time.Time{}
+}
+
+// Bug 1, with the keep-alive: an extension in flight when the validity ends. The
+// holder's Done must fire by Until, before anyone else acquires.
+func TestBug1KeepAliveDoneFiresBeforeRivalAcquires(t *testing.T) {
+	t.Parallel()
+	s := newScen(t, mutants{}, 3)
+	a, b := s.client("A"), s.client("B")
+	ctx := context.Background()
+	const ttl = 400 * time.Millisecond
+	l, err := a.m.TryAcquire(ctx, "review/1ka", ttl, WithKeepAlive(KeepAlive{Fraction: 0.5}))
+	require.NoError(t, err)
+	var doneAt, untilAtDone time.Time
+	watched := make(chan struct{})
+	go func() {
+		<-l.Done()
+		doneAt = time.Now()
+		untilAtDone = l.Until()
+		close(watched)
+	}()
+	// The first extension succeeds; then A loses two masters, so the second one
+	// is in flight, for a whole node timeout, when the validity ends.
+	<-l.UntilChanged()
+	a.net((*faults.Proxy).Blackhole, "a", "b")
+	acquiredAt := b.pollAcquire(t, ctx, "review/1ka", ttl, 3*time.Second)
+	<-watched
+	assert.ErrorIs(t, l.Err(), ErrLost)
+	assert.LessOrEqual(t, doneAt.Sub(untilAtDone), doneSlack, "A's Done fired %v after its Until", doneAt.Sub(untilAtDone))
+	assert.True(t, doneAt.Before(acquiredAt), "A's Done (%v) must fire before B acquired (%v)", doneAt, acquiredAt)
+	a.net((*faults.Proxy).Heal)
+	_ = l.Release(ctx)
+}
+
+// Bug 8: the keep-alive read l.ttl without the mutex while Extend wrote it. Only
+// the race detector sees it: the README's test command runs this package with -race.
+func TestBug8NoRaceBetweenKeepAliveAndExtend(t *testing.T) {
+	_, m := testCluster(t, 3)
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "review/8", 400*time.Millisecond, WithKeepAlive(KeepAlive{Fraction: 0.1}))
+	require.NoError(t, err)
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		require.NoError(t, l.Extend(ctx, 400*time.Millisecond))
+		_ = l.Until()
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, l.Release(ctx))
+}
+
+// Bug 9: with a Fraction near 1 the next extension was scheduled frac*TTL after the
+// last one returned, past Until once the drift is subtracted: the lock was lost.
+func TestBug9KeepAliveFractionNearOneKeepsTheLock(t *testing.T) {
+	_, m := testCluster(t, 3, WithNodeTimeout(50*time.Millisecond))
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "review/9", 300*time.Millisecond, WithKeepAlive(KeepAlive{Fraction: 0.99}))
+	require.NoError(t, err)
+	select {
+	case <-l.Done():
+		t.Fatalf("lost the lock: %v", l.Err())
+	case <-time.After(1500 * time.Millisecond):
+	}
+	require.NoError(t, l.Err())
+	require.NoError(t, l.Release(ctx))
+}
