@@ -144,18 +144,33 @@ func readBulk(rd *bufio.Reader, v rval, body string) (rval, error) {
 	return v, nil
 }
 
-// invalidation returns the keys of a RESP3 invalidate push, all true for a null
-// one (FLUSHALL, FLUSHDB, a tracking table full); ok is false for any other
-// push or reply.
-func (v rval) invalidation() (keys []string, all, ok bool) {
+// invalidated is what one invalidation push names: keys, keys longer than
+// trackValueCap (read past, so unnamed), or every key (all).
+type invalidated struct {
+	keys []string
+	long bool // some key was longer than trackValueCap
+	all  bool // FLUSHALL, FLUSHDB, a tracking table full, or a new connection
+}
+
+// invalidation returns what a RESP3 invalidate push names, all for a null one
+// (FLUSHALL, FLUSHDB, a tracking table full); ok is false for any other push or
+// reply. A key longer than trackValueCap was read past: long says so, and the
+// tracker reads again every watched key that long (a key prefix and a name are
+// not bounded so that their sum stays under the cap).
+func (v rval) invalidation() (inv invalidated, ok bool) {
 	if v.typ != '>' || len(v.arr) != 2 || v.arr[0].str != "invalidate" {
-		return nil, false, false
+		return inv, false
 	}
 	if v.arr[1].null {
-		return nil, true, true
+		inv.all = true
+		return inv, true
 	}
 	for _, k := range v.arr[1].arr {
-		keys = append(keys, k.str)
+		if k.long {
+			inv.long = true
+			continue
+		}
+		inv.keys = append(inv.keys, k.str)
 	}
-	return keys, false, true
+	return inv, true
 }

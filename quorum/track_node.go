@@ -67,15 +67,22 @@ func (t *tracker) poke() {
 	}
 }
 
-// invalidate marks keys (all of them when all) to be read again.
-func (t *tracker) invalidate(keys []string, all bool) {
+// invalidate marks the keys inv names to be read again.
+func (t *tracker) invalidate(inv invalidated) {
 	t.mu.Lock()
-	if all {
+	if inv.all {
 		t.all = true
 	}
-	for _, k := range keys {
+	for _, k := range inv.keys {
 		if _, ok := t.keys[k]; ok {
 			t.dirty[k] = struct{}{}
+		}
+	}
+	if inv.long && !inv.all {
+		for k := range t.keys {
+			if len(k) > trackValueCap {
+				t.dirty[k] = struct{}{}
+			}
 		}
 	}
 	t.mu.Unlock()
@@ -151,7 +158,7 @@ func (t *tracker) run() {
 	for retry := trackRetry; ctx.Err() == nil; retry = min(2*retry, trackRetryMax) {
 		c, tracking, err := dialTracker(ctx, t.n, t.w.m.cfg.nodeTimeout)
 		if err == nil {
-			t.invalidate(nil, true) // a new connection tracks nothing yet
+			t.invalidate(invalidated{all: true}) // a new connection tracks nothing yet
 			t.tracking.Store(tracking)
 			err = t.serve(ctx, c, tracking)
 			t.tracking.Store(false)
@@ -183,8 +190,8 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 				broken <- err
 				return
 			}
-			if keys, all, ok := v.invalidation(); ok {
-				t.invalidate(keys, all)
+			if inv, ok := v.invalidation(); ok {
+				t.invalidate(inv)
 				continue
 			}
 			if v.typ == '>' {
@@ -218,7 +225,7 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 				}
 				continue
 			}
-			t.invalidate(nil, true)
+			t.invalidate(invalidated{all: true})
 		case <-t.kick:
 		}
 		batch := t.take()
