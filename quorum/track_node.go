@@ -22,6 +22,7 @@ type tracker struct {
 	dirty map[string]struct{}     // keys to read again
 	all   bool                    // read every key again
 	later map[string]struct{}     // keys whose read was refused: read again at the next tick
+	long  int                     // how many watched keys are longer than trackValueCap
 	kick  chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
 	tracking atomic.Bool
@@ -31,6 +32,9 @@ type tracker struct {
 func (t *tracker) add(lw *lossWatch) {
 	t.mu.Lock()
 	for _, k := range lw.keys {
+		if len(t.keys[k]) == 0 && len(k) > trackValueCap {
+			t.long++
+		}
 		t.keys[k] = append(t.keys[k], lw)
 		t.dirty[k] = struct{}{}
 	}
@@ -51,6 +55,9 @@ func (t *tracker) remove(lw *lossWatch) {
 			}
 		}
 		if len(ws) == 0 {
+			if _, ok := t.keys[k]; ok && len(k) > trackValueCap {
+				t.long--
+			}
 			delete(t.keys, k)
 			delete(t.dirty, k)
 		} else {
@@ -78,7 +85,7 @@ func (t *tracker) invalidate(inv invalidated) {
 			t.dirty[k] = struct{}{}
 		}
 	}
-	if inv.long && !inv.all {
+	if inv.long && !inv.all && t.long > 0 { // without long keys watched, a hostile push costs nothing
 		for k := range t.keys {
 			if len(k) > trackValueCap {
 				t.dirty[k] = struct{}{}
