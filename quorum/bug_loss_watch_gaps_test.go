@@ -100,3 +100,32 @@ func TestBugLossWatchRetriesAnInconclusiveVerification(t *testing.T) {
 		t.Fatal("the loss was not heard once every master answered again")
 	}
 }
+
+// TestBugLossWatchTracksAgainAfterABusyMaster: a tracking connection dialled
+// while the master runs a long script (BUSY: HELLO is allowed then, CLIENT
+// TRACKING is not) was kept as a connection without tracking, read every
+// trackPoll instead of tracked, for as long as it lived: every loss on that
+// master was heard up to a second late, long after the script ended. A refusal
+// that says the master is busy or loading is now a failed dial: the watch
+// dials again and tracks once the master answers.
+func TestBugLossWatchTracksAgainAfterABusyMaster(t *testing.T) {
+	a := newAtk(t, 3, redistest.Options{})
+	m := a.client("holder")
+	ctx := context.Background()
+	l, err := m.Acquire(ctx, "busy", 60*time.Second, WithLossWatch())
+	require.NoError(t, err)
+	armed(t, m, l)
+	srv := a.c.Servers[0]
+	require.NoError(t, faults.SetConfig(ctx, srv, "busy-reply-threshold", "10"))
+	done := make(chan error, 1)
+	go func() { // a script busy for 1.5 s
+		done <- srv.Client().Eval(ctx, `local t = redis.call('TIME') local s = t[1] * 1000000 + t[2]
+while true do t = redis.call('TIME') if t[1] * 1000000 + t[2] - s > 1500000 then return 1 end end`, nil).Err()
+	}()
+	time.Sleep(200 * time.Millisecond)
+	a.net.Each("holder", (*faults.Proxy).Reset, srv.Name) // the watch dials again, into the busy master
+	require.NoError(t, <-done)
+	require.Eventually(t, func() bool { return m.losses().trackers[0].tracking.Load() },
+		3*time.Second, 10*time.Millisecond, "the watch never tracked again on the master once its script ended")
+	require.NoError(t, l.Err())
+}

@@ -59,6 +59,11 @@ func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *listC
 				tracking = err == nil && v.typ == '+'
 			}
 		}
+		if err == nil && v.typ == '-' && transient(v.str) {
+			// Busy or loading for now: refused now, not for the connection's
+			// life. Dial again rather than poll through it.
+			err = fmt.Errorf("%s: %w", n.name, errors.New(v.str))
+		}
 	}
 	if err != nil {
 		_ = lc.c.Close()
@@ -66,6 +71,13 @@ func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *listC
 	}
 	_ = lc.c.SetDeadline(time.Time{})
 	return lc, tracking, nil
+}
+
+// transient reports whether a master's error reply refuses for now only (a
+// script running past the busy threshold, a data set loading): the same command
+// is accepted once it ends.
+func transient(msg string) bool {
+	return strings.HasPrefix(msg, "BUSY") || strings.HasPrefix(msg, "LOADING")
 }
 
 // readRval reads one reply. Errors are returned as values (typ '-'); err is
