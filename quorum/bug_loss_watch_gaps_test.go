@@ -129,3 +129,25 @@ while true do t = redis.call('TIME') if t[1] * 1000000 + t[2] - s > 1500000 then
 		3*time.Second, 10*time.Millisecond, "the watch never tracked again on the master once its script ended")
 	require.NoError(t, l.Err())
 }
+
+// TestBugLossWatchHearsASwapDB: SWAPDB replaces every key of the lock's database
+// and pushes no invalidation (redis-server 7.0), so a SWAPDB with an empty
+// database on a quorum went unheard until the next extension (20 s here) or
+// Until. The watch's check of each connection every trackPoll is now EXISTS of
+// a key the master was seen holding: gone unannounced, every key is read again.
+func TestBugLossWatchHearsASwapDB(t *testing.T) {
+	c, m := testCluster(t, 5)
+	ctx := context.Background()
+	l, err := m.Acquire(ctx, "swapped", 60*time.Second, WithLossWatch())
+	require.NoError(t, err)
+	armed(t, m, l)
+	for _, s := range c.Servers[:3] {
+		require.NoError(t, s.Client().Do(ctx, "SWAPDB", "0", "1").Err())
+	}
+	select {
+	case <-l.Done():
+		require.ErrorIs(t, l.Err(), ErrLost)
+	case <-time.After(trackPoll + 3*time.Second):
+		t.Fatal("a SWAPDB on 3 of 5 masters was not heard")
+	}
+}
