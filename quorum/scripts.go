@@ -60,18 +60,22 @@ func include(src, line, body string) string {
 	return strings.Replace(src, line, body, 1)
 }
 
-// Script replies shared by release and extend.
+// Script replies shared by release and extend. replyOwnTombstone is release.lua's
+// where it deleted the tombstone of our value (we were revoked, the name is free
+// now): nothing of ours was there, and nothing of another owner's is left, so it
+// counts as missing, never as another owner's.
 const (
-	replyOurs    = 1
-	replyMissing = 0
-	replyForeign = -1
+	replyOurs         = 1
+	replyMissing      = 0
+	replyForeign      = -1
+	replyOwnTombstone = 2
 )
 
 func outcomeOf(reply int64) Outcome {
 	switch reply {
 	case replyOurs:
 		return OutcomeOK
-	case replyMissing:
+	case replyMissing, replyOwnTombstone:
 		return OutcomeMissing
 	default:
 		return OutcomeForeign

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -122,7 +123,7 @@ func (w *lossWatcher) add(l *Lock, keys []string, member bool) {
 func (w *lossWatcher) hint(lw *lossWatch) {
 	w.mu.Lock()
 	switch {
-	case lw.gone || lw.queued:
+	case lw.gone || lw.queued || w.ctx.Err() != nil:
 	case lw.running:
 		lw.again = true
 	default:
@@ -166,20 +167,29 @@ func (w *lossWatcher) verifier() {
 	}
 }
 
-// verify runs one verification of lw, then the one asked for meanwhile.
+// verify runs one verification of lw, then the one asked for meanwhile. A
+// verification that could not decide (too few masters answered) is made again
+// trackPoll later, and so on until one decides: the masters it lacked may have
+// lost the value already, and once they answer again their reads show the
+// watch nothing new.
 func (w *lossWatcher) verify(lw *lossWatch) {
 	for {
 		lctx := lw.l.ctx
+		undecided := false
 		if lctx.Err() == nil {
 			ctx, cancel := context.WithTimeout(lctx, 2*w.m.cfg.nodeTimeout)
-			_ = lw.l.Verify(ctx)
+			err := lw.l.Verify(ctx)
 			cancel()
+			undecided = err != nil && !errors.Is(err, ErrLost) && lctx.Err() == nil
 		}
 		w.mu.Lock()
 		again := lw.again && !lw.gone && w.ctx.Err() == nil
 		lw.again, lw.running = false, again
 		w.mu.Unlock()
 		if !again {
+			if undecided {
+				time.AfterFunc(trackPoll, func() { w.hint(lw) })
+			}
 			return
 		}
 	}

@@ -59,6 +59,11 @@ func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *listC
 				tracking = err == nil && v.typ == '+'
 			}
 		}
+		if err == nil && v.typ == '-' && transient(v.str) {
+			// Busy or loading for now: refused now, not for the connection's
+			// life. Dial again rather than poll through it.
+			err = fmt.Errorf("%s: %w", n.name, errors.New(v.str))
+		}
 	}
 	if err != nil {
 		_ = lc.c.Close()
@@ -66,6 +71,13 @@ func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *listC
 	}
 	_ = lc.c.SetDeadline(time.Time{})
 	return lc, tracking, nil
+}
+
+// transient reports whether a master's error reply refuses for now only (a
+// script running past the busy threshold, a data set loading): the same command
+// is accepted once it ends.
+func transient(msg string) bool {
+	return strings.HasPrefix(msg, "BUSY") || strings.HasPrefix(msg, "LOADING")
 }
 
 // readRval reads one reply. Errors are returned as values (typ '-'); err is
@@ -144,18 +156,33 @@ func readBulk(rd *bufio.Reader, v rval, body string) (rval, error) {
 	return v, nil
 }
 
-// invalidation returns the keys of a RESP3 invalidate push, all true for a null
-// one (FLUSHALL, FLUSHDB, a tracking table full); ok is false for any other
-// push or reply.
-func (v rval) invalidation() (keys []string, all, ok bool) {
+// invalidated is what one invalidation push names: keys, keys longer than
+// trackValueCap (read past, so unnamed), or every key (all).
+type invalidated struct {
+	keys []string
+	long bool // some key was longer than trackValueCap
+	all  bool // FLUSHALL, FLUSHDB, a tracking table full, or a new connection
+}
+
+// invalidation returns what a RESP3 invalidate push names, all for a null one
+// (FLUSHALL, FLUSHDB, a tracking table full); ok is false for any other push or
+// reply. A key longer than trackValueCap was read past: long says so, and the
+// tracker reads again every watched key that long (a key prefix and a name are
+// not bounded so that their sum stays under the cap).
+func (v rval) invalidation() (inv invalidated, ok bool) {
 	if v.typ != '>' || len(v.arr) != 2 || v.arr[0].str != "invalidate" {
-		return nil, false, false
+		return inv, false
 	}
 	if v.arr[1].null {
-		return nil, true, true
+		inv.all = true
+		return inv, true
 	}
 	for _, k := range v.arr[1].arr {
-		keys = append(keys, k.str)
+		if k.long {
+			inv.long = true
+			continue
+		}
+		inv.keys = append(inv.keys, k.str)
 	}
-	return keys, false, true
+	return inv, true
 }

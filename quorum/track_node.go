@@ -22,6 +22,7 @@ type tracker struct {
 	dirty map[string]struct{}     // keys to read again
 	all   bool                    // read every key again
 	later map[string]struct{}     // keys whose read was refused: read again at the next tick
+	long  int                     // how many watched keys are longer than trackValueCap
 	kick  chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
 	tracking atomic.Bool
@@ -31,6 +32,9 @@ type tracker struct {
 func (t *tracker) add(lw *lossWatch) {
 	t.mu.Lock()
 	for _, k := range lw.keys {
+		if len(t.keys[k]) == 0 && len(k) > trackValueCap {
+			t.long++
+		}
 		t.keys[k] = append(t.keys[k], lw)
 		t.dirty[k] = struct{}{}
 	}
@@ -51,6 +55,9 @@ func (t *tracker) remove(lw *lossWatch) {
 			}
 		}
 		if len(ws) == 0 {
+			if _, ok := t.keys[k]; ok && len(k) > trackValueCap {
+				t.long--
+			}
 			delete(t.keys, k)
 			delete(t.dirty, k)
 		} else {
@@ -67,15 +74,22 @@ func (t *tracker) poke() {
 	}
 }
 
-// invalidate marks keys (all of them when all) to be read again.
-func (t *tracker) invalidate(keys []string, all bool) {
+// invalidate marks the keys inv names to be read again.
+func (t *tracker) invalidate(inv invalidated) {
 	t.mu.Lock()
-	if all {
+	if inv.all {
 		t.all = true
 	}
-	for _, k := range keys {
+	for _, k := range inv.keys {
 		if _, ok := t.keys[k]; ok {
 			t.dirty[k] = struct{}{}
+		}
+	}
+	if inv.long && !inv.all && t.long > 0 { // without long keys watched, a hostile push costs nothing
+		for k := range t.keys {
+			if len(k) > trackValueCap {
+				t.dirty[k] = struct{}{}
+			}
 		}
 	}
 	t.mu.Unlock()
@@ -151,7 +165,7 @@ func (t *tracker) run() {
 	for retry := trackRetry; ctx.Err() == nil; retry = min(2*retry, trackRetryMax) {
 		c, tracking, err := dialTracker(ctx, t.n, t.w.m.cfg.nodeTimeout)
 		if err == nil {
-			t.invalidate(nil, true) // a new connection tracks nothing yet
+			t.invalidate(invalidated{all: true}) // a new connection tracks nothing yet
 			t.tracking.Store(tracking)
 			err = t.serve(ctx, c, tracking)
 			t.tracking.Store(false)
@@ -183,8 +197,8 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 				broken <- err
 				return
 			}
-			if keys, all, ok := v.invalidation(); ok {
-				t.invalidate(keys, all)
+			if inv, ok := v.invalidation(); ok {
+				t.invalidate(inv)
 				continue
 			}
 			if v.typ == '>' {
@@ -198,9 +212,11 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 		}
 	}()
 	defer func() { _ = c.c.Close() }()
-	// Every trackPoll: without tracking, read every key again; with it, PING,
-	// so that a connection silently gone (a partition, a host lost) is dialled
-	// again, and every key read again, within trackPoll + the node timeout.
+	// Every trackPoll: without tracking, read every key again; with it, ping
+	// (EXISTS of a key held there), so that a connection silently gone (a
+	// partition, a host lost) is dialled again, and every key read again,
+	// within trackPoll + the node timeout, and so is a change that pushed no
+	// invalidation (SWAPDB).
 	tk := time.NewTicker(trackPoll)
 	defer tk.Stop()
 	poll := tk.C
@@ -218,7 +234,7 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 				}
 				continue
 			}
-			t.invalidate(nil, true)
+			t.invalidate(invalidated{all: true})
 		case <-t.kick:
 		}
 		batch := t.take()
@@ -242,10 +258,18 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 	}
 }
 
-// ping sends PING on c and waits for its answer, for no longer than the node
-// timeout.
+// ping checks c every trackPoll, waiting for no longer than the node timeout:
+// EXISTS of a watched key this master was last seen holding (PING when it holds
+// none). An answer that it no longer exists, without the invalidation that
+// should have said so (SWAPDB replaces every key and pushes nothing), means that
+// tracking missed changes: every key is read again.
 func (t *tracker) ping(ctx context.Context, c *listConn, replies <-chan rval, broken <-chan error) error {
-	c.out = wire.AppendCommand(c.out, "PING")
+	canary := t.canary()
+	if canary == "" {
+		c.out = wire.AppendCommand(c.out, "PING")
+	} else {
+		c.out = wire.AppendCommand(c.out, "EXISTS", canary)
+	}
 	_ = c.c.SetWriteDeadline(time.Now().Add(t.w.m.cfg.nodeTimeout))
 	if err := c.flush(); err != nil {
 		return err
@@ -259,9 +283,54 @@ func (t *tracker) ping(ctx context.Context, c *listConn, replies <-chan rval, br
 		return err
 	case <-tm.C:
 		return errors.New("no answer to PING within the node timeout")
-	case <-replies:
+	case v := <-replies:
+		if canary != "" && v.typ == ':' && v.str == "0" && t.heldHere(canary) {
+			// Gone unannounced (or announced just now: then this costs a
+			// read of every key, nothing else).
+			t.invalidate(invalidated{all: true})
+		}
 		return nil
 	}
+}
+
+// canary returns a watched key that this master was last seen holding, "" when
+// the first few looked at are not.
+func (t *tracker) canary() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for k, lws := range t.keys {
+		if heldAt(lws, t.idx, k) {
+			return k
+		}
+		if n++; n == 8 {
+			break
+		}
+	}
+	return ""
+}
+
+// heldHere reports whether this master was last seen holding k.
+func (t *tracker) heldHere(k string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return heldAt(t.keys[k], t.idx, k)
+}
+
+// heldAt reports whether a lock watching k last saw k held on master idx.
+func heldAt(lws []*lossWatch, idx int, k string) bool {
+	for _, lw := range lws {
+		lw.mu.Lock()
+		held := false
+		for i, x := range lw.keys {
+			held = held || x == k && lw.st[idx*len(lw.keys)+i] == stHeld
+		}
+		lw.mu.Unlock()
+		if held {
+			return true
+		}
+	}
+	return false
 }
 
 // answers reads a batch's replies and records what each shows.
