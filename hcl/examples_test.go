@@ -1,8 +1,10 @@
 package hcl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -25,6 +27,9 @@ func TestExamples(t *testing.T) {
 	assert.Subset(t, names, []string{"local.hcl", "production.hcl", "three-masters.hcl"})
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
+			if !strings.Contains(src, "cluster \"") {
+				continue // a fragment of a cluster block, not a file
+			}
 			vars := map[string]string{}
 			if filepath.Base(file) == "production.hcl" {
 				vars["redis_password"] = "example-password"
@@ -43,14 +48,39 @@ func TestExamples(t *testing.T) {
 }
 
 // The topology file shown in README.md is valid (the first hcl block there).
+// TestReadmeExample loads every topology file the README and docs/ show (each
+// ```hcl block with a cluster; the others are fragments of one), giving a value
+// to each variable a block declares.
 func TestReadmeExample(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	docs, err := filepath.Glob("../docs/*.md")
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(b), "```hcl\n")
-	require.True(t, ok, "README.md shows a topology file")
-	src, _, ok := strings.Cut(rest, "```")
-	require.True(t, ok)
-	cfg, diags := Load("README.md", []byte(src), Options{Getenv: noEnv, Vars: map[string]string{"redis_password": "x"}})
-	require.False(t, diags.HasErrors(), "%v", diags)
-	require.NotNil(t, cfg.Cluster)
+	blocks := 0
+	for _, doc := range append([]string{"../README.md"}, docs...) {
+		b, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		rest := string(b)
+		for {
+			var src string
+			var ok bool
+			if _, rest, ok = strings.Cut(rest, "```hcl\n"); !ok {
+				break
+			}
+			src, rest, ok = strings.Cut(rest, "```")
+			require.True(t, ok, "%s: an hcl block is not closed", doc)
+			vars := map[string]string{}
+			for _, m := range declaredVariable.FindAllStringSubmatch(src, -1) {
+				vars[m[1]] = "x"
+			}
+			blocks++
+			t.Run(fmt.Sprintf("%s#%d", filepath.Base(doc), blocks), func(t *testing.T) {
+				cfg, diags := Load(filepath.Base(doc), []byte(src), Options{Getenv: noEnv, Vars: vars})
+				require.False(t, diags.HasErrors(), "%v", diags)
+				require.NotNil(t, cfg.Cluster)
+			})
+		}
+	}
+	assert.GreaterOrEqual(t, blocks, 2, "the README and docs/topology.md show topology files")
 }
+
+// declaredVariable finds the variables an HCL block declares.
+var declaredVariable = regexp.MustCompile(`variable\s+"([^"]+)"`)
