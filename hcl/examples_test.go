@@ -27,9 +27,6 @@ func TestExamples(t *testing.T) {
 	assert.Subset(t, names, []string{"local.hcl", "production.hcl", "three-masters.hcl"})
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			if !strings.Contains(src, "cluster \"") {
-				continue // a fragment of a cluster block, not a file
-			}
 			vars := map[string]string{}
 			if filepath.Base(file) == "production.hcl" {
 				vars["redis_password"] = "example-password"
@@ -67,6 +64,9 @@ func TestReadmeExample(t *testing.T) {
 			}
 			src, rest, ok = strings.Cut(rest, "```")
 			require.True(t, ok, "%s: an hcl block is not closed", doc)
+			if !strings.Contains(src, "cluster \"") {
+				continue // a fragment of a cluster block, not a file
+			}
 			vars := map[string]string{}
 			for _, m := range declaredVariable.FindAllStringSubmatch(src, -1) {
 				vars[m[1]] = "x"
