@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -214,11 +215,11 @@ func (a *guardArgs) deadlines(env *Env, s *lockSession, prog string, ttl time.Du
 		return dl, usagef("%v", err)
 	}
 	if a.maxHold > 0 && a.maxHold-time.Millisecond-s.m.DriftBudget(a.maxHold) <= dl.margin {
-		return dl, usagef("-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", a.maxHold, dl.margin)
+		return dl, usagef("-max-hold %s leaves the command no time: it gets SIGTERM -margin %s before the lock's end; give a longer -max-hold or a shorter -margin", human.Duration(a.maxHold), human.Duration(dl.margin))
 	}
 	if dl.clipped && a.gf.given("grace") {
-		fmt.Fprintf(env.Stderr, "redlock %s: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
-			prog, a.grace, dl.margin, dl.lead, dl.grace)
+		fmt.Fprintf(env.Stderr, "redlock %s: -grace %s does not fit between SIGTERM (%s before the validity ends) and SIGKILL (%s before it): clipped to %s\n",
+			prog, human.Duration(a.grace), human.Duration(dl.margin), human.Duration(dl.lead), human.Duration(dl.grace))
 	}
 	return dl, nil
 }

@@ -143,7 +143,7 @@ func (s *lockSession) ttlFor(name string, ttl time.Duration, given bool) (time.D
 		if s.noFile {
 			hint = " (no file: raise it with " + envMaxTTL + "=D)"
 		}
-		return 0, usagef("-ttl %v is above the cluster's max_ttl %v%s", ttl, s.cluster.MaxTTL, hint)
+		return 0, usagef("-ttl %s is above the cluster's max_ttl %s%s", human.Duration(ttl), human.Duration(s.cluster.MaxTTL), hint)
 	}
 	return ttl, nil
 }
@@ -211,11 +211,11 @@ func checkTTL(p *parsed, ttl time.Duration) error {
 	}
 	switch {
 	case ttl <= 0:
-		return usagef("-ttl must be positive, got %v", ttl)
+		return usagef("-ttl must be positive, got %s", human.Duration(ttl))
 	case ttl%time.Millisecond != 0:
 		return usagef("-ttl %v is not a whole number of milliseconds (the masters count in ms): try %v", ttl, ttl.Truncate(time.Millisecond))
 	case ttl <= topology.DefaultDriftExtra+time.Duration(float64(ttl)*topology.DefaultDriftFactor):
-		return usagef("-ttl %v leaves no validity after the drift budget (1%% + %v): give at least a few tens of milliseconds, e.g. 100ms or 30s", ttl, topology.DefaultDriftExtra)
+		return usagef("-ttl %s leaves no validity after the drift budget (1%% + %s): give at least a few tens of milliseconds, e.g. 100ms or 30s", human.Duration(ttl), human.Duration(topology.DefaultDriftExtra))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/guard"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -58,7 +59,7 @@ func runDeadlines(ttl, margin, grace time.Duration, marginGiven bool) (deadlines
 	// The keep-alive extends the lock when half the TTL is left: a SIGTERM due
 	// earlier than that would stop every command at its first extension.
 	if margin >= ttl/2 {
-		return deadlines{}, fmt.Errorf("-margin %v must be shorter than half the lock's ttl %v (the keep-alive extends the lock when half of it is left)", margin, ttl)
+		return deadlines{}, fmt.Errorf("-margin %s must be shorter than half the lock's ttl %s (the keep-alive extends the lock when half of it is left)", human.Duration(margin), human.Duration(ttl))
 	}
 	d := deadlines{margin: margin, lead: min(guard.DefaultKillLead, margin/2), grace: grace}
 	if fit := margin - d.lead; d.grace > fit {
@@ -92,8 +93,8 @@ func superviseRun(env *Env, prog string, l *quorum.Lock, a *guardArgs, extra []s
 	})
 	if err != nil {
 		if errors.Is(err, guard.ErrExpired) {
-			fmt.Fprintf(env.Stderr, "redlock %s: lock lost: the validity of %s (less -margin %v) ended before the command could start (%s was delayed): the command was not started\n",
-				prog, escape.Text(l.Name()), dl.margin, prog)
+			fmt.Fprintf(env.Stderr, "redlock %s: lock lost: the validity of %s (less -margin %s) ended before the command could start (%s was delayed): the command was not started\n",
+				prog, escape.Text(l.Name()), human.Duration(dl.margin), prog)
 			return ExitLost
 		}
 		fmt.Fprintf(env.Stderr, "redlock %s: start %s: %s\n", prog, escape.Text(argv[0]), escape.Text(err.Error()))
