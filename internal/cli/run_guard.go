@@ -216,7 +216,7 @@ func (r *runner) stop(why error) {
 	if errors.Is(why, quorum.ErrExtensionCap) {
 		msg = r.capWhy(why)
 	}
-	fmt.Fprintf(r.env.Stderr, "%s %s: SIGTERM to the command, SIGKILL in %v at most\n", r.prog, msg, r.dl.grace)
+	fmt.Fprintf(r.env.Stderr, "%s %s: SIGTERM to the command, SIGKILL in %s at most\n", r.prog, msg, human.Duration(r.dl.grace))
 	_ = r.g.Terminate()
 }
 
@@ -228,7 +228,7 @@ func (r *runner) endCause(what string) error {
 		return cause
 	}
 	if !r.dl.hard.IsZero() && !r.l.Until().Before(r.dl.hard) {
-		return fmt.Errorf("%w: %w (maximum hold %v) for %s", quorum.ErrLost, quorum.ErrExtensionCap, r.maxHold, r.l.Name())
+		return fmt.Errorf("%w: %w (maximum hold %s) for %s", quorum.ErrLost, quorum.ErrExtensionCap, human.Duration(r.maxHold), r.l.Name())
 	}
 	return fmt.Errorf("%w: the validity of %s %s", quorum.ErrLost, r.l.Name(), what)
 }
@@ -236,7 +236,7 @@ func (r *runner) endCause(what string) error {
 // capWhy says which cap ended the run.
 func (r *runner) capWhy(cause error) string {
 	if r.maxHold > 0 {
-		return fmt.Sprintf("-max-hold %v reached", r.maxHold)
+		return "-max-hold " + human.Duration(r.maxHold) + " reached"
 	}
 	return "the lock policy's max_extensions reached (" + escape.Text(cause.Error()) + ")"
 }
