@@ -367,7 +367,16 @@ var errWaitExpired = errors.New("wait expired")
 // context.Canceled. Whatever a failed or interrupted attempt set is released.
 func waitAcquire(ctx context.Context, m *quorum.Manager, name string, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
 	l, err := acquireRounds(ctx, m, name, ttl, wait, opts)
-	return releaseIfInterrupted(ctx, l, err)
+	return releaseIfInterrupted(ctx, l, waitExpired(ctx, err, wait))
+}
+
+// waitExpired marks err, the error of an acquisition that waited up to wait, as
+// errWaitExpired when the wait ran out (not the caller's context).
+func waitExpired(ctx context.Context, err error, wait time.Duration) error {
+	if err != nil && wait > 0 && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errWaitExpired) {
+		return fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
+	}
+	return err
 }
 
 // releaseIfInterrupted releases l when ctx ended as its round succeeded, and
@@ -382,19 +391,13 @@ func releaseIfInterrupted(ctx context.Context, l *quorum.Lock, err error) (*quor
 	return l, err
 }
 
+// acquireRounds makes one round when wait is 0, else one Acquire for the whole
+// wait: a fair waiter keeps its place in the queue.
 func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wait time.Duration, opts []quorum.LockOption) (*quorum.Lock, error) {
 	if wait <= 0 {
 		return m.TryAcquire(ctx, name, ttl, opts...)
 	}
-	// One Acquire for the whole wait: a fair waiter keeps its place in the queue.
-	l, err := m.Acquire(ctx, name, ttl, append(opts, quorum.WithWait(wait))...)
-	switch {
-	case err == nil:
-		return l, nil
-	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		return nil, fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
-	}
-	return nil, err
+	return m.Acquire(ctx, name, ttl, append(opts, quorum.WithWait(wait))...)
 }
 
 // acquireExit maps an acquisition error to an exit code: 3 when held by another or

@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -204,29 +200,6 @@ func (s *lockSession) maxExtensionsFor(names []string) int {
 		}
 	}
 	return out
-}
-
-// acquireKind takes k: one round when wait is 0, else rounds until wait has
-// passed (see waitAcquire, whose contract it keeps for every kind).
-func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
-	if err := checkKindConflict(ctx, m, k); err != nil {
-		return nil, err
-	}
-	if !k.multi() {
-		return waitAcquire(ctx, m, k.names[0], ttl, wait, opts...)
-	}
-	names := slices.Clone(k.names)
-	var l *quorum.Lock
-	var err error
-	if wait <= 0 {
-		l, err = m.TryAcquireMulti(ctx, names, ttl, opts...)
-	} else {
-		l, err = m.AcquireMulti(ctx, names, ttl, append(opts, quorum.WithWait(wait))...)
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
-		}
-	}
-	return releaseIfInterrupted(ctx, l, err)
 }
 
 // kindEnv is what a command run under a primitive learns besides run's usual

@@ -154,7 +154,7 @@ func TestRunConflictExitCode(t *testing.T) {
 	require.NoError(t, holder.Start())
 	t.Cleanup(func() { _ = holder.Process.Signal(syscall.SIGTERM); _ = holder.Wait() })
 	e.waitKey("lock:conflict")
-	r := e.run("run", "conflict", "-conflict-exit-code", "75", "--", "sh", "-c", "echo ran")
+	r := e.run("run", "conflict", "-wait", "0", "-conflict-exit-code", "75", "--", "sh", "-c", "echo ran")
 	assert.Equal(t, 75, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "ran")
 	assert.Contains(t, r.stderr, "redlock run:", "run's own codes come with a line on stderr")
