@@ -92,10 +92,10 @@ func takeKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time
 func (s *lockSession) waitNotice(w io.Writer, prog string, k lockKind, wait, timeout time.Duration) func(ctx context.Context, err error) {
 	return func(ctx context.Context, _ error) {
 		var held string
-		switch {
-		case k.multi():
+		switch k.kind() {
+		case quorum.KindMulti:
 			held = "a name is held by another owner (all or none are taken)"
-		case k.permits > 0:
+		case quorum.KindSemaphore:
 			held = "every permit is held"
 		default:
 			held = s.heldBy(ctx, k.names[0], timeout)

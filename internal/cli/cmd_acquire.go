@@ -108,7 +108,7 @@ func (d *acquireJSON) kind(k lockKind, l *quorum.Lock) {
 	d.Permits, d.Shared = k.permits, k.shared
 	if l != nil {
 		d.detail = heldDetail(k, l)
-		if l.Permits() > 0 {
+		if l.Kind() == quorum.KindSemaphore {
 			p := l.Permit()
 			d.Permit = &p
 		}
@@ -147,7 +147,7 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 		var kc *kindConflictError
 		switch {
 		case errors.As(err, &kc):
-		case code == ExitNotHeld && !k.multi() && k.permits == 0:
+		case code == ExitNotHeld && k.byKey():
 			err = fmt.Errorf("%s is %s: %w", name, s.heldBy(ctx, name, a.timeout), err)
 		default:
 			err = fmt.Errorf("%s: %w", k.what(), err)
@@ -174,12 +174,12 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 // heldDetail says what else a primitive's acquisition holds, for acquire's
 // message: " with b, c", " permit 1 of 3", " shared".
 func heldDetail(k lockKind, l *quorum.Lock) string {
-	switch {
-	case k.multi():
+	switch l.Kind() {
+	case quorum.KindMulti:
 		return " with " + escape.Line(strings.Join(l.Names()[1:], ", "), 200)
-	case l.Permits() > 0:
+	case quorum.KindSemaphore:
 		return fmt.Sprintf(" permit %d of %d", l.Permit(), l.Permits())
-	case l.Shared():
+	case quorum.KindShared:
 		return " shared"
 	}
 	return ""

@@ -200,7 +200,7 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 		defer cancel()
 		wait := waitPlan{d: a.wait, first: a.timeout, notice: s.waitNotice(env.Stderr, "run", k, a.wait, a.timeout)}
 		l, err := acquireKind(tctx, s.m, k, lockTTL, wait, opts...)
-		if err != nil && ctx.Err() == nil && acquireExit(ctx, err) == ExitNotHeld && !k.multi() && k.permits == 0 {
+		if err != nil && ctx.Err() == nil && acquireExit(ctx, err) == ExitNotHeld && k.byKey() {
 			// Who keeps it: a holder, or a revocation and when it is free.
 			return nil, nil, fmt.Errorf("%s is %s: %w", a.names[0], s.heldBy(ctx, a.names[0], a.timeout), err)
 		}
