@@ -137,7 +137,7 @@ func TestBug2MaxHoldBelowTTLAndLongGraceNeverOverlap(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 5, ee.ExitCode(), "max-hold has its own exit code: %s", errA.String())
 	assert.Contains(t, errA.String(), "-max-hold 2.0s reached")
-	assert.Contains(t, errA.String(), "-grace 10s does not fit")
+	assert.Contains(t, errA.String(), "-grace 10.0s does not fit")
 	t.Logf("second client acquired %v after start", acquiredAt.Sub(start))
 	if b, err := os.ReadFile(file); err == nil {
 		f := strings.Fields(string(b))
