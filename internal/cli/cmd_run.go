@@ -51,7 +51,8 @@ func (a *guardArgs) flags(f *Flags, prog string) {
 	if prog == "elect" {
 		ttlHelp = `leadership TTL: how long a dead leader keeps the office (default: the
 lock policy's ttl for NAME, else the cluster's ttl)`
-		waitUsage = "give up after campaigning for D and exit 3 (default 0: campaign until elected)"
+		waitUsage = `give up after campaigning for D and exit 3; 0 exits 3 at once when
+another candidate leads (as flock -n); default: campaign until elected`
 	}
 	f.Duration(&a.ttl, "ttl", 0, ttlHelp)
 	f.Duration(&a.wait, "wait", 0, waitUsage).atLeast(0)

@@ -30,8 +30,10 @@ var waitTests = []struct {
 func (e *env) waitingFor(cmd, name string, args ...string) *background {
 	e.t.Helper()
 	b := e.start(append([]string{cmd, name}, args...)...)
-	require.Eventually(e.t, func() bool { return strings.Contains(b.stderr.String(), "waiting for "+name) }, 15*time.Second, 20*time.Millisecond,
-		"%s never said that it waits: %s", cmd, b.stderr)
+	says := func() bool { // acquire and run wait, elect campaigns
+		return strings.Contains(b.stderr.String(), "waiting for "+name) || strings.Contains(b.stderr.String(), "campaigning for "+name)
+	}
+	require.Eventually(e.t, says, 15*time.Second, 20*time.Millisecond, "%s never said that it waits: %s", cmd, b.stderr)
 	select {
 	case <-b.done:
 		e.t.Fatalf("%s ended instead of waiting (exit %d): %s", cmd, b.code, b.stderr)
@@ -100,4 +102,25 @@ func TestBugInterruptedWaitLeavesNothingLocked(t *testing.T) {
 			})
 		}
 	}
+}
+
+// elect's -wait 0 campaigned for ever where acquire's and run's -wait 0 fail at
+// once: with another candidate leading, it exits 3 (or -conflict-exit-code) and
+// runs nothing; without -wait it still campaigns until elected.
+func TestBugElectWaitZeroFailsWhenAnotherLeads(t *testing.T) {
+	e := newEnv(t)
+	leader := e.start("elect", "crond", "-ttl", "9s", "-value", "first", "--", "sleep", "30")
+	require.Eventually(t, func() bool { return strings.Contains(leader.stderr.String(), "leading crond") }, 15*time.Second, 20*time.Millisecond,
+		"the first candidate never led: %s", leader.stderr)
+	r := e.run("elect", "crond", "-wait", "0", "--", "sh", "-c", "echo ran")
+	assert.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "not elected: first leads crond")
+	assert.Empty(t, r.stdout, "nothing run")
+	r = e.run("elect", "crond", "-wait", "0", "-conflict-exit-code", "75", "--", "sh", "-c", "echo ran")
+	assert.Equal(t, 75, r.code, r.stderr)
+
+	waiter := e.waitingFor("elect", "crond", "--", "sh", "-c", "echo ran")
+	require.NoError(t, leader.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, waiter.wait(t, 20*time.Second), "elected once the leader resigned: %s", waiter.stderr)
+	assert.Equal(t, "ran\n", waiter.stdout.String())
 }
