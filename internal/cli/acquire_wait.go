@@ -25,10 +25,10 @@ import (
 const waitForever = time.Duration(math.MaxInt64)
 
 // waitHelp is the -wait flag's help on acquire and run.
-const waitHelp = `how long to wait while NAME is held: by default until it is free (as
-flock; Ctrl-C or SIGTERM gives up and leaves nothing locked); 0 makes one
-round and exits 3 at once when held (as flock -n: what a cron line wants);
-D gives up after D and exits 3 (as flock -w)`
+const waitHelp = `how long to wait while NAME is held: by default until it is
+free, as flock (Ctrl-C or SIGTERM gives up, nothing left locked);
+0 makes one round and exits 3 at once when held (as flock -n: what
+a cron line wants); D gives up after D and exits 3 (as flock -w)`
 
 // waitPlan is how an acquisition waits: d is 0 for one round, waitForever for
 // no bound; first, when positive, bounds the reads and the first round that come

@@ -23,8 +23,8 @@ type acquireArgs struct {
 
 func (a *acquireArgs) flags(f *Flags) {
 	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
-	f.Duration(&a.wait, "wait", 0, waitHelp+`; -timeout
-bounds the acquisition after D`).atLeast(0)
+	f.Duration(&a.wait, "wait", 0, waitHelp+`;
+-timeout bounds the acquisition after D`).atLeast(0)
 	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
 	a.primArgs.flags(f)
 	a.jsonFlag(f)

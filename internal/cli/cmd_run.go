@@ -46,8 +46,8 @@ type guardArgs struct {
 func (a *guardArgs) flags(f *Flags, prog string) {
 	a.gf = f
 	ttlHelp := "lock TTL (default: the lock policy's ttl, else the cluster's ttl)"
-	waitUsage := waitHelp + `; -timeout bounds the acquisition after D
-(the command may run longer)`
+	waitUsage := waitHelp + `;
+-timeout bounds the acquisition after D (the command may run longer)`
 	if prog == "elect" {
 		ttlHelp = `leadership TTL: how long a dead leader keeps the office (default: the
 lock policy's ttl for NAME, else the cluster's ttl)`
