@@ -194,7 +194,7 @@ func startupDrift(c *topology.Cluster, h *topology.NodeHealth, add addFunc) {
 func quarantineFinding(h *topology.NodeHealth, now time.Time, add addFunc) {
 	if now.Before(h.QuarantineUntil) {
 		add(topology.SeverityInfo, topology.CodeQuarantined,
-			fmt.Sprintf("quarantined until %s (%s left)", h.QuarantineUntil.Format(time.RFC3339), h.QuarantineUntil.Sub(now).Round(time.Second)),
+			fmt.Sprintf("quarantined until %s (%s left)", h.QuarantineUntil.Format(time.RFC3339), human.Duration(h.QuarantineUntil.Sub(now))),
 			"restarted or younger than the quarantine window: it does not vote until then")
 	}
 }
