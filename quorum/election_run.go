@@ -78,7 +78,7 @@ type electAcquirer struct {
 
 func (a *electAcquirer) waitKey() string { return a.e.Key() }
 
-func (a *electAcquirer) describe(o *Owner) { o.Kind = "leader" }
+func (a *electAcquirer) describe(o *Owner) { o.Kind = ownerLeader }
 
 func (a *electAcquirer) round(ctx context.Context, start time.Time, value string, ttl time.Duration, fw *fairWaiter) (*Lock, error) {
 	return a.e.m.round(ctx, start, a.e.name, a.e.Key(), value, ttl, fw, nil, true)

@@ -69,15 +69,15 @@ func (m *Manager) ReleaseHeld(ctx context.Context, names []string, token string)
 	return rep, releaseError(rep, time.Time{})
 }
 
-// HeldKind returns the primitive that wrote token ("" for a plain lock or a
-// value of another library; "sem", "multi", "shared", "leader") and its count
-// (a semaphore's permits, a multi-name hold's number of names).
-func HeldKind(token string) (kind string, count int) {
+// HeldKind returns the primitive that wrote token, as Owner.Primitive reads it
+// (KindLock for a plain lock; "" when token is not a value of this package),
+// and its count (a semaphore's permits, a multi-name hold's number of names).
+func HeldKind(token string) (kind PrimitiveKind, count int) {
 	v, err := ParseValue(token)
 	if err != nil {
 		return "", 0
 	}
-	return v.Owner.Kind, v.Owner.Count
+	return v.Owner.Primitive(), v.Owner.Count
 }
 
 // heldLock returns the Lock that token may hold of names; for a semaphore, its
@@ -92,7 +92,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 		}
 	}
 	kind, count := HeldKind(token)
-	if kind != "multi" && len(names) > 1 {
+	if kind != KindMulti && len(names) > 1 {
 		return nil, fmt.Errorf("%w: the token holds one name, %d given", ErrInvalidOption, len(names))
 	}
 	name := names[0]
@@ -100,7 +100,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 		return &Lock{m: m, name: name, key: key, value: token, prim: p}
 	}
 	switch kind {
-	case "multi":
+	case KindMulti:
 		sorted := slices.Clone(names)
 		slices.Sort(sorted)
 		if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
@@ -116,15 +116,15 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 		l := lock(keys[0], &multiLock{names: sorted, keys: keys})
 		l.name = strings.Join(sorted, " ")
 		return l, nil
-	case "sem":
+	case KindSemaphore:
 		if err := checkPermits(count); err != nil {
 			return nil, err
 		}
 		base := m.Key(name) + permitBase
 		return lock(base, &permitLock{n: count, slot: -1, base: base}), nil
-	case "shared":
+	case KindShared:
 		return lock(m.Key(name), sharedLock{}), nil
-	case "leader":
+	case KindLeader:
 		return nil, fmt.Errorf("%w: a leadership's token: it ends with its candidate process (elect), or with its TTL", ErrInvalidOption)
 	}
 	return lock(m.Key(name), nil), nil

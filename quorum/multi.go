@@ -106,7 +106,7 @@ func (m *Manager) newMultiAcquirer(lc *lockConfig) (acquirer, error) {
 // another name is noticed at the next retry.
 func (a *multiAcquirer) waitKey() string { return a.keys[0] }
 
-func (a *multiAcquirer) describe(o *Owner) { o.Kind, o.Count = "multi", len(a.keys) }
+func (a *multiAcquirer) describe(o *Owner) { o.Kind, o.Count = ownerMulti, len(a.keys) }
 
 func (a *multiAcquirer) won(context.Context, *Lock) error { return nil }
 

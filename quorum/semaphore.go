@@ -106,7 +106,7 @@ func (a *permitAcquirer) slotRange() string {
 	return fmt.Sprintf("%s:{0..%d}", a.base, len(a.slots)-1)
 }
 
-func (a *permitAcquirer) describe(o *Owner) { o.Kind, o.Count = "sem", len(a.slots) }
+func (a *permitAcquirer) describe(o *Owner) { o.Kind, o.Count = ownerSem, len(a.slots) }
 
 func (a *permitAcquirer) won(context.Context, *Lock) error { return nil }
 

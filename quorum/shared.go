@@ -81,7 +81,7 @@ func newSharedAcquirer(m *Manager, name, key string) *sharedAcquirer {
 
 func (a *sharedAcquirer) waitKey() string { return a.key }
 
-func (a *sharedAcquirer) describe(o *Owner) { o.Kind = "shared" }
+func (a *sharedAcquirer) describe(o *Owner) { o.Kind = ownerShared }
 
 func (a *sharedAcquirer) won(context.Context, *Lock) error { return nil }
 

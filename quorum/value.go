@@ -55,6 +55,14 @@ type ownerWire struct {
 	F string `json:"f,omitempty"` // Owner.For
 }
 
+// The primitives' tags in Owner.Kind (Owner.Primitive reads them).
+const (
+	ownerSem    = "sem"
+	ownerMulti  = "multi"
+	ownerShared = "shared"
+	ownerLeader = "leader"
+)
+
 // Value is a parsed lock value "rl1.<token>.<owner>".
 type Value struct {
 	// Token is base64url (no padding) of 20 random bytes.

@@ -107,7 +107,7 @@ func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, er
 		p.Locks = append(p.Locks, li)
 		switch kind {
 		case KindSemaphore:
-			if li.Owner != nil && li.Owner.Kind == "sem" {
+			if li.Owner.Primitive() == KindSemaphore {
 				p.Permits = max(p.Permits, li.Owner.Count)
 			}
 			if li.State == StateHeld {

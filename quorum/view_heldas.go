@@ -41,7 +41,7 @@ func (m *Manager) ReadHeldAs(ctx context.Context, name string, slots int) (HeldA
 		}
 		switch {
 		case kind == KindSemaphore:
-			if li.Owner != nil && li.Owner.Kind == "sem" {
+			if li.Owner.Primitive() == KindSemaphore {
 				out.Permits = max(out.Permits, li.Owner.Count)
 			}
 			if li.State == StateHeld {

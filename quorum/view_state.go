@@ -45,7 +45,7 @@ func (li *LockInfo) PrimitiveOf() (kind PrimitiveKind, group string, ok bool) {
 		return KindLeader, kc.Name, true
 	case kc.Kind == KeyShared:
 		return KindShared, kc.Name, true
-	case li.Owner != nil && li.Owner.Kind == "multi" && li.Value != "":
+	case li.Owner.Primitive() == KindMulti && li.Value != "":
 		return KindMulti, li.Value, true
 	}
 	return KindLock, li.Name, true
@@ -150,3 +150,39 @@ func (l *Listing) Siblings(rows []LockInfo) []string {
 // exclusive waiter keeps beside name while shared holders hold it
 // (KeyWriterWaiting): while it lives, new shared holders of name are refused.
 func WriterWaitingName(name string) string { return name + xwaitSuffix }
+
+// Primitive says which primitive wrote a value with owner o, from its Kind:
+// KindSemaphore, KindMulti, KindShared or KindLeader, else KindLock (a plain
+// lock, a value of another library, or a nil o). It is the one reading of
+// Owner.Kind: a key's own name says more (PrimitiveOf reads both).
+func (o *Owner) Primitive() PrimitiveKind {
+	if o == nil {
+		return KindLock
+	}
+	switch o.Kind {
+	case ownerSem:
+		return KindSemaphore
+	case ownerMulti:
+		return KindMulti
+	case ownerShared:
+		return KindShared
+	case ownerLeader:
+		return KindLeader
+	}
+	return KindLock
+}
+
+// Kind says which primitive l holds: KindMulti, KindSemaphore or KindShared,
+// else KindLock (a plain lock, and a leadership's Lock, which is a plain
+// lock of the election's leader key).
+func (l *Lock) Kind() PrimitiveKind {
+	switch l.prim.(type) {
+	case *multiLock:
+		return KindMulti
+	case *permitLock:
+		return KindSemaphore
+	case sharedLock:
+		return KindShared
+	}
+	return KindLock
+}

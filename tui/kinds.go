@@ -50,7 +50,7 @@ func kindFromRow(li *quorum.LockInfo) string {
 	case quorum.KeyOther:
 		return "other"
 	}
-	if o := li.Owner; o != nil && o.Kind == "multi" {
+	if o := li.Owner; o.Primitive() == quorum.KindMulti {
 		if o.Count > 0 {
 			return fmt.Sprintf("multi %d", o.Count)
 		}

@@ -23,8 +23,8 @@ type acquireArgs struct {
 
 func (a *acquireArgs) flags(f *Flags) {
 	f.Duration(&a.ttl, "ttl", 0, "lock TTL (default: the lock policy's ttl, else the cluster's ttl)")
-	f.Duration(&a.wait, "wait", 0, `keep trying until D has passed; comes on top of -timeout. Default 0:
-one round, exit 3 at once when held (as flock -n; see run -h)`).atLeast(0)
+	f.Duration(&a.wait, "wait", 0, waitHelp+`;
+-timeout bounds the acquisition after D`).atLeast(0)
 	f.String(&a.owner, "owner", "S", "", "owner label written into the lock value")
 	a.primArgs.flags(f)
 	a.jsonFlag(f)
@@ -34,6 +34,9 @@ one round, exit 3 at once when held (as flock -n; see run -h)`).atLeast(0)
 func (a *acquireArgs) parse(p *parsed) error {
 	if err := a.namesArgs.parse(p); err != nil {
 		return err
+	}
+	if !p.given("wait") {
+		a.wait = waitForever
 	}
 	return checkTTL(p, a.ttl)
 }
@@ -53,14 +56,17 @@ TOKEN' (with the same NAMEs).
 
 ` + primNote + `
 
-Ctrl-C while waiting releases whatever was set; nothing is left locked.`,
+Waiting: as flock, acquire waits while NAME is held, until it is free, and says
+once on stderr who holds it; -wait 0 exits 3 at once instead (flock -n), -wait D
+gives up after D (flock -w). Ctrl-C or SIGTERM while waiting releases whatever
+was set and exits 1; nothing is left locked.`,
 	Exits: []Exit{
 		{0, "acquired"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted)"},
 		exitBadInput,
-		{3, `not acquired: held by another owner (every permit taken; an exclusive
-holder against -shared, shared holders against a plain lock), or still held
-when -wait ran out`},
+		{3, `not acquired: held by another owner under -wait 0 (every permit taken; an
+exclusive holder against -shared, shared holders against a plain lock), still
+held when -wait D ran out, or NAME held as another kind of hold`},
 	},
 	Complete: Completion{LockName: true, Several: true},
 }, withSession(runAcquire))
@@ -102,7 +108,7 @@ func (d *acquireJSON) kind(k lockKind, l *quorum.Lock) {
 	d.Permits, d.Shared = k.permits, k.shared
 	if l != nil {
 		d.detail = heldDetail(k, l)
-		if l.Permits() > 0 {
+		if l.Kind() == quorum.KindSemaphore {
 			p := l.Permit()
 			d.Permit = &p
 		}
@@ -134,13 +140,14 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 	name := a.names[0]
 	actx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 	defer cancel()
-	l, err := acquireKind(actx, s.m, k, lockTTL, a.wait, s.kindOptions(k, a.owner)...)
+	wait := waitPlan{d: a.wait, first: a.timeout, notice: s.waitNotice(env.Stderr, "acquire", k, a.wait, a.timeout)}
+	l, err := acquireKind(actx, s.m, k, lockTTL, wait, s.kindOptions(k, a.owner)...)
 	if err != nil {
 		code := acquireExit(ctx, err)
 		var kc *kindConflictError
 		switch {
 		case errors.As(err, &kc):
-		case code == ExitNotHeld && !k.multi() && k.permits == 0:
+		case code == ExitNotHeld && k.byKey():
 			err = fmt.Errorf("%s is %s: %w", name, s.heldBy(ctx, name, a.timeout), err)
 		default:
 			err = fmt.Errorf("%s: %w", k.what(), err)
@@ -167,12 +174,12 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 // heldDetail says what else a primitive's acquisition holds, for acquire's
 // message: " with b, c", " permit 1 of 3", " shared".
 func heldDetail(k lockKind, l *quorum.Lock) string {
-	switch {
-	case k.multi():
+	switch l.Kind() {
+	case quorum.KindMulti:
 		return " with " + escape.Line(strings.Join(l.Names()[1:], ", "), 200)
-	case l.Permits() > 0:
+	case quorum.KindSemaphore:
 		return fmt.Sprintf(" permit %d of %d", l.Permit(), l.Permits())
-	case l.Shared():
+	case quorum.KindShared:
 		return " shared"
 	}
 	return ""

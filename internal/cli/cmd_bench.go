@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/internal/connect"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -188,7 +189,7 @@ func runBench(ctx context.Context, env *Env, bf *benchArgs) error {
 		return err
 	}
 	if ttl := cfg.Cluster.PolicyFor(bf.name).TTL; bf.hold >= ttl {
-		return usagef("-hold %v must be below the lock's TTL %v", bf.hold, ttl)
+		return usagef("-hold %s must be below the lock's TTL %s", human.Duration(bf.hold), human.Duration(ttl))
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -233,8 +234,8 @@ func runBench(ctx context.Context, env *Env, bf *benchArgs) error {
 	if bf.fair {
 		mode = "fair"
 	}
-	fmt.Fprintf(env.Stderr, "redlock bench: %d processes x %d acquisitions of %s (%s mode, hold %v) on %d masters\n",
-		bf.clients, bf.ops, cfg.Cluster.KeyPrefix+bf.name, mode, bf.hold, len(cfg.Cluster.Masters))
+	fmt.Fprintf(env.Stderr, "redlock bench: %d processes x %d acquisitions of %s (%s mode, hold %s) on %d masters\n",
+		bf.clients, bf.ops, cfg.Cluster.KeyPrefix+bf.name, mode, human.Duration(bf.hold), len(cfg.Cluster.Masters))
 	results, err := bench.RunProcesses(ctx, cmds, env.Stderr)
 	if err != nil {
 		return fail(ExitError, redacted(err, cfg.Redact))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ func (a *electArgs) parse(p *parsed) error {
 	if !p.given("value") {
 		a.value = defaultLeaderValue()
 	}
+	if !p.given("wait") {
+		a.wait = waitForever
+	}
 	return a.check()
 }
 
@@ -55,8 +59,10 @@ when it is lost (a majority of masters no longer holds it, or this process is
 frozen past its validity) CMD's process group gets SIGTERM at once and SIGKILL
 -grace later, never later than 100ms before the validity ends, even when elect
 itself is killed or frozen. When CMD exits, elect resigns: the next candidate
-leads at once, under a higher term. -wait 0 (the default) campaigns until elected
-or interrupted; -ttl is how long a dead leader keeps the office. As with run, the
+leads at once, under a higher term. As acquire and run, elect waits by default:
+it campaigns until elected or interrupted; -wait 0 exits 3 at once when another
+candidate leads (as flock -n), -wait D gives up after D. -ttl is how long a dead
+leader keeps the office. As with run, the
 "--" before CMD may be left out: CMD is the first word after NAME that is not one
 of elect's flags ("redlock elect crond sh -c 'run-parts /etc/cron.hourly'").
 
@@ -72,7 +78,7 @@ REDLOCK_TERM and REDLOCK_FENCE (the term) and REDLOCK_VALUE (the value published
 		{-1, "CMD's exit status (128+signal when it was killed by a signal)"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted before CMD started)"},
 		exitBadInput,
-		{3, "not elected before -wait ran out (or -conflict-exit-code N)"},
+		{3, "not elected: another leads under -wait 0, or -wait D ran out (or -conflict-exit-code N)"},
 		{4, `the leadership was lost while CMD ran (CMD was stopped), or elect was delayed
 so long after winning that the validity ended before CMD could start`},
 		{5, "-max-hold or the lock policy's max_extensions ended the leadership (CMD was stopped)"},
@@ -107,7 +113,11 @@ func runElect(ctx context.Context, env *Env, s *lockSession, a *electArgs) error
 	}
 	// Say who leads now, so that a waiting candidate is not silent.
 	rctx, rcancel := context.WithTimeout(ctx, min(a.timeout, 2*time.Second))
-	switch li, err := el.Leader(rctx); {
+	li, err := el.Leader(rctx)
+	switch {
+	case err == nil && a.wait == 0: // as flock -n: another leads, give up at once
+		rcancel()
+		return s.fail(a.conflict, fmt.Errorf("not elected: %s leads %s (term %d), and -wait 0 does not wait: %w", li.Value, name, li.Term, quorum.ErrHeld))
 	case err == nil:
 		fmt.Fprintf(env.Stderr, "redlock elect: campaigning for %s: %s leads (term %d)\n", escape.Text(name), escape.Line(li.Value, 80), li.Term)
 	case errors.Is(err, quorum.ErrNoLeader):
@@ -123,14 +133,17 @@ func runElect(ctx context.Context, env *Env, s *lockSession, a *electArgs) error
 	}
 	return holdAndRun(ctx, env, s, "elect", &a.guardArgs, dl, "the leadership of "+name, func(ctx context.Context) (*quorum.Lock, []string, error) {
 		cctx, cancel := ctx, context.CancelFunc(func() {})
-		if a.wait > 0 {
+		switch {
+		case a.wait == 0: // nobody led: one campaign, bounded by -timeout
+			cctx, cancel = context.WithTimeout(ctx, a.timeout)
+		case a.wait != waitForever:
 			cctx, cancel = context.WithTimeout(ctx, a.wait)
 		}
 		defer cancel()
 		lead, err := el.Campaign(cctx, a.value, ttl, opts...)
 		if err != nil {
 			if ctx.Err() == nil && cctx.Err() != nil {
-				err = fmt.Errorf("%w: not elected after %s: %w", errWaitExpired, human.Duration(a.wait), err)
+				err = fmt.Errorf("%w: not elected after %s: %w", errWaitExpired, human.Duration(cmp.Or(a.wait, a.timeout)), err)
 			}
 			return nil, nil, err
 		}

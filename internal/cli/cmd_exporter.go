@@ -15,6 +15,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/metrics"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
@@ -67,7 +68,7 @@ func runExporter(ctx context.Context, env *Env, s *lockSession, a *exporterArgs)
 	col.update(s.poll(ctx, prober, a.timeout))
 	srv := serveMetrics(ln, reg)
 	defer srv.Close()
-	fmt.Fprintf(env.Stderr, "redlock exporter: serving http://%s/metrics, polling every %v\n", ln.Addr(), *interval)
+	fmt.Fprintf(env.Stderr, "redlock exporter: serving http://%s/metrics, polling every %s\n", ln.Addr(), human.Duration(*interval))
 	tick := time.NewTicker(*interval)
 	defer tick.Stop()
 	for {

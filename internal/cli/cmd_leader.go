@@ -133,7 +133,7 @@ func printLeader(w io.Writer, d leaderJSON, err error, oneLine bool) {
 	fmt.Fprintf(w, "leader of %s: %s\n", name, escape.Line(d.Value, 200))
 	fmt.Fprintf(w, "  term     %d\n", d.Term)
 	if d.Since != nil {
-		fmt.Fprintf(w, "  since    %s (%v ago)\n", d.Since.Format(time.RFC3339), time.Since(*d.Since).Round(time.Second))
+		fmt.Fprintf(w, "  since    %s (%s ago)\n", d.Since.Format(time.RFC3339), human.Duration(time.Since(*d.Since)))
 	}
 	fmt.Fprintf(w, "  validity %s (%d of %d masters, quorum %d)\n", human.Duration(time.Duration(d.ValidityMS)*time.Millisecond), d.Votes, d.Total, d.Quorum)
 	fmt.Fprintf(w, "  holder   %s\n", leaderHolder(d.Owner))

@@ -150,7 +150,7 @@ func (s *lockSession) heldKeys(names []string, token string, rep *quorum.Report)
 			keys[i] = s.m.Key(n)
 		}
 		h.text, h.names = lockKind{names: keys}.what(), names
-	case kind == "sem" && rep != nil && strings.HasPrefix(rep.Key, h.key+":"):
+	case kind == quorum.KindSemaphore && rep != nil && strings.HasPrefix(rep.Key, h.key+":"):
 		h.key = rep.Key
 	}
 	if h.text == "" {

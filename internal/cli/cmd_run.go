@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -45,17 +46,16 @@ type guardArgs struct {
 func (a *guardArgs) flags(f *Flags, prog string) {
 	a.gf = f
 	ttlHelp := "lock TTL (default: the lock policy's ttl, else the cluster's ttl)"
-	waitHelp := `keep trying to take the lock until D has passed; -timeout bounds the
-acquisition after -wait (the command may run longer). Default 0: one
-round, exit 3 at once when held, as flock -n (flock, consul lock and
-etcdctl lock wait by default; a cron line should not: see below)`
+	waitUsage := waitHelp + `;
+-timeout bounds the acquisition after D (the command may run longer)`
 	if prog == "elect" {
 		ttlHelp = `leadership TTL: how long a dead leader keeps the office (default: the
 lock policy's ttl for NAME, else the cluster's ttl)`
-		waitHelp = "give up after campaigning for D and exit 3 (default 0: campaign until elected)"
+		waitUsage = `give up after campaigning for D and exit 3; 0 exits 3 at once when
+another candidate leads (as flock -n); default: campaign until elected`
 	}
 	f.Duration(&a.ttl, "ttl", 0, ttlHelp)
-	f.Duration(&a.wait, "wait", 0, waitHelp).atLeast(0)
+	f.Duration(&a.wait, "wait", 0, waitUsage).atLeast(0)
 	f.Duration(&a.maxHold, "max-hold", 0, `stop extending after D: CMD gets SIGTERM -margin before acquisition + D
 and `+prog+` exits 5 (default: no cap)`).atLeast(0)
 	f.Duration(&a.margin, "margin", 0, `SIGTERM this long before the validity ends (default ttl/5, at least
@@ -77,6 +77,9 @@ func (a *runArgs) parse(p *parsed) error {
 	a.names = names
 	if err := a.guardArgs.parse(p, "run "+strings.Join(names, " ")); err != nil {
 		return err
+	}
+	if !p.given("wait") {
+		a.wait = waitForever
 	}
 	return a.check()
 }
@@ -106,13 +109,14 @@ status (128+N when CMD was killed by signal N). As with flock, the -- may be lef
 out: CMD is then the first word after NAME that is not one of run's flags, and
 every word after it is CMD's ("redlock run job make -j4").
 
-Waiting: by default run does not wait (-wait 0): when NAME is held it exits 3 at
-once, as "flock -n" does. flock, consul lock and etcdctl lock wait by default;
-run does not because its first use is cron, where a job still running when the
-next one starts should make the next one give up (exit 3, or -conflict-exit-code)
-rather than queue behind it, one more process every interval. To wait, say for
-how long: -wait 10m. A cron line, at most one report at a time across machines:
-  */15 * * * * redlock run -max-hold 14m report /usr/local/bin/report
+Waiting: as flock, consul lock and etcdctl lock, run waits while NAME is held,
+until it is free, and says once on stderr who holds it; Ctrl-C or SIGTERM while
+waiting gives up (exit 1, nothing left locked). -wait 0 exits 3 at once instead
+(or -conflict-exit-code), as "flock -n"; -wait D gives up after D, as "flock -w".
+A cron line wants -wait 0: a job still running when the next one starts makes the
+next one give up rather than queue behind it, one more process every interval.
+At most one report at a time across machines:
+  */15 * * * * redlock run -wait 0 -max-hold 14m report /usr/local/bin/report
 
 With a "--", every word before it is a NAME: several names need it, and so does a
 CMD whose own arguments include a "--" ("redlock run job -- git diff -- file").
@@ -156,8 +160,8 @@ process group.
 		{-1, "CMD's exit status (128+signal when it was killed by a signal)"},
 		{1, "error (fewer than a quorum of masters reachable, interrupted before CMD started)"},
 		exitBadInput,
-		{3, `not acquired: held by another owner (every permit taken; an exclusive
-holder against -shared), or -wait expired (or -conflict-exit-code N)`},
+		{3, `not acquired: held by another owner under -wait 0 (every permit taken; an
+exclusive holder against -shared), or -wait D expired (or -conflict-exit-code N)`},
 		{4, `the lock was lost while CMD ran (CMD was stopped), or run was delayed so long
 after acquiring that the validity ended before CMD could start (not started)`},
 		{5, "-max-hold or the lock policy's max_extensions ended the run (CMD was stopped)"},
@@ -195,8 +199,9 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 	return holdAndRun(ctx, env, s, "run", &a.guardArgs, dl, k.what(), func(ctx context.Context) (*quorum.Lock, []string, error) {
 		tctx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 		defer cancel()
-		l, err := acquireKind(tctx, s.m, k, lockTTL, a.wait, opts...)
-		if err != nil && ctx.Err() == nil && acquireExit(ctx, err) == ExitNotHeld && !k.multi() && k.permits == 0 {
+		wait := waitPlan{d: a.wait, first: a.timeout, notice: s.waitNotice(env.Stderr, "run", k, a.wait, a.timeout)}
+		l, err := acquireKind(tctx, s.m, k, lockTTL, wait, opts...)
+		if err != nil && ctx.Err() == nil && acquireExit(ctx, err) == ExitNotHeld && k.byKey() {
 			// Who keeps it: a holder, or a revocation and when it is free.
 			return nil, nil, fmt.Errorf("%s is %s: %w", a.names[0], s.heldBy(ctx, a.names[0], a.timeout), err)
 		}
@@ -214,11 +219,11 @@ func (a *guardArgs) deadlines(env *Env, s *lockSession, prog string, ttl time.Du
 		return dl, usagef("%v", err)
 	}
 	if a.maxHold > 0 && a.maxHold-time.Millisecond-s.m.DriftBudget(a.maxHold) <= dl.margin {
-		return dl, usagef("-max-hold %v leaves the command no time: it gets SIGTERM -margin %v before the lock's end; give a longer -max-hold or a shorter -margin", a.maxHold, dl.margin)
+		return dl, usagef("-max-hold %s leaves the command no time: it gets SIGTERM -margin %s before the lock's end; give a longer -max-hold or a shorter -margin", human.Duration(a.maxHold), human.Duration(dl.margin))
 	}
 	if dl.clipped && a.gf.given("grace") {
-		fmt.Fprintf(env.Stderr, "redlock %s: -grace %v does not fit between SIGTERM (%v before the validity ends) and SIGKILL (%v before it): clipped to %v\n",
-			prog, a.grace, dl.margin, dl.lead, dl.grace)
+		fmt.Fprintf(env.Stderr, "redlock %s: -grace %s does not fit between SIGTERM (%s before the validity ends) and SIGKILL (%s before it): clipped to %s\n",
+			prog, human.Duration(a.grace), human.Duration(dl.margin), human.Duration(dl.lead), human.Duration(dl.grace))
 	}
 	return dl, nil
 }

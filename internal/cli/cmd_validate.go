@@ -9,6 +9,7 @@ import (
 	"github.com/redlock/redlock/hcl"
 
 	"github.com/redlock/redlock/internal/escape"
+	"github.com/redlock/redlock/internal/human"
 )
 
 // validateArgs are the arguments of validate.
@@ -58,7 +59,7 @@ func (v validateView) human(env *Env) error {
 		return nil // the printer says it is invalid
 	}
 	cl := v.cfg.Cluster
-	line := fmt.Sprintf("%s is valid: cluster %q, %d masters, quorum %d, ttl %v, max_ttl %v", escape.Text(v.source), cl.Name, len(cl.Masters), cl.Quorum(), cl.TTL, cl.MaxTTL)
+	line := fmt.Sprintf("%s is valid: cluster %q, %d masters, quorum %d, ttl %s, max_ttl %s", escape.Text(v.source), cl.Name, len(cl.Masters), cl.Quorum(), human.Duration(cl.TTL), human.Duration(cl.MaxTTL))
 	if v.WarningCount > 0 {
 		line += fmt.Sprintf(", %d warning(s)", v.WarningCount)
 	}

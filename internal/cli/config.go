@@ -14,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/redlock/redlock/hcl"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/internal/local"
 	"github.com/redlock/redlock/topology"
 )
@@ -109,7 +110,7 @@ func (c *common) check() error {
 		}
 	}
 	if c.timeout <= 0 {
-		return usagef("-timeout must be positive, got %v", c.timeout)
+		return usagef("-timeout must be positive, got %s", human.Duration(c.timeout))
 	}
 	if v := c.f.getenv(envMaxTTL); v != "" && c.masters != "" {
 		if d, err := time.ParseDuration(v); err != nil || d <= 0 {

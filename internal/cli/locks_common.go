@@ -143,7 +143,7 @@ func (s *lockSession) ttlFor(name string, ttl time.Duration, given bool) (time.D
 		if s.noFile {
 			hint = " (no file: raise it with " + envMaxTTL + "=D)"
 		}
-		return 0, usagef("-ttl %v is above the cluster's max_ttl %v%s", ttl, s.cluster.MaxTTL, hint)
+		return 0, usagef("-ttl %s is above the cluster's max_ttl %s%s", human.Duration(ttl), human.Duration(s.cluster.MaxTTL), hint)
 	}
 	return ttl, nil
 }
@@ -211,11 +211,11 @@ func checkTTL(p *parsed, ttl time.Duration) error {
 	}
 	switch {
 	case ttl <= 0:
-		return usagef("-ttl must be positive, got %v", ttl)
+		return usagef("-ttl must be positive, got %s", human.Duration(ttl))
 	case ttl%time.Millisecond != 0:
 		return usagef("-ttl %v is not a whole number of milliseconds (the masters count in ms): try %v", ttl, ttl.Truncate(time.Millisecond))
 	case ttl <= topology.DefaultDriftExtra+time.Duration(float64(ttl)*topology.DefaultDriftFactor):
-		return usagef("-ttl %v leaves no validity after the drift budget (1%% + %v): give at least a few tens of milliseconds, e.g. 100ms or 30s", ttl, topology.DefaultDriftExtra)
+		return usagef("-ttl %s leaves no validity after the drift budget (1%% + %s): give at least a few tens of milliseconds, e.g. 100ms or 30s", human.Duration(ttl), human.Duration(topology.DefaultDriftExtra))
 	}
 	return nil
 }
@@ -367,7 +367,16 @@ var errWaitExpired = errors.New("wait expired")
 // context.Canceled. Whatever a failed or interrupted attempt set is released.
 func waitAcquire(ctx context.Context, m *quorum.Manager, name string, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
 	l, err := acquireRounds(ctx, m, name, ttl, wait, opts)
-	return releaseIfInterrupted(ctx, l, err)
+	return releaseIfInterrupted(ctx, l, waitExpired(ctx, err, wait))
+}
+
+// waitExpired marks err, the error of an acquisition that waited up to wait, as
+// errWaitExpired when the wait ran out (not the caller's context).
+func waitExpired(ctx context.Context, err error, wait time.Duration) error {
+	if err != nil && wait > 0 && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errWaitExpired) {
+		return fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
+	}
+	return err
 }
 
 // releaseIfInterrupted releases l when ctx ended as its round succeeded, and
@@ -382,19 +391,13 @@ func releaseIfInterrupted(ctx context.Context, l *quorum.Lock, err error) (*quor
 	return l, err
 }
 
+// acquireRounds makes one round when wait is 0, else one Acquire for the whole
+// wait: a fair waiter keeps its place in the queue.
 func acquireRounds(ctx context.Context, m *quorum.Manager, name string, ttl, wait time.Duration, opts []quorum.LockOption) (*quorum.Lock, error) {
 	if wait <= 0 {
 		return m.TryAcquire(ctx, name, ttl, opts...)
 	}
-	// One Acquire for the whole wait: a fair waiter keeps its place in the queue.
-	l, err := m.Acquire(ctx, name, ttl, append(opts, quorum.WithWait(wait))...)
-	switch {
-	case err == nil:
-		return l, nil
-	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		return nil, fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
-	}
-	return nil, err
+	return m.Acquire(ctx, name, ttl, append(opts, quorum.WithWait(wait))...)
 }
 
 // acquireExit maps an acquisition error to an exit code: 3 when held by another or

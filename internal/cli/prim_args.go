@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -69,6 +65,26 @@ type lockKind struct {
 // multi reports whether several names are taken at once.
 func (k lockKind) multi() bool { return len(k.names) > 1 }
 
+// kind is the primitive k takes, named as quorum names every hold's kind.
+func (k lockKind) kind() quorum.PrimitiveKind {
+	switch {
+	case k.multi():
+		return quorum.KindMulti
+	case k.permits > 0:
+		return quorum.KindSemaphore
+	case k.shared:
+		return quorum.KindShared
+	}
+	return quorum.KindLock
+}
+
+// byKey reports whether k is held in the key NAME itself (a plain lock, shared
+// holders), whose holders heldBy names.
+func (k lockKind) byKey() bool {
+	kind := k.kind()
+	return kind == quorum.KindLock || kind == quorum.KindShared
+}
+
 // what names the hold for messages: "a", "a, b and c", "a (one of 3 permits)",
 // "a (shared)"; raw (the printer escapes it).
 func (k lockKind) what() string {
@@ -77,10 +93,10 @@ func (k lockKind) what() string {
 	if len(names) > 1 {
 		s = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 	}
-	switch {
-	case k.permits > 0:
+	switch k.kind() {
+	case quorum.KindSemaphore:
 		s += fmt.Sprintf(" (one of %d permits)", k.permits)
-	case k.shared:
+	case quorum.KindShared:
 		s += " (shared)"
 	}
 	return s
@@ -169,10 +185,10 @@ func (s *lockSession) kindOptions(k lockKind, owner string) []quorum.LockOption 
 		return opts
 	}
 	opts = s.policyOptions(k.names[0], owner)
-	switch {
-	case k.permits > 0:
+	switch k.kind() {
+	case quorum.KindSemaphore:
 		opts = append(opts, quorum.WithPermits(k.permits))
-	case k.shared:
+	case quorum.KindShared:
 		opts = append(opts, quorum.WithShared())
 	}
 	return opts
@@ -207,43 +223,18 @@ func (s *lockSession) maxExtensionsFor(names []string) int {
 	return out
 }
 
-// acquireKind takes k: one round when wait is 0, else rounds until wait has
-// passed (see waitAcquire, whose contract it keeps for every kind).
-func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts ...quorum.LockOption) (*quorum.Lock, error) {
-	if err := checkKindConflict(ctx, m, k); err != nil {
-		return nil, err
-	}
-	if !k.multi() {
-		return waitAcquire(ctx, m, k.names[0], ttl, wait, opts...)
-	}
-	names := slices.Clone(k.names)
-	var l *quorum.Lock
-	var err error
-	if wait <= 0 {
-		l, err = m.TryAcquireMulti(ctx, names, ttl, opts...)
-	} else {
-		l, err = m.AcquireMulti(ctx, names, ttl, append(opts, quorum.WithWait(wait))...)
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait), err)
-		}
-	}
-	return releaseIfInterrupted(ctx, l, err)
-}
-
 // kindEnv is what a command run under a primitive learns besides run's usual
 // variables: REDLOCK_NAMES (every name of a multi-name hold, space-separated),
 // REDLOCK_PERMIT and REDLOCK_PERMITS (the slot held and the semaphore's count),
 // REDLOCK_SHARED=1 for a shared hold.
 func kindEnv(l *quorum.Lock) []string {
-	var out []string
-	if names := l.Names(); len(names) > 1 {
-		out = append(out, "REDLOCK_NAMES="+strings.Join(names, " "))
+	switch l.Kind() {
+	case quorum.KindMulti:
+		return []string{"REDLOCK_NAMES=" + strings.Join(l.Names(), " ")}
+	case quorum.KindSemaphore:
+		return []string{"REDLOCK_PERMIT=" + strconv.Itoa(l.Permit()), "REDLOCK_PERMITS=" + strconv.Itoa(l.Permits())}
+	case quorum.KindShared:
+		return []string{"REDLOCK_SHARED=1"}
 	}
-	if n := l.Permits(); n > 0 {
-		out = append(out, "REDLOCK_PERMIT="+strconv.Itoa(l.Permit()), "REDLOCK_PERMITS="+strconv.Itoa(n))
-	}
-	if l.Shared() {
-		out = append(out, "REDLOCK_SHARED=1")
-	}
-	return out
+	return nil
 }

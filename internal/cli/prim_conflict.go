@@ -24,19 +24,20 @@ const conflictSlots = 8
 // store (a usage error: exit 2). A failed read refuses nothing: the
 // acquisition's own round reports the masters.
 func checkKindConflict(ctx context.Context, m *quorum.Manager, k lockKind) error {
+	sem := k.kind() == quorum.KindSemaphore
 	for _, name := range k.names {
 		slots := conflictSlots
-		if k.permits > 0 {
+		if sem {
 			slots = k.permits + 1 // slot N is held only under a larger count
 		}
 		ha, _ := m.ReadHeldAs(ctx, name, slots)
 		switch {
-		case k.permits > 0 && ha.Kind == quorum.KindSemaphore && ha.Permits > 0 && ha.Permits != k.permits:
+		case sem && ha.Kind == quorum.KindSemaphore && ha.Permits > 0 && ha.Permits != k.permits:
 			return usagef("-permits %d: semaphore %s is held with %d permits (%d held): every holder gives the same count, acquire it with -permits %d",
 				k.permits, name, ha.Permits, ha.Held, ha.Permits)
-		case k.permits > 0 && ha.Kind != "" && ha.Kind != quorum.KindSemaphore:
+		case sem && ha.Kind != "" && ha.Kind != quorum.KindSemaphore:
 			return &kindConflictError{fmt.Sprintf("%s is held as a %s, not as a semaphore: one name is one kind of hold", name, kindWord(ha.Kind))}
-		case k.permits == 0 && ha.Kind == quorum.KindSemaphore && ha.Held > 0:
+		case !sem && ha.Kind == quorum.KindSemaphore && ha.Held > 0:
 			return &kindConflictError{fmt.Sprintf("%s is a semaphore (%d of %d permits held): one name is one kind of hold, take a permit with -permits %d",
 				name, ha.Held, ha.Permits, ha.Permits)}
 		}

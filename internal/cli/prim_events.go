@@ -28,13 +28,9 @@ func primitiveOfEvent(ev events.Event) (kind quorum.PrimitiveKind, name string, 
 	case kc.Kind == quorum.KeyLeader:
 		return quorum.KindLeader, kc.Name, -1, false
 	}
-	if ev.Owner != nil {
-		switch ev.Owner.Kind {
-		case "multi":
-			return quorum.KindMulti, ev.Name, -1, false
-		case "shared":
-			return quorum.KindShared, ev.Name, -1, false
-		}
+	switch kind := ev.Owner.Primitive(); kind {
+	case quorum.KindMulti, quorum.KindShared:
+		return kind, ev.Name, -1, false
 	}
 	return quorum.KindLock, ev.Name, -1, false
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/guard"
+	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -58,7 +59,7 @@ func runDeadlines(ttl, margin, grace time.Duration, marginGiven bool) (deadlines
 	// The keep-alive extends the lock when half the TTL is left: a SIGTERM due
 	// earlier than that would stop every command at its first extension.
 	if margin >= ttl/2 {
-		return deadlines{}, fmt.Errorf("-margin %v must be shorter than half the lock's ttl %v (the keep-alive extends the lock when half of it is left)", margin, ttl)
+		return deadlines{}, fmt.Errorf("-margin %s must be shorter than half the lock's ttl %s (the keep-alive extends the lock when half of it is left)", human.Duration(margin), human.Duration(ttl))
 	}
 	d := deadlines{margin: margin, lead: min(guard.DefaultKillLead, margin/2), grace: grace}
 	if fit := margin - d.lead; d.grace > fit {
@@ -92,8 +93,8 @@ func superviseRun(env *Env, prog string, l *quorum.Lock, a *guardArgs, extra []s
 	})
 	if err != nil {
 		if errors.Is(err, guard.ErrExpired) {
-			fmt.Fprintf(env.Stderr, "redlock %s: lock lost: the validity of %s (less -margin %v) ended before the command could start (%s was delayed): the command was not started\n",
-				prog, escape.Text(l.Name()), dl.margin, prog)
+			fmt.Fprintf(env.Stderr, "redlock %s: lock lost: the validity of %s (less -margin %s) ended before the command could start (%s was delayed): the command was not started\n",
+				prog, escape.Text(l.Name()), human.Duration(dl.margin), prog)
 			return ExitLost
 		}
 		fmt.Fprintf(env.Stderr, "redlock %s: start %s: %s\n", prog, escape.Text(argv[0]), escape.Text(err.Error()))
@@ -215,7 +216,7 @@ func (r *runner) stop(why error) {
 	if errors.Is(why, quorum.ErrExtensionCap) {
 		msg = r.capWhy(why)
 	}
-	fmt.Fprintf(r.env.Stderr, "%s %s: SIGTERM to the command, SIGKILL in %v at most\n", r.prog, msg, r.dl.grace)
+	fmt.Fprintf(r.env.Stderr, "%s %s: SIGTERM to the command, SIGKILL in %s at most\n", r.prog, msg, human.Duration(r.dl.grace))
 	_ = r.g.Terminate()
 }
 
@@ -227,7 +228,7 @@ func (r *runner) endCause(what string) error {
 		return cause
 	}
 	if !r.dl.hard.IsZero() && !r.l.Until().Before(r.dl.hard) {
-		return fmt.Errorf("%w: %w (maximum hold %v) for %s", quorum.ErrLost, quorum.ErrExtensionCap, r.maxHold, r.l.Name())
+		return fmt.Errorf("%w: %w (maximum hold %s) for %s", quorum.ErrLost, quorum.ErrExtensionCap, human.Duration(r.maxHold), r.l.Name())
 	}
 	return fmt.Errorf("%w: the validity of %s %s", quorum.ErrLost, r.l.Name(), what)
 }
@@ -235,7 +236,7 @@ func (r *runner) endCause(what string) error {
 // capWhy says which cap ended the run.
 func (r *runner) capWhy(cause error) string {
 	if r.maxHold > 0 {
-		return fmt.Sprintf("-max-hold %v reached", r.maxHold)
+		return "-max-hold " + human.Duration(r.maxHold) + " reached"
 	}
 	return "the lock policy's max_extensions reached (" + escape.Text(cause.Error()) + ")"
 }

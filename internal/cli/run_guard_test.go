@@ -28,7 +28,7 @@ func TestRunDeadlines(t *testing.T) {
 			deadlines{margin: 4 * ms, lead: 2 * ms, grace: 2 * ms, clipped: true}, ""},
 		{"margin given", 10 * time.Second, 2 * time.Second, true, time.Second,
 			deadlines{margin: 2 * time.Second, lead: 100 * ms, grace: time.Second}, ""},
-		{"margin not below the ttl", time.Second, time.Second, true, 0, deadlines{}, "-margin 1s must be shorter"},
+		{"margin not below the ttl", time.Second, time.Second, true, 0, deadlines{}, "-margin 1.0s must be shorter"},
 		// Regression: a -margin of half the TTL or more was accepted, and SIGTERM
 		// came before the keep-alive's first extension on every run.
 		{"margin not below half the ttl", time.Second, 500 * ms, true, 0, deadlines{}, "-margin 500ms must be shorter than half"},

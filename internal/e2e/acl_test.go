@@ -105,7 +105,7 @@ func TestACLLockUserCanDoWhatTheDocsSay(t *testing.T) {
 	}
 
 	token := ok("acquire", "job", "-ttl", "5s")
-	assert.Equal(t, 3, e.run("acquire", "job").code, "held")
+	assert.Equal(t, 3, e.run("acquire", "job", "-wait", "0").code, "held")
 	ok("extend", "job", "-token", token, "-ttl", "5s")
 	ok("release", "job", "-token", token)
 	assert.Empty(t, e.keys("lock:job"))
@@ -128,7 +128,7 @@ func TestACLLockUserCanDoWhatTheDocsSay(t *testing.T) {
 
 	ok("acquire", "pool/p")
 	permit := ok("acquire", "pool/p")
-	assert.Equal(t, 3, e.run("acquire", "pool/p").code, "both permits taken")
+	assert.Equal(t, 3, e.run("acquire", "pool/p", "-wait", "0").code, "both permits taken")
 	ok("extend", "pool/p", "-token", permit, "-ttl", "5s")
 	ok("release", "pool/p", "-token", permit)
 	assert.Empty(t, e.keys("lock:pool/p:permit:1"), "the permit found by its token is released")

@@ -73,7 +73,7 @@ func TestMaxTTLWithoutAFile(t *testing.T) {
 	}
 	r := run(nil, "acquire", "long", "-masters", list, "-ttl", "10m")
 	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "above the cluster's max_ttl 5m0s (no file: raise it with REDLOCK_MAX_TTL=D)")
+	assert.Contains(t, r.stderr, "above the cluster's max_ttl 5m00s (no file: raise it with REDLOCK_MAX_TTL=D)")
 	r = run([]string{"REDLOCK_MAX_TTL=1h"}, "acquire", "long", "-masters", list, "-ttl", "10m", "-json")
 	require.Equal(t, 0, r.code, r.stderr)
 	validity, err := strconv.ParseFloat(fmt.Sprint(checkDoc(t, "acquire", r.stdout)["validity_ms"]), 64)

@@ -70,7 +70,7 @@ func TestJSONDocumentsMatchTheirSchemas(t *testing.T) {
 	token, _ := acq["token"].(string)
 	require.NotEmpty(t, token)
 
-	r = e.run("acquire", "j", "-json")
+	r = e.run("acquire", "j", "-json", "-wait", "0")
 	assert.Equal(t, 3, r.code)
 	checkDoc(t, "acquire", r.stdout)
 

@@ -155,14 +155,14 @@ func TestBugHeldBySharedHoldersSaysSo(t *testing.T) {
 	for _, owner := range []string{"ra", "rb"} {
 		e.acquireToken("doc", "-shared", "-ttl", "9s", "-owner", owner)
 	}
-	r := e.run("acquire", "doc", "-ttl", "3s")
+	r := e.run("acquire", "doc", "-ttl", "3s", "-wait", "0")
 	require.Equal(t, 3, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "doc is held by 2 shared holders (r")
 	assert.NotContains(t, r.stderr, "unknown")
 
 	waiter := e.start("acquire", "doc", "-ttl", "3s", "-wait", "8s")
 	require.Eventually(t, func() bool { return len(e.keys("lock:doc:xwait")) >= 3 }, 10*time.Second, 20*time.Millisecond)
-	r = e.run("acquire", "doc", "-shared", "-ttl", "3s")
+	r = e.run("acquire", "doc", "-shared", "-ttl", "3s", "-wait", "0")
 	require.Equal(t, 3, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "doc is held by 2 shared holders (r")
 	assert.Contains(t, r.stderr, "an exclusive holder waits")

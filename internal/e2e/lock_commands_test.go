@@ -33,12 +33,12 @@ func TestAcquireExtendReleaseExitCodes(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"acquire again is held", []string{"acquire", "job"}, 3},
+		{"acquire again is held", []string{"acquire", "job", "-wait", "0"}, 3},
 		{"acquire -wait expires", []string{"acquire", "job", "-wait", "300ms"}, 3},
 		{"extend with the token", []string{"extend", "job", "-token", token, "-ttl", "5s"}, 0},
 		{"extend with a foreign token is lost", []string{"extend", "job", "-token", "rl1.notmine.x"}, 4},
 		{"release with a foreign token keeps the lock and says it is lost", []string{"release", "job", "-token", "rl1.notmine.x"}, 4},
-		{"still held", []string{"acquire", "job"}, 3},
+		{"still held", []string{"acquire", "job", "-wait", "0"}, 3},
 		{"release", []string{"release", "job", "-token", token}, 0},
 		{"release again: already gone", []string{"release", "job", "-token", token}, 0},
 		{"extend after release is lost", []string{"extend", "job", "-token", token}, 4},
@@ -193,7 +193,7 @@ func TestInteropWithForeignClient(t *testing.T) {
 	assert.Error(t, mu.Lock(), "a lock held by redlock acquire blocks a redsync-shaped client")
 	require.Equal(t, 0, e.run("release", "shared", "-token", token).code)
 	require.NoError(t, mu.Lock(), "free once released")
-	assert.Equal(t, 3, e.run("acquire", "shared").code, "a redsync-shaped lock blocks redlock acquire")
+	assert.Equal(t, 3, e.run("acquire", "shared", "-wait", "0").code, "a redsync-shaped lock blocks redlock acquire")
 	ok, err := mu.Unlock()
 	require.NoError(t, err)
 	require.True(t, ok)

@@ -23,7 +23,7 @@ func TestAcquireExtendReleasePrimitives(t *testing.T) {
 	for _, k := range []string{"lock:m-a", "lock:m-b", "lock:m-c"} {
 		assert.Len(t, e.keys(k), 5, k)
 	}
-	r = e.run("acquire", "m-c", "m-d")
+	r = e.run("acquire", "m-c", "m-d", "-wait", "0")
 	assert.Equal(t, 3, r.code, "m-c is taken: none of m-c, m-d is taken")
 	assert.Empty(t, e.keys("lock:m-d"), "a failed round leaves nothing behind")
 	r = e.run("extend", "m-c", "m-a", "m-b", "-token", multi, "-json")
@@ -48,7 +48,7 @@ func TestAcquireExtendReleasePrimitives(t *testing.T) {
 		assert.Equal(t, fmt.Sprint(i), fmt.Sprint(doc["permit"]), "permits are taken in slot order")
 		tokens = append(tokens, doc["token"].(string))
 	}
-	r = e.run("acquire", "sem", "-permits", "2", "-json")
+	r = e.run("acquire", "sem", "-permits", "2", "-json", "-wait", "0")
 	assert.Equal(t, 3, r.code, "every permit is taken")
 	checkDoc(t, "acquire", r.stdout)
 	r = e.run("extend", "sem", "-token", tokens[1])
@@ -66,18 +66,18 @@ func TestAcquireExtendReleasePrimitives(t *testing.T) {
 	assert.Equal(t, true, checkDoc(t, "acquire", r1.stdout)["shared"])
 	r2 := e.run("acquire", "doc", "-shared", "-ttl", "5s")
 	require.Equal(t, 0, r2.code, r2.stderr)
-	r = e.run("acquire", "doc")
+	r = e.run("acquire", "doc", "-wait", "0")
 	assert.Equal(t, 3, r.code, "a plain lock waits for the shared holders")
 	sh1 := checkDoc(t, "acquire", r1.stdout)["token"].(string)
 	r = e.run("release", "doc", "-token", sh1)
 	assert.Equal(t, 0, r.code, r.stderr)
-	r = e.run("acquire", "doc")
+	r = e.run("acquire", "doc", "-wait", "0")
 	assert.Equal(t, 3, r.code, "one shared holder is left")
 	r = e.run("release", "doc", "-token", strings.TrimSpace(r2.stdout))
 	assert.Equal(t, 0, r.code, r.stderr)
 	r = e.run("acquire", "doc", "-ttl", "5s")
 	require.Equal(t, 0, r.code, r.stderr)
-	r = e.run("acquire", "doc", "-shared")
+	r = e.run("acquire", "doc", "-shared", "-wait", "0")
 	assert.Equal(t, 3, r.code, "a shared hold waits for the exclusive holder")
 }
 
@@ -92,7 +92,7 @@ func TestPolicyPermits(t *testing.T) {
 		assert.Equal(t, "2", fmt.Sprint(doc["permits"]))
 		assert.Equal(t, fmt.Sprint(i), fmt.Sprint(doc["permit"]))
 	}
-	r := e.run("acquire", "pool/a")
+	r := e.run("acquire", "pool/a", "-wait", "0")
 	assert.Equal(t, 3, r.code, "both permits of the policy are taken: %s", r.stderr)
 	r = e.run("run", "pool/b", "-permits", "3", "--", "sh", "-c", "echo $REDLOCK_PERMIT/$REDLOCK_PERMITS")
 	assert.Equal(t, 0, r.code, r.stderr)

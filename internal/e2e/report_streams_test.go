@@ -63,7 +63,7 @@ func TestBugReportsGoToStderrAndNameTheKeys(t *testing.T) {
 	// A conflict on a semaphore names the slots it tried.
 	e.acquireToken("k-full", "-permits", "2", "-ttl", "9s")
 	e.acquireToken("k-full", "-permits", "2", "-ttl", "9s")
-	r = e.run("acquire", "k-full", "-permits", "2")
+	r = e.run("acquire", "k-full", "-permits", "2", "-wait", "0")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "acquire lock:k-full:permit:{0..1}: held by another owner")
 	assert.NotContains(t, r.stderr, "permit: held")

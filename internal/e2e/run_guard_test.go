@@ -136,8 +136,8 @@ func TestBug2MaxHoldBelowTTLAndLongGraceNeverOverlap(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 5, ee.ExitCode(), "max-hold has its own exit code: %s", errA.String())
-	assert.Contains(t, errA.String(), "-max-hold 2s reached")
-	assert.Contains(t, errA.String(), "-grace 10s does not fit")
+	assert.Contains(t, errA.String(), "-max-hold 2.0s reached")
+	assert.Contains(t, errA.String(), "-grace 10.0s does not fit")
 	t.Logf("second client acquired %v after start", acquiredAt.Sub(start))
 	if b, err := os.ReadFile(file); err == nil {
 		f := strings.Fields(string(b))
@@ -154,7 +154,7 @@ func TestRunConflictExitCode(t *testing.T) {
 	require.NoError(t, holder.Start())
 	t.Cleanup(func() { _ = holder.Process.Signal(syscall.SIGTERM); _ = holder.Wait() })
 	e.waitKey("lock:conflict")
-	r := e.run("run", "conflict", "-conflict-exit-code", "75", "--", "sh", "-c", "echo ran")
+	r := e.run("run", "conflict", "-wait", "0", "-conflict-exit-code", "75", "--", "sh", "-c", "echo ran")
 	assert.Equal(t, 75, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "ran")
 	assert.Contains(t, r.stderr, "redlock run:", "run's own codes come with a line on stderr")

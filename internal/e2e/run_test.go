@@ -40,7 +40,7 @@ func TestRunPassesExitStatus(t *testing.T) {
 	// Held by someone else: 3, the command never runs.
 	mu := e.foreignLock("lock:r", 5*time.Second)
 	require.NoError(t, mu.Lock())
-	r = e.run("run", "r", "--", "sh", "-c", "echo ran")
+	r = e.run("run", "r", "-wait", "0", "--", "sh", "-c", "echo ran")
 	assert.Equal(t, 3, r.code)
 	assert.NotContains(t, r.stdout, "ran")
 	_, _ = mu.Unlock()

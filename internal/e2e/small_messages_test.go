@@ -99,7 +99,7 @@ func TestBugHelpSentencesWhole(t *testing.T) {
 		out       string // on stdout or stderr
 		forbidden string
 	}{
-		{[]string{"acquire", "-h"}, 0, "or still held\n       when -wait ran out\n", "while it was\n"},
+		{[]string{"acquire", "-h"}, 0, "still\n       held when -wait D ran out, or NAME held as another kind of hold\n", "while it was\n"},
 		{[]string{"completion", "tcsh"}, 2, "no completion script for tcsh: there are scripts for bash, zsh and fish only", "did you mean"},
 		{[]string{"completion", "zhs"}, 2, `(did you mean "zsh"?)`, ""},
 	}

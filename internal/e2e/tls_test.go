@@ -73,7 +73,7 @@ func TestTLSAcquireExtendRelease(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"acquire again is held", []string{"acquire", "job"}, 3},
+		{"acquire again is held", []string{"acquire", "job", "-wait", "0"}, 3},
 		{"extend with the token", []string{"extend", "job", "-token", token, "-ttl", "5s"}, 0},
 		{"release", []string{"release", "job", "-token", token}, 0},
 		{"extend after release is lost", []string{"extend", "job", "-token", token}, 4},

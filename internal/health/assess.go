@@ -60,7 +60,7 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 	}
 	if !h.Reachable {
 		add(topology.SeverityError, topology.CodeUnreachable, "unreachable: "+orUnknown(h.Error),
-			fmt.Sprintf("%s did not answer (node timeout %s); the master does not vote", h.Address, c.NodeTimeout))
+			fmt.Sprintf("%s did not answer (node timeout %s); the master does not vote", h.Address, human.Duration(c.NodeTimeout)))
 		quarantineFinding(h, now, add)
 		return
 	}
@@ -99,7 +99,7 @@ func Assess(c *topology.Cluster, h *topology.NodeHealth, now time.Time) {
 		}
 		if off-h.ClockUncertainty > budget {
 			add(topology.SeverityWarning, topology.CodeClockOffset,
-				fmt.Sprintf("clock offset %s (±%s) beyond the drift budget %s", roundDur(h.ClockOffset), roundDur(h.ClockUncertainty), budget),
+				fmt.Sprintf("clock offset %s (±%s) beyond the drift budget %s", human.Latency(h.ClockOffset), human.Latency(h.ClockUncertainty), human.Latency(budget)),
 				"Redis expires keys by its wall clock: a master whose clock runs apart or jumps shortens or lengthens every lock on it; run NTP on the masters")
 		}
 	}
@@ -194,7 +194,7 @@ func startupDrift(c *topology.Cluster, h *topology.NodeHealth, add addFunc) {
 func quarantineFinding(h *topology.NodeHealth, now time.Time, add addFunc) {
 	if now.Before(h.QuarantineUntil) {
 		add(topology.SeverityInfo, topology.CodeQuarantined,
-			fmt.Sprintf("quarantined until %s (%s left)", h.QuarantineUntil.Format(time.RFC3339), h.QuarantineUntil.Sub(now).Round(time.Second)),
+			fmt.Sprintf("quarantined until %s (%s left)", h.QuarantineUntil.Format(time.RFC3339), human.Duration(h.QuarantineUntil.Sub(now))),
 			"restarted or younger than the quarantine window: it does not vote until then")
 	}
 }
@@ -213,14 +213,6 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-// roundDur rounds d for display: microseconds below a millisecond, else 0.1 ms.
-func roundDur(d time.Duration) time.Duration {
-	if d < time.Millisecond && d > -time.Millisecond {
-		return d.Round(time.Microsecond)
-	}
-	return d.Round(100 * time.Microsecond)
 }
 
 // refusal says how a master turned a command down: "INFO refused" for an ACL

@@ -1,0 +1,45 @@
+package quorum
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every kind of hold is named the same way from its Lock, from its token and
+// from its value as a listing reads it: Lock.Kind, HeldKind and
+// Owner.Primitive agree for each kind taken on real masters.
+func TestKindOfAHoldIsReadOneWay(t *testing.T) {
+	ctx := context.Background()
+	_, m := testCluster(t, 3)
+	ttl := 10 * time.Second
+	tests := []struct {
+		kind PrimitiveKind
+		take func() (*Lock, error)
+	}{
+		{KindLock, func() (*Lock, error) { return m.TryAcquire(ctx, "k-plain", ttl) }},
+		{KindSemaphore, func() (*Lock, error) { return m.TryAcquire(ctx, "k-sem", ttl, WithPermits(2)) }},
+		{KindShared, func() (*Lock, error) { return m.TryAcquire(ctx, "k-shared", ttl, WithShared()) }},
+		{KindMulti, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"k-a", "k-b"}, ttl) }},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			l, err := tt.take()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = l.Release(context.Background()) })
+			assert.Equal(t, tt.kind, l.Kind(), "Lock.Kind")
+			kind, _ := HeldKind(l.Token())
+			assert.Equal(t, tt.kind, kind, "HeldKind")
+			v, err := ParseValue(l.Token())
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, v.Owner.Primitive(), "Owner.Primitive")
+		})
+	}
+	var none *Owner
+	assert.Equal(t, KindLock, none.Primitive(), "no owner: a plain lock or another library's value")
+	kind, _ := HeldKind("not a token")
+	assert.Empty(t, kind)
+}
