@@ -16,7 +16,7 @@ func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 		script   interface{ Hash() string } // a wire.Script, or a go-redis one for a reply the wire path does not read
 	}{
 		"sem_acquire":    {semAcquireLua, "f88215d7afd3e40b50716c450fe06080fd0f1616", semAcquireScript},
-		"sem_find":       {semFindLua, "cbffd263e8c64a36304b3bf56b970b008308c17d", semFindScript},
+		"sem_find":       {semFindLua, "d49ffe118d2e0e07e5d67d511e690b4f80c6956b", semFindScript},
 		"sem_unwind":     {semUnwindLua, "2fe3788d632dccc4dd8faa8717f3533e4113ab46", semUnwindScript},
 		"multi_acquire":  {multiAcquireLua, "90df1110c0b0d636ea421b6152853b233b6820d5", multiAcquireScript},
 		"multi_extend":   {multiExtendLua, "a2b8398e03dd2d220ce9f0d4eb2adf5234a73f9b", multiExtendScript},
