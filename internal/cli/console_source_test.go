@@ -120,7 +120,16 @@ func TestConsoleHistoryFromKeyspaceNotifications(t *testing.T) {
 	t.Cleanup(cleanup)
 	require.Equal(t, tui.EventsKeyspace, src.eventSource)
 	src.Poll(ctx, nil)
-	time.Sleep(200 * time.Millisecond) // the subscriptions are in place
+	// The keyspace subscriptions are in place on every master (a notification
+	// published before them is lost by design; how long they take is the machine's).
+	require.Eventually(t, func() bool {
+		for _, s := range rc.Servers {
+			if n, err := s.Client().PubSubNumPat(ctx).Result(); err != nil || n == 0 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond, "the console's keyspace subscriptions")
 
 	lk, err := mgr.TryAcquire(ctx, "blink", 10*time.Second)
 	require.NoError(t, err)
