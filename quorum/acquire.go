@@ -103,10 +103,9 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 		last   error
 		w      *waiter
 		unreg  func()
-		mk     *waitMark // the waiter's marker, once it waits (waitmark.go)
-		woken  bool      // the next round follows a wake-up: it does not use an attempt
-		short  bool      // the last delay was shortened after a split vote
-		clash  int       // short pauses in a row after collisions (collided)
+		mk     *waitMark   // the waiter's marker, once it waits (waitmark.go)
+		woken  bool        // the next round follows a wake-up: it does not use an attempt
+		delays delayPolicy // made at the first pause
 		rounds int
 	)
 	defer func() {
@@ -207,17 +206,10 @@ func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Durat
 				}
 			}
 		}
-		delay, soon := m.retryDelay(), false
-		switch {
-		case fw == nil && collided(last, woken, &clash):
-			delay, soon = backoffDelay(last, delay, clash), true
-		case fw == nil && !short && splitVote(last):
-			delay, short = shortDelay(last, delay), true
-		case fw.releaseInFlight(last, woken):
-			delay, soon = shortDelay(last, delay), true
-		default:
-			short = false
+		if delays == nil {
+			delays = m.newDelayPolicy(fw)
 		}
+		delay, soon := delays.next(last, woken)
 		if woken, err = m.await(ctx, w, roundStart, delay); err != nil {
 			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
 		}
