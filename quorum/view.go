@@ -78,10 +78,18 @@ type SharedHolder struct {
 // waiter's marker) are folded into it. A read that fails leaves its primitive
 // as listed (Holders nil, LeaderErr set) and the error is returned with the rest.
 func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
-	var out []Primitive
+	out, waiting := groupPrimitives(lst)
+	err := m.readPrimitives(ctx, out, waiting, lst.ObservedAt)
+	slices.SortStableFunc(out, func(a, b Primitive) int { return cmp.Compare(a.Name, b.Name) })
+	return out, err
+}
+
+// groupPrimitives groups lst's keys into primitives, unsorted; waiting holds the
+// names of the shared holds whose exclusive waiter's marker it read.
+func groupPrimitives(lst *Listing) (out []Primitive, waiting map[string]bool) {
+	waiting = map[string]bool{}
 	multi := map[string]int{}  // value -> index in out
 	byName := map[string]int{} // kind + name -> index in out
-	waiting := map[string]bool{}
 	at := func(kind PrimitiveKind, name string) *Primitive {
 		k := string(kind) + "\x00" + name
 		if i, ok := byName[k]; ok {
@@ -129,6 +137,14 @@ func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, er
 			out = append(out, Primitive{Kind: KindLock, Name: li.Name, Locks: []*LockInfo{li}})
 		}
 	}
+	return out, waiting
+}
+
+// readPrimitives completes out: it names each multi-name hold by its sorted
+// names, and reads what a listing does not hold, in parallel: the members of each
+// shared key (their validity as of observedAt) and the leader of each election.
+// It returns the reads' errors.
+func (m *Manager) readPrimitives(ctx context.Context, out []Primitive, waiting map[string]bool, observedAt time.Time) error {
 	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -143,7 +159,7 @@ func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, er
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				holders, err := m.sharedHolders(ctx, m.Key(p.Name), lst.ObservedAt)
+				holders, err := m.sharedHolders(ctx, m.Key(p.Name), observedAt)
 				p.Holders = holders
 				for _, h := range holders {
 					if h.Validity > 0 {
@@ -174,8 +190,7 @@ func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, er
 		}
 	}
 	wg.Wait()
-	slices.SortStableFunc(out, func(a, b Primitive) int { return cmp.Compare(a.Name, b.Name) })
-	return out, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // KeyType is the Redis type of a listed key as the first master that has it
