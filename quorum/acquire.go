@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -41,200 +40,30 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 
 // acquireRounds is the acquisition loop; *made, when not nil, counts its rounds.
 func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Duration, attempts int, opts []LockOption, made *int) (*Lock, error) {
-	// The first round's validity counts from the call itself, so that Until is never
-	// later than call start + ttl - drift; later rounds count from their own start.
-	start := m.cfg.clock.Now()
-	lc := lockOptions(m.cfg.owner, opts)
-	var acq acquirer // nil for a plain lock (primitives.go)
-	var err error
-	if lc.primitive() {
-		c := lc // the primitives keep a pointer to it: a plain lock's stays off the heap
-		acq, err = m.acquirerFor(name, &c)
-	} else {
-		err = checkName(name)
-	}
+	a := acquisition{m: m, name: name, ttl: ttl, attempts: attempts, made: made}
+	ctx, err := a.begin(ctx, opts)
+	defer a.end(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkTTL(ttl); err != nil {
-		return nil, err
-	}
-	if lc.wait > 0 && attempts > 1 {
-		attempts = math.MaxInt
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, lc.wait)
-		defer cancel()
-	}
-	owner := m.owner
-	owner.Label = lc.owner
-	owner.For = nameTag(name)
-	owner.At = time.Now()
-	owner.TTL = ttl
-	if acq != nil {
-		described := owner // owner itself stays off the heap
-		acq.describe(&described)
-		owner = described
-	}
-	// Every round writes a value of its own: the clean-up of a failed round
-	// (compare-and-delete of its value) may reach a master late, after a later
-	// round of this call set its key there, and must not delete that key.
-	value, err := newValue(owner)
-	if err != nil {
-		return nil, err
-	}
-	key := m.Key(name)
-	if acq != nil {
-		key = acq.waitKey()
-	}
-	// A blocking exclusive acquisition keeps new shared holders out while it
-	// waits behind shared ones (shared.go).
-	var xw *xwaiter
-	defer func() {
-		if xw != nil {
-			xw.clear(backgroundFor(ctx), m)
+	for ; ; a.rounds++ {
+		if ctx.Err() != nil {
+			return nil, a.giveUp(ctx, a.cancelled(ctx))
 		}
-	}()
-	var fw *fairWaiter
-	if lc.fair {
-		if fw, err = m.newFairWaiter(attempts == 1); err != nil {
-			return nil, err
+		if err := a.nextValue(); err != nil {
+			return nil, a.giveUp(ctx, err)
 		}
-	}
-	var (
-		last   error
-		w      *waiter
-		unreg  func()
-		mk     *waitMark // the waiter's marker, once it waits (waitmark.go)
-		woken  bool      // the next round follows a wake-up: it does not use an attempt
-		short  bool      // the last delay was shortened after a split vote
-		clash  int       // short pauses in a row after collisions (collided)
-		rounds int
-	)
-	defer func() {
-		if unreg != nil {
-			unreg()
-		}
-	}()
-	marked := false // a marker may be left on some master when the acquisition ends
-	defer func() {
-		if marked {
-			m.unmark(backgroundFor(ctx), key, mk)
-		}
-	}()
-	if attempts > 1 {
-		if h := m.runningHub(); h != nil {
-			w, unreg = h.registerIfSubscribed(key, fw.wakeID())
-		}
-		if w != nil && marks(acq, fw) {
-			// A name waited for recently: the first round marks already.
-			if mk, err = m.newWaitMark(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for tries := 0; ; rounds++ {
-		if err := ctx.Err(); err != nil {
-			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
-		}
-		if rounds > 0 {
-			// The value says when the lock was taken: this round's time, not the
-			// start of a wait that may have lasted hours.
-			owner.At = time.Now()
-			if value, err = newValue(owner); err != nil {
-				return nil, m.giveUp(ctx, key, fw, err)
-			}
-			start = m.cfg.clock.Now()
-		}
-		if acq != nil && mk != nil {
-			m.markWaiting(ctx, key, mk, ttl)
-		}
-		roundStart := time.Now()
-		var l *Lock
-		if acq != nil {
-			l, err = acq.round(ctx, start, value, ttl, fw)
-		} else {
-			l, err = m.round(ctx, start, name, key, value, ttl, fw, mk, attempts > 1)
-		}
-		if made != nil {
-			*made++
-		}
-		if err == nil && lc.fencing {
-			err = m.raiseFence(ctx, l)
-		}
-		if err == nil && acq != nil {
-			err = acq.won(ctx, l)
-		}
-		// A plain round that won everywhere dropped its marker there.
-		marked = mk != nil && (err != nil || acq != nil || l.votes.count(OutcomeOK) < len(m.nodes))
+		l, err := a.round(ctx)
 		if err == nil {
-			l.start0(lc)
 			return l, nil
 		}
-		if ctx.Err() != nil {
-			// The context ended during this round, so its failures say nothing
-			// about the lock: report the last round that ran to its end, if any.
-			if last == nil {
-				last = err
-			}
-			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
+		if err := a.failed(ctx, err); err != nil {
+			return nil, a.giveUp(ctx, err)
 		}
-		last = err
-		if acq == nil && attempts > 1 {
-			xw = m.markExclusive(ctx, xw, key, last)
+		if err := a.wait(ctx); err != nil {
+			return nil, a.giveUp(ctx, err)
 		}
-		if !woken {
-			tries++
-		}
-		if tries >= attempts || m.closed() { // a closed Manager fails every round
-			return nil, m.giveUp(ctx, key, fw, last)
-		}
-		if w == nil {
-			if h := m.hub(); h != nil {
-				w, unreg = h.register(key, fw.wakeID())
-				// A release between the failed round and the subscription would go
-				// unnoticed: once subscribed, try again at once.
-				if woken, err = m.subscribed(ctx, w); err != nil {
-					return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
-				}
-				if marks(acq, fw) {
-					// Nor does a release before the waiter's marker is in
-					// place publish anything: try again at once, marking.
-					if mk, err = m.newWaitMark(); err != nil {
-						return nil, m.giveUp(ctx, key, fw, err)
-					}
-					woken = true
-				}
-				if woken {
-					// It follows a release as a woken round does: the waiters that
-					// release freed may collide in it (collided).
-					continue
-				}
-			}
-		}
-		delay, soon := m.retryDelay(), false
-		switch {
-		case fw == nil && collided(last, woken, &clash):
-			delay, soon = backoffDelay(last, delay, clash), true
-		case fw == nil && !short && splitVote(last):
-			delay, short = shortDelay(last, delay), true
-		case fw.releaseInFlight(last, woken):
-			delay, soon = shortDelay(last, delay), true
-		default:
-			short = false
-		}
-		if woken, err = m.await(ctx, w, roundStart, delay); err != nil {
-			return nil, m.giveUp(ctx, key, fw, m.cancelled(key, last, ctx))
-		}
-		woken = woken || soon // a round after a short pause continues a woken one: no attempt used
 	}
-}
-
-// giveUp ends a failed acquisition: a fair waiter leaves the queue on every master.
-func (m *Manager) giveUp(ctx context.Context, key string, fw *fairWaiter, err error) error {
-	if fw != nil {
-		m.leave(backgroundFor(ctx), key, fw)
-	}
-	return err
 }
 
 // subscribed waits, at most one node timeout, until w's subscription is confirmed.

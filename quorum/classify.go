@@ -21,52 +21,14 @@ func (m *Manager) classify(li *LockInfo) { m.classifyInto(li, nil, nil) }
 // when they are there. It allocates nothing else for up to 16 masters.
 func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 	// The values, per value: a slice on the stack, as there are few masters.
-	// Values read truncated (MasterView.Truncated) are told apart by their length too.
-	type group struct {
-		value   string
-		size    int64
-		votes   int
-		longest time.Duration
-	}
-	var gbuf [16]group
+	var gbuf [16]valueGroup
 	var ibuf [16]int
-	counts, of := gbuf[:0], ibuf[:0] // of[i]: the group of master i, -1 for none
-	wrongType := ""
-	for _, mv := range li.Masters {
-		g := -1
-		switch {
-		case !mv.Present:
-		case mv.Type == "string":
-			for i := range counts {
-				if counts[i].value == mv.Value && counts[i].size == mv.Size {
-					g = i
-					break
-				}
-			}
-			if g < 0 {
-				counts = append(counts, group{value: mv.Value, size: mv.Size})
-				g = len(counts) - 1
-			}
-			counts[g].votes++
-			counts[g].longest = max(counts[g].longest, ttlRank(mv.PTTL))
-		default:
-			wrongType = mv.Type
-		}
-		of = append(of, g)
-	}
+	counts, of, wrongType := groupValues(li.Masters, gbuf[:0], ibuf[:0])
 	if len(counts) == 0 {
 		m.classifyOther(li, wrongType)
 		return
 	}
-	// The leading value: most masters, then the longest quorum view, then by value
-	// so the choice is stable.
-	best := 0
-	for i, g := range counts[1:] {
-		b := counts[best]
-		if g.votes > b.votes || g.votes == b.votes && (g.longest > b.longest || g.longest == b.longest && g.value < b.value) {
-			best = i + 1
-		}
-	}
+	best := leadingGroup(counts)
 	var pbuf [16]time.Duration
 	pttls := pbuf[:0]
 	for i, g := range of {
@@ -93,6 +55,64 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 	} else {
 		li.Owner, li.Library = nil, Library(lead)
 	}
+	m.classifyLead(li, pttls, wrongType, len(counts) > 1)
+}
+
+// valueGroup is the masters that hold one string value. Values read truncated
+// (MasterView.Truncated) are told apart by their length too.
+type valueGroup struct {
+	value   string
+	size    int64
+	votes   int
+	longest time.Duration // the longest PTTL, ranked by ttlRank
+}
+
+// groupValues groups masters by the string value they hold, appending to counts;
+// of[i] is the group of masters[i], -1 for none. wrongType is the type of a key
+// of another type, when one was read.
+func groupValues(masters []MasterView, counts []valueGroup, of []int) (_ []valueGroup, _ []int, wrongType string) {
+	for _, mv := range masters {
+		g := -1
+		switch {
+		case !mv.Present:
+		case mv.Type == "string":
+			for i := range counts {
+				if counts[i].value == mv.Value && counts[i].size == mv.Size {
+					g = i
+					break
+				}
+			}
+			if g < 0 {
+				counts = append(counts, valueGroup{value: mv.Value, size: mv.Size})
+				g = len(counts) - 1
+			}
+			counts[g].votes++
+			counts[g].longest = max(counts[g].longest, ttlRank(mv.PTTL))
+		default:
+			wrongType = mv.Type
+		}
+		of = append(of, g)
+	}
+	return counts, of, wrongType
+}
+
+// leadingGroup returns the leading value's group: most masters, then the longest
+// quorum view, then by value so the choice is stable.
+func leadingGroup(counts []valueGroup) int {
+	best := 0
+	for i, g := range counts[1:] {
+		b := counts[best]
+		if g.votes > b.votes || g.votes == b.votes && (g.longest > b.longest || g.longest == b.longest && g.value < b.value) {
+			best = i + 1
+		}
+	}
+	return best
+}
+
+// classifyLead sets li's Validity and State from the PTTLs of the leading value's
+// masters (sorted here), the type of a key of another type (wrongType, "" for
+// none), and whether other values were read (contested).
+func (m *Manager) classifyLead(li *LockInfo, pttls []time.Duration, wrongType string, contested bool) {
 	// Sort descending, -1 (no TTL) first: it outlives every other.
 	slices.SortFunc(pttls, func(a, b time.Duration) int {
 		return cmp.Compare(ttlRank(b), ttlRank(a))
@@ -110,7 +130,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 		li.State = StateHeld
 	case wrongType != "" || li.Votes >= m.quorum:
 		li.State = StateOrphaned
-	case len(counts) > 1:
+	case contested:
 		li.State = StateContested
 	case pttls[0] < 0 || pttls[0]-m.cfg.drift(pttls[0]) <= 0:
 		li.State = StateOrphaned

@@ -43,6 +43,9 @@ type config struct {
 	clock      Clock
 	// observer, when set, receives the locks' events (observer.go).
 	observer Observer
+	// delays, when set, makes each acquisition's delay policy in place of
+	// retryPolicy (retry.go); fw is the acquisition's fair queue place, or nil.
+	delays func(fw *fairWaiter) delayPolicy
 }
 
 func defaultConfig() config {

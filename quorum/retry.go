@@ -12,6 +12,51 @@ import (
 // fair queue does when the release has not reached every master yet
 // (fair.go: releaseInFlight).
 
+// delayPolicy decides how long an acquisition pauses between a failed round and
+// the next one. A policy belongs to one acquisition: it may keep state between its
+// calls (how many short pauses in a row it gave).
+type delayPolicy interface {
+	// next returns the pause after the failed round last (woken: last followed a
+	// wake-up, a late subscription or a short pause), and soon, whether that pause
+	// is a short one: the round after it continues a woken one and uses no attempt.
+	// A wake-up may end the pause earlier (await).
+	next(last error, woken bool) (d time.Duration, soon bool)
+}
+
+// newDelayPolicy returns the delay policy of one acquisition (fw: its fair queue
+// place, nil when it is not fair): the configured one, else retryPolicy.
+func (m *Manager) newDelayPolicy(fw *fairWaiter) delayPolicy {
+	if m.cfg.delays != nil {
+		return m.cfg.delays(fw)
+	}
+	return &retryPolicy{m: m, fw: fw}
+}
+
+// retryPolicy is the default delay policy: the whole retry delay, or a short
+// pause after a collision (collided), after a split vote once in a row (splitVote),
+// or for the head of a fair queue whose release is in flight (releaseInFlight).
+type retryPolicy struct {
+	m     *Manager
+	fw    *fairWaiter // nil when the acquisition is not fair
+	short bool        // the last delay was shortened after a split vote
+	clash int         // short pauses in a row after collisions (collided)
+}
+
+func (p *retryPolicy) next(last error, woken bool) (time.Duration, bool) {
+	delay, soon := p.m.retryDelay(), false
+	switch {
+	case p.fw == nil && collided(last, woken, &p.clash):
+		delay, soon = backoffDelay(last, delay, p.clash), true
+	case p.fw == nil && !p.short && splitVote(last):
+		delay, p.short = shortDelay(last, delay), true
+	case p.fw.releaseInFlight(last, woken):
+		delay, soon = shortDelay(last, delay), true
+	default:
+		p.short = false
+	}
+	return delay, soon
+}
+
 // retryDelay is the whole retry delay: the configured delay, give or take its
 // jitter, at random.
 func (m *Manager) retryDelay() time.Duration {
