@@ -140,9 +140,12 @@ kill -9 "$c_pid"
 wait_for '✖ down +c ' 15
 wait_for 'healthy 4/5'
 
-step "force-expiring e2e/job-1"
+step "force-expiring e2e/job-1 (x asks to revoke; D deletes at once)"
 tmux send-keys -t "$session" x
-wait_for 'Force-expire e2e/job-1 held by this console\? y/n'
+wait_for 'Revoke e2e/job-1 held by this console\? y/n'
+tmux send-keys -t "$session" n
+tmux send-keys -t "$session" D
+wait_for 'Delete e2e/job-1 held by this console now\? y/n'
 tmux send-keys -t "$session" y
 wait_for 'force-expired e2e/job-1: deleted on 4/5 masters'
 wait_for 'no locks' 15
@@ -206,7 +209,7 @@ tmux send-keys -t "$session" -l 'owned'
 tmux send-keys -t "$session" Enter
 wait_for 'Locks +1 of 24 matching "owned"'
 tmux send-keys -t "$session" x
-wait_for 'Force-expire x\\x1b\]0;owned\\a held by'
+wait_for 'Revoke x\\x1b\]0;owned\\a held by'
 tmux send-keys -t "$session" n
 wait_for 'force-expire of x\\x1b\]0;owned\\a cancelled'
 title_after=$(tmux display-message -p -t "$session" '#{pane_title}')
