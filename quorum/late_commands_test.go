@@ -148,9 +148,12 @@ func TestAttackLateCleanupReleaseDeletesALaterRoundsKey(t *testing.T) {
 // though every master answered.
 func TestAttackKeepAliveFollowsAShorterExtend(t *testing.T) {
 	t.Parallel()
-	_, m := testCluster(t, 3, WithNodeTimeout(50*time.Millisecond))
+	// Acquire with retries, not TryAcquire: the first round also dials the
+	// masters and reads INFO, which a loaded machine may not finish within 50 ms
+	// (all three masters timed out at once in a race-detector run).
+	_, m := testCluster(t, 3, WithNodeTimeout(50*time.Millisecond), WithRetry(50, 20*time.Millisecond, 10*time.Millisecond))
 	ctx := context.Background()
-	l, err := m.TryAcquire(ctx, "attack/ka-shorter", 4*time.Second, WithKeepAlive(KeepAlive{Fraction: 0.5}))
+	l, err := m.Acquire(ctx, "attack/ka-shorter", 4*time.Second, WithKeepAlive(KeepAlive{Fraction: 0.5}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Release(context.Background()) })
 	time.Sleep(50 * time.Millisecond) // the keep-alive has scheduled its first extension (at ~2s)

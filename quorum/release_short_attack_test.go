@@ -3,7 +3,7 @@ package quorum
 // Attacks on a plain lock's release in its short form (release.lua given the lock
 // key and the value only: it names NAME:queue and NAME:wake itself). What a user
 // relies on is measured: how long after the release a waiter holds the lock (each
-// waiter's retry delay is 5 s: a lost wake-up shows as a wait of seconds), Done,
+// waiter's retry delay is 10 s: a lost wake-up shows as a wait of seconds), Done,
 // and the keys left on each master.
 
 import (
@@ -18,11 +18,14 @@ import (
 )
 
 // waiterRetry is the waiters' retry delay: a wake-up lost costs this much.
-const waiterRetry = 5 * time.Second
+const waiterRetry = 10 * time.Second
 
 // wakeBound is how soon after a release a woken waiter holds the lock, generously
-// (the machine is shared): far below waiterRetry.
-const wakeBound = 2 * time.Second
+// (the machine is shared): far below waiterRetry. With a master paused, each of
+// the waiter's rounds lasts its 1 s node timeout, and a wake-up that reaches the
+// waiter before the release reached a quorum costs a failed round, its clean-up
+// and the round that wins: about 3 s, seen on a loaded machine.
+const wakeBound = 5 * time.Second
 
 // managerVia is managerFor with each Node changed by mod (a proxy's Dialer, an ACL
 // user).

@@ -22,7 +22,7 @@ type releaseFault struct {
 
 // Faults of the network and of the script cache at a plain lock's release, with a
 // plain waiter: the waiter holds the lock within wakeBound of the release (its
-// retry delay is 5 s).
+// retry delay is 10 s).
 func TestAttackShortReleaseWakesAPlainWaiterUnderNetworkFaults(t *testing.T) {
 	runReleaseFaults(t, []releaseFault{
 		{"none", false, func(*testing.T, *redistest.Cluster, []*faults.Proxy) func() { return nil }},

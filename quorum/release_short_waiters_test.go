@@ -123,12 +123,12 @@ func TestAttackShortReleaseKeepsFairOrder(t *testing.T) {
 	checkLeftKeys(t, c, "lock:fifo")
 }
 
-// Handoffs under contention: six waiters (plain, fair, shared, multi-name, with 5 s
+// Handoffs under contention: six waiters (plain, fair, shared, multi-name, with 10 s
 // retry delays) take the lock in turn, each releasing in the short form (or the
 // shared hold's and multi-name hold's own release) after a few milliseconds, while
 // the script caches are flushed now and then. Each acquisition follows the previous
 // release within wakeBound, but for one at most. Under the race detector, about one
-// run in eight had a handoff of a whole retry delay (a plain or a fair waiter, 5 s
+// run in eight had a handoff of a whole retry delay (a plain or a fair waiter, then 5 s
 // after the last release): the waiters that a release woke collided, none took a
 // quorum, their clean-ups published nothing, and none retried soon (the shared
 // hold's holders are unknown to a plain round, so no split vote was seen; a second
