@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
 
 	"github.com/redlock/redlock/internal/faults"
 	"github.com/redlock/redlock/internal/wire"
@@ -153,13 +152,25 @@ func TestMutantsAreCaught(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := newScen(t, tt.mut, 5)
-			tt.fn(s)
-			v := s.rec.Violations()
-			for _, x := range v {
-				t.Logf("caught: %s: %s", x.Kind, x.Detail)
+			// A scenario is a set of races: on a loaded machine one run can miss
+			// the interleaving that shows a mutant (a stalled round, a late
+			// worker). The mutant must be caught in one of three runs, each with
+			// its own seed; the correct algorithm passes every run (TestScenarios).
+			var seeds []int64
+			for range 3 {
+				s := newScen(t, tt.mut, 5)
+				tt.fn(s)
+				v := s.rec.Violations()
+				for _, x := range v {
+					t.Logf("caught: %s: %s", x.Kind, x.Detail)
+				}
+				if len(v) > 0 {
+					return
+				}
+				seeds = append(seeds, s.rec.Seed)
+				t.Logf("not caught with seed %d: running it again", s.rec.Seed)
 			}
-			assert.NotEmpty(t, v, "mutant %q was not caught (seed %d)", tt.name, s.rec.Seed)
+			t.Errorf("mutant %q was not caught in %d runs (seeds %v)", tt.name, len(seeds), seeds)
 		})
 	}
 }

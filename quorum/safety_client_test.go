@@ -3,6 +3,8 @@ package quorum
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -108,6 +110,38 @@ func (c *client) try(ctx context.Context, name string, ttl time.Duration, opts .
 	// would see it, and the deadline it had then.
 	go watchDone(l, h.h, c.real)
 	return h, nil
+}
+
+// stalled reports whether err is a round in which every master timed out: on a
+// loaded machine (the race detector, other test binaries) a round can stall past
+// a short node timeout on every master at once, which tells nothing about the
+// algorithm. A round that any master answered, or refused, is no stall.
+func stalled(err error) bool {
+	var re *RoundError
+	if !errors.As(err, &re) || len(re.Nodes) == 0 {
+		return false
+	}
+	for _, n := range re.Nodes {
+		var ne net.Error
+		timeout := errors.Is(n.Err, os.ErrDeadlineExceeded) || (errors.As(n.Err, &ne) && ne.Timeout())
+		if n.Outcome != OutcomeError || !timeout {
+			return false
+		}
+	}
+	return true
+}
+
+// unstalled runs op until it returns anything but a stall (stalled), at most five
+// times; it is for a step a scenario needs to succeed, never for one whose
+// failure is what the scenario checks.
+func unstalled(op func() error) error {
+	var err error
+	for range 5 {
+		if err = op(); !stalled(err) {
+			return err
+		}
+	}
+	return err
 }
 
 // watchDone records the moment the holder of l sees Done fire, and the deadline

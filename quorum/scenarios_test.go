@@ -228,10 +228,15 @@ func scenEdgeCases(s *scen) {
 	// An admin force-expires B's lock while B holds it; C takes it; B's extend
 	// must not come back to life on C's keys.
 	bh.h.Released(time.Now()) // the admin broke B's hold here
-	_, ferr := admin.m.ForceExpire(ctx, scenLock, "")
-	require.NoError(s.t, ferr)
-	ch, err := admin.try(ctx, scenLock, ttl)
-	require.NoError(s.t, err)
+	require.NoError(s.t, unstalled(func() error {
+		_, err := admin.m.ForceExpire(ctx, scenLock, "")
+		return err
+	}))
+	var ch *held
+	require.NoError(s.t, unstalled(func() (err error) {
+		ch, err = admin.try(ctx, scenLock, ttl)
+		return err
+	}))
 	s.foreignCheck(ch.l.Key(), ch.l.Token(), func() {
 		if err := bh.l.Extend(ctx, ttl); !errors.Is(err, ErrLost) {
 			s.violate("extend of a force-expired lock now held by another: want ErrLost, got %v", err)
