@@ -26,8 +26,8 @@ var primitiveCyclers = []struct {
 	make func(m *quorum.Manager) cycler
 }{
 	{"lock", func(m *quorum.Manager) cycler { return tryCycler(m) }},
-	{"sem-1", func(m *quorum.Manager) cycler { return tryCycler(m, quorum.WithPermits(1)) }},
-	{"sem-4", func(m *quorum.Manager) cycler { return tryCycler(m, quorum.WithPermits(4)) }},
+	{"sem-1", func(m *quorum.Manager) cycler { return semCycler(m, 1) }},
+	{"sem-4", func(m *quorum.Manager) cycler { return semCycler(m, 4) }},
 	{"multi-3", func(m *quorum.Manager) cycler {
 		return func(ctx context.Context, key string) error {
 			l, err := m.TryAcquireMulti(ctx, []string{key + ":a", key + ":b", key + ":c"}, benchTTL)
@@ -64,6 +64,21 @@ func tryCycler(m *quorum.Manager, opts ...quorum.LockOption) cycler {
 			return err
 		}
 		return l.Release(ctx)
+	}
+}
+
+// semCycler is one TryAcquire of a permit of a semaphore of n and its Release.
+func semCycler(m *quorum.Manager, n int) cycler {
+	return func(ctx context.Context, key string) error {
+		sem, err := m.Semaphore(key, n)
+		if err != nil {
+			return err
+		}
+		p, err := sem.TryAcquire(ctx, benchTTL)
+		if err != nil {
+			return err
+		}
+		return p.Release(ctx)
 	}
 }
 

@@ -24,8 +24,8 @@ func TestHeldExtendAndReleaseByToken(t *testing.T) {
 	}{
 		{"plain", []string{"h-plain"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-plain", ttl) }, nil},
 		{"multi", []string{"h-b", "h-a"}, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"h-a", "h-b"}, ttl) }, nil},
-		{"permit", []string{"h-sem"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, WithPermits(3)) },
-			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, WithPermits(3)) }},
+		{"permit", []string{"h-sem"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) },
+			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) }},
 		{"shared", []string{"h-sh"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, WithShared()) },
 			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, WithShared()) }},
 	}
@@ -79,7 +79,7 @@ func TestHeldRefusesWhatTheTokenDoesNotHold(t *testing.T) {
 func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
-	p, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, WithPermits(2))
+	p, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, withPermits(2))
 	require.NoError(t, err)
 	seenOf := func(key string) map[string]Seen {
 		out := map[string]Seen{}
@@ -95,7 +95,7 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	assert.Empty(t, keysOn(t, c, "lock:fx-sem:permit:0"))
 	assert.ErrorIs(t, p.Extend(ctx, time.Second), ErrLost)
 
-	q, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, WithPermits(2))
+	q, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, withPermits(2))
 	require.NoError(t, err)
 	rep, err = m.ForceExpireListed(ctx, "fx-sem:permit:0", seen)
 	require.NoError(t, err)

@@ -46,3 +46,6 @@ func keysOn(t *testing.T, c *redistest.Cluster, key string) map[string]string {
 	}
 	return out
 }
+
+// slotOf is the slot of a permit held through withPermits (Permit.Slot).
+func slotOf(l *Lock) int { return (&Permit{Lock: l}).Slot() }

@@ -21,7 +21,7 @@ type lockConfig struct {
 	// The primitives (primitives.go): a permit count, a shared hold, the names
 	// of a multi-name lock, and a test's replacement of the acquirer.
 	permits   int
-	semaphore bool // WithPermits was given
+	semaphore bool // withPermits was given (Semaphore)
 	shared    bool
 	multi     []string
 	override  func(m *Manager, name string, lc *lockConfig) (acquirer, error)

@@ -26,7 +26,7 @@ var lossKinds = []struct {
 		return l, l.Key()
 	}},
 	{"permit", func(t *testing.T, m *Manager) (*Lock, string) {
-		l, err := m.Acquire(context.Background(), "sem", 30*time.Second, WithPermits(2), WithLossWatch())
+		l, err := m.Acquire(context.Background(), "sem", 30*time.Second, withPermits(2), WithLossWatch())
 		require.NoError(t, err)
 		return l, l.Key()
 	}},

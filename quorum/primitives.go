@@ -12,7 +12,7 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// Coordination primitives beyond the mutex: semaphores (WithPermits), multi-name
+// Coordination primitives beyond the mutex: semaphores (Manager.Semaphore), multi-name
 // locks (AcquireMulti), shared holds (WithShared) and leader election (Election).
 // Each is built from Redlock rounds on the same masters, with the same validity
 // arithmetic (counted from before the first send, minus the drift budget), the same
@@ -31,11 +31,11 @@ import (
 //	                                                                       the latest expiry
 //	NAME:xwait                     string  Acquire (exclusive) waiting     an exclusive waiter that met shared holders:
 //	                               (PX)    behind shared holders           new shared grants are refused while it lives
-//	NAME:permit:I                  string  Acquire + WithPermits(N)        permit slot I (0 <= I < N) of semaphore NAME:
+//	NAME:permit:I                  string  Semaphore(NAME, N).Acquire      permit slot I (0 <= I < N) of semaphore NAME:
 //	                                                                       a Redlock mutex; its value's owner part
 //	                                                                       carries N ("n") and the kind ("k":"sem")
-//	NAME:permit:I:fence            string  WithPermits + WithFencing       the fence counter of permit slot I
-//	NAME:permit:queue              zset    WithPermits + WithFair          the FIFO queue of the semaphore's waiters
+//	NAME:permit:I:fence            string  Semaphore + WithFencing         the fence counter of permit slot I
+//	NAME:permit:queue              zset    Semaphore + WithFair            the FIFO queue of the semaphore's waiters
 //	NAME:leader                    string  Election.Campaign               the leadership: a Redlock mutex
 //	NAME:leader:fence              string  Election.Campaign               the term counter (no TTL)
 //	NAME:leader:term               hash    Election.Campaign               the leader's record: token, term, since

@@ -43,7 +43,7 @@ func TestAttackRandomCancellationOfThePrimitives(t *testing.T) {
 				var err error
 				switch w % 5 {
 				case 0:
-					l, err = m.Acquire(ctx, "cx/sem", ttl, WithPermits(2), ka)
+					l, err = m.Acquire(ctx, "cx/sem", ttl, withPermits(2), ka)
 				case 1:
 					l, err = m.Acquire(ctx, "cx/rw", ttl, WithShared(), ka)
 				case 2:

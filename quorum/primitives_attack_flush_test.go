@@ -28,7 +28,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 	rivalM := a.client("rival")
 	prims := []prim{
 		{"fl/sem", "", func(m *Manager) (*Lock, int64) {
-			l, err := m.TryAcquire(ctx, "fl/sem", ttl, WithPermits(2))
+			l, err := m.TryAcquire(ctx, "fl/sem", ttl, withPermits(2))
 			if err != nil {
 				return nil, 0
 			}

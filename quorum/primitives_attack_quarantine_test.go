@@ -31,7 +31,7 @@ func TestAttackPrimitivesUnderRestartsWithoutData(t *testing.T) {
 		kind := ""
 		switch i {
 		case 0, 1:
-			l, err = ms[i].Acquire(ctx, "q/sem", ttl, append(opts, WithPermits(2))...)
+			l, err = ms[i].Acquire(ctx, "q/sem", ttl, append(opts, withPermits(2))...)
 		case 2:
 			kind = "shared"
 			l, err = ms[i].Acquire(ctx, "q/rw", ttl, append(opts, WithShared())...)

@@ -19,7 +19,7 @@ func TestAttackScriptFlushWithAHungMaster(t *testing.T) {
 	m := a.client("c")
 	ctx := context.Background()
 	const ttl = 3 * time.Second
-	permit, err := m.TryAcquire(ctx, "sf/sem", ttl, WithPermits(2))
+	permit, err := m.TryAcquire(ctx, "sf/sem", ttl, withPermits(2))
 	require.NoError(t, err)
 	shared, err := m.TryAcquire(ctx, "sf/rw", ttl, WithShared())
 	require.NoError(t, err)

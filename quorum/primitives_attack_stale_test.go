@@ -33,7 +33,7 @@ func TestAttackStaleHolderNeverTouchesTheNextOne(t *testing.T) {
 	}
 	prims := []prim{
 		{"permit", []string{"lock:st/sem:permit:0"}, func(m *Manager, _ *Election) (*Lock, *Leadership) {
-			l, err := m.TryAcquire(ctx, "st/sem", ttl, WithPermits(1))
+			l, err := m.TryAcquire(ctx, "st/sem", ttl, withPermits(1))
 			require.NoError(t, err)
 			return l, nil
 		}},
@@ -132,7 +132,7 @@ func TestAttackHostileValuesAndLabels(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, value+"2", li.Value)
 	require.NoError(t, ld.Resign(ctx))
-	for _, opt := range []LockOption{WithPermits(3), WithShared()} {
+	for _, opt := range []LockOption{withPermits(3), WithShared()} {
 		l, err := m.TryAcquire(ctx, "hv/x"+fmt.Sprint(len(label)), time.Second, opt, WithLockOwner(label))
 		require.NoError(t, err)
 		require.NoError(t, l.Release(ctx))

@@ -46,12 +46,12 @@ func TestAttackForeignHashOnThePrimitivesKeys(t *testing.T) {
 	require.NoError(t, ml.Release(ctx))
 
 	// Semaphore: slot 0 is a hash on a and b, free on c, d, e.
-	p1, err := m.TryAcquire(ctx, "sem", ttl, WithPermits(2))
+	p1, err := m.TryAcquire(ctx, "sem", ttl, withPermits(2))
 	require.NoError(t, err)
-	p2, err := m.TryAcquire(ctx, "sem", ttl, WithPermits(2))
+	p2, err := m.TryAcquire(ctx, "sem", ttl, withPermits(2))
 	require.NoError(t, err)
-	require.NotEqual(t, p1.Permit(), p2.Permit())
-	_, err = m.TryAcquire(ctx, "sem", ttl, WithPermits(2))
+	require.NotEqual(t, slotOf(p1), slotOf(p2))
+	_, err = m.TryAcquire(ctx, "sem", ttl, withPermits(2))
 	require.ErrorIs(t, err, ErrNotAcquired, "a third permit of two")
 	// A permit's release, like a plain lock's, reports the hashes as per-master
 	// WRONGTYPE errors (and deletes the permit where it is ours).

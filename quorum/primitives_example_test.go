@@ -11,30 +11,34 @@ import (
 
 // A nightly job limited to 3 at once: each run takes one of 3 permits, kept alive
 // while it works.
-func ExampleWithPermits() {
+func ExampleSemaphore() {
 	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
 	defer m.Close()
 	ctx := context.Background()
 
-	var permits []*quorum.Lock
+	sem, err := m.Semaphore("nightly-export", 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var permits []*quorum.Permit
 	for range 3 {
-		p, err := m.TryAcquire(ctx, "nightly-export", 30*time.Second,
-			quorum.WithPermits(3), quorum.WithKeepAlive(quorum.KeepAlive{}))
+		p, err := sem.TryAcquire(ctx, 30*time.Second, quorum.WithKeepAlive(quorum.KeepAlive{}))
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		permits = append(permits, p)
 	}
-	fmt.Println("permits held:", permits[0].Permit(), permits[1].Permit(), permits[2].Permit(), "of", permits[0].Permits())
+	fmt.Println("slots held:", permits[0].Slot(), permits[1].Slot(), permits[2].Slot())
 
-	_, err := m.TryAcquire(ctx, "nightly-export", 30*time.Second, quorum.WithPermits(3))
+	_, err = sem.TryAcquire(ctx, 30*time.Second)
 	fmt.Println("a fourth run:", errors.Is(err, quorum.ErrHeld))
 	for _, p := range permits {
 		_ = p.Release(ctx)
 	}
 	// Output:
-	// permits held: 0 1 2 of 3
+	// slots held: 0 1 2
 	// a fourth run: true
 }
 

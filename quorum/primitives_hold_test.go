@@ -42,7 +42,7 @@ func (c *client) failed(op string, err error) {
 // wait with Acquire when wait > 0.
 func (c *client) tryPermit(ctx context.Context, name string, n int, ttl, wait time.Duration, opts ...LockOption) *primHold {
 	start := c.m.cfg.clock.Now()
-	opts = append(opts, WithPermits(n))
+	opts = append(opts, withPermits(n))
 	var l *Lock
 	var err error
 	if wait > 0 {

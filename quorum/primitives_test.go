@@ -12,42 +12,55 @@ import (
 func TestSemaphoreGivesAtMostNPermits(t *testing.T) {
 	_, m := testCluster(t, 3)
 	ctx := context.Background()
-	var held []*Lock
+	sem, err := m.Semaphore("sem", 3)
+	require.NoError(t, err)
+	var held []*Permit
 	for i := range 3 {
-		l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+		p, err := sem.TryAcquire(ctx, time.Second)
 		require.NoError(t, err, "permit %d", i)
-		assert.Equal(t, i, l.Permit())
-		assert.Equal(t, 3, l.Permits())
-		assert.Equal(t, "lock:sem:permit:"+string(rune('0'+i)), l.Key())
-		held = append(held, l)
+		assert.Equal(t, i, p.Slot())
+		assert.Equal(t, "lock:sem:permit:"+string(rune('0'+i)), p.Key())
+		held = append(held, p)
 	}
-	_, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	_, err = sem.TryAcquire(ctx, time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.ErrorIs(t, err, ErrHeld)
 	require.NoError(t, held[1].Release(ctx))
-	l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	p, err := sem.TryAcquire(ctx, time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, 1, l.Permit())
-	require.NoError(t, l.Extend(ctx, 2*time.Second))
-	v, err := ParseValue(l.Token())
+	assert.Equal(t, 1, p.Slot())
+	require.NoError(t, p.Extend(ctx, 2*time.Second))
+	v, err := ParseValue(p.Token())
 	require.NoError(t, err)
 	assert.Equal(t, "sem", v.Owner.Kind)
 	assert.Equal(t, 3, v.Owner.Count)
 }
 
+func TestSemaphoreRefusesBadInput(t *testing.T) {
+	_, m := testCluster(t, 3)
+	for _, n := range []int{0, -1, MaxPermits + 1} {
+		_, err := m.Semaphore("sem", n)
+		require.ErrorIs(t, err, ErrInvalidOption, "%d permits", n)
+	}
+	_, err := m.Semaphore("sem:permit:1", 2)
+	require.ErrorIs(t, err, ErrInvalidName)
+}
+
 func TestSemaphoreWaiterIsWokenByARelease(t *testing.T) {
 	_, m := testCluster(t, 3, WithRetry(100, time.Second, 0))
 	ctx := context.Background()
-	a, err := m.TryAcquire(ctx, "sem", 5*time.Second, WithPermits(1))
+	sem, err := m.Semaphore("sem", 1)
+	require.NoError(t, err)
+	a, err := sem.TryAcquire(ctx, 5*time.Second)
 	require.NoError(t, err)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		_ = a.Release(ctx)
 	}()
 	t0 := time.Now()
-	_, err = m.TryAcquire(ctx, "sem", time.Second, WithPermits(1))
+	_, err = sem.TryAcquire(ctx, time.Second)
 	require.Error(t, err)
-	b, err := m.Acquire(ctx, "sem", time.Second, WithPermits(1))
+	b, err := sem.Acquire(ctx, time.Second)
 	require.NoError(t, err)
 	assert.Less(t, time.Since(t0), 900*time.Millisecond, "woken by the release, not the 1s retry delay")
 	_ = b.Release(ctx)
@@ -84,9 +97,7 @@ func TestMultiNameRefusesBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidName)
 	_, err = m.TryAcquireMulti(ctx, []string{"a", "b"}, time.Second, WithFencing())
 	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = m.TryAcquire(ctx, "a", time.Second, WithShared(), WithPermits(2))
-	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = m.TryAcquire(ctx, "a", time.Second, WithPermits(0))
+	_, err = m.TryAcquire(ctx, "a", time.Second, WithShared(), withPermits(2))
 	require.ErrorIs(t, err, ErrInvalidOption)
 }
 
@@ -192,7 +203,7 @@ func TestClassifyKey(t *testing.T) {
 func TestFairSemaphoreServesWaitersInOrder(t *testing.T) {
 	_, m := testCluster(t, 3, WithRetry(1000, 30*time.Millisecond, 10*time.Millisecond))
 	ctx := context.Background()
-	opts := []LockOption{WithPermits(2), WithFair()}
+	opts := []LockOption{withPermits(2), WithFair()}
 	p1, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
 	require.NoError(t, err)
 	p2, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
@@ -226,7 +237,7 @@ func TestFairSemaphoreServesWaitersInOrder(t *testing.T) {
 func TestPermitFencingIsPerSlot(t *testing.T) {
 	_, m := testCluster(t, 3)
 	ctx := context.Background()
-	opts := []LockOption{WithPermits(2), WithFencing()}
+	opts := []LockOption{withPermits(2), WithFencing()}
 	a, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
 	require.NoError(t, err)
 	b, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
@@ -236,7 +247,7 @@ func TestPermitFencingIsPerSlot(t *testing.T) {
 	require.NoError(t, a.Release(ctx))
 	c, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, a.Permit(), c.Permit())
+	assert.Equal(t, slotOf(a), slotOf(c))
 	assert.Equal(t, int64(2), c.Fence())
 }
 
@@ -249,7 +260,7 @@ func TestPrimitivesSurviveScriptFlush(t *testing.T) {
 		}
 	}
 	flush()
-	p, err := m.TryAcquire(ctx, "s", time.Second, WithPermits(2))
+	p, err := m.TryAcquire(ctx, "s", time.Second, withPermits(2))
 	require.NoError(t, err)
 	flush()
 	require.NoError(t, p.Extend(ctx, time.Second))

@@ -155,7 +155,7 @@ type primitiveCycle struct {
 
 var primitiveCycles = []primitiveCycle{
 	{"semaphore", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
-		return m.TryAcquire(ctx, p+"sem", 5*time.Second, WithPermits(2))
+		return m.TryAcquire(ctx, p+"sem", 5*time.Second, withPermits(2))
 	}},
 	{"multi", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
 		return m.TryAcquireMulti(ctx, []string{p + "x", p + "y", p + "z"}, 5*time.Second)

@@ -67,13 +67,13 @@ var holdKinds = []holdKind{
 		}, plainRival},
 	{"permit",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {
-			return m.TryAcquire(ctx, name, ttl, WithPermits(1), WithLossWatch())
+			return m.TryAcquire(ctx, name, ttl, withPermits(1), WithLossWatch())
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			return revokeKeys(ctx, admin, l.Token(), strings.TrimPrefix(l.Key(), admin.Key("")))
 		},
 		func(ctx context.Context, m *Manager, name string, wait time.Duration) (*Lock, error) {
-			return m.Acquire(ctx, name, 30*time.Second, WithPermits(1), WithWait(wait))
+			return m.Acquire(ctx, name, 30*time.Second, withPermits(1), WithWait(wait))
 		}},
 	{"multi",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {

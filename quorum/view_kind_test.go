@@ -21,7 +21,7 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 		take func() (*Lock, error)
 	}{
 		{KindLock, func() (*Lock, error) { return m.TryAcquire(ctx, "k-plain", ttl) }},
-		{KindSemaphore, func() (*Lock, error) { return m.TryAcquire(ctx, "k-sem", ttl, WithPermits(2)) }},
+		{KindSemaphore, func() (*Lock, error) { return m.TryAcquire(ctx, "k-sem", ttl, withPermits(2)) }},
 		{KindShared, func() (*Lock, error) { return m.TryAcquire(ctx, "k-shared", ttl, WithShared()) }},
 		{KindMulti, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"k-a", "k-b"}, ttl) }},
 	}

@@ -21,7 +21,7 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	mu, err := m.TryAcquireMulti(ctx, []string{"v-c", "v-a", "v-b"}, ttl)
 	require.NoError(t, err)
 	for range 2 {
-		_, err = m.TryAcquire(ctx, "v-sem", ttl, WithPermits(3))
+		_, err = m.TryAcquire(ctx, "v-sem", ttl, withPermits(3))
 		require.NoError(t, err)
 	}
 	var shared []*Lock

@@ -52,10 +52,10 @@ func TestAttackWakePermitWaiterOnPermitRelease(t *testing.T) {
 	c, holder := testCluster(t, 3)
 	m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
 	for i := range 5 {
-		l, err := holder.Acquire(ctx, "sem", time.Minute, WithPermits(1))
+		l, err := holder.Acquire(ctx, "sem", time.Minute, withPermits(1))
 		require.NoError(t, err)
 		d := wakeAfter(t, 300*time.Millisecond, func(ctx context.Context) (*Lock, error) {
-			return m.Acquire(ctx, "sem", time.Minute, WithPermits(1))
+			return m.Acquire(ctx, "sem", time.Minute, withPermits(1))
 		}, func() { require.NoError(t, l.Release(ctx)) })
 		assert.Less(t, d, time.Second, "round %d: woken, not its 5s retry", i)
 	}

@@ -145,7 +145,15 @@ var demoKinds = []func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand,
 		return mgr.TryAcquire(ctx, demoNames[rnd.IntN(len(demoNames))], ttl)
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
-		return mgr.TryAcquire(ctx, "workers/pool", ttl, quorum.WithPermits(3))
+		sem, err := mgr.Semaphore("workers/pool", 3)
+		if err != nil {
+			return nil, err
+		}
+		p, err := sem.TryAcquire(ctx, ttl)
+		if err != nil {
+			return nil, err
+		}
+		return p.Lock, nil
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
 		return mgr.TryAcquire(ctx, "config/catalog", ttl, quorum.WithShared())

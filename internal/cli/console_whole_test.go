@@ -23,8 +23,10 @@ func TestBugConsoleFilterChangesTheCounts(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanup()
 	ttl := 10 * time.Second
+	sem, err := mgr.Semaphore("sem", 3)
+	require.NoError(t, err)
 	for _, owner := range []string{"job-a", "job-b"} {
-		_, err = mgr.TryAcquire(ctx, "sem", ttl, quorum.WithPermits(3), quorum.WithLockOwner(owner))
+		_, err = sem.TryAcquire(ctx, ttl, quorum.WithLockOwner(owner))
 		require.NoError(t, err)
 	}
 	_, err = mgr.AcquireMulti(ctx, []string{"in/out", "in/put"}, ttl)

@@ -22,7 +22,9 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanup()
 	ttl := 10 * time.Second
-	_, err = mgr.TryAcquire(ctx, "sem", ttl, quorum.WithPermits(3), quorum.WithLockOwner("carol"))
+	sem, err := mgr.Semaphore("sem", 3)
+	require.NoError(t, err)
+	_, err = sem.TryAcquire(ctx, ttl, quorum.WithLockOwner("carol"))
 	require.NoError(t, err)
 	for range 2 {
 		_, err = mgr.TryAcquire(ctx, "doc", ttl, quorum.WithShared())
