@@ -37,7 +37,19 @@ var primitiveCyclers = []struct {
 			return l.Release(ctx)
 		}
 	}},
-	{"shared", func(m *quorum.Manager) cycler { return tryCycler(m, quorum.WithShared()) }},
+	{"shared", func(m *quorum.Manager) cycler {
+		return func(ctx context.Context, key string) error {
+			sh, err := m.Shared(key)
+			if err != nil {
+				return err
+			}
+			l, err := sh.TryAcquire(ctx, benchTTL)
+			if err != nil {
+				return err
+			}
+			return l.Release(ctx)
+		}
+	}},
 	// Campaign takes the leadership (a plain round), reads the term counter and
 	// raises it with the leader's record (two rounds), and starts the keep-alive;
 	// Resign stops it and releases (one round).

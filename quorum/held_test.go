@@ -26,8 +26,8 @@ func TestHeldExtendAndReleaseByToken(t *testing.T) {
 		{"multi", []string{"h-b", "h-a"}, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"h-a", "h-b"}, ttl) }, nil},
 		{"permit", []string{"h-sem"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) },
 			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) }},
-		{"shared", []string{"h-sh"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, WithShared()) },
-			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, WithShared()) }},
+		{"shared", []string{"h-sh"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, withShared()) },
+			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, withShared()) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ func TestBugLossWatchHearsAdminOfPermitAndShare(t *testing.T) {
 			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},
-		{"share released by token, another share left", []LockOption{WithShared()}, func(t *testing.T, name string, l *Lock) {
+		{"share released by token, another share left", []LockOption{withShared()}, func(t *testing.T, name string, l *Lock) {
 			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},

@@ -31,7 +31,7 @@ var lossKinds = []struct {
 		return l, l.Key()
 	}},
 	{"shared", func(t *testing.T, m *Manager) (*Lock, string) {
-		l, err := m.Acquire(context.Background(), "rw", 30*time.Second, WithShared(), WithLossWatch())
+		l, err := m.Acquire(context.Background(), "rw", 30*time.Second, withShared(), WithLossWatch())
 		require.NoError(t, err)
 		return l, l.Key()
 	}},

@@ -13,7 +13,7 @@ import (
 )
 
 // Coordination primitives beyond the mutex: semaphores (Manager.Semaphore), multi-name
-// locks (AcquireMulti), shared holds (WithShared) and leader election (Election).
+// locks (AcquireMulti), shared holds (Manager.Shared) and leader election (Election).
 // Each is built from Redlock rounds on the same masters, with the same validity
 // arithmetic (counted from before the first send, minus the drift budget), the same
 // restart quarantine, the same lost signal (Lock.Done no later than Lock.Until) and
@@ -26,7 +26,7 @@ import (
 //	key                            type    written by                      what
 //	NAME                           string  Acquire, AcquireMulti           a plain lock, or one name of a multi-name
 //	                                                                       hold (every name of it holds the same value)
-//	NAME                           zset    Acquire + WithShared            shared holders: member = holder's value,
+//	NAME                           zset    Shared(NAME).Acquire            shared holders: member = holder's value,
 //	                                                                       score = its expiry (server ms); key TTL =
 //	                                                                       the latest expiry
 //	NAME:xwait                     string  Acquire (exclusive) waiting     an exclusive waiter that met shared holders:

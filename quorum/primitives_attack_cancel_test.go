@@ -45,7 +45,7 @@ func TestAttackRandomCancellationOfThePrimitives(t *testing.T) {
 				case 0:
 					l, err = m.Acquire(ctx, "cx/sem", ttl, withPermits(2), ka)
 				case 1:
-					l, err = m.Acquire(ctx, "cx/rw", ttl, WithShared(), ka)
+					l, err = m.Acquire(ctx, "cx/rw", ttl, withShared(), ka)
 				case 2:
 					l, err = m.Acquire(ctx, "cx/rw", ttl, ka)
 				case 3:

@@ -42,7 +42,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 			return l, 0
 		}, 0},
 		{"fl/rw2", "shared", func(m *Manager) (*Lock, int64) {
-			l, err := m.TryAcquire(ctx, "fl/rw2", ttl, WithShared())
+			l, err := m.TryAcquire(ctx, "fl/rw2", ttl, withShared())
 			if err != nil {
 				return nil, 0
 			}

@@ -45,9 +45,9 @@ func TestAttackVerifyOfASharedHold(t *testing.T) {
 	a := newAtk(t, 5, redistest.Options{})
 	m := a.client("holder")
 	ctx := context.Background()
-	l, err := m.Acquire(ctx, "rw", 5*time.Second, WithShared())
+	l, err := m.Acquire(ctx, "rw", 5*time.Second, withShared())
 	require.NoError(t, err)
-	other, err := m.Acquire(ctx, "rw", 5*time.Second, WithShared())
+	other, err := m.Acquire(ctx, "rw", 5*time.Second, withShared())
 	require.NoError(t, err)
 	require.NoError(t, l.Verify(ctx), "a live shared hold verifies")
 	// The holder's member is removed on every master (an administrator's release

@@ -34,7 +34,7 @@ func TestAttackPrimitivesUnderRestartsWithoutData(t *testing.T) {
 			l, err = ms[i].Acquire(ctx, "q/sem", ttl, append(opts, withPermits(2))...)
 		case 2:
 			kind = "shared"
-			l, err = ms[i].Acquire(ctx, "q/rw", ttl, append(opts, WithShared())...)
+			l, err = ms[i].Acquire(ctx, "q/rw", ttl, append(opts, withShared())...)
 		case 3:
 			l, err = ms[i].Acquire(ctx, "q/rw", ttl, opts...)
 		case 4:

@@ -21,7 +21,7 @@ func TestAttackScriptFlushWithAHungMaster(t *testing.T) {
 	const ttl = 3 * time.Second
 	permit, err := m.TryAcquire(ctx, "sf/sem", ttl, withPermits(2))
 	require.NoError(t, err)
-	shared, err := m.TryAcquire(ctx, "sf/rw", ttl, WithShared())
+	shared, err := m.TryAcquire(ctx, "sf/rw", ttl, withShared())
 	require.NoError(t, err)
 	multi, err := m.TryAcquireMulti(ctx, []string{"sf/a", "sf/b"}, ttl)
 	require.NoError(t, err)

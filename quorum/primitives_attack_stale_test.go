@@ -38,7 +38,7 @@ func TestAttackStaleHolderNeverTouchesTheNextOne(t *testing.T) {
 			return l, nil
 		}},
 		{"shared", []string{"lock:st/rw"}, func(m *Manager, _ *Election) (*Lock, *Leadership) {
-			l, err := m.TryAcquire(ctx, "st/rw", ttl, WithShared())
+			l, err := m.TryAcquire(ctx, "st/rw", ttl, withShared())
 			require.NoError(t, err)
 			return l, nil
 		}},
@@ -132,7 +132,7 @@ func TestAttackHostileValuesAndLabels(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, value+"2", li.Value)
 	require.NoError(t, ld.Resign(ctx))
-	for _, opt := range []LockOption{withPermits(3), WithShared()} {
+	for _, opt := range []LockOption{withPermits(3), withShared()} {
 		l, err := m.TryAcquire(ctx, "hv/x"+fmt.Sprint(len(label)), time.Second, opt, WithLockOwner(label))
 		require.NoError(t, err)
 		require.NoError(t, l.Release(ctx))

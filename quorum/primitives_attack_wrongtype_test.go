@@ -29,7 +29,7 @@ func TestAttackForeignHashOnThePrimitivesKeys(t *testing.T) {
 	const ttl = 2 * time.Second
 
 	// Shared: three masters grant it; the two hashes count as held.
-	sh, err := m.TryAcquire(ctx, "rw", ttl, WithShared())
+	sh, err := m.TryAcquire(ctx, "rw", ttl, withShared())
 	require.NoError(t, err)
 	require.Equal(t, 3, sh.Votes().Votes)
 	require.NoError(t, sh.Extend(ctx, ttl))

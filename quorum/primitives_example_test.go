@@ -63,15 +63,20 @@ func ExampleManager_AcquireMulti() {
 	// an overlapping set: true
 }
 
-// Readers share a name; a writer (a plain lock of the same name) excludes them.
-func ExampleWithShared() {
+// Readers share a name; a writer (the plain lock of the same name) excludes them.
+func ExampleShared() {
 	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
 	defer m.Close()
 	ctx := context.Background()
 
-	r1, _ := m.TryAcquire(ctx, "catalog", 10*time.Second, quorum.WithShared())
-	r2, _ := m.TryAcquire(ctx, "catalog", 10*time.Second, quorum.WithShared())
-	_, err := m.TryAcquire(ctx, "catalog", 10*time.Second)
+	readers, err := m.Shared("catalog")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r1, _ := readers.TryAcquire(ctx, 10*time.Second)
+	r2, _ := readers.TryAcquire(ctx, 10*time.Second)
+	_, err = m.TryAcquire(ctx, "catalog", 10*time.Second)
 	fmt.Println("writer while reading:", errors.Is(err, quorum.ErrHeld))
 	_ = r1.Release(ctx)
 	_ = r2.Release(ctx)

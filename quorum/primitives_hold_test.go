@@ -63,7 +63,7 @@ func (c *client) tryPermit(ctx context.Context, name string, n int, ttl, wait ti
 func (c *client) tryShared(ctx context.Context, name string, shared bool, ttl, wait time.Duration, opts ...LockOption) *primHold {
 	start := c.m.cfg.clock.Now()
 	if shared {
-		opts = append(opts, WithShared())
+		opts = append(opts, withShared())
 	}
 	wctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 	defer cancel()

@@ -97,18 +97,20 @@ func TestMultiNameRefusesBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidName)
 	_, err = m.TryAcquireMulti(ctx, []string{"a", "b"}, time.Second, WithFencing())
 	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = m.TryAcquire(ctx, "a", time.Second, WithShared(), withPermits(2))
+	_, err = m.TryAcquire(ctx, "a", time.Second, withShared(), withPermits(2))
 	require.ErrorIs(t, err, ErrInvalidOption)
 }
 
 func TestSharedHoldsExcludeExclusive(t *testing.T) {
 	c, m := testCluster(t, 3)
 	ctx := context.Background()
-	s1, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	sh, err := m.Shared("rw")
 	require.NoError(t, err)
-	s2, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	s1, err := sh.TryAcquire(ctx, time.Second)
 	require.NoError(t, err)
-	assert.True(t, s1.Shared())
+	s2, err := sh.TryAcquire(ctx, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "zset", c.Servers[0].Client().Type(ctx, "lock:rw").Val(), "shared holders sit at the key")
 	_, err = m.TryAcquire(ctx, "rw", time.Second)
 	require.ErrorIs(t, err, ErrHeld, "the exclusive holder is kept out")
 	// A peer's SET NX on the key fails too.
@@ -124,9 +126,21 @@ func TestSharedHoldsExcludeExclusive(t *testing.T) {
 	require.NoError(t, s2.Release(ctx))
 	x, err := m.TryAcquire(ctx, "rw", time.Second)
 	require.NoError(t, err)
-	_, err = m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	_, err = sh.TryAcquire(ctx, time.Second)
 	require.ErrorIs(t, err, ErrHeld, "shared holders are kept out by the exclusive one")
 	require.NoError(t, x.Release(ctx))
+}
+
+func TestSharedRefusesBadInput(t *testing.T) {
+	_, m := testCluster(t, 3)
+	_, err := m.Shared("rw:xwait")
+	require.ErrorIs(t, err, ErrInvalidName)
+	sh, err := m.Shared("rw")
+	require.NoError(t, err)
+	for _, opt := range []LockOption{WithFair(), WithFencing()} {
+		_, err = sh.TryAcquire(context.Background(), time.Second, opt)
+		require.ErrorIs(t, err, ErrInvalidOption)
+	}
 }
 
 func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
@@ -148,7 +162,7 @@ func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
 			go func() {
 				defer close(readers)
 				for ctx.Err() == nil {
-					l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, WithShared())
+					l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, withShared())
 					if err != nil {
 						continue
 					}
@@ -274,7 +288,7 @@ func TestPrimitivesSurviveScriptFlush(t *testing.T) {
 	flush()
 	require.NoError(t, ml.Release(ctx))
 	flush()
-	sh, err := m.TryAcquire(ctx, "r", time.Second, WithShared())
+	sh, err := m.TryAcquire(ctx, "r", time.Second, withShared())
 	require.NoError(t, err)
 	flush()
 	require.NoError(t, sh.Extend(ctx, time.Second))
@@ -303,7 +317,7 @@ func TestVerifyReadsEachPrimitive(t *testing.T) {
 	ctx := context.Background()
 	ml, err := m.TryAcquireMulti(ctx, []string{"v1", "v2"}, 5*time.Second)
 	require.NoError(t, err)
-	sh, err := m.TryAcquire(ctx, "v3", 5*time.Second, WithShared())
+	sh, err := m.TryAcquire(ctx, "v3", 5*time.Second, withShared())
 	require.NoError(t, err)
 	require.NoError(t, ml.Verify(ctx))
 	require.NoError(t, sh.Verify(ctx))

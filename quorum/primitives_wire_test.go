@@ -161,7 +161,7 @@ var primitiveCycles = []primitiveCycle{
 		return m.TryAcquireMulti(ctx, []string{p + "x", p + "y", p + "z"}, 5*time.Second)
 	}},
 	{"shared", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
-		return m.TryAcquire(ctx, p+"rw", 5*time.Second, WithShared())
+		return m.TryAcquire(ctx, p+"rw", 5*time.Second, withShared())
 	}},
 	{"election", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
 		e, err := m.Election(p + "job")
@@ -271,7 +271,7 @@ func TestExclusiveMarkerCutByCancellationIsCleared(t *testing.T) {
 	a := newAtk(t, 3, redistest.Options{})
 	m := a.client("x")
 	ctx := context.Background()
-	sh, err := m.TryAcquire(ctx, "rw", 5*time.Second, WithShared())
+	sh, err := m.TryAcquire(ctx, "rw", 5*time.Second, withShared())
 	require.NoError(t, err)
 	defer func() { _ = sh.Release(ctx) }()
 	_, err = m.TryAcquire(ctx, "rw", 5*time.Second)

@@ -34,7 +34,7 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 				return m.Acquire(ctx, name, time.Minute, WithFair())
 			}},
 			{"shared", func(ctx context.Context, m *Manager) (*Lock, error) {
-				return m.Acquire(ctx, name, time.Minute, WithShared())
+				return m.Acquire(ctx, name, time.Minute, withShared())
 			}},
 			{"multi", func(ctx context.Context, m *Manager) (*Lock, error) {
 				// name sorts first: a multi-name waiter hears its first name's release.
@@ -156,7 +156,7 @@ func TestAttackShortReleaseHandoffsUnderContention(t *testing.T) {
 			return m.AcquireMulti(ctx, []string{"hand", "hand2"}, time.Minute)
 		}},
 		{"shared", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.Acquire(ctx, "hand", time.Minute, WithShared())
+			return m.Acquire(ctx, "hand", time.Minute, withShared())
 		}},
 	}
 	var mu sync.Mutex

@@ -88,7 +88,7 @@ var holdKinds = []holdKind{
 		}},
 	{"shared",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {
-			return m.TryAcquire(ctx, name, ttl, WithShared(), WithLossWatch())
+			return m.TryAcquire(ctx, name, ttl, withShared(), WithLossWatch())
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			free, _, err := admin.RevokeShared(ctx, l.Name(), l.Token())

@@ -22,7 +22,7 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 	}{
 		{KindLock, func() (*Lock, error) { return m.TryAcquire(ctx, "k-plain", ttl) }},
 		{KindSemaphore, func() (*Lock, error) { return m.TryAcquire(ctx, "k-sem", ttl, withPermits(2)) }},
-		{KindShared, func() (*Lock, error) { return m.TryAcquire(ctx, "k-shared", ttl, WithShared()) }},
+		{KindShared, func() (*Lock, error) { return m.TryAcquire(ctx, "k-shared", ttl, withShared()) }},
 		{KindMulti, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"k-a", "k-b"}, ttl) }},
 	}
 	for _, tt := range tests {

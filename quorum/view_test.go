@@ -26,7 +26,7 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	}
 	var shared []*Lock
 	for range 2 {
-		l, err := m.TryAcquire(ctx, "v-doc", ttl, WithShared())
+		l, err := m.TryAcquire(ctx, "v-doc", ttl, withShared())
 		require.NoError(t, err)
 		shared = append(shared, l)
 	}

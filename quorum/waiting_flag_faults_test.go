@@ -28,7 +28,7 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 			return m.Acquire(ctx, "fw", time.Minute, WithFair())
 		}},
 		{who: "shared", acquire: func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.Acquire(ctx, "fw", time.Minute, WithShared())
+			return m.Acquire(ctx, "fw", time.Minute, withShared())
 		}},
 		{who: "multi", acquire: func(ctx context.Context, m *Manager) (*Lock, error) {
 			return m.AcquireMulti(ctx, []string{"fw", "fw2"}, time.Minute)

@@ -121,7 +121,7 @@ func TestAttackWakeMixedWaitersAllServed(t *testing.T) {
 	for _, w := range []struct {
 		who  string
 		opts []LockOption
-	}{{"plain", nil}, {"fair", []LockOption{WithFair()}}, {"shared", []LockOption{WithShared()}}} {
+	}{{"plain", nil}, {"fair", []LockOption{WithFair()}}, {"shared", []LockOption{withShared()}}} {
 		m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
 		wg.Go(func() {
 			wl, err := m.Acquire(ctx, "mix", time.Minute, w.opts...)

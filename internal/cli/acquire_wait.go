@@ -111,6 +111,13 @@ func takeKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time
 			return taken{}, err
 		}
 		return taken{p.Lock, p.Slot()}, nil
+	case quorum.KindShared:
+		sh, err := m.Shared(k.names[0])
+		if err != nil {
+			return taken{}, err
+		}
+		l, err := takeOrWait(ctx, ttl, wait, opts, sh.TryAcquire, sh.Acquire)
+		return taken{Lock: l}, err
 	}
 	l, err := acquireRounds(ctx, m, k.names[0], ttl, wait, opts)
 	return taken{Lock: l}, err

@@ -156,7 +156,11 @@ var demoKinds = []func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand,
 		return p.Lock, nil
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
-		return mgr.TryAcquire(ctx, "config/catalog", ttl, quorum.WithShared())
+		sh, err := mgr.Shared("config/catalog")
+		if err != nil {
+			return nil, err
+		}
+		return sh.TryAcquire(ctx, ttl)
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
 		return mgr.TryAcquireMulti(ctx, []string{"ledger/eu", "ledger/us"}, ttl)

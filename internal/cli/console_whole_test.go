@@ -63,8 +63,10 @@ func TestBugConsoleSharedRowNamesEveryHolder(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanup()
 	owners := []string{"reader-a", "reader-b", "reader-c"}
+	doc, err := mgr.Shared("doc")
+	require.NoError(t, err)
 	for _, owner := range owners {
-		_, err = mgr.TryAcquire(ctx, "doc", 10*time.Second, quorum.WithShared(), quorum.WithLockOwner(owner))
+		_, err = doc.TryAcquire(ctx, 10*time.Second, quorum.WithLockOwner(owner))
 		require.NoError(t, err)
 	}
 	snap := pollUntil(t, src, []string{"doc"}, func(s tui.Snapshot) bool { return s.Kinds["doc"] == "shared 3" })

@@ -178,22 +178,12 @@ func policyTraits(fair, fencing bool) string {
 	return "fencing"
 }
 
-// options returns the lock options of k: the policy's (fencing, fair), the owner
-// label and the primitive's own.
+// kindOptions returns the lock options of k: the policy's (fencing, fair; kind
+// refused them for a shared or multi-name hold) and the owner label. What k is
+// (a semaphore, a shared or multi-name hold) is not an option: takeKind takes it
+// through its own quorum type.
 func (s *lockSession) kindOptions(k lockKind, owner string) []quorum.LockOption {
-	var opts []quorum.LockOption
-	if k.multi() {
-		if owner != "" {
-			opts = append(opts, quorum.WithLockOwner(owner))
-		}
-		return opts
-	}
-	opts = s.policyOptions(k.names[0], owner)
-	switch k.kind() {
-	case quorum.KindShared:
-		opts = append(opts, quorum.WithShared())
-	}
-	return opts
+	return s.policyOptions(k.names[0], owner)
 }
 
 // ttlForAll is ttlFor over several names: the -ttl flag, else the shortest of

@@ -26,8 +26,10 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	require.NoError(t, err)
 	_, err = sem.TryAcquire(ctx, ttl, quorum.WithLockOwner("carol"))
 	require.NoError(t, err)
+	doc, err := mgr.Shared("doc")
+	require.NoError(t, err)
 	for range 2 {
-		_, err = mgr.TryAcquire(ctx, "doc", ttl, quorum.WithShared())
+		_, err = doc.TryAcquire(ctx, ttl)
 		require.NoError(t, err)
 	}
 	el, err := mgr.Election("crond")
