@@ -30,7 +30,11 @@ var primitiveCyclers = []struct {
 	{"sem-4", func(m *quorum.Manager) cycler { return semCycler(m, 4) }},
 	{"multi-3", func(m *quorum.Manager) cycler {
 		return func(ctx context.Context, key string) error {
-			l, err := m.TryAcquireMulti(ctx, []string{key + ":a", key + ":b", key + ":c"}, benchTTL)
+			mu, err := m.Multi(key+":a", key+":b", key+":c")
+			if err != nil {
+				return err
+			}
+			l, err := mu.TryAcquire(ctx, benchTTL)
 			if err != nil {
 				return err
 			}

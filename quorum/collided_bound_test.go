@@ -31,7 +31,7 @@ func TestCollisionPausesAreBoundedPerWakeUp(t *testing.T) {
 			return m.Acquire(ctx, "bm", time.Minute, withShared())
 		}},
 		{"multi", 2 + maxCollisions, func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"bm", "bm2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"bm", "bm2"}, time.Minute)
 		}},
 	}
 	for _, k := range kinds {

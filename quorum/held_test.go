@@ -23,7 +23,7 @@ func TestHeldExtendAndReleaseByToken(t *testing.T) {
 		other func() (*Lock, error) // a second holder that must survive ours
 	}{
 		{"plain", []string{"h-plain"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-plain", ttl) }, nil},
-		{"multi", []string{"h-b", "h-a"}, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"h-a", "h-b"}, ttl) }, nil},
+		{"multi", []string{"h-b", "h-a"}, func() (*Lock, error) { return m.tryMulti(ctx, []string{"h-a", "h-b"}, ttl) }, nil},
 		{"permit", []string{"h-sem"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) },
 			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) }},
 		{"shared", []string{"h-sh"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, withShared()) },
@@ -60,7 +60,7 @@ func TestHeldExtendAndReleaseByToken(t *testing.T) {
 func TestHeldRefusesWhatTheTokenDoesNotHold(t *testing.T) {
 	ctx := context.Background()
 	_, m := testCluster(t, 3)
-	multi, err := m.TryAcquireMulti(ctx, []string{"r-a", "r-b", "r-c"}, time.Second)
+	multi, err := m.tryMulti(ctx, []string{"r-a", "r-b", "r-c"}, time.Second)
 	require.NoError(t, err)
 	plain, err := m.TryAcquire(ctx, "r-p", time.Second)
 	require.NoError(t, err)

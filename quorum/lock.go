@@ -269,7 +269,7 @@ func (l *Lock) opChan() chan struct{} {
 }
 
 // Name returns the lock name (a multi-name lock's names, sorted, joined by a
-// space: see Names).
+// space).
 func (l *Lock) Name() string { return l.name }
 
 // Key returns the Redis key (key prefix plus name).

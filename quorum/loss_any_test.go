@@ -36,7 +36,7 @@ var lossKinds = []struct {
 		return l, l.Key()
 	}},
 	{"multi", func(t *testing.T, m *Manager) (*Lock, string) {
-		l, err := m.AcquireMulti(context.Background(), []string{"a", "b"}, 30*time.Second, WithLossWatch())
+		l, err := m.takeMulti(context.Background(), []string{"a", "b"}, 30*time.Second, WithLossWatch())
 		require.NoError(t, err)
 		return l, m.Key("b")
 	}},

@@ -13,7 +13,7 @@ import (
 )
 
 // Coordination primitives beyond the mutex: semaphores (Manager.Semaphore), multi-name
-// locks (AcquireMulti), shared holds (Manager.Shared) and leader election (Election).
+// locks (Manager.Multi), shared holds (Manager.Shared) and leader election (Election).
 // Each is built from Redlock rounds on the same masters, with the same validity
 // arithmetic (counted from before the first send, minus the drift budget), the same
 // restart quarantine, the same lost signal (Lock.Done no later than Lock.Until) and
@@ -24,7 +24,7 @@ import (
 // alone (ClassifyKey), which is what listings use:
 //
 //	key                            type    written by                      what
-//	NAME                           string  Acquire, AcquireMulti           a plain lock, or one name of a multi-name
+//	NAME                           string  Acquire, Multi(...).Acquire     a plain lock, or one name of a multi-name
 //	                                                                       hold (every name of it holds the same value)
 //	NAME                           zset    Shared(NAME).Acquire            shared holders: member = holder's value,
 //	                                                                       score = its expiry (server ms); key TTL =
@@ -69,8 +69,8 @@ const (
 
 // Errors of the primitives.
 var (
-	// ErrInvalidOption: options that do not go together (WithPermits and
-	// WithShared, WithFencing on a multi-name lock, ...), or a permit count out of
+	// ErrInvalidOption: options a primitive does not take (WithFencing or
+	// WithFair on a shared or multi-name hold, ...), or a permit count out of
 	// range; detected before any I/O.
 	ErrInvalidOption = errors.New("invalid lock options")
 	// ErrNoLeader: no candidate holds the election's leadership on a quorum of

@@ -51,7 +51,7 @@ func TestAttackRandomCancellationOfThePrimitives(t *testing.T) {
 				case 3:
 					names := []string{"cx/a", "cx/b", "cx/c"}
 					rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
-					l, err = m.AcquireMulti(ctx, names[:2+rng.IntN(2)], ttl, ka)
+					l, err = m.takeMulti(ctx, names[:2+rng.IntN(2)], ttl, ka)
 				case 4:
 					ld, err = e.Campaign(ctx, "me", ttl, ka)
 					if err == nil {

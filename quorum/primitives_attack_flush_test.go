@@ -49,7 +49,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 			return l, 0
 		}, 0},
 		{"fl/a fl/b", "multi", func(m *Manager) (*Lock, int64) {
-			l, err := m.TryAcquireMulti(ctx, []string{"fl/a", "fl/b"}, ttl)
+			l, err := m.tryMulti(ctx, []string{"fl/a", "fl/b"}, ttl)
 			if err != nil {
 				return nil, 0
 			}

@@ -19,7 +19,7 @@ func TestAttackLossWatchCoversEveryNameOfAMultiNameLock(t *testing.T) {
 	m := a.client("holder")
 	admin := a.client("admin")
 	ctx := context.Background()
-	l, err := m.AcquireMulti(ctx, []string{"a", "b"}, 5*time.Second, WithLossWatch())
+	l, err := m.takeMulti(ctx, []string{"a", "b"}, 5*time.Second, WithLossWatch())
 	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond) // the watch's subscription is up
 	_, err = admin.ForceExpire(ctx, "b", "")

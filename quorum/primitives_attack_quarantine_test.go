@@ -39,10 +39,10 @@ func TestAttackPrimitivesUnderRestartsWithoutData(t *testing.T) {
 			l, err = ms[i].Acquire(ctx, "q/rw", ttl, opts...)
 		case 4:
 			kind = "multi"
-			l, err = ms[i].AcquireMulti(ctx, []string{"q/a", "q/b"}, ttl, opts...)
+			l, err = ms[i].takeMulti(ctx, []string{"q/a", "q/b"}, ttl, opts...)
 		case 5:
 			kind = "multi"
-			l, err = ms[i].AcquireMulti(ctx, []string{"q/b", "q/c"}, ttl, opts...)
+			l, err = ms[i].takeMulti(ctx, []string{"q/b", "q/c"}, ttl, opts...)
 		}
 		return l, kind, err
 	})

@@ -23,7 +23,7 @@ func TestAttackScriptFlushWithAHungMaster(t *testing.T) {
 	require.NoError(t, err)
 	shared, err := m.TryAcquire(ctx, "sf/rw", ttl, withShared())
 	require.NoError(t, err)
-	multi, err := m.TryAcquireMulti(ctx, []string{"sf/a", "sf/b"}, ttl)
+	multi, err := m.tryMulti(ctx, []string{"sf/a", "sf/b"}, ttl)
 	require.NoError(t, err)
 	e, err := m.Election("sf/job")
 	require.NoError(t, err)

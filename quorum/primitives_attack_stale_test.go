@@ -43,7 +43,7 @@ func TestAttackStaleHolderNeverTouchesTheNextOne(t *testing.T) {
 			return l, nil
 		}},
 		{"multi", []string{"lock:st/a", "lock:st/b"}, func(m *Manager, _ *Election) (*Lock, *Leadership) {
-			l, err := m.TryAcquireMulti(ctx, []string{"st/b", "st/a"}, ttl)
+			l, err := m.tryMulti(ctx, []string{"st/b", "st/a"}, ttl)
 			require.NoError(t, err)
 			return l, nil
 		}},
@@ -137,7 +137,7 @@ func TestAttackHostileValuesAndLabels(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, l.Release(ctx))
 	}
-	l, err := m.TryAcquireMulti(ctx, []string{"hv/[a]*?", "hv/\\b"}, time.Second, WithLockOwner(label))
+	l, err := m.tryMulti(ctx, []string{"hv/[a]*?", "hv/\\b"}, time.Second, WithLockOwner(label))
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
 }

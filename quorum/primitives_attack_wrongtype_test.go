@@ -39,7 +39,7 @@ func TestAttackForeignHashOnThePrimitivesKeys(t *testing.T) {
 	require.NoError(t, sh.Release(ctx))
 
 	// Multi-name: the hash on x keeps x (and so the set) from a and b only.
-	ml, err := m.TryAcquireMulti(ctx, []string{"x", "y"}, ttl)
+	ml, err := m.tryMulti(ctx, []string{"x", "y"}, ttl)
 	require.NoError(t, err)
 	require.Equal(t, 3, ml.Votes().Votes)
 	require.NoError(t, ml.Extend(ctx, ttl))

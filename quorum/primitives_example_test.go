@@ -43,23 +43,29 @@ func ExampleSemaphore() {
 }
 
 // Move money between two accounts: both locks or none, in any order.
-func ExampleManager_AcquireMulti() {
+func ExampleMulti() {
 	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
 	defer m.Close()
 	ctx := context.Background()
 
-	l, err := m.AcquireMulti(ctx, []string{"account/42", "account/7"}, 10*time.Second)
+	accounts, err := m.Multi("account/7", "account/42")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	l, err := accounts.Acquire(ctx, 10*time.Second)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer l.Release(ctx)
-	fmt.Println("held:", l.Names())
+	fmt.Println("held:", l.Name())
 
-	_, err = m.TryAcquireMulti(ctx, []string{"account/7", "account/99"}, 10*time.Second)
+	overlapping, _ := m.Multi("account/7", "account/99")
+	_, err = overlapping.TryAcquire(ctx, 10*time.Second)
 	fmt.Println("an overlapping set:", errors.Is(err, quorum.ErrHeld))
 	// Output:
-	// held: [account/42 account/7]
+	// held: account/42 account/7
 	// an overlapping set: true
 }
 

@@ -158,7 +158,7 @@ var primitiveCycles = []primitiveCycle{
 		return m.TryAcquire(ctx, p+"sem", 5*time.Second, withPermits(2))
 	}},
 	{"multi", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
-		return m.TryAcquireMulti(ctx, []string{p + "x", p + "y", p + "z"}, 5*time.Second)
+		return m.tryMulti(ctx, []string{p + "x", p + "y", p + "z"}, 5*time.Second)
 	}},
 	{"shared", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
 		return m.TryAcquire(ctx, p+"rw", 5*time.Second, withShared())

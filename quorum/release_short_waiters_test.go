@@ -42,7 +42,7 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 				if len(other) > MaxNameLen {
 					other = strings.Repeat("n", MaxNameLen)
 				}
-				return m.AcquireMulti(ctx, []string{name, other}, time.Minute)
+				return m.takeMulti(ctx, []string{name, other}, time.Minute)
 			}},
 		}
 		for _, k := range kinds {
@@ -153,7 +153,7 @@ func TestAttackShortReleaseHandoffsUnderContention(t *testing.T) {
 			return m.Acquire(ctx, "hand", time.Minute, WithFair())
 		}},
 		{"multi", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"hand", "hand2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"hand", "hand2"}, time.Minute)
 		}},
 		{"shared", func(ctx context.Context, m *Manager) (*Lock, error) {
 			return m.Acquire(ctx, "hand", time.Minute, withShared())

@@ -77,14 +77,14 @@ var holdKinds = []holdKind{
 		}},
 	{"multi",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {
-			return m.TryAcquireMulti(ctx, []string{name, name + "-b"}, ttl, WithLossWatch())
+			return m.tryMulti(ctx, []string{name, name + "-b"}, ttl, WithLossWatch())
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			names := strings.Fields(l.Name())
 			return revokeKeys(ctx, admin, l.Token(), names...)
 		},
 		func(ctx context.Context, m *Manager, name string, wait time.Duration) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{name, name + "-b"}, 30*time.Second, WithWait(wait))
+			return m.takeMulti(ctx, []string{name, name + "-b"}, 30*time.Second, WithWait(wait))
 		}},
 	{"shared",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {

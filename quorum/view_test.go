@@ -18,7 +18,7 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	ttl := 10 * time.Second
 	_, err := m.TryAcquire(ctx, "v-plain", ttl)
 	require.NoError(t, err)
-	mu, err := m.TryAcquireMulti(ctx, []string{"v-c", "v-a", "v-b"}, ttl)
+	mu, err := m.tryMulti(ctx, []string{"v-c", "v-a", "v-b"}, ttl)
 	require.NoError(t, err)
 	for range 2 {
 		_, err = m.TryAcquire(ctx, "v-sem", ttl, withPermits(3))

@@ -31,7 +31,7 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 			return m.Acquire(ctx, "fw", time.Minute, withShared())
 		}},
 		{who: "multi", acquire: func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"fw", "fw2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"fw", "fw2"}, time.Minute)
 		}},
 		{who: "candidate", election: true, acquire: func(ctx context.Context, m *Manager) (*Lock, error) {
 			e, err := m.Election("fw")

@@ -258,7 +258,7 @@ func TestPrimitiveWaitersAreWokenByAPlainRelease(t *testing.T) {
 			return m.Acquire(ctx, "prim", time.Minute, withShared())
 		}},
 		{"a multi-name lock", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"prim", "prim2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"prim", "prim2"}, time.Minute)
 		}},
 		{"a plain lock (the same name)", func(ctx context.Context, m *Manager) (*Lock, error) {
 			return m.Acquire(ctx, "prim", time.Minute)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -95,11 +94,11 @@ func (t taken) ifNotInterrupted(ctx context.Context, err error) (taken, error) {
 func takeKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts []quorum.LockOption) (taken, error) {
 	switch k.kind() {
 	case quorum.KindMulti:
-		if wait <= 0 {
-			l, err := m.TryAcquireMulti(ctx, slices.Clone(k.names), ttl, opts...)
-			return taken{Lock: l}, err
+		mu, err := m.Multi(k.names...)
+		if err != nil {
+			return taken{}, err
 		}
-		l, err := m.AcquireMulti(ctx, slices.Clone(k.names), ttl, append(opts, quorum.WithWait(wait))...)
+		l, err := takeOrWait(ctx, ttl, wait, opts, mu.TryAcquire, mu.Acquire)
 		return taken{Lock: l}, err
 	case quorum.KindSemaphore:
 		sem, err := m.Semaphore(k.names[0], k.permits)

@@ -163,7 +163,11 @@ var demoKinds = []func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand,
 		return sh.TryAcquire(ctx, ttl)
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
-		return mgr.TryAcquireMulti(ctx, []string{"ledger/eu", "ledger/us"}, ttl)
+		mu, err := mgr.Multi("ledger/eu", "ledger/us")
+		if err != nil {
+			return nil, err
+		}
+		return mu.TryAcquire(ctx, ttl)
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
 		e, err := mgr.Election("scheduler")

@@ -29,7 +29,9 @@ func TestBugConsoleFilterChangesTheCounts(t *testing.T) {
 		_, err = sem.TryAcquire(ctx, ttl, quorum.WithLockOwner(owner))
 		require.NoError(t, err)
 	}
-	_, err = mgr.AcquireMulti(ctx, []string{"in/out", "in/put"}, ttl)
+	inout, err := mgr.Multi("in/out", "in/put")
+	require.NoError(t, err)
+	_, err = inout.Acquire(ctx, ttl)
 	require.NoError(t, err)
 
 	tests := []struct {
