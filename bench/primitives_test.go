@@ -56,7 +56,7 @@ var primitiveCyclers = []struct {
 	}},
 	// Campaign takes the leadership (a plain round), reads the term counter and
 	// raises it with the leader's record (two rounds), and starts the keep-alive;
-	// Resign stops it and releases (one round).
+	// Release stops it and resigns (one round).
 	{"election", func(m *quorum.Manager) cycler {
 		return func(ctx context.Context, key string) error {
 			e, err := m.Election(key)
@@ -67,7 +67,7 @@ var primitiveCyclers = []struct {
 			if err != nil {
 				return err
 			}
-			return l.Resign(ctx)
+			return l.Release(ctx)
 		}
 	}},
 }

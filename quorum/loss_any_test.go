@@ -45,7 +45,7 @@ var lossKinds = []struct {
 		require.NoError(t, err)
 		ld, err := e.Campaign(context.Background(), "me", 30*time.Second) // a keep-alive: watched by default
 		require.NoError(t, err)
-		return ld.Lock(), e.Key()
+		return ld.Lock, e.Key()
 	}},
 }
 

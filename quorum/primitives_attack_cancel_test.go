@@ -55,7 +55,7 @@ func TestAttackRandomCancellationOfThePrimitives(t *testing.T) {
 				case 4:
 					ld, err = e.Campaign(ctx, "me", ttl, ka)
 					if err == nil {
-						l = ld.Lock()
+						l = ld.Lock
 					}
 				}
 				cancel()

@@ -67,7 +67,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 			if err != nil {
 				return nil, 0
 			}
-			return ld.Lock(), ld.Term()
+			return ld.Lock, ld.Term()
 		}, 0},
 	}
 	holder := a.client("holder")

@@ -50,7 +50,7 @@ func TestAttackStaleHolderNeverTouchesTheNextOne(t *testing.T) {
 		{"leader", []string{"lock:st/job:leader", "lock:st/job:leader:term", "lock:st/job:leader:fence"}, func(_ *Manager, e *Election) (*Lock, *Leadership) {
 			ld, err := e.Campaign(ctx, e.m.cfg.owner, ttl)
 			require.NoError(t, err)
-			return ld.Lock(), ld
+			return ld.Lock, ld
 		}},
 	}
 	dump := func(keys []string) map[string]string {
@@ -131,7 +131,7 @@ func TestAttackHostileValuesAndLabels(t *testing.T) {
 	li, err = e.Leader(ctx)
 	require.NoError(t, err)
 	require.Equal(t, value+"2", li.Value)
-	require.NoError(t, ld.Resign(ctx))
+	require.NoError(t, ld.Release(ctx))
 	for _, opt := range []LockOption{withPermits(3), withShared()} {
 		l, err := m.TryAcquire(ctx, "hv/x"+fmt.Sprint(len(label)), time.Second, opt, WithLockOwner(label))
 		require.NoError(t, err)

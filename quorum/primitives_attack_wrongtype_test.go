@@ -74,7 +74,7 @@ func TestAttackForeignHashOnThePrimitivesKeys(t *testing.T) {
 	require.Equal(t, ld.Term(), li.Term)
 	require.Equal(t, "me", li.Value)
 	require.NoError(t, ld.Proclaim(ctx, "you"))
-	if err := ld.Resign(ctx); err != nil {
+	if err := ld.Release(ctx); err != nil {
 		require.ErrorIs(t, err, ErrWrongType)
 	}
 	_, err = e.Leader(ctx)

@@ -118,7 +118,7 @@ func ExampleElection() {
 	default:
 		fmt.Println("leading")
 	}
-	_ = lead.Resign(ctx)
+	_ = lead.Release(ctx)
 	_, err = e.Leader(ctx)
 	fmt.Println("after resigning:", errors.Is(err, quorum.ErrNoLeader))
 	// Output:

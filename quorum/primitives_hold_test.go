@@ -136,7 +136,7 @@ func (c *client) campaign(ctx context.Context, name, value string, ttl, wait tim
 	}
 	h := c.s.rec.Acquired(c.name, name, time.Now(), c.real(ld.Until()))
 	h.SetTerm(ld.Term())
-	return c.watch(ld.Lock(), start, ttl, h), ld
+	return c.watch(ld.Lock, start, ttl, h), ld
 }
 
 // holdFor keeps the hold for d or until Done, then releases it.

@@ -303,7 +303,7 @@ func TestPrimitivesSurviveScriptFlush(t *testing.T) {
 	require.NoError(t, err)
 	flush()
 	require.NoError(t, ld.Proclaim(ctx, "w"))
-	require.NoError(t, ld.Resign(ctx))
+	require.NoError(t, ld.Release(ctx))
 	for _, s := range c.Servers {
 		keys, _ := s.Client().Keys(ctx, "lock:*").Result()
 		for _, k := range keys {

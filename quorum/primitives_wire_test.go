@@ -177,7 +177,7 @@ var primitiveCycles = []primitiveCycle{
 		if err := ld.Proclaim(ctx, "you"); err != nil {
 			return nil, err
 		}
-		return ld.Lock(), nil
+		return ld.Lock, nil
 	}},
 }
 

@@ -55,7 +55,7 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 		}
 		checkLeftKeys(t, c, holder.Key(name))
 	}
-	// A candidate waits for a leadership released by Resign (a plain lock on
+	// A candidate waits for a leadership released by Release (a plain lock on
 	// NAME:leader, released in the short form).
 	e1, err := holder.Election("a*b:[el]")
 	require.NoError(t, err)
@@ -68,8 +68,8 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return l2.Lock(), nil
-	}, func() { require.NoError(t, ld.Resign(ctx)) })
+		return l2.Lock, nil
+	}, func() { require.NoError(t, ld.Release(ctx)) })
 	assert.Less(t, d, wakeBound, "the candidate slept its retry delay")
 }
 

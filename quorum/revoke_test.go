@@ -104,7 +104,7 @@ var holdKinds = []holdKind{
 			if err != nil {
 				return nil, err
 			}
-			return ld.Lock(), nil
+			return ld.Lock, nil
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			return revokeKeys(ctx, admin, l.Token(), strings.TrimPrefix(l.Key(), admin.Key("")))
@@ -120,7 +120,7 @@ var holdKinds = []holdKind{
 			if err != nil {
 				return nil, err
 			}
-			return ld.Lock(), nil
+			return ld.Lock, nil
 		}},
 }
 

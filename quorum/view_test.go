@@ -34,7 +34,7 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	require.NoError(t, err)
 	lead, err := e.Campaign(ctx, "10.0.0.7:80", ttl)
 	require.NoError(t, err)
-	defer lead.Resign(ctx)
+	defer lead.Release(ctx)
 	// A leftover of one shared holder on a single master is not a holder.
 	require.NoError(t, c.Servers[0].Client().ZAdd(ctx, "lock:v-doc", redisZ(time.Now().Add(time.Hour), "rl1.stray.x")).Err())
 

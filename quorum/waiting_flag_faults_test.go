@@ -42,7 +42,7 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return ld.Lock(), nil
+			return ld.Lock, nil
 		}},
 	}
 	faultsTable := []struct {
@@ -74,7 +74,7 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 					require.NoError(t, err)
 					ld, err := e.Campaign(ctx, "one", ttl)
 					require.NoError(t, err)
-					release = func() { require.NoError(t, ld.Resign(ctx)) }
+					release = func() { require.NoError(t, ld.Release(ctx)) }
 				} else {
 					l, err := holder.Acquire(ctx, "fw", ttl, WithKeepAlive(KeepAlive{}))
 					require.NoError(t, err)

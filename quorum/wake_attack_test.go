@@ -77,8 +77,8 @@ func TestAttackWakeCandidateOnResign(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return l2.Lock(), nil
-		}, func() { require.NoError(t, ld.Resign(ctx)) })
+			return l2.Lock, nil
+		}, func() { require.NoError(t, ld.Release(ctx)) })
 		assert.Less(t, d, time.Second, "round %d: woken, not its 5s retry", i)
 	}
 }

@@ -180,7 +180,7 @@ var demoKinds = []func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand,
 		if err != nil {
 			return nil, err
 		}
-		return ld.Lock(), nil
+		return ld.Lock, nil
 	},
 }
 

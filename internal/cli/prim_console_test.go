@@ -36,7 +36,7 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	require.NoError(t, err)
 	lead, err := el.Campaign(ctx, "10.1.1.1:80\x1b[2J", ttl)
 	require.NoError(t, err)
-	defer lead.Resign(ctx)
+	defer lead.Release(ctx)
 
 	visible := []string{"crond:leader", "crond:leader:term", "doc", "sem:permit:0"}
 	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return len(s.Merged()) >= 4 })
