@@ -29,30 +29,22 @@ var primitiveCyclers = []struct {
 	{"sem-1", func(m *quorum.Manager) cycler { return semCycler(m, 1) }},
 	{"sem-4", func(m *quorum.Manager) cycler { return semCycler(m, 4) }},
 	{"multi-3", func(m *quorum.Manager) cycler {
-		return func(ctx context.Context, key string) error {
+		return holdCycler(func(ctx context.Context, key string) (*quorum.Lock, error) {
 			mu, err := m.Multi(key+":a", key+":b", key+":c")
 			if err != nil {
-				return err
+				return nil, err
 			}
-			l, err := mu.TryAcquire(ctx, benchTTL)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		}
+			return mu.TryAcquire(ctx, benchTTL)
+		})
 	}},
 	{"shared", func(m *quorum.Manager) cycler {
-		return func(ctx context.Context, key string) error {
+		return holdCycler(func(ctx context.Context, key string) (*quorum.Lock, error) {
 			sh, err := m.Shared(key)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			l, err := sh.TryAcquire(ctx, benchTTL)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		}
+			return sh.TryAcquire(ctx, benchTTL)
+		})
 	}},
 	// Campaign takes the leadership (a plain round), reads the term counter and
 	// raises it with the leader's record (two rounds), and starts the keep-alive;
@@ -85,16 +77,23 @@ func tryCycler(m *quorum.Manager, opts ...quorum.LockOption) cycler {
 
 // semCycler is one TryAcquire of a permit of a semaphore of n and its Release.
 func semCycler(m *quorum.Manager, n int) cycler {
-	return func(ctx context.Context, key string) error {
+	return holdCycler(func(ctx context.Context, key string) (*quorum.Permit, error) {
 		sem, err := m.Semaphore(key, n)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		p, err := sem.TryAcquire(ctx, benchTTL)
+		return sem.TryAcquire(ctx, benchTTL)
+	})
+}
+
+// holdCycler is one hold that take takes of the cycle's name, and its Release.
+func holdCycler[H interface{ Release(context.Context) error }](take func(ctx context.Context, key string) (H, error)) cycler {
+	return func(ctx context.Context, key string) error {
+		h, err := take(ctx, key)
 		if err != nil {
 			return err
 		}
-		return p.Release(ctx)
+		return h.Release(ctx)
 	}
 }
 

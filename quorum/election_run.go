@@ -51,7 +51,7 @@ func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration
 	opts = append(slices.Clip(opts), func(c *lockConfig) {
 		c.override = func(*Manager, string, *lockConfig) (acquirer, error) { return acq, nil }
 	})
-	l, err := e.m.acquire(ctx, e.name, ttl, math.MaxInt, opts)
+	l, err := e.m.acquire(ctx, e.name, ttl, math.MaxInt, primSpec{}, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -91,3 +91,14 @@ func kindOf(l *Lock) PrimitiveKind {
 	}
 	return KindLock
 }
+
+// withPermits makes an acquisition of Manager.Acquire take one of n permits of
+// the name, as Semaphore(name, n) does: for tests that pass a primitive among
+// other options.
+func withPermits(n int) LockOption {
+	return func(c *lockConfig) { c.permits, c.semaphore = n, true }
+}
+
+// withShared makes an acquisition of Manager.Acquire take a shared hold, as
+// Shared(name) does.
+func withShared() LockOption { return func(c *lockConfig) { c.shared = true } }

@@ -41,7 +41,8 @@ type Multi struct {
 // Multi returns the set of names on m. Each name follows ValidateName; at least
 // one, none twice (ErrInvalidName); their order does not matter. It does no I/O.
 func (m *Manager) Multi(names ...string) (*Multi, error) {
-	sorted := slices.Sorted(slices.Values(names))
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
 	if len(sorted) == 0 {
 		return nil, fmt.Errorf("%w: no names", ErrInvalidName)
 	}
@@ -91,8 +92,7 @@ func (p *multiLock) release(ctx context.Context, l *Lock) *Report {
 
 // acquireMulti takes sorted, names checked by Manager.Multi.
 func (m *Manager) acquireMulti(ctx context.Context, sorted []string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
-	opts = append(slices.Clip(opts), func(c *lockConfig) { c.multi = sorted })
-	return m.acquire(ctx, strings.Join(sorted, " "), ttl, attempts, opts)
+	return m.acquire(ctx, strings.Join(sorted, " "), ttl, attempts, primSpec{multi: sorted}, opts)
 }
 
 // multiAcquirer takes every name of a multi-name lock, or none.

@@ -3,7 +3,6 @@ package quorum
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -65,17 +64,11 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...L
 }
 
 func (s *Semaphore) take(ctx context.Context, ttl time.Duration, attempts int, opts []LockOption) (*Permit, error) {
-	l, err := s.m.acquire(ctx, s.name, ttl, attempts, append(slices.Clip(opts), withPermits(s.permits)))
+	l, err := s.m.acquire(ctx, s.name, ttl, attempts, primSpec{permits: s.permits, semaphore: true}, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Permit{Lock: l}, nil
-}
-
-// withPermits makes an acquisition take one of n permits of the name: what
-// Semaphore's methods add to the caller's options.
-func withPermits(n int) LockOption {
-	return func(c *lockConfig) { c.permits, c.semaphore = n, true }
 }
 
 // Permit is one held permit of a Semaphore: the Lock of one slot. Until, Done,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -61,18 +60,14 @@ func (m *Manager) Shared(name string) (*Shared, error) {
 // an error matching both ErrNotAcquired and ctx.Err(); nothing is left set on any
 // master.
 func (s *Shared) Acquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
-	return s.m.acquire(ctx, s.name, ttl, s.m.cfg.attempts, append(slices.Clip(opts), withShared()))
+	return s.m.acquire(ctx, s.name, ttl, s.m.cfg.attempts, primSpec{shared: true}, opts)
 }
 
 // TryAcquire is Acquire with one round: an error matching ErrHeld while the
 // exclusive holder (or an exclusive waiter) keeps the name.
 func (s *Shared) TryAcquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
-	return s.m.acquire(ctx, s.name, ttl, 1, append(slices.Clip(opts), withShared()))
+	return s.m.acquire(ctx, s.name, ttl, 1, primSpec{shared: true}, opts)
 }
-
-// withShared makes an acquisition take a shared hold of the name: what Shared's
-// methods add to the caller's options.
-func withShared() LockOption { return func(c *lockConfig) { c.shared = true } }
 
 // sharedLock is the primitive of a shared hold.
 type sharedLock struct{}
