@@ -42,6 +42,27 @@ func ExampleSemaphore() {
 	// a fourth run: true
 }
 
+// A permit's fence counts per slot: a storage that takes writes from permit
+// holders keeps the highest fence seen for each slot.
+func ExamplePermit_Slot() {
+	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
+	defer m.Close()
+	ctx := context.Background()
+
+	sem, _ := m.Semaphore("uploads", 2)
+	a, _ := sem.TryAcquire(ctx, 10*time.Second, quorum.WithFencing())
+	b, _ := sem.TryAcquire(ctx, 10*time.Second, quorum.WithFencing())
+	fmt.Println("slots:", a.Slot(), b.Slot())
+	_ = a.Release(ctx)
+	c, _ := sem.TryAcquire(ctx, 10*time.Second, quorum.WithFencing())
+	fmt.Println("slot", c.Slot(), "again, a greater fence:", c.Fence() > a.Fence())
+	_ = b.Release(ctx)
+	_ = c.Release(ctx)
+	// Output:
+	// slots: 0 1
+	// slot 0 again, a greater fence: true
+}
+
 // Move money between two accounts: both locks or none, in any order.
 func ExampleMulti() {
 	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
