@@ -65,8 +65,11 @@ func WithLockOwner(label string) LockOption { return func(c *lockConfig) { c.own
 // the whole wait. It has no effect on TryAcquire. d <= 0 leaves the policy as it is.
 func WithWait(d time.Duration) LockOption { return func(c *lockConfig) { c.wait = d } }
 
-// Lock is a lock held on a quorum of masters until Until. It is safe for concurrent
-// use. Holding a Lock guarantees mutual exclusion only until Until, and only under
+// Lock is a lock held on a quorum of masters until Until: the plain mutex
+// (Manager.Acquire), a shared hold (Shared), a multi-name hold (Multi), and the
+// hold inside a Permit and a Leadership; what it holds depends on the type it
+// was taken through, what it does (Until, Done, Extend, Release, ...) does not.
+// It is safe for concurrent use. Holding a Lock guarantees mutual exclusion only until Until, and only under
 // the Manager's assumptions; watch Done (or Context) to learn that it was lost: Done
 // is closed at Until at the latest, unless an extension completed before it.
 type Lock struct {

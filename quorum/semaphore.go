@@ -18,8 +18,8 @@ import (
 // there are at most N holders. Counting permits on each master and taking a simple
 // majority is NOT safe for N >= 2 (SAFETY.md); this design never counts.
 
-// Semaphore is a counting semaphore of one name on a Manager: at most Permits
-// holders at any instant, under Redlock's assumptions, each holding one permit
+// Semaphore is a counting semaphore of one name on a Manager: at most its permit
+// count of holders at any instant, under Redlock's assumptions, each holding one permit
 // slot. It holds no state of its own besides its name and count, and is safe for
 // concurrent use; every client of a name must use the same count (clients with
 // different counts share the first slots, so there are at most as many holders as
