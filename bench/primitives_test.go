@@ -26,21 +26,29 @@ var primitiveCyclers = []struct {
 	make func(m *quorum.Manager) cycler
 }{
 	{"lock", func(m *quorum.Manager) cycler { return tryCycler(m) }},
-	{"sem-1", func(m *quorum.Manager) cycler { return tryCycler(m, quorum.WithPermits(1)) }},
-	{"sem-4", func(m *quorum.Manager) cycler { return tryCycler(m, quorum.WithPermits(4)) }},
+	{"sem-1", func(m *quorum.Manager) cycler { return semCycler(m, 1) }},
+	{"sem-4", func(m *quorum.Manager) cycler { return semCycler(m, 4) }},
 	{"multi-3", func(m *quorum.Manager) cycler {
-		return func(ctx context.Context, key string) error {
-			l, err := m.TryAcquireMulti(ctx, []string{key + ":a", key + ":b", key + ":c"}, benchTTL)
+		return holdCycler(func(ctx context.Context, key string) (*quorum.Lock, error) {
+			mu, err := m.Multi(key+":a", key+":b", key+":c")
 			if err != nil {
-				return err
+				return nil, err
 			}
-			return l.Release(ctx)
-		}
+			return mu.TryAcquire(ctx, benchTTL)
+		})
 	}},
-	{"shared", func(m *quorum.Manager) cycler { return tryCycler(m, quorum.WithShared()) }},
+	{"shared", func(m *quorum.Manager) cycler {
+		return holdCycler(func(ctx context.Context, key string) (*quorum.Lock, error) {
+			sh, err := m.Shared(key)
+			if err != nil {
+				return nil, err
+			}
+			return sh.TryAcquire(ctx, benchTTL)
+		})
+	}},
 	// Campaign takes the leadership (a plain round), reads the term counter and
 	// raises it with the leader's record (two rounds), and starts the keep-alive;
-	// Resign stops it and releases (one round).
+	// Release stops it and resigns (one round).
 	{"election", func(m *quorum.Manager) cycler {
 		return func(ctx context.Context, key string) error {
 			e, err := m.Election(key)
@@ -51,7 +59,7 @@ var primitiveCyclers = []struct {
 			if err != nil {
 				return err
 			}
-			return l.Resign(ctx)
+			return l.Release(ctx)
 		}
 	}},
 }
@@ -64,6 +72,28 @@ func tryCycler(m *quorum.Manager, opts ...quorum.LockOption) cycler {
 			return err
 		}
 		return l.Release(ctx)
+	}
+}
+
+// semCycler is one TryAcquire of a permit of a semaphore of n and its Release.
+func semCycler(m *quorum.Manager, n int) cycler {
+	return holdCycler(func(ctx context.Context, key string) (*quorum.Permit, error) {
+		sem, err := m.Semaphore(key, n)
+		if err != nil {
+			return nil, err
+		}
+		return sem.TryAcquire(ctx, benchTTL)
+	})
+}
+
+// holdCycler is one hold that take takes of the cycle's name, and its Release.
+func holdCycler[H interface{ Release(context.Context) error }](take func(ctx context.Context, key string) (H, error)) cycler {
+	return func(ctx context.Context, key string) error {
+		h, err := take(ctx, key)
+		if err != nil {
+			return err
+		}
+		return h.Release(ctx)
 	}
 }
 

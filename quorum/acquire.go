@@ -11,7 +11,7 @@ import (
 // lock when a quorum voted and validity is left; otherwise it releases whatever the
 // round set, on every master, and returns a *RoundError matching ErrNotAcquired.
 func (m *Manager) TryAcquire(ctx context.Context, name string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
-	return m.acquire(ctx, name, ttl, 1, opts)
+	return m.acquire(ctx, name, ttl, 1, primSpec{}, opts)
 }
 
 // Acquire tries up to the retry policy's number of rounds, sleeping a random delay
@@ -24,24 +24,25 @@ func (m *Manager) TryAcquire(ctx context.Context, name string, ttl time.Duration
 // gives an error
 // matching both ErrNotAcquired and ctx.Err(); nothing is left set on any master.
 func (m *Manager) Acquire(ctx context.Context, name string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
-	return m.acquire(ctx, name, ttl, m.cfg.attempts, opts)
+	return m.acquire(ctx, name, ttl, m.cfg.attempts, primSpec{}, opts)
 }
 
-func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
+// acquire takes kind of name: one round when attempts is 1.
+func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, attempts int, kind primSpec, opts []LockOption) (*Lock, error) {
 	if m.cfg.observer == nil {
-		return m.acquireRounds(ctx, name, ttl, attempts, opts, nil)
+		return m.acquireRounds(ctx, name, ttl, attempts, kind, opts, nil)
 	}
 	t0 := time.Now()
 	rounds := 0
-	l, err := m.acquireRounds(ctx, name, ttl, attempts, opts, &rounds)
+	l, err := m.acquireRounds(ctx, name, ttl, attempts, kind, opts, &rounds)
 	m.observe(Event{Kind: EventAcquire, Name: name, Result: resultOf(err, ResultAcquired), Wait: time.Since(t0), Rounds: rounds})
 	return l, err
 }
 
 // acquireRounds is the acquisition loop; *made, when not nil, counts its rounds.
-func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Duration, attempts int, opts []LockOption, made *int) (*Lock, error) {
+func (m *Manager) acquireRounds(ctx context.Context, name string, ttl time.Duration, attempts int, kind primSpec, opts []LockOption, made *int) (*Lock, error) {
 	a := acquisition{m: m, name: name, ttl: ttl, attempts: attempts, made: made}
-	ctx, err := a.begin(ctx, opts)
+	ctx, err := a.begin(ctx, kind, opts)
 	defer a.end(ctx)
 	if err != nil {
 		return nil, err

@@ -47,11 +47,14 @@ type acquisition struct {
 // begin checks the acquisition's arguments and prepares its first round; it
 // returns the context the rounds run under (WithWait bounds it). On failure
 // nothing was sent; end still runs.
-func (a *acquisition) begin(ctx context.Context, opts []LockOption) (context.Context, error) {
+func (a *acquisition) begin(ctx context.Context, kind primSpec, opts []LockOption) (context.Context, error) {
 	// The first round's validity counts from the call itself, so that Until is never
 	// later than call start + ttl - drift; later rounds count from their own start.
 	a.start = a.m.cfg.clock.Now()
 	a.lc = lockOptions(a.m.cfg.owner, opts)
+	if !kind.plain() {
+		a.lc.primSpec = kind
+	}
 	var err error
 	if a.lc.primitive() {
 		c := a.lc // the primitives keep a pointer to it: a plain lock's stays off the heap

@@ -28,10 +28,10 @@ func TestCollisionPausesAreBoundedPerWakeUp(t *testing.T) {
 	}{
 		{"plain", 2, func(ctx context.Context, m *Manager) (*Lock, error) { return m.Acquire(ctx, "bm", time.Minute) }},
 		{"shared", 2 + maxCollisions, func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.Acquire(ctx, "bm", time.Minute, WithShared())
+			return m.Acquire(ctx, "bm", time.Minute, withShared())
 		}},
 		{"multi", 2 + maxCollisions, func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"bm", "bm2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"bm", "bm2"}, time.Minute)
 		}},
 	}
 	for _, k := range kinds {

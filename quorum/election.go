@@ -67,10 +67,16 @@ type Observation struct {
 
 // Leadership is a won Campaign: this candidate leads until Done fires. Its term
 // is the fencing number to hand to downstream systems so they can refuse a deposed
-// leader's late writes.
+// leader's late writes. The embedded Lock is the leadership's lock (NAME:leader):
+// Until, Done, Context, Err, Extend, Token, Verify and Votes as for any lock,
+// kept alive in the background; its Release resigns: Done fires, and the
+// leadership is deleted on every master where it is still ours, which wakes the
+// other candidates and the observers (the leader's record stays: it names a token
+// that no longer leads). Leading guarantees, like holding any lock, nothing after
+// Until.
 type Leadership struct {
+	*Lock
 	e     *Election
-	lock  *Lock
 	term  int64
 	since time.Time
 
@@ -143,29 +149,6 @@ func (l *Leadership) Value() string {
 
 // Since returns when this candidate took office.
 func (l *Leadership) Since() time.Time { return l.since }
-
-// Lock returns the leadership's lock: Until, Extend, Token and Votes as for any
-// lock. Release it through Resign.
-func (l *Leadership) Lock() *Lock { return l.lock }
-
-// Until returns the end of the leadership's validity (see Lock.Until).
-func (l *Leadership) Until() time.Time { return l.lock.Until() }
-
-// Done is closed when the leadership ends: resigned, or lost (keep-alive failed,
-// validity ended), no later than Until unless an extension completed before it.
-func (l *Leadership) Done() <-chan struct{} { return l.lock.Done() }
-
-// Context is cancelled when the leadership ends (see Lock.Context).
-func (l *Leadership) Context() context.Context { return l.lock.Context() }
-
-// Err returns nil while leading, else why the leadership ended (ErrReleased after
-// Resign, else an error matching ErrLost).
-func (l *Leadership) Err() error { return l.lock.Err() }
-
-// Resign gives the leadership up: Done fires, and the leadership is deleted on
-// every master where it is still ours, which wakes the other candidates and the
-// observers. The record stays (it names a token that no longer leads).
-func (l *Leadership) Resign(ctx context.Context) error { return l.lock.Release(ctx) }
 
 // Proclaim publishes a new value without an election (etcd's Proclaim): it
 // rewrites the record on every master where the leadership is still ours and

@@ -21,7 +21,7 @@ func TestBugProclaimOrderedLowerArrivingLast(t *testing.T) {
 	require.NoError(t, err)
 	ld, err := e.Campaign(ctx, "v0", 10*time.Second)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ld.Resign(ctx) })
+	t.Cleanup(func() { _ = ld.Release(ctx) })
 
 	// The earlier Proclaim takes its number, then is slow to send...
 	ld.mu.Lock()
@@ -45,6 +45,6 @@ func TestBugProclaimOrderedLowerArrivingLast(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "later", v, "master %d", i)
 	}
-	require.NoError(t, ld.Lock().Verify(ctx), "still leading")
+	require.NoError(t, ld.Lock.Verify(ctx), "still leading")
 
 }

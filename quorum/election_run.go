@@ -51,12 +51,12 @@ func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration
 	opts = append(slices.Clip(opts), func(c *lockConfig) {
 		c.override = func(*Manager, string, *lockConfig) (acquirer, error) { return acq, nil }
 	})
-	l, err := e.m.acquire(ctx, e.name, ttl, math.MaxInt, opts)
+	l, err := e.m.acquire(ctx, e.name, ttl, math.MaxInt, primSpec{}, opts)
 	if err != nil {
 		return nil, err
 	}
 	term, since := acq.termOf()
-	return &Leadership{e: e, lock: l, term: term, since: since, value: value}, nil
+	return &Leadership{Lock: l, e: e, term: term, since: since, value: value}, nil
 }
 
 // termer is the acquirer of a leadership: it tells the term it handed out.
@@ -299,10 +299,10 @@ func (l *Leadership) proclaimSeq(ctx context.Context, value string, seq int64) e
 			later++
 		}
 		return OutcomeForeign, nil
-	}, l.lock.value, value, wakeChannel(leader), strconv.FormatInt(seq, 10))
+	}, l.Lock.value, value, wakeChannel(leader), strconv.FormatInt(seq, 10))
 	now := m.cfg.clock.Now()
 	m.unquarantinedVotes(rep, now)
-	if rep.Votes >= m.quorum && now.Before(l.lock.Until()) {
+	if rep.Votes >= m.quorum && now.Before(l.Lock.Until()) {
 		l.mu.Lock()
 		if seq > l.valueSeq {
 			l.value, l.valueSeq = value, seq
@@ -310,7 +310,7 @@ func (l *Leadership) proclaimSeq(ctx context.Context, value string, seq int64) e
 		l.mu.Unlock()
 		return nil
 	}
-	if !now.Before(l.lock.Until()) {
+	if !now.Before(l.Lock.Until()) {
 		return fmt.Errorf("%w: leadership of %s ended before the proclamation", ErrLost, l.e.name)
 	}
 	if later > 0 && rep.count(OutcomeForeign)-later <= len(m.nodes)-m.quorum {

@@ -46,13 +46,13 @@ func TestElectionCampaignLeaderResign(t *testing.T) {
 		done <- b
 	}()
 	time.Sleep(50 * time.Millisecond)
-	require.NoError(t, a.Resign(ctx))
+	require.NoError(t, a.Release(ctx))
 	b := <-done
 	assert.Equal(t, int64(2), b.Term())
 	li, err = e.Leader(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "b", li.Value)
-	require.NoError(t, b.Resign(ctx))
+	require.NoError(t, b.Release(ctx))
 }
 
 func TestElectionObserveSeesEachChange(t *testing.T) {
@@ -69,7 +69,7 @@ func TestElectionObserveSeesEachChange(t *testing.T) {
 	next := <-ch
 	require.NotNil(t, next.Leader, "%v", next.Err)
 	assert.Equal(t, "a", next.Leader.Value)
-	require.NoError(t, a.Resign(ctx))
+	require.NoError(t, a.Release(ctx))
 	next = <-ch
 	require.Nil(t, next.Leader)
 	assert.True(t, errors.Is(next.Err, ErrNoLeader))
@@ -118,7 +118,7 @@ func TestLeaderNeverNamesAMinority(t *testing.T) {
 	_, err = e.Campaign(ctx, strings.Repeat("x", MaxLeaderValue+1), time.Second)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	require.ErrorIs(t, ld.Proclaim(ctx, strings.Repeat("x", MaxLeaderValue+1)), ErrInvalidOption)
-	require.NoError(t, ld.Resign(ctx))
+	require.NoError(t, ld.Release(ctx))
 }
 
 func TestLeadershipMovesWhenTheLeaderDies(t *testing.T) {
@@ -155,5 +155,5 @@ func TestLeadershipMovesWhenTheLeaderDies(t *testing.T) {
 			break
 		}
 	}
-	require.NoError(t, b.Resign(ctx))
+	require.NoError(t, b.Release(ctx))
 }

@@ -21,9 +21,9 @@ func TestBugFairSemaphoreFailedRoundKeepsThePlace(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
 	const name = "fsem"
-	holder, err := m.TryAcquire(ctx, name, time.Minute, WithPermits(1))
+	holder, err := m.TryAcquire(ctx, name, time.Minute, withPermits(1))
 	require.NoError(t, err)
-	acq, err := m.newPermitAcquirer(name, &lockConfig{permits: 1, semaphore: true, fair: true})
+	acq, err := m.newPermitAcquirer(name, &lockConfig{primSpec: primSpec{permits: 1, semaphore: true}, fair: true})
 	require.NoError(t, err)
 	a := acq.(*permitAcquirer)
 	first, err := m.newFairWaiter(false)

@@ -23,11 +23,11 @@ func TestHeldExtendAndReleaseByToken(t *testing.T) {
 		other func() (*Lock, error) // a second holder that must survive ours
 	}{
 		{"plain", []string{"h-plain"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-plain", ttl) }, nil},
-		{"multi", []string{"h-b", "h-a"}, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"h-a", "h-b"}, ttl) }, nil},
-		{"permit", []string{"h-sem"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, WithPermits(3)) },
-			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, WithPermits(3)) }},
-		{"shared", []string{"h-sh"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, WithShared()) },
-			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, WithShared()) }},
+		{"multi", []string{"h-b", "h-a"}, func() (*Lock, error) { return m.tryMulti(ctx, []string{"h-a", "h-b"}, ttl) }, nil},
+		{"permit", []string{"h-sem"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) },
+			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sem", ttl, withPermits(3)) }},
+		{"shared", []string{"h-sh"}, func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, withShared()) },
+			func() (*Lock, error) { return m.TryAcquire(ctx, "h-sh", ttl, withShared()) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestHeldExtendAndReleaseByToken(t *testing.T) {
 func TestHeldRefusesWhatTheTokenDoesNotHold(t *testing.T) {
 	ctx := context.Background()
 	_, m := testCluster(t, 3)
-	multi, err := m.TryAcquireMulti(ctx, []string{"r-a", "r-b", "r-c"}, time.Second)
+	multi, err := m.tryMulti(ctx, []string{"r-a", "r-b", "r-c"}, time.Second)
 	require.NoError(t, err)
 	plain, err := m.TryAcquire(ctx, "r-p", time.Second)
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestHeldRefusesWhatTheTokenDoesNotHold(t *testing.T) {
 func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
-	p, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, WithPermits(2))
+	p, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, withPermits(2))
 	require.NoError(t, err)
 	seenOf := func(key string) map[string]Seen {
 		out := map[string]Seen{}
@@ -95,7 +95,7 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	assert.Empty(t, keysOn(t, c, "lock:fx-sem:permit:0"))
 	assert.ErrorIs(t, p.Extend(ctx, time.Second), ErrLost)
 
-	q, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, WithPermits(2))
+	q, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, withPermits(2))
 	require.NoError(t, err)
 	rep, err = m.ForceExpireListed(ctx, "fx-sem:permit:0", seen)
 	require.NoError(t, err)

@@ -46,3 +46,59 @@ func keysOn(t *testing.T, c *redistest.Cluster, key string) map[string]string {
 	}
 	return out
 }
+
+// slotOf is the slot of a permit held through withPermits (Permit.Slot).
+func slotOf(l *Lock) int { return (&Permit{Lock: l}).Slot() }
+
+// takeMulti is Manager.Multi(names...).Acquire: a caller's multi-name hold.
+func (m *Manager) takeMulti(ctx context.Context, names []string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	mu, err := m.Multi(names...)
+	if err != nil {
+		return nil, err
+	}
+	return mu.Acquire(ctx, ttl, opts...)
+}
+
+// tryMulti is Manager.Multi(names...).TryAcquire.
+func (m *Manager) tryMulti(ctx context.Context, names []string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	mu, err := m.Multi(names...)
+	if err != nil {
+		return nil, err
+	}
+	return mu.TryAcquire(ctx, ttl, opts...)
+}
+
+// namesOf returns the names l holds: every name of a multi-name hold, sorted;
+// the one name of any other.
+func namesOf(l *Lock) []string {
+	if p, ok := l.prim.(*multiLock); ok {
+		return append([]string(nil), p.names...)
+	}
+	return []string{l.name}
+}
+
+// kindOf says which primitive l holds, as the listing names it: KindMulti,
+// KindSemaphore or KindShared, else KindLock (a plain lock, and a leadership's
+// Lock, which is a plain lock of the election's leader key).
+func kindOf(l *Lock) PrimitiveKind {
+	switch l.prim.(type) {
+	case *multiLock:
+		return KindMulti
+	case *permitLock:
+		return KindSemaphore
+	case sharedLock:
+		return KindShared
+	}
+	return KindLock
+}
+
+// withPermits makes an acquisition of Manager.Acquire take one of n permits of
+// the name, as Semaphore(name, n) does: for tests that pass a primitive among
+// other options.
+func withPermits(n int) LockOption {
+	return func(c *lockConfig) { c.permits, c.semaphore = n, true }
+}
+
+// withShared makes an acquisition of Manager.Acquire take a shared hold, as
+// Shared(name) does.
+func withShared() LockOption { return func(c *lockConfig) { c.shared = true } }

@@ -20,7 +20,7 @@ func TestBugSharedHolderValidityCountsFromTheListing(t *testing.T) {
 	ctx := context.Background()
 	_, m := testCluster(t, 3)
 	const ttl = time.Minute
-	l, err := m.TryAcquire(ctx, "vs-doc", ttl, WithShared())
+	l, err := m.TryAcquire(ctx, "vs-doc", ttl, withShared())
 	require.NoError(t, err)
 	acquired := time.Now() // the masters' copies expire by acquired + ttl
 	lst, err := m.Inspect(ctx, "vs-*")

@@ -18,14 +18,24 @@ type lockConfig struct {
 	fair      bool
 	wait      time.Duration
 	watch     bool
-	// The primitives (primitives.go): a permit count, a shared hold, the names
-	// of a multi-name lock, and a test's replacement of the acquirer.
-	permits   int
-	semaphore bool // WithPermits was given
-	shared    bool
-	multi     []string
-	override  func(m *Manager, name string, lc *lockConfig) (acquirer, error)
+	// The primitive taken (primitives.go), and a test's replacement of the
+	// acquirer.
+	primSpec
+	override func(m *Manager, name string, lc *lockConfig) (acquirer, error)
 }
+
+// primSpec is the primitive an acquisition takes, set by the type it is taken
+// through (Semaphore, Shared, Multi); the zero value is the plain mutex. It is
+// not a LockOption: a caller cannot ask the mutex for a permit.
+type primSpec struct {
+	permits   int
+	semaphore bool // a permit of a semaphore of permits
+	shared    bool
+	multi     []string // the sorted names of a multi-name hold
+}
+
+// plain reports whether k is the plain mutex.
+func (k primSpec) plain() bool { return !k.semaphore && !k.shared && k.multi == nil }
 
 // lockOptions returns the configuration of one acquisition: the Manager's owner
 // label, then opts. Without options it allocates nothing.
@@ -43,7 +53,7 @@ func lockOptions(owner string, opts []LockOption) lockConfig {
 // primitive reports whether c asks for a primitive (or a test's acquirer):
 // acquirerFor then returns its acquirer; a plain lock only checks its name.
 func (c *lockConfig) primitive() bool {
-	return c.override != nil || c.semaphore || c.shared || c.multi != nil
+	return c.override != nil || !c.plain()
 }
 
 // WithLockOwner overrides the Manager's owner label for one lock.
@@ -55,8 +65,11 @@ func WithLockOwner(label string) LockOption { return func(c *lockConfig) { c.own
 // the whole wait. It has no effect on TryAcquire. d <= 0 leaves the policy as it is.
 func WithWait(d time.Duration) LockOption { return func(c *lockConfig) { c.wait = d } }
 
-// Lock is a lock held on a quorum of masters until Until. It is safe for concurrent
-// use. Holding a Lock guarantees mutual exclusion only until Until, and only under
+// Lock is a lock held on a quorum of masters until Until: the plain mutex
+// (Manager.Acquire), a shared hold (Shared), a multi-name hold (Multi), and the
+// hold inside a Permit and a Leadership; what it holds depends on the type it
+// was taken through, what it does (Until, Done, Extend, Release, ...) does not.
+// It is safe for concurrent use. Holding a Lock guarantees mutual exclusion only until Until, and only under
 // the Manager's assumptions; watch Done (or Context) to learn that it was lost: Done
 // is closed at Until at the latest, unless an extension completed before it.
 type Lock struct {
@@ -269,7 +282,7 @@ func (l *Lock) opChan() chan struct{} {
 }
 
 // Name returns the lock name (a multi-name lock's names, sorted, joined by a
-// space: see Names).
+// space).
 func (l *Lock) Name() string { return l.name }
 
 // Key returns the Redis key (key prefix plus name).

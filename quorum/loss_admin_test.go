@@ -32,15 +32,15 @@ func TestBugLossWatchHearsAdminOfPermitAndShare(t *testing.T) {
 		opts   []LockOption
 		remove func(t *testing.T, name string, l *Lock)
 	}{
-		{"permit force-expired as listed", []LockOption{WithPermits(2)}, func(t *testing.T, name string, l *Lock) {
-			_, err := m.ForceExpireListed(ctx, name+":permit:"+strconv.Itoa(l.Permit()), seenOf(l.Key()))
+		{"permit force-expired as listed", []LockOption{withPermits(2)}, func(t *testing.T, name string, l *Lock) {
+			_, err := m.ForceExpireListed(ctx, name+":permit:"+strconv.Itoa(slotOf(l)), seenOf(l.Key()))
 			require.NoError(t, err)
 		}},
-		{"permit released by token", []LockOption{WithPermits(2)}, func(t *testing.T, name string, l *Lock) {
+		{"permit released by token", []LockOption{withPermits(2)}, func(t *testing.T, name string, l *Lock) {
 			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},
-		{"share released by token, another share left", []LockOption{WithShared()}, func(t *testing.T, name string, l *Lock) {
+		{"share released by token, another share left", []LockOption{withShared()}, func(t *testing.T, name string, l *Lock) {
 			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},

@@ -26,17 +26,17 @@ var lossKinds = []struct {
 		return l, l.Key()
 	}},
 	{"permit", func(t *testing.T, m *Manager) (*Lock, string) {
-		l, err := m.Acquire(context.Background(), "sem", 30*time.Second, WithPermits(2), WithLossWatch())
+		l, err := m.Acquire(context.Background(), "sem", 30*time.Second, withPermits(2), WithLossWatch())
 		require.NoError(t, err)
 		return l, l.Key()
 	}},
 	{"shared", func(t *testing.T, m *Manager) (*Lock, string) {
-		l, err := m.Acquire(context.Background(), "rw", 30*time.Second, WithShared(), WithLossWatch())
+		l, err := m.Acquire(context.Background(), "rw", 30*time.Second, withShared(), WithLossWatch())
 		require.NoError(t, err)
 		return l, l.Key()
 	}},
 	{"multi", func(t *testing.T, m *Manager) (*Lock, string) {
-		l, err := m.AcquireMulti(context.Background(), []string{"a", "b"}, 30*time.Second, WithLossWatch())
+		l, err := m.takeMulti(context.Background(), []string{"a", "b"}, 30*time.Second, WithLossWatch())
 		require.NoError(t, err)
 		return l, m.Key("b")
 	}},
@@ -45,7 +45,7 @@ var lossKinds = []struct {
 		require.NoError(t, err)
 		ld, err := e.Campaign(context.Background(), "me", 30*time.Second) // a keep-alive: watched by default
 		require.NoError(t, err)
-		return ld.Lock(), e.Key()
+		return ld.Lock, e.Key()
 	}},
 }
 

@@ -71,11 +71,11 @@ func TestLossWatchHostileFloodIsNoLoss(t *testing.T) {
 func TestLossWatchSharedChurnIsNoLoss(t *testing.T) {
 	_, m := testCluster(t, 5)
 	ctx := context.Background()
-	l, err := m.Acquire(ctx, "rw", 30*time.Second, WithShared(), WithLossWatch())
+	l, err := m.Acquire(ctx, "rw", 30*time.Second, withShared(), WithLossWatch())
 	require.NoError(t, err)
 	armed(t, m, l)
 	for range 50 {
-		o, err := m.Acquire(ctx, "rw", 30*time.Second, WithShared(), WithLossWatch())
+		o, err := m.Acquire(ctx, "rw", 30*time.Second, withShared(), WithLossWatch())
 		require.NoError(t, err)
 		require.NoError(t, o.Release(ctx))
 	}

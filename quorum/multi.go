@@ -23,29 +23,54 @@ import (
 // lock of one of the names (this package's or another Redlock client's SET NX)
 // excludes the multi-name hold, and the reverse.
 
-// AcquireMulti takes every one of names or none, retrying as Acquire does; the
-// Lock holds them all under one value (Token) and one Until, and Extend, Release,
-// the keep-alive and Done cover every name. Names are checked with ValidateName;
-// duplicates are an error, and their order does not matter. It cannot be combined
-// with WithPermits, WithShared, WithFair or WithFencing (ErrInvalidOption). A
-// cancelled ctx gives an error matching both ErrNotAcquired and ctx.Err(); nothing
-// is left set on any master.
-func (m *Manager) AcquireMulti(ctx context.Context, names []string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
-	return m.acquireMulti(ctx, names, ttl, m.cfg.attempts, opts)
+// Multi is a set of names on a Manager taken all or none: a hold of every name
+// under one value (Token) and one Until, which excludes any other holder of any of
+// the names (a plain lock, another multi-name hold, a shared hold, a peer's SET
+// NX), under Redlock's assumptions. No acquisition holds some names while it waits
+// for others, so overlapping sets taken in any order never deadlock. Multi holds
+// no state besides its names, and is safe for concurrent use.
+//
+// It does not guarantee fairness: a waiter is woken by a release of its first
+// name only (the others are noticed at its next retry), and a stream of holders of
+// single names can starve it.
+type Multi struct {
+	m     *Manager
+	names []string // sorted
 }
 
-// TryAcquireMulti is AcquireMulti with one round.
-func (m *Manager) TryAcquireMulti(ctx context.Context, names []string, ttl time.Duration, opts ...LockOption) (*Lock, error) {
-	return m.acquireMulti(ctx, names, ttl, 1, opts)
-}
-
-// Names returns the names a Lock holds: one for a plain lock, permit, shared hold
-// or leadership (the name given), every name of a multi-name lock in sorted order.
-func (l *Lock) Names() []string {
-	if p, ok := l.prim.(*multiLock); ok {
-		return append([]string(nil), p.names...)
+// Multi returns the set of names on m. Each name follows ValidateName; at least
+// one, none twice (ErrInvalidName); their order does not matter. It does no I/O.
+func (m *Manager) Multi(names ...string) (*Multi, error) {
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	if len(sorted) == 0 {
+		return nil, fmt.Errorf("%w: no names", ErrInvalidName)
 	}
-	return []string{l.name}
+	for i, name := range sorted {
+		if err := checkName(name); err != nil {
+			return nil, err
+		}
+		if i > 0 && sorted[i-1] == name {
+			return nil, fmt.Errorf("%w: %q given twice", ErrInvalidName, name)
+		}
+	}
+	return &Multi{m: m, names: sorted}, nil
+}
+
+// Acquire takes every name or none, retrying as Manager.Acquire does (a release
+// of the first name wakes it; WithWait bounds the wait). The Lock holds them all:
+// Name is the names, sorted, joined by a space; Key the first name's key; Extend,
+// Release, Verify, the keep-alive and Done cover every name. It takes neither
+// WithFair nor WithFencing (ErrInvalidOption). A cancelled ctx gives an error
+// matching both ErrNotAcquired and ctx.Err(); nothing is left set on any master.
+func (mu *Multi) Acquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	return mu.m.acquireMulti(ctx, mu.names, ttl, mu.m.cfg.attempts, opts)
+}
+
+// TryAcquire is Acquire with one round: an error matching ErrHeld when some name
+// is held.
+func (mu *Multi) TryAcquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	return mu.m.acquireMulti(ctx, mu.names, ttl, 1, opts)
 }
 
 // multiLock is the primitive of a multi-name hold.
@@ -65,14 +90,9 @@ func (p *multiLock) release(ctx context.Context, l *Lock) *Report {
 	return l.m.scriptOnAll(ctx, opRelease, l.key, multiReleaseScript, p.keys, released, l.value, "1")
 }
 
-func (m *Manager) acquireMulti(ctx context.Context, names []string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
-	sorted := slices.Clone(names)
-	slices.Sort(sorted)
-	if sorted == nil {
-		sorted = []string{}
-	}
-	opts = append(slices.Clip(opts), func(c *lockConfig) { c.multi = sorted })
-	return m.acquire(ctx, strings.Join(sorted, " "), ttl, attempts, opts)
+// acquireMulti takes sorted, names checked by Manager.Multi.
+func (m *Manager) acquireMulti(ctx context.Context, sorted []string, ttl time.Duration, attempts int, opts []LockOption) (*Lock, error) {
+	return m.acquire(ctx, strings.Join(sorted, " "), ttl, attempts, primSpec{multi: sorted}, opts)
 }
 
 // multiAcquirer takes every name of a multi-name lock, or none.
@@ -83,20 +103,11 @@ type multiAcquirer struct {
 }
 
 func (m *Manager) newMultiAcquirer(lc *lockConfig) (acquirer, error) {
-	switch {
-	case len(lc.multi) == 0:
-		return nil, fmt.Errorf("%w: no names", ErrInvalidName)
-	case lc.fair || lc.fencing:
+	if lc.fair || lc.fencing {
 		return nil, fmt.Errorf("%w: a multi-name lock takes neither WithFair nor WithFencing", ErrInvalidOption)
 	}
 	a := &multiAcquirer{m: m, names: lc.multi}
-	for i, name := range lc.multi {
-		if err := checkName(name); err != nil {
-			return nil, err
-		}
-		if i > 0 && lc.multi[i-1] == name {
-			return nil, fmt.Errorf("%w: %q given twice", ErrInvalidName, name)
-		}
+	for _, name := range lc.multi { // checked by Manager.Multi
 		a.keys = append(a.keys, m.Key(name))
 	}
 	return a, nil

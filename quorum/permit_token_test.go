@@ -16,9 +16,9 @@ func takePermits(t *testing.T, m *Manager, name string, n int, ttl time.Duration
 	t.Helper()
 	out := make([]*Lock, n)
 	for range n {
-		l, err := m.TryAcquire(context.Background(), name, ttl, WithPermits(n))
+		l, err := m.TryAcquire(context.Background(), name, ttl, withPermits(n))
 		require.NoError(t, err)
-		out[l.Permit()] = l
+		out[slotOf(l)] = l
 	}
 	return out
 }
@@ -67,10 +67,10 @@ func TestBugPermitByTokenFindsItsSlotInOneRound(t *testing.T) {
 func TestBugPermitReleaseByTokenExpiredIsMissing(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
-	keep, err := m.TryAcquire(ctx, "exp-sem", time.Minute, WithPermits(2))
+	keep, err := m.TryAcquire(ctx, "exp-sem", time.Minute, withPermits(2))
 	require.NoError(t, err)
-	require.Equal(t, 0, keep.Permit())
-	ours, err := m.TryAcquire(ctx, "exp-sem", 100*time.Millisecond, WithPermits(2))
+	require.Equal(t, 0, slotOf(keep))
+	ours, err := m.TryAcquire(ctx, "exp-sem", 100*time.Millisecond, withPermits(2))
 	require.NoError(t, err)
 	<-ours.Done() // expired: its slot is free
 	require.Eventually(t, func() bool { return len(keysOn(t, c, ours.Key())) == 0 }, 5*time.Second, 20*time.Millisecond)

@@ -12,8 +12,8 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// Coordination primitives beyond the mutex: semaphores (WithPermits), multi-name
-// locks (AcquireMulti), shared holds (WithShared) and leader election (Election).
+// Coordination primitives beyond the mutex: semaphores (Manager.Semaphore), multi-name
+// locks (Manager.Multi), shared holds (Manager.Shared) and leader election (Election).
 // Each is built from Redlock rounds on the same masters, with the same validity
 // arithmetic (counted from before the first send, minus the drift budget), the same
 // restart quarantine, the same lost signal (Lock.Done no later than Lock.Until) and
@@ -24,18 +24,18 @@ import (
 // alone (ClassifyKey), which is what listings use:
 //
 //	key                            type    written by                      what
-//	NAME                           string  Acquire, AcquireMulti           a plain lock, or one name of a multi-name
+//	NAME                           string  Acquire, Multi(...).Acquire     a plain lock, or one name of a multi-name
 //	                                                                       hold (every name of it holds the same value)
-//	NAME                           zset    Acquire + WithShared            shared holders: member = holder's value,
+//	NAME                           zset    Shared(NAME).Acquire            shared holders: member = holder's value,
 //	                                                                       score = its expiry (server ms); key TTL =
 //	                                                                       the latest expiry
 //	NAME:xwait                     string  Acquire (exclusive) waiting     an exclusive waiter that met shared holders:
 //	                               (PX)    behind shared holders           new shared grants are refused while it lives
-//	NAME:permit:I                  string  Acquire + WithPermits(N)        permit slot I (0 <= I < N) of semaphore NAME:
+//	NAME:permit:I                  string  Semaphore(NAME, N).Acquire      permit slot I (0 <= I < N) of semaphore NAME:
 //	                                                                       a Redlock mutex; its value's owner part
 //	                                                                       carries N ("n") and the kind ("k":"sem")
-//	NAME:permit:I:fence            string  WithPermits + WithFencing       the fence counter of permit slot I
-//	NAME:permit:queue              zset    WithPermits + WithFair          the FIFO queue of the semaphore's waiters
+//	NAME:permit:I:fence            string  Semaphore + WithFencing         the fence counter of permit slot I
+//	NAME:permit:queue              zset    Semaphore + WithFair            the FIFO queue of the semaphore's waiters
 //	NAME:leader                    string  Election.Campaign               the leadership: a Redlock mutex
 //	NAME:leader:fence              string  Election.Campaign               the term counter (no TTL)
 //	NAME:leader:term               hash    Election.Campaign               the leader's record: token, term, since
@@ -69,8 +69,8 @@ const (
 
 // Errors of the primitives.
 var (
-	// ErrInvalidOption: options that do not go together (WithPermits and
-	// WithShared, WithFencing on a multi-name lock, ...), or a permit count out of
+	// ErrInvalidOption: options a primitive does not take (WithFencing or
+	// WithFair on a shared or multi-name hold, ...), or a permit count out of
 	// range; detected before any I/O.
 	ErrInvalidOption = errors.New("invalid lock options")
 	// ErrNoLeader: no candidate holds the election's leadership on a quorum of

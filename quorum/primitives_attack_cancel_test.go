@@ -43,19 +43,19 @@ func TestAttackRandomCancellationOfThePrimitives(t *testing.T) {
 				var err error
 				switch w % 5 {
 				case 0:
-					l, err = m.Acquire(ctx, "cx/sem", ttl, WithPermits(2), ka)
+					l, err = m.Acquire(ctx, "cx/sem", ttl, withPermits(2), ka)
 				case 1:
-					l, err = m.Acquire(ctx, "cx/rw", ttl, WithShared(), ka)
+					l, err = m.Acquire(ctx, "cx/rw", ttl, withShared(), ka)
 				case 2:
 					l, err = m.Acquire(ctx, "cx/rw", ttl, ka)
 				case 3:
 					names := []string{"cx/a", "cx/b", "cx/c"}
 					rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
-					l, err = m.AcquireMulti(ctx, names[:2+rng.IntN(2)], ttl, ka)
+					l, err = m.takeMulti(ctx, names[:2+rng.IntN(2)], ttl, ka)
 				case 4:
 					ld, err = e.Campaign(ctx, "me", ttl, ka)
 					if err == nil {
-						l = ld.Lock()
+						l = ld.Lock
 					}
 				}
 				cancel()

@@ -86,7 +86,7 @@ func latestExpiry(t *testing.T, a *atk, key string) time.Time {
 // TestAttackElectionUnderNemesis: four candidates campaign (deadlines at random
 // points), lead for a while, then resign (with a context that may be cancelled at
 // once) or keep leading until they lose, under the nemesis. One leader at a time
-// (from Campaign's return to Done or Resign), each term given once and greater
+// (from Campaign's return to Done or Release), each term given once and greater
 // than every earlier leader's, Done no later than Until.
 func TestAttackElectionUnderNemesis(t *testing.T) {
 	a := newAtk(t, 5, atkAOFAlways)
@@ -126,7 +126,7 @@ func TestAttackElectionUnderNemesis(t *testing.T) {
 		if err != nil {
 			return
 		}
-		l := ld.Lock()
+		l := ld.Lock
 		h := a.hold(names[i], l, returned, "")
 		h.SetTerm(ld.Term())
 		select {
@@ -135,7 +135,7 @@ func TestAttackElectionUnderNemesis(t *testing.T) {
 		}
 		h.Released(time.Now())
 		rctx, cancel := randCtx(context.Background(), rng, 50*time.Millisecond)
-		_ = ld.Resign(rctx)
+		_ = ld.Release(rctx)
 		cancel()
 	})
 	cancel()
@@ -149,7 +149,7 @@ func TestAttackElectionUnderNemesis(t *testing.T) {
 }
 
 // TestAttackResignDuringAnExtension: the leader resigns while its keep-alive's
-// extension is in flight on slow links. Done fires at once, Resign returns within
+// extension is in flight on slow links. Done fires at once, Release returns within
 // a round, the extension landing after the resignation never brings the
 // leadership back, and a rival leads at once with a greater term.
 func TestAttackResignDuringAnExtension(t *testing.T) {
@@ -163,28 +163,28 @@ func TestAttackResignDuringAnExtension(t *testing.T) {
 	ld, err := e.Campaign(ctx, "leader", ttl, WithKeepAlive(KeepAlive{Fraction: 0.3}))
 	require.NoError(t, err)
 	// The keep-alive extends when 30% of the TTL is left, about 280ms in: slow
-	// the links just before, so that the extension is in flight when Resign comes.
+	// the links just before, so that the extension is in flight when Release comes.
 	time.Sleep(time.Until(ld.Until().Add(-ttl * 4 / 10)))
 	a.net.Each("leader", func(p *faults.Proxy) { p.SetLatency(60*time.Millisecond, 0) })
 	a.fault("leader's links slow (60ms up)")
-	changed := ld.Lock().UntilChanged()
+	changed := ld.Lock.UntilChanged()
 	time.Sleep(ttl/10 + 30*time.Millisecond)
 	select {
 	case <-changed:
-		t.Fatal("the extension completed before Resign: the links were not slow enough")
+		t.Fatal("the extension completed before Release: the links were not slow enough")
 	default:
 	}
 	t0 := time.Now()
-	err = ld.Resign(ctx)
+	err = ld.Release(ctx)
 	took := time.Since(t0)
 	require.NoError(t, err)
 	select {
 	case <-ld.Done():
 	default:
-		t.Fatal("Done not fired after Resign")
+		t.Fatal("Done not fired after Release")
 	}
 	require.ErrorIs(t, ld.Err(), ErrReleased)
-	require.Less(t, took, 2*200*time.Millisecond+100*time.Millisecond, "Resign took %v", took)
+	require.Less(t, took, 2*200*time.Millisecond+100*time.Millisecond, "Release took %v", took)
 	time.Sleep(300 * time.Millisecond) // every late command has landed
 	require.Empty(t, a.leftovers("lock:job:leader"), "the leadership came back")
 	cctx, cancel := context.WithTimeout(ctx, ttl)
@@ -192,7 +192,7 @@ func TestAttackResignDuringAnExtension(t *testing.T) {
 	rl, err := r.Campaign(cctx, "rival", ttl)
 	require.NoError(t, err)
 	require.Greater(t, rl.Term(), ld.Term())
-	require.NoError(t, rl.Resign(ctx))
+	require.NoError(t, rl.Release(ctx))
 }
 
 // TestAttackCampaignAndObserveEndWhenTheManagerCloses: a candidate waiting behind
@@ -233,7 +233,7 @@ func TestAttackCampaignAndObserveEndWhenTheManagerCloses(t *testing.T) {
 			t.Fatal("Observe still running 2s after its Manager was closed")
 		}
 	}
-	require.NoError(t, ld.Resign(ctx))
+	require.NoError(t, ld.Release(ctx))
 }
 
 // TestAttackLeaderDoesNotReportAFailedProclaim: a Proclaim that reached two of
@@ -250,7 +250,7 @@ func TestAttackLeaderDoesNotReportAFailedProclaim(t *testing.T) {
 	require.NoError(t, err)
 	ld, err := e.Campaign(ctx, "zzz-old", 10*time.Second)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ld.Resign(context.Background()) })
+	t.Cleanup(func() { _ = ld.Release(context.Background()) })
 	a.net.Each("leader", (*faults.Proxy).Blackhole, "c", "d", "e")
 	a.fault("leader cut from c, d, e")
 	require.Error(t, ld.Proclaim(ctx, "aaa-new"), "the proclamation reaches a and b only")

@@ -28,7 +28,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 	rivalM := a.client("rival")
 	prims := []prim{
 		{"fl/sem", "", func(m *Manager) (*Lock, int64) {
-			l, err := m.TryAcquire(ctx, "fl/sem", ttl, WithPermits(2))
+			l, err := m.TryAcquire(ctx, "fl/sem", ttl, withPermits(2))
 			if err != nil {
 				return nil, 0
 			}
@@ -42,14 +42,14 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 			return l, 0
 		}, 0},
 		{"fl/rw2", "shared", func(m *Manager) (*Lock, int64) {
-			l, err := m.TryAcquire(ctx, "fl/rw2", ttl, WithShared())
+			l, err := m.TryAcquire(ctx, "fl/rw2", ttl, withShared())
 			if err != nil {
 				return nil, 0
 			}
 			return l, 0
 		}, 0},
 		{"fl/a fl/b", "multi", func(m *Manager) (*Lock, int64) {
-			l, err := m.TryAcquireMulti(ctx, []string{"fl/a", "fl/b"}, ttl)
+			l, err := m.tryMulti(ctx, []string{"fl/a", "fl/b"}, ttl)
 			if err != nil {
 				return nil, 0
 			}
@@ -67,7 +67,7 @@ func TestAttackFlushallAroundExpiry(t *testing.T) {
 			if err != nil {
 				return nil, 0
 			}
-			return ld.Lock(), ld.Term()
+			return ld.Lock, ld.Term()
 		}, 0},
 	}
 	holder := a.client("holder")

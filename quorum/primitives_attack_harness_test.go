@@ -94,7 +94,7 @@ func (a *atk) hold(owner string, l *Lock, returned time.Time, kind string) *chec
 	case "shared":
 		h = a.rec.AcquiredShared(owner, l.Name(), returned, l.Until())
 	case "multi":
-		h = a.rec.AcquiredMulti(owner, l.Names(), returned, l.Until())
+		h = a.rec.AcquiredMulti(owner, namesOf(l), returned, l.Until())
 	default:
 		h = a.rec.Acquired(owner, l.Name(), returned, l.Until())
 	}
@@ -198,7 +198,7 @@ func (a *atk) held(owner string, l *Lock, kind string) {
 	keys := []string{l.Key()}
 	if kind == "multi" {
 		keys = keys[:0]
-		for _, n := range l.Names() {
+		for _, n := range namesOf(l) {
 			keys = append(keys, l.m.Key(n))
 		}
 	}

@@ -19,7 +19,7 @@ func TestAttackLossWatchCoversEveryNameOfAMultiNameLock(t *testing.T) {
 	m := a.client("holder")
 	admin := a.client("admin")
 	ctx := context.Background()
-	l, err := m.AcquireMulti(ctx, []string{"a", "b"}, 5*time.Second, WithLossWatch())
+	l, err := m.takeMulti(ctx, []string{"a", "b"}, 5*time.Second, WithLossWatch())
 	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond) // the watch's subscription is up
 	_, err = admin.ForceExpire(ctx, "b", "")
@@ -45,9 +45,9 @@ func TestAttackVerifyOfASharedHold(t *testing.T) {
 	a := newAtk(t, 5, redistest.Options{})
 	m := a.client("holder")
 	ctx := context.Background()
-	l, err := m.Acquire(ctx, "rw", 5*time.Second, WithShared())
+	l, err := m.Acquire(ctx, "rw", 5*time.Second, withShared())
 	require.NoError(t, err)
-	other, err := m.Acquire(ctx, "rw", 5*time.Second, WithShared())
+	other, err := m.Acquire(ctx, "rw", 5*time.Second, withShared())
 	require.NoError(t, err)
 	require.NoError(t, l.Verify(ctx), "a live shared hold verifies")
 	// The holder's member is removed on every master (an administrator's release

@@ -28,10 +28,10 @@ func TestAttackMultiUnderNemesis(t *testing.T) {
 			l, err := ms[i].Acquire(ctx, sets[i][0], ttl, opts...)
 			return l, "", err
 		case rng.IntN(3) == 0:
-			l, err := ms[i].TryAcquireMulti(ctx, sets[i], ttl, opts...)
+			l, err := ms[i].tryMulti(ctx, sets[i], ttl, opts...)
 			return l, "multi", err
 		}
-		l, err := ms[i].AcquireMulti(ctx, sets[i], ttl, opts...)
+		l, err := ms[i].takeMulti(ctx, sets[i], ttl, opts...)
 		return l, "multi", err
 	})
 	time.Sleep(2 * ttl)

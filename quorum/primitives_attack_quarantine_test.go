@@ -31,18 +31,18 @@ func TestAttackPrimitivesUnderRestartsWithoutData(t *testing.T) {
 		kind := ""
 		switch i {
 		case 0, 1:
-			l, err = ms[i].Acquire(ctx, "q/sem", ttl, append(opts, WithPermits(2))...)
+			l, err = ms[i].Acquire(ctx, "q/sem", ttl, append(opts, withPermits(2))...)
 		case 2:
 			kind = "shared"
-			l, err = ms[i].Acquire(ctx, "q/rw", ttl, append(opts, WithShared())...)
+			l, err = ms[i].Acquire(ctx, "q/rw", ttl, append(opts, withShared())...)
 		case 3:
 			l, err = ms[i].Acquire(ctx, "q/rw", ttl, opts...)
 		case 4:
 			kind = "multi"
-			l, err = ms[i].AcquireMulti(ctx, []string{"q/a", "q/b"}, ttl, opts...)
+			l, err = ms[i].takeMulti(ctx, []string{"q/a", "q/b"}, ttl, opts...)
 		case 5:
 			kind = "multi"
-			l, err = ms[i].AcquireMulti(ctx, []string{"q/b", "q/c"}, ttl, opts...)
+			l, err = ms[i].takeMulti(ctx, []string{"q/b", "q/c"}, ttl, opts...)
 		}
 		return l, kind, err
 	})

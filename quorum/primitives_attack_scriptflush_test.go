@@ -19,11 +19,11 @@ func TestAttackScriptFlushWithAHungMaster(t *testing.T) {
 	m := a.client("c")
 	ctx := context.Background()
 	const ttl = 3 * time.Second
-	permit, err := m.TryAcquire(ctx, "sf/sem", ttl, WithPermits(2))
+	permit, err := m.TryAcquire(ctx, "sf/sem", ttl, withPermits(2))
 	require.NoError(t, err)
-	shared, err := m.TryAcquire(ctx, "sf/rw", ttl, WithShared())
+	shared, err := m.TryAcquire(ctx, "sf/rw", ttl, withShared())
 	require.NoError(t, err)
-	multi, err := m.TryAcquireMulti(ctx, []string{"sf/a", "sf/b"}, ttl)
+	multi, err := m.tryMulti(ctx, []string{"sf/a", "sf/b"}, ttl)
 	require.NoError(t, err)
 	e, err := m.Election("sf/job")
 	require.NoError(t, err)
@@ -35,7 +35,7 @@ func TestAttackScriptFlushWithAHungMaster(t *testing.T) {
 	a.c.Servers[4].Stop()
 	a.fault("script flush everywhere, e paused")
 	t.Cleanup(a.c.Servers[4].Cont)
-	for _, l := range []*Lock{permit, shared, multi, ld.Lock()} {
+	for _, l := range []*Lock{permit, shared, multi, ld.Lock} {
 		t0 := time.Now()
 		require.NoError(t, l.Extend(ctx, ttl), l.Name())
 		require.Less(t, time.Since(t0), 400*time.Millisecond, "%s: extend took %v", l.Name(), time.Since(t0))
@@ -44,7 +44,7 @@ func TestAttackScriptFlushWithAHungMaster(t *testing.T) {
 	_, err = e.Leader(ctx)
 	require.NoError(t, err)
 	require.NoError(t, ld.Proclaim(ctx, "you"))
-	for _, l := range []*Lock{permit, shared, multi, ld.Lock()} {
+	for _, l := range []*Lock{permit, shared, multi, ld.Lock} {
 		err := l.Release(ctx)
 		require.ErrorIs(t, err, ErrPartialRelease, "%s: e is paused", l.Name())
 		require.ErrorContains(t, err, "master e", l.Name())

@@ -23,7 +23,7 @@ func TestAttackSemaphoreUnderNemesis(t *testing.T) {
 	a.rec.Limit("sem", 2)
 	names, ms := a.clients("c", 6)
 	a.workload(seed, ttl, 2*ttl, names, func(ctx context.Context, _ *rand.Rand, i int) (*Lock, string, error) {
-		opts := []LockOption{WithPermits(2)}
+		opts := []LockOption{withPermits(2)}
 		if i%2 == 0 {
 			opts = append(opts, WithKeepAlive(KeepAlive{}))
 		}
@@ -49,7 +49,7 @@ func TestAttackPermitReturnedAfterItsValidity(t *testing.T) {
 	m := a.client("c0")
 	ctx := context.Background()
 	// Connections open and scripts loaded on every master first.
-	l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(2))
+	l, err := m.TryAcquire(ctx, "sem", time.Second, withPermits(2))
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
 
@@ -58,7 +58,7 @@ func TestAttackPermitReturnedAfterItsValidity(t *testing.T) {
 	t.Cleanup(a.c.Servers[4].Cont)
 	const ttl = 350 * time.Millisecond
 	start := time.Now()
-	l, err = m.TryAcquire(ctx, "sem", ttl, WithPermits(2))
+	l, err = m.TryAcquire(ctx, "sem", ttl, withPermits(2))
 	returned := time.Now()
 	require.NoError(t, err)
 	t.Logf("round and return took %v; validity left on return %v", returned.Sub(start), l.Until().Sub(returned))

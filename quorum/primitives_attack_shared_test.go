@@ -47,7 +47,7 @@ func TestAttackSharedUnderNemesis(t *testing.T) {
 		kind := ""
 		switch who {
 		case "s0", "s1", "s2":
-			opts, kind = append(opts, WithShared()), "shared"
+			opts, kind = append(opts, withShared()), "shared"
 		case "x1":
 			opts = append(opts, WithFair())
 		}
@@ -85,9 +85,9 @@ func TestAttackExclusiveWaiterIsNotStarved(t *testing.T) {
 			var l *Lock
 			var err error
 			if i == 0 {
-				l, err = readers[i].TryAcquire(ctx, "rw", 300*time.Millisecond, WithShared(), WithKeepAlive(KeepAlive{}))
+				l, err = readers[i].TryAcquire(ctx, "rw", 300*time.Millisecond, withShared(), WithKeepAlive(KeepAlive{}))
 			} else {
-				l, err = readers[i].Acquire(ctx, "rw", 300*time.Millisecond, WithShared(), WithKeepAlive(KeepAlive{}))
+				l, err = readers[i].Acquire(ctx, "rw", 300*time.Millisecond, withShared(), WithKeepAlive(KeepAlive{}))
 			}
 			returned := time.Now()
 			if err == nil {

@@ -33,24 +33,24 @@ func TestAttackStaleHolderNeverTouchesTheNextOne(t *testing.T) {
 	}
 	prims := []prim{
 		{"permit", []string{"lock:st/sem:permit:0"}, func(m *Manager, _ *Election) (*Lock, *Leadership) {
-			l, err := m.TryAcquire(ctx, "st/sem", ttl, WithPermits(1))
+			l, err := m.TryAcquire(ctx, "st/sem", ttl, withPermits(1))
 			require.NoError(t, err)
 			return l, nil
 		}},
 		{"shared", []string{"lock:st/rw"}, func(m *Manager, _ *Election) (*Lock, *Leadership) {
-			l, err := m.TryAcquire(ctx, "st/rw", ttl, WithShared())
+			l, err := m.TryAcquire(ctx, "st/rw", ttl, withShared())
 			require.NoError(t, err)
 			return l, nil
 		}},
 		{"multi", []string{"lock:st/a", "lock:st/b"}, func(m *Manager, _ *Election) (*Lock, *Leadership) {
-			l, err := m.TryAcquireMulti(ctx, []string{"st/b", "st/a"}, ttl)
+			l, err := m.tryMulti(ctx, []string{"st/b", "st/a"}, ttl)
 			require.NoError(t, err)
 			return l, nil
 		}},
 		{"leader", []string{"lock:st/job:leader", "lock:st/job:leader:term", "lock:st/job:leader:fence"}, func(_ *Manager, e *Election) (*Lock, *Leadership) {
 			ld, err := e.Campaign(ctx, e.m.cfg.owner, ttl)
 			require.NoError(t, err)
-			return ld.Lock(), ld
+			return ld.Lock, ld
 		}},
 	}
 	dump := func(keys []string) map[string]string {
@@ -131,13 +131,13 @@ func TestAttackHostileValuesAndLabels(t *testing.T) {
 	li, err = e.Leader(ctx)
 	require.NoError(t, err)
 	require.Equal(t, value+"2", li.Value)
-	require.NoError(t, ld.Resign(ctx))
-	for _, opt := range []LockOption{WithPermits(3), WithShared()} {
+	require.NoError(t, ld.Release(ctx))
+	for _, opt := range []LockOption{withPermits(3), withShared()} {
 		l, err := m.TryAcquire(ctx, "hv/x"+fmt.Sprint(len(label)), time.Second, opt, WithLockOwner(label))
 		require.NoError(t, err)
 		require.NoError(t, l.Release(ctx))
 	}
-	l, err := m.TryAcquireMulti(ctx, []string{"hv/[a]*?", "hv/\\b"}, time.Second, WithLockOwner(label))
+	l, err := m.tryMulti(ctx, []string{"hv/[a]*?", "hv/\\b"}, time.Second, WithLockOwner(label))
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
 }

@@ -29,7 +29,7 @@ func TestAttackForeignHashOnThePrimitivesKeys(t *testing.T) {
 	const ttl = 2 * time.Second
 
 	// Shared: three masters grant it; the two hashes count as held.
-	sh, err := m.TryAcquire(ctx, "rw", ttl, WithShared())
+	sh, err := m.TryAcquire(ctx, "rw", ttl, withShared())
 	require.NoError(t, err)
 	require.Equal(t, 3, sh.Votes().Votes)
 	require.NoError(t, sh.Extend(ctx, ttl))
@@ -39,19 +39,19 @@ func TestAttackForeignHashOnThePrimitivesKeys(t *testing.T) {
 	require.NoError(t, sh.Release(ctx))
 
 	// Multi-name: the hash on x keeps x (and so the set) from a and b only.
-	ml, err := m.TryAcquireMulti(ctx, []string{"x", "y"}, ttl)
+	ml, err := m.tryMulti(ctx, []string{"x", "y"}, ttl)
 	require.NoError(t, err)
 	require.Equal(t, 3, ml.Votes().Votes)
 	require.NoError(t, ml.Extend(ctx, ttl))
 	require.NoError(t, ml.Release(ctx))
 
 	// Semaphore: slot 0 is a hash on a and b, free on c, d, e.
-	p1, err := m.TryAcquire(ctx, "sem", ttl, WithPermits(2))
+	p1, err := m.TryAcquire(ctx, "sem", ttl, withPermits(2))
 	require.NoError(t, err)
-	p2, err := m.TryAcquire(ctx, "sem", ttl, WithPermits(2))
+	p2, err := m.TryAcquire(ctx, "sem", ttl, withPermits(2))
 	require.NoError(t, err)
-	require.NotEqual(t, p1.Permit(), p2.Permit())
-	_, err = m.TryAcquire(ctx, "sem", ttl, WithPermits(2))
+	require.NotEqual(t, slotOf(p1), slotOf(p2))
+	_, err = m.TryAcquire(ctx, "sem", ttl, withPermits(2))
 	require.ErrorIs(t, err, ErrNotAcquired, "a third permit of two")
 	// A permit's release, like a plain lock's, reports the hashes as per-master
 	// WRONGTYPE errors (and deletes the permit where it is ours).
@@ -74,7 +74,7 @@ func TestAttackForeignHashOnThePrimitivesKeys(t *testing.T) {
 	require.Equal(t, ld.Term(), li.Term)
 	require.Equal(t, "me", li.Value)
 	require.NoError(t, ld.Proclaim(ctx, "you"))
-	if err := ld.Resign(ctx); err != nil {
+	if err := ld.Release(ctx); err != nil {
 		require.ErrorIs(t, err, ErrWrongType)
 	}
 	_, err = e.Leader(ctx)

@@ -11,63 +11,99 @@ import (
 
 // A nightly job limited to 3 at once: each run takes one of 3 permits, kept alive
 // while it works.
-func ExampleWithPermits() {
+func ExampleSemaphore() {
 	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
 	defer m.Close()
 	ctx := context.Background()
 
-	var permits []*quorum.Lock
+	sem, err := m.Semaphore("nightly-export", 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var permits []*quorum.Permit
 	for range 3 {
-		p, err := m.TryAcquire(ctx, "nightly-export", 30*time.Second,
-			quorum.WithPermits(3), quorum.WithKeepAlive(quorum.KeepAlive{}))
+		p, err := sem.TryAcquire(ctx, 30*time.Second, quorum.WithKeepAlive(quorum.KeepAlive{}))
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		permits = append(permits, p)
 	}
-	fmt.Println("permits held:", permits[0].Permit(), permits[1].Permit(), permits[2].Permit(), "of", permits[0].Permits())
+	fmt.Println("slots held:", permits[0].Slot(), permits[1].Slot(), permits[2].Slot())
 
-	_, err := m.TryAcquire(ctx, "nightly-export", 30*time.Second, quorum.WithPermits(3))
+	_, err = sem.TryAcquire(ctx, 30*time.Second)
 	fmt.Println("a fourth run:", errors.Is(err, quorum.ErrHeld))
 	for _, p := range permits {
 		_ = p.Release(ctx)
 	}
 	// Output:
-	// permits held: 0 1 2 of 3
+	// slots held: 0 1 2
 	// a fourth run: true
 }
 
-// Move money between two accounts: both locks or none, in any order.
-func ExampleManager_AcquireMulti() {
+// A permit's fence counts per slot: a storage that takes writes from permit
+// holders keeps the highest fence seen for each slot.
+func ExamplePermit_Slot() {
 	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
 	defer m.Close()
 	ctx := context.Background()
 
-	l, err := m.AcquireMulti(ctx, []string{"account/42", "account/7"}, 10*time.Second)
+	sem, _ := m.Semaphore("uploads", 2)
+	a, _ := sem.TryAcquire(ctx, 10*time.Second, quorum.WithFencing())
+	b, _ := sem.TryAcquire(ctx, 10*time.Second, quorum.WithFencing())
+	fmt.Println("slots:", a.Slot(), b.Slot())
+	_ = a.Release(ctx)
+	c, _ := sem.TryAcquire(ctx, 10*time.Second, quorum.WithFencing())
+	fmt.Println("slot", c.Slot(), "again, a greater fence:", c.Fence() > a.Fence())
+	_ = b.Release(ctx)
+	_ = c.Release(ctx)
+	// Output:
+	// slots: 0 1
+	// slot 0 again, a greater fence: true
+}
+
+// Move money between two accounts: both locks or none, in any order.
+func ExampleMulti() {
+	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
+	defer m.Close()
+	ctx := context.Background()
+
+	accounts, err := m.Multi("account/7", "account/42")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	l, err := accounts.Acquire(ctx, 10*time.Second)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer l.Release(ctx)
-	fmt.Println("held:", l.Names())
+	fmt.Println("held:", l.Name())
 
-	_, err = m.TryAcquireMulti(ctx, []string{"account/7", "account/99"}, 10*time.Second)
+	overlapping, _ := m.Multi("account/7", "account/99")
+	_, err = overlapping.TryAcquire(ctx, 10*time.Second)
 	fmt.Println("an overlapping set:", errors.Is(err, quorum.ErrHeld))
 	// Output:
-	// held: [account/42 account/7]
+	// held: account/42 account/7
 	// an overlapping set: true
 }
 
-// Readers share a name; a writer (a plain lock of the same name) excludes them.
-func ExampleWithShared() {
+// Readers share a name; a writer (the plain lock of the same name) excludes them.
+func ExampleShared() {
 	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
 	defer m.Close()
 	ctx := context.Background()
 
-	r1, _ := m.TryAcquire(ctx, "catalog", 10*time.Second, quorum.WithShared())
-	r2, _ := m.TryAcquire(ctx, "catalog", 10*time.Second, quorum.WithShared())
-	_, err := m.TryAcquire(ctx, "catalog", 10*time.Second)
+	readers, err := m.Shared("catalog")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r1, _ := readers.TryAcquire(ctx, 10*time.Second)
+	r2, _ := readers.TryAcquire(ctx, 10*time.Second)
+	_, err = m.TryAcquire(ctx, "catalog", 10*time.Second)
 	fmt.Println("writer while reading:", errors.Is(err, quorum.ErrHeld))
 	_ = r1.Release(ctx)
 	_ = r2.Release(ctx)
@@ -103,7 +139,7 @@ func ExampleElection() {
 	default:
 		fmt.Println("leading")
 	}
-	_ = lead.Resign(ctx)
+	_ = lead.Release(ctx)
 	_, err = e.Leader(ctx)
 	fmt.Println("after resigning:", errors.Is(err, quorum.ErrNoLeader))
 	// Output:

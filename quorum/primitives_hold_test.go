@@ -42,7 +42,7 @@ func (c *client) failed(op string, err error) {
 // wait with Acquire when wait > 0.
 func (c *client) tryPermit(ctx context.Context, name string, n int, ttl, wait time.Duration, opts ...LockOption) *primHold {
 	start := c.m.cfg.clock.Now()
-	opts = append(opts, WithPermits(n))
+	opts = append(opts, withPermits(n))
 	var l *Lock
 	var err error
 	if wait > 0 {
@@ -63,7 +63,7 @@ func (c *client) tryPermit(ctx context.Context, name string, n int, ttl, wait ti
 func (c *client) tryShared(ctx context.Context, name string, shared bool, ttl, wait time.Duration, opts ...LockOption) *primHold {
 	start := c.m.cfg.clock.Now()
 	if shared {
-		opts = append(opts, WithShared())
+		opts = append(opts, withShared())
 	}
 	wctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 	defer cancel()
@@ -89,12 +89,12 @@ func (c *client) tryShared(ctx context.Context, name string, shared bool, ttl, w
 // name is held by another value on a quorum of masters (all names or none).
 func (c *client) tryMulti(ctx context.Context, names []string, ttl time.Duration, opts ...LockOption) *primHold {
 	start := c.m.cfg.clock.Now()
-	l, err := c.m.TryAcquireMulti(ctx, names, ttl, opts...)
+	l, err := c.m.tryMulti(ctx, names, ttl, opts...)
 	if err != nil {
 		c.failed("acquire multi", err)
 		return nil
 	}
-	ph := c.watch(l, start, ttl, c.s.rec.AcquiredMulti(c.name, l.Names(), time.Now(), c.real(l.Until())))
+	ph := c.watch(l, start, ttl, c.s.rec.AcquiredMulti(c.name, namesOf(l), time.Now(), c.real(l.Until())))
 	c.checkAllNames(l)
 	return ph
 }
@@ -103,7 +103,7 @@ func (c *client) tryMulti(ctx context.Context, names []string, ttl time.Duration
 // another value on a quorum while l is valid was never l's (a partial hold).
 func (c *client) checkAllNames(l *Lock) {
 	var got []string
-	for _, name := range l.Names() {
+	for _, name := range namesOf(l) {
 		foreign := 0
 		for _, v := range c.s.values(c.m.Key(name)) {
 			if v != "" && v != l.Token() {
@@ -115,7 +115,7 @@ func (c *client) checkAllNames(l *Lock) {
 		}
 	}
 	if time.Now().Before(c.real(l.Until())) {
-		c.s.rec.Partial(c.name, l.Names(), got)
+		c.s.rec.Partial(c.name, namesOf(l), got)
 	}
 }
 
@@ -136,7 +136,7 @@ func (c *client) campaign(ctx context.Context, name, value string, ttl, wait tim
 	}
 	h := c.s.rec.Acquired(c.name, name, time.Now(), c.real(ld.Until()))
 	h.SetTerm(ld.Term())
-	return c.watch(ld.Lock(), start, ttl, h), ld
+	return c.watch(ld.Lock, start, ttl, h), ld
 }
 
 // holdFor keeps the hold for d or until Done, then releases it.

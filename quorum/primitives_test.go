@@ -12,42 +12,55 @@ import (
 func TestSemaphoreGivesAtMostNPermits(t *testing.T) {
 	_, m := testCluster(t, 3)
 	ctx := context.Background()
-	var held []*Lock
+	sem, err := m.Semaphore("sem", 3)
+	require.NoError(t, err)
+	var held []*Permit
 	for i := range 3 {
-		l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+		p, err := sem.TryAcquire(ctx, time.Second)
 		require.NoError(t, err, "permit %d", i)
-		assert.Equal(t, i, l.Permit())
-		assert.Equal(t, 3, l.Permits())
-		assert.Equal(t, "lock:sem:permit:"+string(rune('0'+i)), l.Key())
-		held = append(held, l)
+		assert.Equal(t, i, p.Slot())
+		assert.Equal(t, "lock:sem:permit:"+string(rune('0'+i)), p.Key())
+		held = append(held, p)
 	}
-	_, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	_, err = sem.TryAcquire(ctx, time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.ErrorIs(t, err, ErrHeld)
 	require.NoError(t, held[1].Release(ctx))
-	l, err := m.TryAcquire(ctx, "sem", time.Second, WithPermits(3))
+	p, err := sem.TryAcquire(ctx, time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, 1, l.Permit())
-	require.NoError(t, l.Extend(ctx, 2*time.Second))
-	v, err := ParseValue(l.Token())
+	assert.Equal(t, 1, p.Slot())
+	require.NoError(t, p.Extend(ctx, 2*time.Second))
+	v, err := ParseValue(p.Token())
 	require.NoError(t, err)
 	assert.Equal(t, "sem", v.Owner.Kind)
 	assert.Equal(t, 3, v.Owner.Count)
 }
 
+func TestSemaphoreRefusesBadInput(t *testing.T) {
+	_, m := testCluster(t, 3)
+	for _, n := range []int{0, -1, MaxPermits + 1} {
+		_, err := m.Semaphore("sem", n)
+		require.ErrorIs(t, err, ErrInvalidOption, "%d permits", n)
+	}
+	_, err := m.Semaphore("sem:permit:1", 2)
+	require.ErrorIs(t, err, ErrInvalidName)
+}
+
 func TestSemaphoreWaiterIsWokenByARelease(t *testing.T) {
 	_, m := testCluster(t, 3, WithRetry(100, time.Second, 0))
 	ctx := context.Background()
-	a, err := m.TryAcquire(ctx, "sem", 5*time.Second, WithPermits(1))
+	sem, err := m.Semaphore("sem", 1)
+	require.NoError(t, err)
+	a, err := sem.TryAcquire(ctx, 5*time.Second)
 	require.NoError(t, err)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		_ = a.Release(ctx)
 	}()
 	t0 := time.Now()
-	_, err = m.TryAcquire(ctx, "sem", time.Second, WithPermits(1))
+	_, err = sem.TryAcquire(ctx, time.Second)
 	require.Error(t, err)
-	b, err := m.Acquire(ctx, "sem", time.Second, WithPermits(1))
+	b, err := sem.Acquire(ctx, time.Second)
 	require.NoError(t, err)
 	assert.Less(t, time.Since(t0), 900*time.Millisecond, "woken by the release, not the 1s retry delay")
 	_ = b.Release(ctx)
@@ -56,12 +69,12 @@ func TestSemaphoreWaiterIsWokenByARelease(t *testing.T) {
 func TestMultiNameAllOrNone(t *testing.T) {
 	c, m := testCluster(t, 3)
 	ctx := context.Background()
-	ab, err := m.TryAcquireMulti(ctx, []string{"b", "a"}, time.Second)
+	ab, err := m.tryMulti(ctx, []string{"b", "a"}, time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "b"}, ab.Names())
+	assert.Equal(t, []string{"a", "b"}, namesOf(ab))
 	assert.Len(t, keysOn(t, c, "lock:a"), 3)
 	assert.Equal(t, keysOn(t, c, "lock:a"), keysOn(t, c, "lock:b"))
-	_, err = m.TryAcquireMulti(ctx, []string{"c", "b"}, time.Second)
+	_, err = m.tryMulti(ctx, []string{"c", "b"}, time.Second)
 	require.ErrorIs(t, err, ErrHeld)
 	assert.Empty(t, keysOn(t, c, "lock:c"), "a failed round leaves nothing behind")
 	_, err = m.TryAcquire(ctx, "a", time.Second)
@@ -70,7 +83,7 @@ func TestMultiNameAllOrNone(t *testing.T) {
 	require.NoError(t, ab.Release(ctx))
 	assert.Empty(t, keysOn(t, c, "lock:a"))
 	assert.Empty(t, keysOn(t, c, "lock:b"))
-	bc, err := m.TryAcquireMulti(ctx, []string{"c", "b"}, time.Second)
+	bc, err := m.tryMulti(ctx, []string{"c", "b"}, time.Second)
 	require.NoError(t, err)
 	_ = bc.Release(ctx)
 }
@@ -78,26 +91,26 @@ func TestMultiNameAllOrNone(t *testing.T) {
 func TestMultiNameRefusesBadInput(t *testing.T) {
 	_, m := testCluster(t, 3)
 	ctx := context.Background()
-	_, err := m.TryAcquireMulti(ctx, []string{"a", "a"}, time.Second)
+	_, err := m.tryMulti(ctx, []string{"a", "a"}, time.Second)
 	require.ErrorIs(t, err, ErrInvalidName)
-	_, err = m.TryAcquireMulti(ctx, nil, time.Second)
+	_, err = m.tryMulti(ctx, nil, time.Second)
 	require.ErrorIs(t, err, ErrInvalidName)
-	_, err = m.TryAcquireMulti(ctx, []string{"a", "b"}, time.Second, WithFencing())
+	_, err = m.tryMulti(ctx, []string{"a", "b"}, time.Second, WithFencing())
 	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = m.TryAcquire(ctx, "a", time.Second, WithShared(), WithPermits(2))
-	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = m.TryAcquire(ctx, "a", time.Second, WithPermits(0))
+	_, err = m.TryAcquire(ctx, "a", time.Second, withShared(), withPermits(2))
 	require.ErrorIs(t, err, ErrInvalidOption)
 }
 
 func TestSharedHoldsExcludeExclusive(t *testing.T) {
 	c, m := testCluster(t, 3)
 	ctx := context.Background()
-	s1, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	sh, err := m.Shared("rw")
 	require.NoError(t, err)
-	s2, err := m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	s1, err := sh.TryAcquire(ctx, time.Second)
 	require.NoError(t, err)
-	assert.True(t, s1.Shared())
+	s2, err := sh.TryAcquire(ctx, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "zset", c.Servers[0].Client().Type(ctx, "lock:rw").Val(), "shared holders sit at the key")
 	_, err = m.TryAcquire(ctx, "rw", time.Second)
 	require.ErrorIs(t, err, ErrHeld, "the exclusive holder is kept out")
 	// A peer's SET NX on the key fails too.
@@ -113,9 +126,21 @@ func TestSharedHoldsExcludeExclusive(t *testing.T) {
 	require.NoError(t, s2.Release(ctx))
 	x, err := m.TryAcquire(ctx, "rw", time.Second)
 	require.NoError(t, err)
-	_, err = m.TryAcquire(ctx, "rw", time.Second, WithShared())
+	_, err = sh.TryAcquire(ctx, time.Second)
 	require.ErrorIs(t, err, ErrHeld, "shared holders are kept out by the exclusive one")
 	require.NoError(t, x.Release(ctx))
+}
+
+func TestSharedRefusesBadInput(t *testing.T) {
+	_, m := testCluster(t, 3)
+	_, err := m.Shared("rw:xwait")
+	require.ErrorIs(t, err, ErrInvalidName)
+	sh, err := m.Shared("rw")
+	require.NoError(t, err)
+	for _, opt := range []LockOption{WithFair(), WithFencing()} {
+		_, err = sh.TryAcquire(context.Background(), time.Second, opt)
+		require.ErrorIs(t, err, ErrInvalidOption)
+	}
 }
 
 func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
@@ -137,7 +162,7 @@ func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
 			go func() {
 				defer close(readers)
 				for ctx.Err() == nil {
-					l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, WithShared())
+					l, err := m.Acquire(ctx, "rw", 300*time.Millisecond, withShared())
 					if err != nil {
 						continue
 					}
@@ -192,7 +217,7 @@ func TestClassifyKey(t *testing.T) {
 func TestFairSemaphoreServesWaitersInOrder(t *testing.T) {
 	_, m := testCluster(t, 3, WithRetry(1000, 30*time.Millisecond, 10*time.Millisecond))
 	ctx := context.Background()
-	opts := []LockOption{WithPermits(2), WithFair()}
+	opts := []LockOption{withPermits(2), WithFair()}
 	p1, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
 	require.NoError(t, err)
 	p2, err := m.TryAcquire(ctx, "fsem", 5*time.Second, opts...)
@@ -226,7 +251,7 @@ func TestFairSemaphoreServesWaitersInOrder(t *testing.T) {
 func TestPermitFencingIsPerSlot(t *testing.T) {
 	_, m := testCluster(t, 3)
 	ctx := context.Background()
-	opts := []LockOption{WithPermits(2), WithFencing()}
+	opts := []LockOption{withPermits(2), WithFencing()}
 	a, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
 	require.NoError(t, err)
 	b, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
@@ -236,7 +261,7 @@ func TestPermitFencingIsPerSlot(t *testing.T) {
 	require.NoError(t, a.Release(ctx))
 	c, err := m.TryAcquire(ctx, "fenced", time.Second, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, a.Permit(), c.Permit())
+	assert.Equal(t, slotOf(a), slotOf(c))
 	assert.Equal(t, int64(2), c.Fence())
 }
 
@@ -249,21 +274,21 @@ func TestPrimitivesSurviveScriptFlush(t *testing.T) {
 		}
 	}
 	flush()
-	p, err := m.TryAcquire(ctx, "s", time.Second, WithPermits(2))
+	p, err := m.TryAcquire(ctx, "s", time.Second, withPermits(2))
 	require.NoError(t, err)
 	flush()
 	require.NoError(t, p.Extend(ctx, time.Second))
 	flush()
 	require.NoError(t, p.Release(ctx))
 	flush()
-	ml, err := m.TryAcquireMulti(ctx, []string{"x", "y"}, time.Second)
+	ml, err := m.tryMulti(ctx, []string{"x", "y"}, time.Second)
 	require.NoError(t, err)
 	flush()
 	require.NoError(t, ml.Extend(ctx, time.Second))
 	flush()
 	require.NoError(t, ml.Release(ctx))
 	flush()
-	sh, err := m.TryAcquire(ctx, "r", time.Second, WithShared())
+	sh, err := m.TryAcquire(ctx, "r", time.Second, withShared())
 	require.NoError(t, err)
 	flush()
 	require.NoError(t, sh.Extend(ctx, time.Second))
@@ -278,7 +303,7 @@ func TestPrimitivesSurviveScriptFlush(t *testing.T) {
 	require.NoError(t, err)
 	flush()
 	require.NoError(t, ld.Proclaim(ctx, "w"))
-	require.NoError(t, ld.Resign(ctx))
+	require.NoError(t, ld.Release(ctx))
 	for _, s := range c.Servers {
 		keys, _ := s.Client().Keys(ctx, "lock:*").Result()
 		for _, k := range keys {
@@ -290,9 +315,9 @@ func TestPrimitivesSurviveScriptFlush(t *testing.T) {
 func TestVerifyReadsEachPrimitive(t *testing.T) {
 	c, m := testCluster(t, 3)
 	ctx := context.Background()
-	ml, err := m.TryAcquireMulti(ctx, []string{"v1", "v2"}, 5*time.Second)
+	ml, err := m.tryMulti(ctx, []string{"v1", "v2"}, 5*time.Second)
 	require.NoError(t, err)
-	sh, err := m.TryAcquire(ctx, "v3", 5*time.Second, WithShared())
+	sh, err := m.TryAcquire(ctx, "v3", 5*time.Second, withShared())
 	require.NoError(t, err)
 	require.NoError(t, ml.Verify(ctx))
 	require.NoError(t, sh.Verify(ctx))

@@ -155,13 +155,13 @@ type primitiveCycle struct {
 
 var primitiveCycles = []primitiveCycle{
 	{"semaphore", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
-		return m.TryAcquire(ctx, p+"sem", 5*time.Second, WithPermits(2))
+		return m.TryAcquire(ctx, p+"sem", 5*time.Second, withPermits(2))
 	}},
 	{"multi", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
-		return m.TryAcquireMulti(ctx, []string{p + "x", p + "y", p + "z"}, 5*time.Second)
+		return m.tryMulti(ctx, []string{p + "x", p + "y", p + "z"}, 5*time.Second)
 	}},
 	{"shared", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
-		return m.TryAcquire(ctx, p+"rw", 5*time.Second, WithShared())
+		return m.TryAcquire(ctx, p+"rw", 5*time.Second, withShared())
 	}},
 	{"election", func(ctx context.Context, m *Manager, p string) (*Lock, error) {
 		e, err := m.Election(p + "job")
@@ -177,7 +177,7 @@ var primitiveCycles = []primitiveCycle{
 		if err := ld.Proclaim(ctx, "you"); err != nil {
 			return nil, err
 		}
-		return ld.Lock(), nil
+		return ld.Lock, nil
 	}},
 }
 
@@ -271,7 +271,7 @@ func TestExclusiveMarkerCutByCancellationIsCleared(t *testing.T) {
 	a := newAtk(t, 3, redistest.Options{})
 	m := a.client("x")
 	ctx := context.Background()
-	sh, err := m.TryAcquire(ctx, "rw", 5*time.Second, WithShared())
+	sh, err := m.TryAcquire(ctx, "rw", 5*time.Second, withShared())
 	require.NoError(t, err)
 	defer func() { _ = sh.Release(ctx) }()
 	_, err = m.TryAcquire(ctx, "rw", 5*time.Second)

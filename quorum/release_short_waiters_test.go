@@ -34,7 +34,7 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 				return m.Acquire(ctx, name, time.Minute, WithFair())
 			}},
 			{"shared", func(ctx context.Context, m *Manager) (*Lock, error) {
-				return m.Acquire(ctx, name, time.Minute, WithShared())
+				return m.Acquire(ctx, name, time.Minute, withShared())
 			}},
 			{"multi", func(ctx context.Context, m *Manager) (*Lock, error) {
 				// name sorts first: a multi-name waiter hears its first name's release.
@@ -42,7 +42,7 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 				if len(other) > MaxNameLen {
 					other = strings.Repeat("n", MaxNameLen)
 				}
-				return m.AcquireMulti(ctx, []string{name, other}, time.Minute)
+				return m.takeMulti(ctx, []string{name, other}, time.Minute)
 			}},
 		}
 		for _, k := range kinds {
@@ -55,7 +55,7 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 		}
 		checkLeftKeys(t, c, holder.Key(name))
 	}
-	// A candidate waits for a leadership released by Resign (a plain lock on
+	// A candidate waits for a leadership released by Release (a plain lock on
 	// NAME:leader, released in the short form).
 	e1, err := holder.Election("a*b:[el]")
 	require.NoError(t, err)
@@ -68,8 +68,8 @@ func TestAttackShortReleaseNamesAndWaiterKinds(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return l2.Lock(), nil
-	}, func() { require.NoError(t, ld.Resign(ctx)) })
+		return l2.Lock, nil
+	}, func() { require.NoError(t, ld.Release(ctx)) })
 	assert.Less(t, d, wakeBound, "the candidate slept its retry delay")
 }
 
@@ -153,10 +153,10 @@ func TestAttackShortReleaseHandoffsUnderContention(t *testing.T) {
 			return m.Acquire(ctx, "hand", time.Minute, WithFair())
 		}},
 		{"multi", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"hand", "hand2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"hand", "hand2"}, time.Minute)
 		}},
 		{"shared", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.Acquire(ctx, "hand", time.Minute, WithShared())
+			return m.Acquire(ctx, "hand", time.Minute, withShared())
 		}},
 	}
 	var mu sync.Mutex

@@ -103,7 +103,7 @@ func attackRevocations(t *testing.T, shared bool) {
 		}
 		kind := ""
 		if shared && i%2 == 0 {
-			opts, kind = append(opts, WithShared()), "shared"
+			opts, kind = append(opts, withShared()), "shared"
 		}
 		actx, stop := randCtx(ctx, rng, 2*ttl)
 		l, err := ms[i].Acquire(actx, "rv", ttl, opts...)

@@ -67,28 +67,28 @@ var holdKinds = []holdKind{
 		}, plainRival},
 	{"permit",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {
-			return m.TryAcquire(ctx, name, ttl, WithPermits(1), WithLossWatch())
+			return m.TryAcquire(ctx, name, ttl, withPermits(1), WithLossWatch())
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			return revokeKeys(ctx, admin, l.Token(), strings.TrimPrefix(l.Key(), admin.Key("")))
 		},
 		func(ctx context.Context, m *Manager, name string, wait time.Duration) (*Lock, error) {
-			return m.Acquire(ctx, name, 30*time.Second, WithPermits(1), WithWait(wait))
+			return m.Acquire(ctx, name, 30*time.Second, withPermits(1), WithWait(wait))
 		}},
 	{"multi",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {
-			return m.TryAcquireMulti(ctx, []string{name, name + "-b"}, ttl, WithLossWatch())
+			return m.tryMulti(ctx, []string{name, name + "-b"}, ttl, WithLossWatch())
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			names := strings.Fields(l.Name())
 			return revokeKeys(ctx, admin, l.Token(), names...)
 		},
 		func(ctx context.Context, m *Manager, name string, wait time.Duration) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{name, name + "-b"}, 30*time.Second, WithWait(wait))
+			return m.takeMulti(ctx, []string{name, name + "-b"}, 30*time.Second, WithWait(wait))
 		}},
 	{"shared",
 		func(ctx context.Context, m *Manager, name string, ttl time.Duration) (*Lock, error) {
-			return m.TryAcquire(ctx, name, ttl, WithShared(), WithLossWatch())
+			return m.TryAcquire(ctx, name, ttl, withShared(), WithLossWatch())
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			free, _, err := admin.RevokeShared(ctx, l.Name(), l.Token())
@@ -104,7 +104,7 @@ var holdKinds = []holdKind{
 			if err != nil {
 				return nil, err
 			}
-			return ld.Lock(), nil
+			return ld.Lock, nil
 		},
 		func(ctx context.Context, admin *Manager, l *Lock) (time.Time, error) {
 			return revokeKeys(ctx, admin, l.Token(), strings.TrimPrefix(l.Key(), admin.Key("")))
@@ -120,7 +120,7 @@ var holdKinds = []holdKind{
 			if err != nil {
 				return nil, err
 			}
-			return ld.Lock(), nil
+			return ld.Lock, nil
 		}},
 }
 

@@ -22,7 +22,7 @@ import (
 func TestBugReleaseByTokenOfARevokedHoldFreesIt(t *testing.T) {
 	for _, k := range holdKinds {
 		if k.kind == "leader" {
-			continue // a leadership is released by its Resign, not by token
+			continue // a leadership is released by its Release (it resigns), not by token
 		}
 		t.Run(k.kind, func(t *testing.T) {
 			c, m := testCluster(t, 3)

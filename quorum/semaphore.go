@@ -18,37 +18,70 @@ import (
 // there are at most N holders. Counting permits on each master and taking a simple
 // majority is NOT safe for N >= 2 (SAFETY.md); this design never counts.
 
-// WithPermits makes the acquisition take one of n permits of the name (a
-// semaphore: at most n holders at any instant, under Redlock's assumptions).
-// The Lock is the permit: Until, Done, Context, Extend, Release, the keep-alive
-// (WithKeepAlive) and WithLossWatch apply to it alone. With WithFencing each
-// permit slot has its own counter (Fence is strictly increasing per slot, not per
-// name: compare it with Permit). With WithFair waiters take permits in FIFO
-// order (all clients of the name must use it). Every client of a name must use
-// the same n: clients with different counts share the first slots, so there are
-// at most as many holders as the largest count. n must be in [1, MaxPermits]; it
-// cannot be combined with WithShared or a multi-name acquisition.
-func WithPermits(n int) LockOption {
-	return func(c *lockConfig) { c.permits, c.semaphore = n, true }
+// Semaphore is a counting semaphore of one name on a Manager: at most its permit
+// count of holders at any instant, under Redlock's assumptions, each holding one permit
+// slot. It holds no state of its own besides its name and count, and is safe for
+// concurrent use; every client of a name must use the same count (clients with
+// different counts share the first slots, so there are at most as many holders as
+// the largest count). A semaphore NAME and a plain lock NAME are different keys:
+// they do not exclude each other.
+//
+// It does not guarantee that a permit outlives its Until (watch Permit's Done),
+// nor FIFO order unless every client of the name passes WithFair.
+type Semaphore struct {
+	m       *Manager
+	name    string
+	permits int
 }
 
-// Permit returns the slot index of a semaphore permit (0 <= Permit < Permits), or
-// -1 for a lock that is not a permit.
-func (l *Lock) Permit() int {
-	if p, ok := l.prim.(*permitLock); ok {
-		return p.slot
+// Semaphore returns the semaphore of name with permits permits on m. The name
+// follows ValidateName; permits must be in [1, MaxPermits] (ErrInvalidOption). It
+// does no I/O.
+func (m *Manager) Semaphore(name string, permits int) (*Semaphore, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
-	return -1
+	if err := checkPermits(permits); err != nil {
+		return nil, err
+	}
+	return &Semaphore{m: m, name: name, permits: permits}, nil
 }
 
-// Permits returns the semaphore's permit count N, or 0 for a lock that is not a
-// permit.
-func (l *Lock) Permits() int {
-	if p, ok := l.prim.(*permitLock); ok {
-		return p.n
-	}
-	return 0
+// Acquire takes one permit, retrying as Manager.Acquire does (a release of a
+// permit wakes the waiters; WithWait bounds the wait). With WithFair waiters take
+// permits in FIFO order; with WithFencing each slot has its own counter (Fence is
+// strictly increasing per slot, not per semaphore: compare it with Slot). A
+// cancelled ctx gives an error matching both ErrNotAcquired and ctx.Err();
+// nothing is left set on any master.
+func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Permit, error) {
+	return s.take(ctx, ttl, s.m.cfg.attempts, opts)
 }
+
+// TryAcquire is Acquire with one round: an error matching ErrHeld when every
+// permit is taken.
+func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Permit, error) {
+	return s.take(ctx, ttl, 1, opts)
+}
+
+func (s *Semaphore) take(ctx context.Context, ttl time.Duration, attempts int, opts []LockOption) (*Permit, error) {
+	l, err := s.m.acquire(ctx, s.name, ttl, attempts, primSpec{permits: s.permits, semaphore: true}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Permit{Lock: l}, nil
+}
+
+// Permit is one held permit of a Semaphore: the Lock of one slot. Until, Done,
+// Context, Extend, Release, Verify, the keep-alive (WithKeepAlive) and
+// WithLossWatch apply to this permit alone; Key is the slot's key. Holding it
+// guarantees that at most the semaphore's count of holders exist until Until;
+// it does not say which other slots are held.
+type Permit struct {
+	*Lock
+}
+
+// Slot returns the permit's slot index, 0 <= Slot < the semaphore's count.
+func (p *Permit) Slot() int { return p.prim.(*permitLock).slot }
 
 // permitLock is the primitive of a held permit.
 type permitLock struct {

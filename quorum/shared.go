@@ -27,19 +27,46 @@ import (
 // deleted when the waiter acquires or gives up; a waiter that dies leaves it for at
 // most its TTL (the fair queue's heartbeat TTL).
 
-// WithShared takes a shared hold of the name: any number of shared holders, or one
-// exclusive holder (a plain lock of the same name, from this package or any
-// Redlock client's SET NX on the key), never both, under Redlock's assumptions.
-// The Lock is this holder's share: Until, Done, Extend, Release and the keep-alive
-// apply to it alone. It cannot be combined with WithPermits, WithFair, WithFencing
-// or a multi-name acquisition (ErrInvalidOption). A blocking exclusive Acquire of
-// the name keeps new shared holders out while it waits, so it is not starved.
-func WithShared() LockOption { return func(c *lockConfig) { c.shared = true } }
+// Shared is the shared side of one name on a Manager: any number of shared
+// holders at once, or one exclusive holder, never both, under Redlock's
+// assumptions. The exclusive holder is the plain mutex of the same name
+// (Manager.Acquire and TryAcquire, or any Redlock client's SET NX on the key):
+// there is no second way to take it. A blocking exclusive Acquire of the name
+// keeps new shared holders out while it waits, so it is not starved by a stream of
+// them. Shared holds no state of its own besides its name, and is safe for
+// concurrent use.
+//
+// It does not guarantee fairness among shared holders, nor that a shared hold
+// outlives its Until (watch the Lock's Done).
+type Shared struct {
+	m    *Manager
+	name string
+}
 
-// Shared reports whether the Lock is a shared hold (WithShared).
-func (l *Lock) Shared() bool {
-	_, ok := l.prim.(sharedLock)
-	return ok
+// Shared returns the shared side of name on m. The name follows ValidateName. It
+// does no I/O.
+func (m *Manager) Shared(name string) (*Shared, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return &Shared{m: m, name: name}, nil
+}
+
+// Acquire takes a shared hold of the name, retrying as Manager.Acquire does (the
+// last shared holder's release, or the exclusive holder's, wakes it; WithWait
+// bounds the wait). The Lock is this holder's share: Until, Done, Extend, Release,
+// Verify and the keep-alive apply to it alone; it has no fence (Fence is 0). It
+// takes neither WithFair nor WithFencing (ErrInvalidOption). A cancelled ctx gives
+// an error matching both ErrNotAcquired and ctx.Err(); nothing is left set on any
+// master.
+func (s *Shared) Acquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	return s.m.acquire(ctx, s.name, ttl, s.m.cfg.attempts, primSpec{shared: true}, opts)
+}
+
+// TryAcquire is Acquire with one round: an error matching ErrHeld while the
+// exclusive holder (or an exclusive waiter) keeps the name.
+func (s *Shared) TryAcquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
+	return s.m.acquire(ctx, s.name, ttl, 1, primSpec{shared: true}, opts)
 }
 
 // sharedLock is the primitive of a shared hold.

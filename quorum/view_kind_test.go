@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every kind of hold is named the same way from its Lock, from its token and
-// from its value as a listing reads it: Lock.Kind, HeldKind and
-// Owner.Primitive agree for each kind taken on real masters.
+// Every kind of hold is named the same way from the type it was taken through,
+// from its token and from its value as a listing reads it: the Lock's
+// primitive, HeldKind and Owner.Primitive agree for each kind taken on real
+// masters.
 func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 	ctx := context.Background()
 	_, m := testCluster(t, 3)
@@ -21,16 +22,26 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 		take func() (*Lock, error)
 	}{
 		{KindLock, func() (*Lock, error) { return m.TryAcquire(ctx, "k-plain", ttl) }},
-		{KindSemaphore, func() (*Lock, error) { return m.TryAcquire(ctx, "k-sem", ttl, WithPermits(2)) }},
-		{KindShared, func() (*Lock, error) { return m.TryAcquire(ctx, "k-shared", ttl, WithShared()) }},
-		{KindMulti, func() (*Lock, error) { return m.TryAcquireMulti(ctx, []string{"k-a", "k-b"}, ttl) }},
+		{KindSemaphore, func() (*Lock, error) {
+			sem, err := m.Semaphore("k-sem", 2)
+			require.NoError(t, err)
+			p, err := sem.TryAcquire(ctx, ttl)
+			require.NoError(t, err)
+			return p.Lock, nil
+		}},
+		{KindShared, func() (*Lock, error) {
+			sh, err := m.Shared("k-shared")
+			require.NoError(t, err)
+			return sh.TryAcquire(ctx, ttl)
+		}},
+		{KindMulti, func() (*Lock, error) { return m.tryMulti(ctx, []string{"k-a", "k-b"}, ttl) }},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			l, err := tt.take()
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = l.Release(context.Background()) })
-			assert.Equal(t, tt.kind, l.Kind(), "Lock.Kind")
+			assert.Equal(t, tt.kind, kindOf(l), "the Lock's primitive")
 			kind, _ := HeldKind(l.Token())
 			assert.Equal(t, tt.kind, kind, "HeldKind")
 			v, err := ParseValue(l.Token())

@@ -171,18 +171,3 @@ func (o *Owner) Primitive() PrimitiveKind {
 	}
 	return KindLock
 }
-
-// Kind says which primitive l holds: KindMulti, KindSemaphore or KindShared,
-// else KindLock (a plain lock, and a leadership's Lock, which is a plain
-// lock of the election's leader key).
-func (l *Lock) Kind() PrimitiveKind {
-	switch l.prim.(type) {
-	case *multiLock:
-		return KindMulti
-	case *permitLock:
-		return KindSemaphore
-	case sharedLock:
-		return KindShared
-	}
-	return KindLock
-}

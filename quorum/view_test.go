@@ -18,15 +18,15 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	ttl := 10 * time.Second
 	_, err := m.TryAcquire(ctx, "v-plain", ttl)
 	require.NoError(t, err)
-	mu, err := m.TryAcquireMulti(ctx, []string{"v-c", "v-a", "v-b"}, ttl)
+	mu, err := m.tryMulti(ctx, []string{"v-c", "v-a", "v-b"}, ttl)
 	require.NoError(t, err)
 	for range 2 {
-		_, err = m.TryAcquire(ctx, "v-sem", ttl, WithPermits(3))
+		_, err = m.TryAcquire(ctx, "v-sem", ttl, withPermits(3))
 		require.NoError(t, err)
 	}
 	var shared []*Lock
 	for range 2 {
-		l, err := m.TryAcquire(ctx, "v-doc", ttl, WithShared())
+		l, err := m.TryAcquire(ctx, "v-doc", ttl, withShared())
 		require.NoError(t, err)
 		shared = append(shared, l)
 	}
@@ -34,7 +34,7 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	require.NoError(t, err)
 	lead, err := e.Campaign(ctx, "10.0.0.7:80", ttl)
 	require.NoError(t, err)
-	defer lead.Resign(ctx)
+	defer lead.Release(ctx)
 	// A leftover of one shared holder on a single master is not a holder.
 	require.NoError(t, c.Servers[0].Client().ZAdd(ctx, "lock:v-doc", redisZ(time.Now().Add(time.Hour), "rl1.stray.x")).Err())
 

@@ -28,10 +28,10 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 			return m.Acquire(ctx, "fw", time.Minute, WithFair())
 		}},
 		{who: "shared", acquire: func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.Acquire(ctx, "fw", time.Minute, WithShared())
+			return m.Acquire(ctx, "fw", time.Minute, withShared())
 		}},
 		{who: "multi", acquire: func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"fw", "fw2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"fw", "fw2"}, time.Minute)
 		}},
 		{who: "candidate", election: true, acquire: func(ctx context.Context, m *Manager) (*Lock, error) {
 			e, err := m.Election("fw")
@@ -42,7 +42,7 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return ld.Lock(), nil
+			return ld.Lock, nil
 		}},
 	}
 	faultsTable := []struct {
@@ -74,7 +74,7 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 					require.NoError(t, err)
 					ld, err := e.Campaign(ctx, "one", ttl)
 					require.NoError(t, err)
-					release = func() { require.NoError(t, ld.Resign(ctx)) }
+					release = func() { require.NoError(t, ld.Release(ctx)) }
 				} else {
 					l, err := holder.Acquire(ctx, "fw", ttl, WithKeepAlive(KeepAlive{}))
 					require.NoError(t, err)

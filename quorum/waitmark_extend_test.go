@@ -32,7 +32,7 @@ func TestBugWaiterWokenWhenItsHolderExtendedPastTheMarker(t *testing.T) {
 			m := managerFor(t, c, WithRetry(1000, 6*time.Second, 0), WithNodeTimeout(2*time.Second))
 			var opts []LockOption
 			if tt.shared {
-				opts = append(opts, WithShared())
+				opts = append(opts, withShared())
 			}
 			got := make(chan time.Time, 1)
 			go func() {

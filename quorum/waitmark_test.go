@@ -255,10 +255,10 @@ func TestPrimitiveWaitersAreWokenByAPlainRelease(t *testing.T) {
 		wait func(ctx context.Context, m *Manager) (*Lock, error)
 	}{
 		{"a shared hold", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.Acquire(ctx, "prim", time.Minute, WithShared())
+			return m.Acquire(ctx, "prim", time.Minute, withShared())
 		}},
 		{"a multi-name lock", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.AcquireMulti(ctx, []string{"prim", "prim2"}, time.Minute)
+			return m.takeMulti(ctx, []string{"prim", "prim2"}, time.Minute)
 		}},
 		{"a plain lock (the same name)", func(ctx context.Context, m *Manager) (*Lock, error) {
 			return m.Acquire(ctx, "prim", time.Minute)
@@ -359,7 +359,7 @@ func TestAnAcquisitionThatEndsDropsItsMarker(t *testing.T) {
 			return m.Acquire(ctx, "gone", time.Minute)
 		}},
 		{"a shared hold", func(ctx context.Context, m *Manager) (*Lock, error) {
-			return m.Acquire(ctx, "gone", time.Minute, WithShared())
+			return m.Acquire(ctx, "gone", time.Minute, withShared())
 		}},
 	}
 	for _, tt := range tests {

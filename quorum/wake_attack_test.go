@@ -52,10 +52,10 @@ func TestAttackWakePermitWaiterOnPermitRelease(t *testing.T) {
 	c, holder := testCluster(t, 3)
 	m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
 	for i := range 5 {
-		l, err := holder.Acquire(ctx, "sem", time.Minute, WithPermits(1))
+		l, err := holder.Acquire(ctx, "sem", time.Minute, withPermits(1))
 		require.NoError(t, err)
 		d := wakeAfter(t, 300*time.Millisecond, func(ctx context.Context) (*Lock, error) {
-			return m.Acquire(ctx, "sem", time.Minute, WithPermits(1))
+			return m.Acquire(ctx, "sem", time.Minute, withPermits(1))
 		}, func() { require.NoError(t, l.Release(ctx)) })
 		assert.Less(t, d, time.Second, "round %d: woken, not its 5s retry", i)
 	}
@@ -77,8 +77,8 @@ func TestAttackWakeCandidateOnResign(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return l2.Lock(), nil
-		}, func() { require.NoError(t, ld.Resign(ctx)) })
+			return l2.Lock, nil
+		}, func() { require.NoError(t, ld.Release(ctx)) })
 		assert.Less(t, d, time.Second, "round %d: woken, not its 5s retry", i)
 	}
 }
@@ -121,7 +121,7 @@ func TestAttackWakeMixedWaitersAllServed(t *testing.T) {
 	for _, w := range []struct {
 		who  string
 		opts []LockOption
-	}{{"plain", nil}, {"fair", []LockOption{WithFair()}}, {"shared", []LockOption{WithShared()}}} {
+	}{{"plain", nil}, {"fair", []LockOption{WithFair()}}, {"shared", []LockOption{withShared()}}} {
 		m := managerFor(t, c, WithRetry(1000, 5*time.Second, 0), WithNodeTimeout(2*time.Second))
 		wg.Go(func() {
 			wl, err := m.Acquire(ctx, "mix", time.Minute, w.opts...)

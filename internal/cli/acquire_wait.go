@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/redlock/redlock/internal/escape"
@@ -44,47 +43,93 @@ type waitPlan struct {
 // notice the first round is made alone, so that the wait can be announced;
 // under waitForever a first round that finds fewer than a quorum of masters
 // returns its error instead of waiting for ever on a dead cluster.
-func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl time.Duration, wait waitPlan, opts ...quorum.LockOption) (*quorum.Lock, error) {
+func acquireKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl time.Duration, wait waitPlan, opts ...quorum.LockOption) (taken, error) {
 	fctx, cancel := ctx, context.CancelFunc(func() {})
 	if wait.first > 0 && wait.d == waitForever {
 		fctx, cancel = context.WithTimeout(ctx, wait.first)
 	}
 	defer cancel()
 	if err := checkKindConflict(fctx, m, k); err != nil {
-		return nil, err
+		return taken{}, err
 	}
 	d := wait.d
 	if d > 0 && wait.notice != nil {
 		start := time.Now()
-		l, err := takeKind(fctx, m, k, ttl, 0, opts)
+		t, err := takeKind(fctx, m, k, ttl, 0, opts)
 		switch {
 		case err == nil, fctx.Err() != nil:
-			return releaseIfInterrupted(fctx, l, err)
+			return t.ifNotInterrupted(fctx, err)
 		case errors.Is(err, quorum.ErrUnavailable) && d == waitForever:
-			return nil, err
+			return taken{}, err
 		case errors.Is(err, quorum.ErrHeld):
 			wait.notice(ctx, err)
 		}
 		if d != waitForever {
 			if d -= time.Since(start); d <= 0 {
-				return nil, fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait.d), err)
+				return taken{}, fmt.Errorf("%w after %s: %w", errWaitExpired, human.Duration(wait.d), err)
 			}
 		}
 	}
-	l, err := takeKind(ctx, m, k, ttl, d, opts)
-	return releaseIfInterrupted(ctx, l, waitExpired(ctx, err, wait.d))
+	t, err := takeKind(ctx, m, k, ttl, d, opts)
+	return t.ifNotInterrupted(ctx, waitExpired(ctx, err, wait.d))
+}
+
+// taken is what acquire and run took: the lock, and the slot of a permit.
+type taken struct {
+	*quorum.Lock
+	slot int // the slot of a semaphore's permit
+}
+
+// ifNotInterrupted is releaseIfInterrupted for t.
+func (t taken) ifNotInterrupted(ctx context.Context, err error) (taken, error) {
+	l, err := releaseIfInterrupted(ctx, t.Lock, err)
+	if err != nil {
+		return taken{}, err
+	}
+	return taken{l, t.slot}, nil
 }
 
 // takeKind makes the acquisition of k: one round when wait is 0, else rounds
 // until wait has passed.
-func takeKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts []quorum.LockOption) (*quorum.Lock, error) {
-	switch {
-	case !k.multi():
-		return acquireRounds(ctx, m, k.names[0], ttl, wait, opts)
-	case wait <= 0:
-		return m.TryAcquireMulti(ctx, slices.Clone(k.names), ttl, opts...)
+func takeKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts []quorum.LockOption) (taken, error) {
+	switch k.kind() {
+	case quorum.KindMulti:
+		mu, err := m.Multi(k.names...)
+		if err != nil {
+			return taken{}, err
+		}
+		l, err := takeOrWait(ctx, ttl, wait, opts, mu.TryAcquire, mu.Acquire)
+		return taken{Lock: l}, err
+	case quorum.KindSemaphore:
+		sem, err := m.Semaphore(k.names[0], k.permits)
+		if err != nil {
+			return taken{}, err
+		}
+		p, err := takeOrWait(ctx, ttl, wait, opts, sem.TryAcquire, sem.Acquire)
+		if err != nil {
+			return taken{}, err
+		}
+		return taken{p.Lock, p.Slot()}, nil
+	case quorum.KindShared:
+		sh, err := m.Shared(k.names[0])
+		if err != nil {
+			return taken{}, err
+		}
+		l, err := takeOrWait(ctx, ttl, wait, opts, sh.TryAcquire, sh.Acquire)
+		return taken{Lock: l}, err
 	}
-	return m.AcquireMulti(ctx, slices.Clone(k.names), ttl, append(opts, quorum.WithWait(wait))...)
+	l, err := acquireRounds(ctx, m, k.names[0], ttl, wait, opts)
+	return taken{Lock: l}, err
+}
+
+// takeOrWait makes one round (try) when wait is 0, else one acquisition
+// (acquire) for the whole wait: a fair waiter keeps its place in the queue.
+func takeOrWait[T any](ctx context.Context, ttl, wait time.Duration, opts []quorum.LockOption,
+	try, acquire func(context.Context, time.Duration, ...quorum.LockOption) (T, error)) (T, error) {
+	if wait <= 0 {
+		return try(ctx, ttl, opts...)
+	}
+	return acquire(ctx, ttl, append(opts, quorum.WithWait(wait))...)
 }
 
 // waitNotice returns the notice of a wait for k, printed on w as prog: what it

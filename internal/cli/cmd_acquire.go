@@ -101,15 +101,15 @@ type acquireJSON struct {
 }
 
 // kind fills the primitive's members of an acquire document.
-func (d *acquireJSON) kind(k lockKind, l *quorum.Lock) {
+func (d *acquireJSON) kind(k lockKind, t *taken) {
 	if k.multi() {
 		d.Names = k.names
 	}
 	d.Permits, d.Shared = k.permits, k.shared
-	if l != nil {
-		d.detail = heldDetail(k, l)
-		if l.Kind() == quorum.KindSemaphore {
-			p := l.Permit()
+	if t != nil {
+		d.detail = heldDetail(k, t)
+		if k.kind() == quorum.KindSemaphore {
+			p := t.slot
 			d.Permit = &p
 		}
 	}
@@ -141,7 +141,7 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 	actx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 	defer cancel()
 	wait := waitPlan{d: a.wait, first: a.timeout, notice: s.waitNotice(env.Stderr, "acquire", k, a.wait, a.timeout)}
-	l, err := acquireKind(actx, s.m, k, lockTTL, wait, s.kindOptions(k, a.owner)...)
+	t, err := acquireKind(actx, s.m, k, lockTTL, wait, s.kindOptions(k, a.owner)...)
 	if err != nil {
 		code := acquireExit(ctx, err)
 		var kc *kindConflictError
@@ -157,11 +157,12 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 		doc.kind(k, nil)
 		return failDoc(code, err, doc)
 	}
+	l := t.Lock
 	until := l.Until()
 	votes := l.Votes()
 	doc := acquireJSON{lockOutcome: lockOutcome{Name: name, Key: l.Key(), OK: true, Votes: s.report(&votes)},
 		Token: l.Token(), ValidUntil: &until, ValidityMS: ms(time.Until(until)), Fence: l.Fence(), missed: s.redact(health.MissedVotes(&votes))}
-	doc.kind(k, l)
+	doc.kind(k, &t)
 	if err := show(env, a.json, doc); err != nil { // nobody learned the token: do not leave the lock behind
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()
@@ -173,12 +174,12 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 
 // heldDetail says what else a primitive's acquisition holds, for acquire's
 // message: " with b, c", " permit 1 of 3", " shared".
-func heldDetail(k lockKind, l *quorum.Lock) string {
-	switch l.Kind() {
+func heldDetail(k lockKind, t *taken) string {
+	switch k.kind() {
 	case quorum.KindMulti:
-		return " with " + escape.Line(strings.Join(l.Names()[1:], ", "), 200)
+		return " with " + escape.Line(strings.Join(k.sorted()[1:], ", "), 200)
 	case quorum.KindSemaphore:
-		return fmt.Sprintf(" permit %d of %d", l.Permit(), l.Permits())
+		return fmt.Sprintf(" permit %d of %d", t.slot, k.permits)
 	case quorum.KindShared:
 		return " shared"
 	}

@@ -145,13 +145,29 @@ var demoKinds = []func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand,
 		return mgr.TryAcquire(ctx, demoNames[rnd.IntN(len(demoNames))], ttl)
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
-		return mgr.TryAcquire(ctx, "workers/pool", ttl, quorum.WithPermits(3))
+		sem, err := mgr.Semaphore("workers/pool", 3)
+		if err != nil {
+			return nil, err
+		}
+		p, err := sem.TryAcquire(ctx, ttl)
+		if err != nil {
+			return nil, err
+		}
+		return p.Lock, nil
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
-		return mgr.TryAcquire(ctx, "config/catalog", ttl, quorum.WithShared())
+		sh, err := mgr.Shared("config/catalog")
+		if err != nil {
+			return nil, err
+		}
+		return sh.TryAcquire(ctx, ttl)
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
-		return mgr.TryAcquireMulti(ctx, []string{"ledger/eu", "ledger/us"}, ttl)
+		mu, err := mgr.Multi("ledger/eu", "ledger/us")
+		if err != nil {
+			return nil, err
+		}
+		return mu.TryAcquire(ctx, ttl)
 	},
 	func(ctx context.Context, mgr *quorum.Manager, _ *rand.Rand, ttl time.Duration) (*quorum.Lock, error) {
 		e, err := mgr.Election("scheduler")
@@ -164,7 +180,7 @@ var demoKinds = []func(ctx context.Context, mgr *quorum.Manager, rnd *rand.Rand,
 		if err != nil {
 			return nil, err
 		}
-		return ld.Lock(), nil
+		return ld.Lock, nil
 	},
 }
 

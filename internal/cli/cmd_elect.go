@@ -147,7 +147,7 @@ func runElect(ctx context.Context, env *Env, s *lockSession, a *electArgs) error
 			}
 			return nil, nil, err
 		}
-		l := lead.Lock()
+		l := lead.Lock
 		term := strconv.FormatInt(lead.Term(), 10)
 		fmt.Fprintf(env.Stderr, "redlock elect: leading %s, term %s, valid until %s\n", escape.Text(name), term, l.Until().Format(time.RFC3339Nano))
 		extra := []string{"REDLOCK_TERM=" + term, "REDLOCK_VALUE=" + lead.Value()}

@@ -200,7 +200,7 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 		tctx, cancel := context.WithTimeout(ctx, addSat(a.wait, a.timeout))
 		defer cancel()
 		wait := waitPlan{d: a.wait, first: a.timeout, notice: s.waitNotice(env.Stderr, "run", k, a.wait, a.timeout)}
-		l, err := acquireKind(tctx, s.m, k, lockTTL, wait, opts...)
+		t, err := acquireKind(tctx, s.m, k, lockTTL, wait, opts...)
 		if err != nil && ctx.Err() == nil && acquireExit(ctx, err) == ExitNotHeld && k.byKey() {
 			// Who keeps it: a holder, or a revocation and when it is free.
 			return nil, nil, fmt.Errorf("%s is %s: %w", a.names[0], s.heldBy(ctx, a.names[0], a.timeout), err)
@@ -208,7 +208,7 @@ func runRun(ctx context.Context, env *Env, s *lockSession, a *runArgs) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		return l, kindEnv(l), nil
+		return t.Lock, kindEnv(k, t), nil
 	})
 }
 

@@ -23,11 +23,15 @@ func TestBugConsoleFilterChangesTheCounts(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanup()
 	ttl := 10 * time.Second
+	sem, err := mgr.Semaphore("sem", 3)
+	require.NoError(t, err)
 	for _, owner := range []string{"job-a", "job-b"} {
-		_, err = mgr.TryAcquire(ctx, "sem", ttl, quorum.WithPermits(3), quorum.WithLockOwner(owner))
+		_, err = sem.TryAcquire(ctx, ttl, quorum.WithLockOwner(owner))
 		require.NoError(t, err)
 	}
-	_, err = mgr.AcquireMulti(ctx, []string{"in/out", "in/put"}, ttl)
+	inout, err := mgr.Multi("in/out", "in/put")
+	require.NoError(t, err)
+	_, err = inout.Acquire(ctx, ttl)
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -61,8 +65,10 @@ func TestBugConsoleSharedRowNamesEveryHolder(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanup()
 	owners := []string{"reader-a", "reader-b", "reader-c"}
+	doc, err := mgr.Shared("doc")
+	require.NoError(t, err)
 	for _, owner := range owners {
-		_, err = mgr.TryAcquire(ctx, "doc", 10*time.Second, quorum.WithShared(), quorum.WithLockOwner(owner))
+		_, err = doc.TryAcquire(ctx, 10*time.Second, quorum.WithLockOwner(owner))
 		require.NoError(t, err)
 	}
 	snap := pollUntil(t, src, []string{"doc"}, func(s tui.Snapshot) bool { return s.Kinds["doc"] == "shared 3" })

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,9 @@ func (k lockKind) kind() quorum.PrimitiveKind {
 	}
 	return quorum.KindLock
 }
+
+// sorted returns k's names in sorted order, as a multi-name hold keeps them.
+func (k lockKind) sorted() []string { return slices.Sorted(slices.Values(k.names)) }
 
 // byKey reports whether k is held in the key NAME itself (a plain lock, shared
 // holders), whose holders heldBy names.
@@ -174,24 +178,12 @@ func policyTraits(fair, fencing bool) string {
 	return "fencing"
 }
 
-// options returns the lock options of k: the policy's (fencing, fair), the owner
-// label and the primitive's own.
+// kindOptions returns the lock options of k: the policy's (fencing, fair; kind
+// refused them for a shared or multi-name hold) and the owner label. What k is
+// (a semaphore, a shared or multi-name hold) is not an option: takeKind takes it
+// through its own quorum type.
 func (s *lockSession) kindOptions(k lockKind, owner string) []quorum.LockOption {
-	var opts []quorum.LockOption
-	if k.multi() {
-		if owner != "" {
-			opts = append(opts, quorum.WithLockOwner(owner))
-		}
-		return opts
-	}
-	opts = s.policyOptions(k.names[0], owner)
-	switch k.kind() {
-	case quorum.KindSemaphore:
-		opts = append(opts, quorum.WithPermits(k.permits))
-	case quorum.KindShared:
-		opts = append(opts, quorum.WithShared())
-	}
-	return opts
+	return s.policyOptions(k.names[0], owner)
 }
 
 // ttlForAll is ttlFor over several names: the -ttl flag, else the shortest of
@@ -224,15 +216,15 @@ func (s *lockSession) maxExtensionsFor(names []string) int {
 }
 
 // kindEnv is what a command run under a primitive learns besides run's usual
-// variables: REDLOCK_NAMES (every name of a multi-name hold, space-separated),
-// REDLOCK_PERMIT and REDLOCK_PERMITS (the slot held and the semaphore's count),
-// REDLOCK_SHARED=1 for a shared hold.
-func kindEnv(l *quorum.Lock) []string {
-	switch l.Kind() {
+// variables: REDLOCK_NAMES (every name of a multi-name hold, sorted,
+// space-separated), REDLOCK_PERMIT and REDLOCK_PERMITS (the slot held and the
+// semaphore's count), REDLOCK_SHARED=1 for a shared hold.
+func kindEnv(k lockKind, t taken) []string {
+	switch k.kind() {
 	case quorum.KindMulti:
-		return []string{"REDLOCK_NAMES=" + strings.Join(l.Names(), " ")}
+		return []string{"REDLOCK_NAMES=" + strings.Join(k.sorted(), " ")}
 	case quorum.KindSemaphore:
-		return []string{"REDLOCK_PERMIT=" + strconv.Itoa(l.Permit()), "REDLOCK_PERMITS=" + strconv.Itoa(l.Permits())}
+		return []string{"REDLOCK_PERMIT=" + strconv.Itoa(t.slot), "REDLOCK_PERMITS=" + strconv.Itoa(k.permits)}
 	case quorum.KindShared:
 		return []string{"REDLOCK_SHARED=1"}
 	}

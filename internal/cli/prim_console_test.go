@@ -22,17 +22,21 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanup()
 	ttl := 10 * time.Second
-	_, err = mgr.TryAcquire(ctx, "sem", ttl, quorum.WithPermits(3), quorum.WithLockOwner("carol"))
+	sem, err := mgr.Semaphore("sem", 3)
+	require.NoError(t, err)
+	_, err = sem.TryAcquire(ctx, ttl, quorum.WithLockOwner("carol"))
+	require.NoError(t, err)
+	doc, err := mgr.Shared("doc")
 	require.NoError(t, err)
 	for range 2 {
-		_, err = mgr.TryAcquire(ctx, "doc", ttl, quorum.WithShared())
+		_, err = doc.TryAcquire(ctx, ttl)
 		require.NoError(t, err)
 	}
 	el, err := mgr.Election("crond")
 	require.NoError(t, err)
 	lead, err := el.Campaign(ctx, "10.1.1.1:80\x1b[2J", ttl)
 	require.NoError(t, err)
-	defer lead.Resign(ctx)
+	defer lead.Release(ctx)
 
 	visible := []string{"crond:leader", "crond:leader:term", "doc", "sem:permit:0"}
 	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return len(s.Merged()) >= 4 })
