@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
 )
@@ -237,7 +238,7 @@ func TestListingMastersCPU(t *testing.T) {
 		read func() int
 	}{
 		{"Inspect: MULTI/EXEC of GETRANGE+PTTL", func() int {
-			lst, err := m.Inspect(ctx, "")
+			lst, err := admin.New(m).Inspect(ctx, "")
 			require.NoError(t, err)
 			return len(lst.Locks)
 		}},

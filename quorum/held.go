@@ -13,17 +13,8 @@ import (
 // `redlock acquire` and `redlock release`). The token's owner part says which
 // primitive wrote it (Owner.Kind), so the caller gives only the names.
 
-// ExtendHeld extends what token holds of names to ttl on every master where it is
-// still held, as ExtendToken does for a plain lock, whatever primitive took it:
-// every name of a multi-name hold (names must be exactly its names, in any
-// order), the permit of semaphore names[0] that token holds (the slot that one read
-// shows it in on the most masters: a leftover of the token on another slot is not
-// extended), or a shared hold of names[0]. It never recreates what expired. It succeeds when a quorum extended
-// and validity is left, returning the new deadline; otherwise the error matches
-// ErrLost (a majority no longer holds token) or ErrUnavailable. A leadership's
-// token is refused (ErrInvalidOption): a leadership lives as long as its
-// candidate process does.
-func (m *Manager) ExtendHeld(ctx context.Context, names []string, token string, ttl time.Duration) (time.Time, *Report, error) {
+// extendHeld is admin.Admin.ExtendHeld, which documents it.
+func (m *Manager) extendHeld(ctx context.Context, names []string, token string, ttl time.Duration) (time.Time, *Report, error) {
 	if err := m.checkTTL(ttl); err != nil {
 		return time.Time{}, nil, err
 	}
@@ -39,15 +30,8 @@ func (m *Manager) ExtendHeld(ctx context.Context, names []string, token string, 
 	return l.extendRound(ctx, ttl)
 }
 
-// ReleaseHeld releases what token holds of names on every master, as
-// ReleaseToken does for a plain lock, whatever primitive took it (see
-// ExtendHeld): compare-and-delete, so another holder's key, permit or share is
-// never touched; missing is not an error. For a permit, one read finds the slot
-// that holds token on the most masters: the report is that slot's, and every
-// other slot where the read showed token (a minority leftover) is released too; a
-// permit whose slot is free or another's is missing, not lost. Where it deleted,
-// the holder's WithLossWatch is told (a shared holder's too, while others remain).
-func (m *Manager) ReleaseHeld(ctx context.Context, names []string, token string) (*Report, error) {
+// releaseHeld is admin.Admin.ReleaseHeld, which documents it.
+func (m *Manager) releaseHeld(ctx context.Context, names []string, token string) (*Report, error) {
 	l, err := m.heldLock(names, token)
 	if err != nil {
 		return nil, err
@@ -130,16 +114,8 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 	return lock(m.Key(name), nil), nil
 }
 
-// ForceExpireListed is ForceExpireSeen for any name a listing shows, the keys of
-// the primitives included: a permit slot (NAME:permit:I) and a leadership
-// (NAME:leader) are deleted on each master only where they still hold the value
-// seen there, and the wake-up goes to the primitive's channel (the semaphore's
-// waiters, the election's candidates and observers) and, for a permit, to its
-// slot's channel (its holder's WithLossWatch). A shared key (a sorted set)
-// is deleted where it is still one, its members not compared: to remove one shared
-// holder, ReleaseHeld its value. A leader's record and an exclusive waiter's
-// marker are refused (ErrInvalidOption): they go with their primitive.
-func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*Report, error) {
+// forceExpireListed is admin.Admin.ForceExpireListed, which documents it.
+func (m *Manager) forceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*Report, error) {
 	channel, err := m.listedChannel(listed, seen)
 	if err != nil {
 		return nil, err

@@ -163,46 +163,22 @@ func (m *Manager) inspectCallTimeout() time.Duration {
 	return max(4*m.cfg.nodeTimeout, 2*time.Second)
 }
 
-// Inspect lists the locks whose names match the glob match ("" or "*" for all;
-// Redis MATCH syntax) on every master, in parallel: SCAN (never KEYS) under the
-// key prefix, and per batch of keys their PTTL, type and at most ValueReadCap
-// bytes of their value, read atomically and without writing anything (a
-// MULTI/EXEC of GETRANGE and PTTL on a connection of the listing's own,
-// list_resp.go). Keys longer than 1 MB are not listed. Side
-// keys of this package (names ending ":fence" or ":queue": the queues and the waiting flags) are not listed; a fence counter is reported in the lock's
-// Fence. Per lock it merges the masters' views into a quorum state (see
-// LockState), the votes of the leading value, the remaining validity from the
-// quorum's view, the decoded owner and the guessed library.
-//
-// Masters that fail are reported in Listing.Masters and in every lock's Masters; the
-// listing is complete as long as a quorum answered. When fewer than a quorum
-// answered, Inspect returns the partial listing together with an error matching
-// ErrUnavailable that names the failing masters. It writes nothing.
-//
-// Inspect holds the whole listing in memory; InspectStream reads the same listing
-// and hands out one lock at a time.
-func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
-	lst, rd, err := m.inspect(ctx, match)
+// inspect is admin.Admin.Inspect, which documents it. Each batch is read
+// atomically and without writing anything: a MULTI/EXEC of GETRANGE and PTTL
+// on a connection of the listing's own (list_resp.go).
+func (m *Manager) inspect(ctx context.Context, match string) (*Listing, error) {
+	lst, rd, err := m.inspectRead(ctx, match)
 	rd.collect(lst)
 	return lst, err
 }
 
-// InspectStream reads the listing that Inspect returns and hands it out in two
-// parts: the listing without its Locks (the masters' answers, each one's Keys
-// counted) and the locks in name order, one at a time, built as they are
-// iterated. The *LockInfo the iterator yields (its Masters and Owner too) is reused by the
-// next iteration: copy what you keep. Iterating again yields the locks again.
-// The error is Inspect's.
-//
-// Memory: what the masters reported is kept in a compact table (each name and
-// each distinct value once, values capped at ValueReadCap bytes) until the
-// iterator is dropped; no lock is built before it is iterated.
-func (m *Manager) InspectStream(ctx context.Context, match string) (*Listing, iter.Seq[*LockInfo], error) {
-	lst, rd, err := m.inspect(ctx, match)
+// inspectStream is admin.Admin.InspectStream, which documents it.
+func (m *Manager) inspectStream(ctx context.Context, match string) (*Listing, iter.Seq[*LockInfo], error) {
+	lst, rd, err := m.inspectRead(ctx, match)
 	return lst, rd.each, err
 }
 
-func (m *Manager) inspect(ctx context.Context, match string) (*Listing, *listReader, error) {
+func (m *Manager) inspectRead(ctx context.Context, match string) (*Listing, *listReader, error) {
 	if match == "" {
 		match = "*"
 	}

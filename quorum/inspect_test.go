@@ -36,7 +36,7 @@ func TestInspectStates(t *testing.T) {
 		require.NoError(t, c.Servers[i].Client().PExpire(ctx, "lock:redisson", 10*time.Second).Err())
 	}
 
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	assert.Equal(t, 5, lst.Answered())
 	assert.Equal(t, 3, lst.Quorum)
@@ -128,7 +128,7 @@ func TestInspectMatchAndManyKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.match, func(t *testing.T) {
-			lst, err := m.Inspect(ctx, tt.match)
+			lst, err := m.inspect(ctx, tt.match)
 			require.NoError(t, err)
 			assert.Len(t, lst.Locks, tt.want)
 			for _, l := range lst.Locks {
@@ -148,7 +148,7 @@ func TestInspectWithMastersDown(t *testing.T) {
 	c.Servers[3].Stop()
 	t.Cleanup(c.Servers[3].Cont)
 	start := time.Now()
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err, "a quorum answered")
 	assert.Less(t, time.Since(start), 5*time.Second, "a paused master must not hold the listing")
 	assert.Equal(t, 3, lst.Answered())
@@ -163,7 +163,7 @@ func TestInspectWithMastersDown(t *testing.T) {
 	assert.False(t, li.Masters[1].Present)
 
 	c.Servers[4].Kill()
-	lst, err = m.Inspect(ctx, "")
+	lst, err = m.inspect(ctx, "")
 	require.Error(t, err)
 	require.NotNil(t, lst, "the partial listing comes with the error")
 	assert.True(t, errors.Is(err, ErrUnavailable))

@@ -56,12 +56,12 @@ func TestListingsReadHostileValuesCapped(t *testing.T) {
 	}
 	readers := map[string]func(t *testing.T){
 		"inspect": func(t *testing.T) {
-			lst, err := m.Inspect(ctx, "")
+			lst, err := m.inspect(ctx, "")
 			require.NoError(t, err)
 			check(t, lst.Lock("huge"))
 		},
 		"stream": func(t *testing.T) {
-			_, locks, err := m.InspectStream(ctx, "huge")
+			_, locks, err := m.inspectStream(ctx, "huge")
 			require.NoError(t, err)
 			n := 0
 			for li := range locks {
@@ -71,12 +71,12 @@ func TestListingsReadHostileValuesCapped(t *testing.T) {
 			assert.Equal(t, 1, n)
 		},
 		"describe": func(t *testing.T) {
-			lst, err := m.Describe(ctx, []string{"huge"})
+			lst, err := m.describe(ctx, []string{"huge"})
 			require.NoError(t, err)
 			check(t, lst.Lock("huge"))
 		},
 		"scanner": func(t *testing.T) {
-			sc := m.NewScanner("")
+			sc := m.newScanner("")
 			for !sc.Progress().Complete {
 				require.NoError(t, sc.Step(ctx))
 			}
@@ -224,7 +224,7 @@ func TestRedactedValueIsRedact(t *testing.T) {
 		require.NoError(t, s.Client().Set(ctx, "lock:fake", "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.bm90IGpzb24", time.Minute).Err())
 		require.NoError(t, s.Client().Set(ctx, "lock:short", "rl1.", time.Minute).Err())
 	}
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	require.Len(t, lst.Locks, 4)
 	for _, li := range lst.Locks {

@@ -23,11 +23,11 @@ func TestBugSharedHolderValidityCountsFromTheListing(t *testing.T) {
 	l, err := m.TryAcquire(ctx, "vs-doc", ttl, WithShared())
 	require.NoError(t, err)
 	acquired := time.Now() // the masters' copies expire by acquired + ttl
-	lst, err := m.Inspect(ctx, "vs-*")
+	lst, err := m.inspect(ctx, "vs-*")
 	require.NoError(t, err)
 	time.Sleep(1500 * time.Millisecond) // the members are read well after the listing
 
-	prims, err := m.Primitives(ctx, lst)
+	prims, err := m.primitives(ctx, lst)
 	require.NoError(t, err)
 	require.Len(t, prims, 1)
 	require.Len(t, prims[0].Holders, 1)

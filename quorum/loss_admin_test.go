@@ -33,15 +33,15 @@ func TestBugLossWatchHearsAdminOfPermitAndShare(t *testing.T) {
 		remove func(t *testing.T, name string, l *Lock)
 	}{
 		{"permit force-expired as listed", []LockOption{WithPermits(2)}, func(t *testing.T, name string, l *Lock) {
-			_, err := m.ForceExpireListed(ctx, name+":permit:"+strconv.Itoa(l.Permit()), seenOf(l.Key()))
+			_, err := m.forceExpireListed(ctx, name+":permit:"+strconv.Itoa(l.Permit()), seenOf(l.Key()))
 			require.NoError(t, err)
 		}},
 		{"permit released by token", []LockOption{WithPermits(2)}, func(t *testing.T, name string, l *Lock) {
-			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
+			_, err := m.releaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},
 		{"share released by token, another share left", []LockOption{WithShared()}, func(t *testing.T, name string, l *Lock) {
-			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
+			_, err := m.releaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},
 	}

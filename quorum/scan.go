@@ -18,7 +18,7 @@ import (
 // A Scanner's Listing describes and may be stale by up to one pass: a lock
 // released since its batch was read still shows until the pass reaches it again
 // or its remembered TTL runs out (remembered TTLs are aged by the time since they
-// were read). Read the names on screen with Manager.Describe for fresh rows. A
+// were read). Read the names on screen with admin.Admin.Describe for fresh rows. A
 // Scanner writes nothing. It is not safe for concurrent use: one goroutine steps
 // it and takes its Listings.
 //
@@ -64,9 +64,8 @@ type ScanProgress struct {
 	Complete bool
 }
 
-// NewScanner returns a Scanner of the locks whose names match the glob match ("" or
-// "*" for all; Redis MATCH syntax, as in Inspect). It does no I/O.
-func (m *Manager) NewScanner(match string) *Scanner {
+// newScanner is admin.Admin.NewScanner, which documents it.
+func (m *Manager) newScanner(match string) *Scanner {
 	if match == "" {
 		match = "*"
 	}
@@ -226,11 +225,8 @@ func (s *Scanner) Listing() (*Listing, error) {
 	return lst, s.m.unanswered("scan", lst)
 }
 
-// Describe reads exactly the given lock names (and their fence counters) on every
-// master in one script call per master, and merges them as Inspect does: the fresh
-// rows of a long listing. Names that no master holds are absent from the result.
-// It writes nothing.
-func (m *Manager) Describe(ctx context.Context, names []string) (*Listing, error) {
+// describe is admin.Admin.Describe, which documents it.
+func (m *Manager) describe(ctx context.Context, names []string) (*Listing, error) {
 	keys := make([]string, 0, 2*len(names))
 	for _, name := range names {
 		keys = append(keys, m.Key(name), m.Key(name)+fenceSuffix)

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// A revocation (Manager.RevokeSeen, force-expire without -now) replaces a
+// A revocation (admin.Admin.RevokeSeen, force-expire without -now) replaces a
 // holder's value by its tombstone: "rl1x." and the hex SHA-1 of the value. The
 // tombstone is a plain string with a TTL (a shared holder's is a member of the
 // shared key, scored like one), so that every SET NX, this package's or a

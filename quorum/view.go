@@ -74,12 +74,8 @@ type SharedHolder struct {
 	FreeAt time.Time
 }
 
-// Primitives groups lst into primitives, reading what a listing does not hold:
-// the members of shared keys and the leader of each election (one quorum read
-// each). Keys that only serve a primitive (a leader's record, an exclusive
-// waiter's marker) are folded into it. A read that fails leaves its primitive
-// as listed (Holders nil, LeaderErr set) and the error is returned with the rest.
-func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
+// primitives is admin.Admin.Primitives, which documents it.
+func (m *Manager) primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
 	var out []Primitive
 	byGroup := map[string]int{} // kind + group -> index in out
 	waiting := map[string]bool{}

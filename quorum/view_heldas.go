@@ -17,18 +17,13 @@ type HeldAs struct {
 	Permits, Held int
 }
 
-// ReadHeldAs reads how name is held now: its key and its first slots permit
-// slots (NAME:permit:0 .. slots-1), in one read of each master. It describes,
-// it does not lock: a hold taken or released after the read is not seen, and a
-// semaphore whose held permits all sit at slot slots or above reads as free.
-// Callers use it to refuse an acquisition that cannot be meant (a plain lock on
-// a semaphore's name, a semaphore of another permit count) with a clear reason.
-func (m *Manager) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs, error) {
+// readHeldAs is admin.Admin.ReadHeldAs, which documents it.
+func (m *Manager) readHeldAs(ctx context.Context, name string, slots int) (HeldAs, error) {
 	names := []string{name}
 	for i := range min(slots, MaxPermits) {
 		names = append(names, name+permitInfix+strconv.Itoa(i))
 	}
-	lst, err := m.Describe(ctx, names)
+	lst, err := m.describe(ctx, names)
 	if lst == nil {
 		return HeldAs{}, err
 	}

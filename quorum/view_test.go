@@ -38,9 +38,9 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	// A leftover of one shared holder on a single master is not a holder.
 	require.NoError(t, c.Servers[0].Client().ZAdd(ctx, "lock:v-doc", redisZ(time.Now().Add(time.Hour), "rl1.stray.x")).Err())
 
-	lst, err := m.Inspect(ctx, "v-*")
+	lst, err := m.inspect(ctx, "v-*")
 	require.NoError(t, err)
-	prims, err := m.Primitives(ctx, lst)
+	prims, err := m.primitives(ctx, lst)
 	require.NoError(t, err)
 	got := map[string]Primitive{}
 	for _, p := range prims {

@@ -248,7 +248,7 @@ func TestWaitingFlagIsNoLock(t *testing.T) {
 		require.NoError(t, s.Client().Set(ctx, m.Key("listed")+waitingSuffix, "1", time.Minute).Err())
 		require.NoError(t, s.Client().Set(ctx, m.Key("other")+waitingSuffix, "1", time.Minute).Err())
 	}
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	var names []string
 	for _, li := range lst.Locks {

@@ -204,7 +204,7 @@ func TestOldFormatAndForceExpireWakeEveryWaiter(t *testing.T) {
 			}
 		}},
 		{"a force-expire", func(t *testing.T, _ *redistest.Cluster, admin *Manager) {
-			_, err := admin.ForceExpire(context.Background(), "old", "")
+			_, err := admin.forceExpire(context.Background(), "old", "")
 			require.NoError(t, err)
 		}},
 	}

@@ -8,7 +8,7 @@ import (
 
 // The KIND column: what primitive a row's key belongs to, as `locks` tells them
 // apart (lock, multi, sem k/N, shared n, leader tT). The source says it for the
-// rows it read afresh (Snapshot.Kinds, from quorum.Primitives); other rows get
+// rows it read afresh (Snapshot.Kinds, from admin.Admin.Primitives); other rows get
 // what their key's name, type and value tell alone (kindFromRow).
 
 // kindW is the KIND column's width: "leader t1234", "sem 12/100", "shared 10".

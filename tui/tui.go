@@ -106,16 +106,16 @@ type Locker interface {
 	// TryAcquire makes one acquisition round; it does not wait for a busy lock.
 	TryAcquire(ctx context.Context, name string, ttl time.Duration) (Held, error)
 	// ForceExpire deletes, on each master, exactly what the operator saw there
-	// (quorum.Manager.ForceExpireSeen): a lock that changed hands since is kept and
+	// (admin.Admin.ForceExpireSeen): a lock that changed hands since is kept and
 	// reported as OutcomeForeign.
 	ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error)
 	// Revoke revokes, on each master, exactly what the operator saw there
-	// (quorum.Manager.RevokeListed): each value becomes its tombstone, which keeps
+	// (admin.Admin.RevokeListed): each value becomes its tombstone, which keeps
 	// the name taken until the holder's validity has surely ended (free, zero when
 	// no tombstone was written) or until the holder releases. A lock that changed
 	// hands since is kept and reported as OutcomeForeign.
 	Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (free time.Time, rep *quorum.Report, err error)
-	// Lookup reads one lock on every master now (quorum.Manager.Describe); nil when
+	// Lookup reads one lock on every master now (admin.Admin.Describe); nil when
 	// no master holds it. A force-expire that found the lock in other hands uses it
 	// to say who holds it now.
 	Lookup(ctx context.Context, name string) (*quorum.LockInfo, error)

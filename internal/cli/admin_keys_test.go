@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/quorum"
 )
@@ -24,7 +25,7 @@ func TestConsoleForceExpiresAForeignKeyAsListed(t *testing.T) {
 	mgr, err := connect.Manager(c)
 	require.NoError(t, err)
 	defer mgr.Close()
-	lst, err := mgr.Inspect(ctx, "*")
+	lst, err := admin.New(mgr).Inspect(ctx, "*")
 	require.NoError(t, err)
 	li := lst.Lock("nightly report")
 	require.NotNil(t, li, "listed")

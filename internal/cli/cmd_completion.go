@@ -223,7 +223,7 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string, wan
 	defer s.close()
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(prefix)+"*")
+	lst, _ := s.adm().Inspect(cctx, quorum.EscapeGlob(prefix)+"*")
 	if lst == nil {
 		return nil
 	}

@@ -389,7 +389,7 @@ func (s *lockSession) pollEvents(ctx context.Context, match string, interval, ti
 // pollHeld lists the locks matching match as they stream by: the held ones, and
 // the shared holds (from the keys of primitives, kept aside: few).
 func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held, []quorum.Primitive, error) {
-	head, locks, err := s.m.InspectStream(ctx, match)
+	head, locks, err := s.adm().InspectStream(ctx, match)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -406,7 +406,7 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	if len(kept) == 0 {
 		return held, nil, nil
 	}
-	prims, err := s.m.Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
+	prims, err := s.adm().Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
 		Total: head.Total, Masters: head.Masters, Locks: kept})
 	return held, prims, err
 }

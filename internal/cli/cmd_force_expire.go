@@ -124,13 +124,13 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	var free time.Time
 	switch {
 	case a.now && token != "":
-		rep, err = s.m.ForceExpire(cctx, name, token)
+		rep, err = s.adm().ForceExpire(cctx, name, token)
 	case a.now:
-		rep, err = s.m.ForceExpireSeen(cctx, name, seen)
+		rep, err = s.adm().ForceExpireSeen(cctx, name, seen)
 	case token != "":
-		free, rep, err = s.m.RevokeToken(cctx, name, token)
+		free, rep, err = s.adm().RevokeToken(cctx, name, token)
 	default:
-		free, rep, err = s.m.RevokeSeen(cctx, name, seen)
+		free, rep, err = s.adm().RevokeSeen(cctx, name, seen)
 	}
 	if token == "" {
 		if e := markUnread(rep, unread); e != nil && err == nil {
@@ -153,10 +153,10 @@ func (s *lockSession) shownName(ctx context.Context, shown string, timeout time.
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
+	if lst, _ := s.adm().Inspect(cctx, quorum.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
 		return shown
 	}
-	lst, _ := s.m.Inspect(cctx, shownGlob(shown))
+	lst, _ := s.adm().Inspect(cctx, shownGlob(shown))
 	if lst == nil {
 		return shown
 	}
@@ -223,7 +223,7 @@ func markUnread(rep *quorum.Report, unread map[string]string) error {
 // not answer, with why.
 func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, timeout time.Duration) (map[string]quorum.Seen, map[string]string, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	lst, err := s.m.Inspect(cctx, quorum.EscapeGlob(name))
+	lst, err := s.adm().Inspect(cctx, quorum.EscapeGlob(name))
 	cancel()
 	seen := map[string]quorum.Seen{}
 	switch {
@@ -277,7 +277,7 @@ func confirm(ctx context.Context, env *Env, key string, now bool) bool {
 func (s *lockSession) holderNow(ctx context.Context, name string, timeout time.Duration) string {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(name))
+	lst, _ := s.adm().Inspect(cctx, quorum.EscapeGlob(name))
 	if lst == nil || lst.Lock(name) == nil {
 		return "nobody holds it now"
 	}

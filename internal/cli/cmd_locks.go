@@ -268,7 +268,7 @@ func (v locksView) writeJSON(w io.Writer) error {
 func runLocks(ctx context.Context, env *Env, s *lockSession, a *locksArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	lst, locks, err := s.m.InspectStream(cctx, a.match)
+	lst, locks, err := s.adm().InspectStream(cctx, a.match)
 	prims := s.primitiveKeys(cctx, env, "locks", lst)
 	if werr := show(env, a.json, locksView{s: s, head: lst, locks: locks, err: err, prims: prims}); werr != nil {
 		return s.fail(ExitError, werr)

@@ -110,7 +110,7 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 	if err := quorum.CheckTokenFor(a.tok, a.names...); err != nil { // before a "missing" that would hide it
 		return usagef("release %s: %v", strings.Join(a.names, " "), err)
 	}
-	rep, err := s.m.ReleaseHeld(cctx, a.names, a.tok)
+	rep, err := s.adm().ReleaseHeld(cctx, a.names, a.tok)
 	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
 		return usagef("%s", s.redact(err.Error()))
 	}

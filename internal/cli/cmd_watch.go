@@ -190,11 +190,11 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 		defer wg.Done()
 		nodes = prober.Probe(cctx)
 	}()
-	lst, err := s.m.Inspect(cctx, match)
+	lst, err := s.adm().Inspect(cctx, match)
 	wg.Wait()
 	if lst != nil {
 		snap.Locks = s.listingJSON(lst, err).Locks
-		prims, perr := s.m.Primitives(cctx, lst)
+		prims, perr := s.adm().Primitives(cctx, lst)
 		snap.Primitives = s.primitivesJSON(prims)
 		snap.states = map[quorum.LockState]int{}
 		for i := range prims {

@@ -15,7 +15,7 @@ import (
 // lockMetrics is what one poll's listing adds up to: the exporter's lock gauges,
 // built while the listing streams by. Plain locks are counted as they pass and
 // dropped; the keys of the other primitives (few) are kept until the stream has
-// passed and then grouped (quorum.Manager.Primitives). Its size does not grow
+// passed and then grouped (admin.Admin.Primitives). Its size does not grow
 // with the number of locks, only with the policies and elections.
 type lockMetrics struct {
 	states   map[quorum.LockState]float64
@@ -64,7 +64,7 @@ func newLockMetrics(c *topology.Cluster) *lockMetrics {
 
 // lockMetrics streams the listing of every lock into the lock gauges.
 func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lockMetrics, error) {
-	head, locks, err := s.m.InspectStream(ctx, "*")
+	head, locks, err := s.adm().InspectStream(ctx, "*")
 	a := newLockMetrics(c)
 	var kept []quorum.LockInfo
 	for li := range locks {
@@ -78,7 +78,7 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 	if len(kept) == 0 {
 		return a, err
 	}
-	prims, perr := s.m.Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
+	prims, perr := s.adm().Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
 		Total: head.Total, Masters: head.Masters, Locks: kept})
 	for i := range prims {
 		a.add(c, &prims[i])

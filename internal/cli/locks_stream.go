@@ -19,7 +19,7 @@ import (
 
 // The output of `locks`, written while the listing is iterated: a listing of
 // 100,000 locks is never held as one table or one document in memory
-// (quorum.InspectStream keeps the masters' answers; each lock is built, printed
+// (admin.Admin.InspectStream keeps the masters' answers; each lock is built, printed
 // and dropped).
 
 // tableBlock is how many locks the table buffers before it writes them.

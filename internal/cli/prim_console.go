@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -21,9 +22,9 @@ import (
 // and the elections' leaders are read (one quorum read each); a failed read
 // leaves its row as listed. It returns the KIND column of the rows it read as
 // primitives (tui.Snapshot.Kinds), by row name.
-func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing) map[string]string {
+func annotateRows(ctx context.Context, adm *admin.Admin, fresh *quorum.Listing) map[string]string {
 	rows := fresh.Locks
-	prims, _ := m.Primitives(ctx, fresh)
+	prims, _ := adm.Primitives(ctx, fresh)
 	kinds := map[string]string{}
 	for i := range prims {
 		p := &prims[i]

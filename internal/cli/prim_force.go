@@ -21,11 +21,11 @@ import (
 func (s *lockSession) primitiveOf(ctx context.Context, name string) (*quorum.Primitive, *quorum.Listing, error) {
 	match := quorum.EscapeGlob(name) + "*"
 	for {
-		lst, err := s.m.Inspect(ctx, match)
+		lst, err := s.adm().Inspect(ctx, match)
 		if lst == nil {
 			return nil, nil, err
 		}
-		prims, perr := s.m.Primitives(ctx, lst)
+		prims, perr := s.adm().Primitives(ctx, lst)
 		for i := range prims {
 			p := &prims[i]
 			if p.Kind == quorum.KindLock || !(p.Name == name || p.Kind == quorum.KindMulti && slices.Contains(p.Names, name)) {
@@ -93,11 +93,11 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 			pt := part{key: key + " holder " + quorum.Redact(h.Value)}
 			switch {
 			case o.now && !h.FreeAt.IsZero():
-				pt.rep, pt.err = s.m.DeleteSharedTombstone(cctx, p.Name, h.Value)
+				pt.rep, pt.err = s.adm().DeleteSharedTombstone(cctx, p.Name, h.Value)
 			case o.now:
-				pt.rep, pt.err = s.m.ReleaseHeld(cctx, []string{p.Name}, h.Value)
+				pt.rep, pt.err = s.adm().ReleaseHeld(cctx, []string{p.Name}, h.Value)
 			default:
-				pt.free, pt.rep, pt.err = s.m.RevokeShared(cctx, p.Name, h.Value)
+				pt.free, pt.rep, pt.err = s.adm().RevokeShared(cctx, p.Name, h.Value)
 			}
 			parts = append(parts, pt)
 		}
@@ -109,9 +109,9 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 			}
 			pt := part{key: li.Key}
 			if o.now {
-				pt.rep, pt.err = s.m.ForceExpireListed(cctx, li.Name, seen)
+				pt.rep, pt.err = s.adm().ForceExpireListed(cctx, li.Name, seen)
 			} else {
-				pt.free, pt.rep, pt.err = s.m.RevokeListed(cctx, li.Name, seen)
+				pt.free, pt.rep, pt.err = s.adm().RevokeListed(cctx, li.Name, seen)
 			}
 			parts = append(parts, pt)
 		}

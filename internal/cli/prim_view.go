@@ -76,7 +76,7 @@ type primLeaderJSON struct {
 // primitives reads what lst holds as primitives; a failed read is reported on
 // stderr (prog names the command) and leaves what it could not read out.
 func (s *lockSession) primitives(ctx context.Context, env *Env, prog string, lst *quorum.Listing) []quorum.Primitive {
-	prims, err := s.m.Primitives(ctx, lst)
+	prims, err := s.adm().Primitives(ctx, lst)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", prog, escape.Text(s.redact(err.Error())))
 	}

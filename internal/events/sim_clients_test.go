@@ -96,7 +96,7 @@ func (w *simWorld) plainClient(name string) {
 }
 
 // forceExpire deletes name on every master, whatever holds it, and announces it
-// on the wake-up channel (quorum.ForceExpire without a token: DEL and PUBLISH in
+// on the wake-up channel (admin.Admin.ForceExpire without a token: DEL and PUBLISH in
 // one transaction on each master).
 func (w *simWorld) forceExpire(name string) {
 	t := w.now
