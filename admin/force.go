@@ -24,8 +24,8 @@ func (a *Admin) ForceExpire(ctx context.Context, name, token string) (*quorum.Re
 // a master where nothing was seen is not touched (OutcomeMissing). It publishes on
 // the wake-up channel where it deleted. seen is indexed by master name; name may be
 // any key listing shows (ValidateKeyName).
-func (a *Admin) ForceExpireSeen(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
-	return a.side.ForceExpireSeen(ctx, name, seen)
+func (a *Admin) ForceExpireSeen(ctx context.Context, name string, seen map[string]Seen) (*quorum.Report, error) {
+	return a.side.ForceExpireSeen(ctx, name, seenOf(seen))
 }
 
 // ForceExpireListed is ForceExpireSeen for any name a listing shows, the keys of
@@ -37,8 +37,8 @@ func (a *Admin) ForceExpireSeen(ctx context.Context, name string, seen map[strin
 // is deleted where it is still one, its members not compared: to remove one shared
 // holder, ReleaseHeld its value. A leader's record and an exclusive waiter's
 // marker are refused (ErrInvalidOption): they go with their primitive.
-func (a *Admin) ForceExpireListed(ctx context.Context, listed string, seen map[string]quorum.Seen) (*quorum.Report, error) {
-	return a.side.ForceExpireListed(ctx, listed, seen)
+func (a *Admin) ForceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*quorum.Report, error) {
+	return a.side.ForceExpireListed(ctx, listed, seenOf(seen))
 }
 
 // RevokeSeen revokes, on each master, exactly what was seen there (as
@@ -56,8 +56,8 @@ func (a *Admin) ForceExpireListed(ctx context.Context, listed string, seen map[s
 // revoked holder releases first: its release deletes the tombstone of its own
 // value. The report's OutcomeOK masters are those where the value was revoked
 // (or deleted). name may be any key listing shows (ValidateKeyName).
-func (a *Admin) RevokeSeen(ctx context.Context, name string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error) {
-	return a.side.RevokeSeen(ctx, name, seen)
+func (a *Admin) RevokeSeen(ctx context.Context, name string, seen map[string]Seen) (time.Time, *quorum.Report, error) {
+	return a.side.RevokeSeen(ctx, name, seenOf(seen))
 }
 
 // RevokeToken is RevokeSeen of token on every master: only where the lock name
@@ -71,8 +71,8 @@ func (a *Admin) RevokeToken(ctx context.Context, name, token string) (time.Time,
 // hold), with the wake-up on the primitive's channel as ForceExpireListed
 // sends it. A shared key is refused (ErrInvalidOption): revoke its holders one
 // by one with RevokeShared.
-func (a *Admin) RevokeListed(ctx context.Context, listed string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error) {
-	return a.side.RevokeListed(ctx, listed, seen)
+func (a *Admin) RevokeListed(ctx context.Context, listed string, seen map[string]Seen) (time.Time, *quorum.Report, error) {
+	return a.side.RevokeListed(ctx, listed, seenOf(seen))
 }
 
 // RevokeShared revokes the shared holder value of the shared hold name on every

@@ -46,8 +46,8 @@ func (a *Admin) InspectStream(ctx context.Context, match string) (*quorum.Listin
 
 // NewScanner returns a Scanner of the locks whose names match the glob match ("" or
 // "*" for all; Redis MATCH syntax, as in Inspect). It does no I/O.
-func (a *Admin) NewScanner(match string) *quorum.Scanner {
-	return a.side.NewScanner(match)
+func (a *Admin) NewScanner(match string) *Scanner {
+	return &Scanner{a.side.NewScanner(match)}
 }
 
 // Describe reads exactly the given lock names (and their fence counters) on every

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -14,17 +15,21 @@ import (
 type side interface {
 	Inspect(ctx context.Context, match string) (*quorum.Listing, error)
 	InspectStream(ctx context.Context, match string) (*quorum.Listing, iter.Seq[*quorum.LockInfo], error)
-	NewScanner(match string) *quorum.Scanner
+	NewScanner(match string) interface {
+		Step(ctx context.Context) error
+		Progress() keyspace.ScanProgress
+		Listing() (*quorum.Listing, error)
+	}
 	Describe(ctx context.Context, names []string) (*quorum.Listing, error)
 	Primitives(ctx context.Context, lst *quorum.Listing) ([]quorum.Primitive, error)
 	ReadHeldAs(ctx context.Context, name string, slots int) (quorum.HeldAs, error)
 
 	ForceExpire(ctx context.Context, name, token string) (*quorum.Report, error)
-	ForceExpireSeen(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error)
-	ForceExpireListed(ctx context.Context, listed string, seen map[string]quorum.Seen) (*quorum.Report, error)
-	RevokeSeen(ctx context.Context, name string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error)
+	ForceExpireSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (*quorum.Report, error)
+	ForceExpireListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (*quorum.Report, error)
+	RevokeSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (time.Time, *quorum.Report, error)
 	RevokeToken(ctx context.Context, name, token string) (time.Time, *quorum.Report, error)
-	RevokeListed(ctx context.Context, listed string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error)
+	RevokeListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (time.Time, *quorum.Report, error)
 	RevokeShared(ctx context.Context, name, value string) (time.Time, *quorum.Report, error)
 	DeleteSharedTombstone(ctx context.Context, name, tombstone string) (*quorum.Report, error)
 

@@ -246,7 +246,7 @@ func TestListingMastersCPU(t *testing.T) {
 			n := 0
 			cursor := "0"
 			for {
-				r, err := script.Run(ctx, cl, nil, quorum.ValueReadCap, cursor, "lock:*", 1000).Slice()
+				r, err := script.Run(ctx, cl, nil, admin.ValueReadCap, cursor, "lock:*", 1000).Slice()
 				require.NoError(t, err)
 				n += strings.Count(r[1].(string), ":lock:")
 				if cursor = r[0].(string); cursor == "0" {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/adminlink"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Administration and inspection live in package admin. Their implementation
@@ -36,7 +37,15 @@ func (a adminSide) InspectStream(ctx context.Context, match string) (*Listing, i
 	return a.m.inspectStream(ctx, match)
 }
 
-func (a adminSide) NewScanner(match string) *Scanner { return a.m.newScanner(match) }
+// NewScanner returns the scanner as a literal interface type, which admin's
+// side declares too (a named type of either package would not match).
+func (a adminSide) NewScanner(match string) interface {
+	Step(ctx context.Context) error
+	Progress() keyspace.ScanProgress
+	Listing() (*Listing, error)
+} {
+	return a.m.newScanner(match)
+}
 
 func (a adminSide) Describe(ctx context.Context, names []string) (*Listing, error) {
 	return a.m.describe(ctx, names)
@@ -54,15 +63,15 @@ func (a adminSide) ForceExpire(ctx context.Context, name, token string) (*Report
 	return a.m.forceExpire(ctx, name, token)
 }
 
-func (a adminSide) ForceExpireSeen(ctx context.Context, name string, seen map[string]Seen) (*Report, error) {
+func (a adminSide) ForceExpireSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (*Report, error) {
 	return a.m.forceExpireSeen(ctx, name, seen)
 }
 
-func (a adminSide) ForceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*Report, error) {
+func (a adminSide) ForceExpireListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (*Report, error) {
 	return a.m.forceExpireListed(ctx, listed, seen)
 }
 
-func (a adminSide) RevokeSeen(ctx context.Context, name string, seen map[string]Seen) (time.Time, *Report, error) {
+func (a adminSide) RevokeSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
 	return a.m.revokeSeen(ctx, name, seen)
 }
 
@@ -70,7 +79,7 @@ func (a adminSide) RevokeToken(ctx context.Context, name, token string) (time.Ti
 	return a.m.revokeToken(ctx, name, token)
 }
 
-func (a adminSide) RevokeListed(ctx context.Context, listed string, seen map[string]Seen) (time.Time, *Report, error) {
+func (a adminSide) RevokeListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
 	return a.m.revokeListed(ctx, listed, seen)
 }
 

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // classify fills State, Votes, Value, Owner, Library and Validity from li.Masters.
@@ -38,7 +40,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 	}
 	lead := counts[best].value
 	li.Value, li.Votes = lead, len(pttls)
-	if IsTombstone(lead) {
+	if keyspace.IsTombstone(lead) {
 		// A revocation's lock-delay: nobody holds it, nobody can take it until
 		// the longest of its tombstones ends.
 		li.Owner, li.Library, li.State, li.Validity = nil, "redlock", StateRevoked, 0

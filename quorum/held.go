@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Holds resumed from their token: what the extend and release commands do for
@@ -115,7 +117,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 }
 
 // forceExpireListed is admin.Admin.ForceExpireListed, which documents it.
-func (m *Manager) forceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*Report, error) {
+func (m *Manager) forceExpireListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (*Report, error) {
 	channel, err := m.listedChannel(listed, seen)
 	if err != nil {
 		return nil, err
@@ -127,7 +129,7 @@ func (m *Manager) forceExpireListed(ctx context.Context, listed string, seen map
 // ForceExpireListed publishes on it: the primitive's for a permit slot or a
 // leadership, the key's own else. The keys that go with their primitive are
 // refused (ErrInvalidOption).
-func (m *Manager) listedChannel(listed string, seen map[string]Seen) (string, error) {
+func (m *Manager) listedChannel(listed string, seen map[string]keyspace.Seen) (string, error) {
 	typ := ""
 	for _, sn := range seen {
 		if sn.Type != "" {
@@ -158,7 +160,7 @@ func (m *Manager) listedChannel(listed string, seen map[string]Seen) (string, er
 
 // forceExpireSeenKey deletes key on each master where it still holds what was
 // seen there (ForceExpireSeen), publishing on channel where it deleted.
-func (m *Manager) forceExpireSeenKey(ctx context.Context, key, channel string, seen map[string]Seen) (*Report, error) {
+func (m *Manager) forceExpireSeenKey(ctx context.Context, key, channel string, seen map[string]keyspace.Seen) (*Report, error) {
 	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
 		sn := seen[n.name]
 		if sn.Type == "" {

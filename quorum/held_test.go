@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,10 +82,10 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	c, m := testCluster(t, 3)
 	p, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, WithPermits(2))
 	require.NoError(t, err)
-	seenOf := func(key string) map[string]Seen {
-		out := map[string]Seen{}
+	seenOf := func(key string) map[string]keyspace.Seen {
+		out := map[string]keyspace.Seen{}
 		for name, v := range keysOn(t, c, key) {
-			out[name] = Seen{Type: "string", Value: v}
+			out[name] = keyspace.Seen{Type: "string", Value: v}
 		}
 		return out
 	}
@@ -117,6 +118,6 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	}
 	_, err = e.Leader(ctx)
 	assert.ErrorIs(t, err, ErrNoLeader)
-	_, err = m.forceExpireListed(ctx, "fx-el:leader:term", map[string]Seen{"a": {Type: "hash"}})
+	_, err = m.forceExpireListed(ctx, "fx-el:leader:term", map[string]keyspace.Seen{"a": {Type: "hash"}})
 	assert.ErrorIs(t, err, ErrInvalidOption, "a leader's record goes with its leadership")
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // LockState is the quorum view of one lock name across the masters.
@@ -182,7 +184,7 @@ func (m *Manager) inspectRead(ctx context.Context, match string) (*Listing, *lis
 	if match == "" {
 		match = "*"
 	}
-	pattern := EscapeGlob(m.cfg.prefix) + match
+	pattern := keyspace.EscapeGlob(m.cfg.prefix) + match
 	return m.readListing(match, "inspect", func(n *node, _ *[]listRecord, put func([]listRecord)) error {
 		_, err := m.scanPass(ctx, n, 0, pattern, 0, put)
 		return err
@@ -319,18 +321,4 @@ func (m *Manager) unanswered(op string, lst *Listing) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// EscapeGlob escapes the glob characters of a literal for Redis MATCH, so that
-// Inspect(ctx, EscapeGlob(name)) lists exactly the lock name.
-func EscapeGlob(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

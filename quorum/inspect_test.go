@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -201,9 +202,9 @@ func TestClassify(t *testing.T) {
 		{"majority beats a minority", []MasterView{s("v", time.Second), s("w", time.Second), s("v", 2*time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
 		{"hash only", []MasterView{{Present: true, Type: "hash", PTTL: time.Second}, none, none}, StateOrphaned, 0, 0},
 		{"hash beside a minority", []MasterView{{Present: true, Type: "hash"}, s("v", time.Second), none}, StateOrphaned, 1, 0},
-		{"revoked: a tombstone on a quorum", []MasterView{s(Tombstone("v"), time.Second), s(Tombstone("v"), 3*time.Second), none}, StateRevoked, 2, 0},
-		{"revoked: a tombstone on one", []MasterView{s(Tombstone("v"), 3*time.Second), none, none}, StateRevoked, 1, 0},
-		{"a holder beside a minority tombstone", []MasterView{s(Tombstone("v"), 3*time.Second), s("w", time.Second), s("w", time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
+		{"revoked: a tombstone on a quorum", []MasterView{s(keyspace.Tombstone("v"), time.Second), s(keyspace.Tombstone("v"), 3*time.Second), none}, StateRevoked, 2, 0},
+		{"revoked: a tombstone on one", []MasterView{s(keyspace.Tombstone("v"), 3*time.Second), none, none}, StateRevoked, 1, 0},
+		{"a holder beside a minority tombstone", []MasterView{s(keyspace.Tombstone("v"), 3*time.Second), s("w", time.Second), s("w", time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
 		{"a forged tombstone (not hex) is a foreign value", []MasterView{s("rl1x."+strings.Repeat("z", 40), time.Second), s("rl1x."+strings.Repeat("z", 40), time.Second), none}, StateHeld, 2, time.Second - 12*time.Millisecond},
 	}
 	for _, tt := range tests {
@@ -225,6 +226,6 @@ func TestClassify(t *testing.T) {
 }
 
 func TestEscapeGlob(t *testing.T) {
-	assert.Equal(t, `lock:`, EscapeGlob("lock:"))
-	assert.Equal(t, `a\*b\?\[c\]\\`, EscapeGlob(`a*b?[c]\`))
+	assert.Equal(t, `lock:`, keyspace.EscapeGlob("lock:"))
+	assert.Equal(t, `a\*b\?\[c\]\\`, keyspace.EscapeGlob(`a*b?[c]\`))
 }

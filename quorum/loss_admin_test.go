@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,10 +21,10 @@ func TestBugLossWatchHearsAdminOfPermitAndShare(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
 	const ttl = 30 * time.Second // far beyond the bound below: only the watch can fire Done
-	seenOf := func(key string) map[string]Seen {
-		out := map[string]Seen{}
+	seenOf := func(key string) map[string]keyspace.Seen {
+		out := map[string]keyspace.Seen{}
 		for name, v := range keysOn(t, c, key) {
-			out[name] = Seen{Type: "string", Value: v}
+			out[name] = keyspace.Seen{Type: "string", Value: v}
 		}
 		return out
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
@@ -62,7 +63,7 @@ import (
 const (
 	permitInfix  = ":permit:"
 	permitBase   = ":permit"
-	xwaitSuffix  = ":xwait"
+	xwaitSuffix  = keyspace.XwaitSuffix
 	leaderSuffix = ":leader"
 	termSuffix   = ":term"
 )

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Revocation with a lock-delay: what force-expire does by default. Each value
@@ -28,11 +29,6 @@ var (
 	revokeSharedScript = redis.NewScript(revokeSharedLua)
 )
 
-// RevokedMessage is what a revocation publishes on a lock's wake-up channel
-// where it wrote a tombstone, so that an event stream tells it from a release
-// and a force-expire that deleted (ForceExpiredMessage).
-const RevokedMessage = "revoked"
-
 // Revoke's replies other than a tombstone's TTL (revoke.lua).
 const (
 	revokeDeleted   = -2 // the key had no TTL: deleted
@@ -40,7 +36,7 @@ const (
 )
 
 // revokeSeen is admin.Admin.RevokeSeen, which documents it.
-func (m *Manager) revokeSeen(ctx context.Context, name string, seen map[string]Seen) (time.Time, *Report, error) {
+func (m *Manager) revokeSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
 	if err := ValidateKeyName(name); err != nil {
 		return time.Time{}, nil, err
 	}
@@ -50,15 +46,15 @@ func (m *Manager) revokeSeen(ctx context.Context, name string, seen map[string]S
 
 // revokeToken is admin.Admin.RevokeToken, which documents it.
 func (m *Manager) revokeToken(ctx context.Context, name, token string) (time.Time, *Report, error) {
-	seen := make(map[string]Seen, len(m.nodes))
+	seen := make(map[string]keyspace.Seen, len(m.nodes))
 	for _, n := range m.nodes {
-		seen[n.name] = Seen{Type: "string", Value: token}
+		seen[n.name] = keyspace.Seen{Type: "string", Value: token}
 	}
 	return m.revokeSeen(ctx, name, seen)
 }
 
 // revokeListed is admin.Admin.RevokeListed, which documents it.
-func (m *Manager) revokeListed(ctx context.Context, listed string, seen map[string]Seen) (time.Time, *Report, error) {
+func (m *Manager) revokeListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
 	channel, err := m.listedChannel(listed, seen)
 	if err != nil {
 		return time.Time{}, nil, err
@@ -92,7 +88,7 @@ func (m *Manager) revokeShared(ctx context.Context, name, value string) (time.Ti
 
 // revokeSeenKey revokes key on each master where it still holds what was seen
 // there, publishing on channel, and on also unless it is "".
-func (m *Manager) revokeSeenKey(ctx context.Context, key, channel, also string, seen map[string]Seen) (time.Time, *Report, error) {
+func (m *Manager) revokeSeenKey(ctx context.Context, key, channel, also string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
 	factor, extra := m.driftArgs()
 	return m.revokeRound(ctx, key, func(ctx context.Context, n *node) (int64, error) {
 		sn := seen[n.name]
@@ -147,7 +143,7 @@ func (m *Manager) deleteSharedTombstone(ctx context.Context, name, tombstone str
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	if !IsTombstone(tombstone) {
+	if !keyspace.IsTombstone(tombstone) {
 		return nil, fmt.Errorf("%w: not a tombstone", ErrInvalidOption)
 	}
 	key := m.Key(name)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // TestAttackRevocationsAmongTheFaults: four clients take one name (half of the
@@ -65,10 +67,10 @@ func attackRevocations(t *testing.T, shared bool) {
 				}
 			} else if rng.IntN(2) == 0 {
 				if lst, _ := admin.inspect(rctx, "rv"); lst != nil && lst.Lock("rv") != nil {
-					seen := map[string]Seen{}
+					seen := map[string]keyspace.Seen{}
 					for _, mv := range lst.Lock("rv").Masters {
 						if mv.Present {
-							seen[mv.Master] = Seen{Type: mv.Type, Value: mv.Value}
+							seen[mv.Master] = keyspace.Seen{Type: mv.Type, Value: mv.Value}
 						}
 					}
 					if _, rep, _ := admin.revokeSeen(rctx, "rv", seen); rep != nil && rep.Votes > 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,10 +29,10 @@ func plainRival(ctx context.Context, m *Manager, name string, wait time.Duration
 }
 
 // seenEverywhere is what an operator sees of token on every master of m.
-func seenEverywhere(m *Manager, token string) map[string]Seen {
-	seen := map[string]Seen{}
+func seenEverywhere(m *Manager, token string) map[string]keyspace.Seen {
+	seen := map[string]keyspace.Seen{}
 	for _, n := range m.Nodes() {
-		seen[n] = Seen{Type: "string", Value: token}
+		seen[n] = keyspace.Seen{Type: "string", Value: token}
 	}
 	return seen
 }
@@ -240,11 +241,11 @@ func TestRevokeTouchesOnlyWhatItWasShown(t *testing.T) {
 	_, err = m.releaseToken(ctx, "cas", stale)
 	require.NoError(t, err)
 	for srv, v := range keysOn(t, c, b.Key()) {
-		assert.Equal(t, Tombstone(b.Token()), v, "%s: the tombstone of b's value stays", srv)
+		assert.Equal(t, keyspace.Tombstone(b.Token()), v, "%s: the tombstone of b's value stays", srv)
 	}
 	// A revocation of the tombstone itself writes no tombstone of a tombstone,
 	// and says until when the name stays taken.
-	free, rep, err := m.revokeToken(ctx, "cas", Tombstone(b.Token()))
+	free, rep, err := m.revokeToken(ctx, "cas", keyspace.Tombstone(b.Token()))
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.count(OutcomeMissing))
 	assert.WithinDuration(t, time.Now().Add(30*time.Second), free, 2*time.Second)
@@ -270,7 +271,7 @@ func TestTombstoneMatchesTheScripts(t *testing.T) {
 	require.NoError(t, c.Servers[0].Client().Set(ctx, m.Key("t"), "v\x00\xff", time.Minute).Err())
 	_, _, err := m.revokeToken(ctx, "t", "v\x00\xff")
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{c.Servers[0].Name: Tombstone("v\x00\xff")}, keysOn(t, c, m.Key("t")))
-	assert.True(t, IsTombstone(Tombstone("x")))
-	assert.False(t, IsTombstone("rl1x.nothex"))
+	assert.Equal(t, map[string]string{c.Servers[0].Name: keyspace.Tombstone("v\x00\xff")}, keysOn(t, c, m.Key("t")))
+	assert.True(t, keyspace.IsTombstone(keyspace.Tombstone("x")))
+	assert.False(t, keyspace.IsTombstone("rl1x.nothex"))
 }

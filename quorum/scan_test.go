@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // scanAll steps s until every master that answers has finished a pass, and
 // returns how many steps it took.
-func scanAll(t *testing.T, s *Scanner) int {
+func scanAll(t *testing.T, s *scanner) int {
 	t.Helper()
 	for steps := 1; steps < 1000; steps++ {
 		_ = s.Step(context.Background())
@@ -59,7 +60,7 @@ func TestScannerMatchesInspect(t *testing.T) {
 	defer func() { _ = lk.Release(ctx) }()
 
 	s := m.newScanner("")
-	assert.Equal(t, ScanProgress{}, s.Progress(), "nothing read yet")
+	assert.Equal(t, keyspace.ScanProgress{}, s.Progress(), "nothing read yet")
 	require.NoError(t, s.Step(ctx))
 	p := s.Progress()
 	assert.False(t, p.Complete, "2600 keys take more than one batch")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Token operations: what a holder, or an administrator who knows the token, does
@@ -78,7 +79,7 @@ func (m *Manager) forceExpire(ctx context.Context, name, token string) (*Report,
 		var del *redis.IntCmd
 		_, err := n.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			del = p.Del(ctx, key)
-			p.Publish(ctx, channel, ForceExpiredMessage)
+			p.Publish(ctx, channel, keyspace.ForceExpiredMessage)
 			return nil
 		})
 		if err != nil {
@@ -92,20 +93,8 @@ func (m *Manager) forceExpire(ctx context.Context, name, token string) (*Report,
 	return rep, releaseError(rep, time.Time{})
 }
 
-// ForceExpiredMessage is what ForceExpire and ForceExpireSeen publish on a lock's
-// wake-up channel where they deleted it (a release publishes the key), so that an
-// event stream can tell a force-expire from a release.
-const ForceExpiredMessage = "force-expired"
-
-// Seen is what an operator saw of a lock on one master: the value of a string key,
-// or only the type of a key of another type (a Redisson hash).
-type Seen struct {
-	Type  string // "string", "hash", ...; "" when nothing was seen there
-	Value string // the value of a string key
-}
-
 // forceExpireSeen is admin.Admin.ForceExpireSeen, which documents it.
-func (m *Manager) forceExpireSeen(ctx context.Context, name string, seen map[string]Seen) (*Report, error) {
+func (m *Manager) forceExpireSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (*Report, error) {
 	if err := ValidateKeyName(name); err != nil {
 		return nil, err
 	}

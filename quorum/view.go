@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // A listing seen as primitives: what `locks`, `watch`, the console, the exporter
@@ -214,7 +215,7 @@ func (m *Manager) sharedHolders(ctx context.Context, key string, observed time.T
 	var out []SharedHolder
 	for v, ds := range byValue {
 		h := SharedHolder{Value: v, Votes: len(ds), Masters: on[v]}
-		if IsTombstone(v) {
+		if keyspace.IsTombstone(v) {
 			h.FreeAt = observed.Add(slices.Max(ds))
 			out = append(out, h)
 			continue

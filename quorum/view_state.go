@@ -146,11 +146,6 @@ func (l *Listing) Siblings(rows []LockInfo) []string {
 	return out
 }
 
-// WriterWaitingName is the name (without the key prefix) of the marker an
-// exclusive waiter keeps beside name while shared holders hold it
-// (KeyWriterWaiting): while it lives, new shared holders of name are refused.
-func WriterWaitingName(name string) string { return name + xwaitSuffix }
-
 // Primitive says which primitive wrote a value with owner o, from its Kind:
 // KindSemaphore, KindMulti, KindShared or KindLeader, else KindLock (a plain
 // lock, a value of another library, or a nil o). It is the one reading of

@@ -29,10 +29,10 @@ func TestConsoleForceExpiresAForeignKeyAsListed(t *testing.T) {
 	require.NoError(t, err)
 	li := lst.Lock("nightly report")
 	require.NotNil(t, li, "listed")
-	seen := map[string]quorum.Seen{}
+	seen := map[string]admin.Seen{}
 	for _, mv := range li.Masters {
 		if mv.Present {
-			seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+			seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 		}
 	}
 	// One master changed hands since it was shown: kept there.

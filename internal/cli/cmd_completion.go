@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -223,7 +224,7 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string, wan
 	defer s.close()
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	lst, _ := s.adm().Inspect(cctx, quorum.EscapeGlob(prefix)+"*")
+	lst, _ := s.adm().Inspect(cctx, admin.EscapeGlob(prefix)+"*")
 	if lst == nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
@@ -263,7 +264,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 		prefix := fmt.Sprintf("__keyspace@%d__:", m.DB)
 		// Keyspace notifications of the lock keys, and the locks' wake-up channels,
 		// where a force-expire announces itself.
-		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(cluster.KeyPrefix)+match, quorum.EscapeGlob(cluster.KeyPrefix)+match+":wake")
+		ps := c.PSubscribe(ctx, prefix+admin.EscapeGlob(cluster.KeyPrefix)+match, admin.EscapeGlob(cluster.KeyPrefix)+match+":wake")
 		go func() {
 			defer ps.Close()
 			rd := events.NewReader(ps)
@@ -281,7 +282,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 					continue // go-redis reconnects and subscribes again
 				}
 				if wake, ok := strings.CutSuffix(msg.Channel, ":wake"); ok && !strings.HasPrefix(msg.Channel, prefix) {
-					if msg.Payload == quorum.ForceExpiredMessage {
+					if msg.Payload == admin.ForceExpiredMessage {
 						n := keyspaceNote{master: m.Name, name: strings.TrimPrefix(wake, cluster.KeyPrefix), op: msg.Payload, at: time.Now()}
 						select {
 						case notes <- n:

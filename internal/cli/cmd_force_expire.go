@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -153,7 +154,7 @@ func (s *lockSession) shownName(ctx context.Context, shown string, timeout time.
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if lst, _ := s.adm().Inspect(cctx, quorum.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
+	if lst, _ := s.adm().Inspect(cctx, admin.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
 		return shown
 	}
 	lst, _ := s.adm().Inspect(cctx, shownGlob(shown))
@@ -221,11 +222,11 @@ func markUnread(rep *quorum.Report, unread map[string]string) error {
 // showForceExpire reads the lock on every master, shows it on stderr, and returns
 // what was seen per master (what force-expire may delete) and the masters that did
 // not answer, with why.
-func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, timeout time.Duration) (map[string]quorum.Seen, map[string]string, error) {
+func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, timeout time.Duration) (map[string]admin.Seen, map[string]string, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	lst, err := s.adm().Inspect(cctx, quorum.EscapeGlob(name))
+	lst, err := s.adm().Inspect(cctx, admin.EscapeGlob(name))
 	cancel()
-	seen := map[string]quorum.Seen{}
+	seen := map[string]admin.Seen{}
 	switch {
 	case lst == nil:
 		return nil, nil, fmt.Errorf("could not read %s: %s", s.m.Key(name), s.redact(err.Error()))
@@ -238,7 +239,7 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 		s.printPrimitives(env.Stderr, one, []quorum.Primitive{{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{&one.Locks[0]}}})
 		for _, mv := range li.Masters {
 			if mv.Present {
-				seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+				seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 			}
 		}
 	}
@@ -277,7 +278,7 @@ func confirm(ctx context.Context, env *Env, key string, now bool) bool {
 func (s *lockSession) holderNow(ctx context.Context, name string, timeout time.Duration) string {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	lst, _ := s.adm().Inspect(cctx, quorum.EscapeGlob(name))
+	lst, _ := s.adm().Inspect(cctx, admin.EscapeGlob(name))
 	if lst == nil || lst.Lock(name) == nil {
 		return "nobody holds it now"
 	}

@@ -265,14 +265,14 @@ func (l managerLocker) Lookup(ctx context.Context, name string) (*quorum.LockInf
 
 // ForceExpire deletes exactly what was seen on each master, the primitives'
 // keys included (a permit slot, a leadership: their waiters are woken).
-func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
+func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[string]admin.Seen) (*quorum.Report, error) {
 	return admin.New(l.m).ForceExpireListed(ctx, name, seen)
 }
 
 // Revoke revokes exactly what was seen on each master (RevokeListed), the
 // primitives' keys included. A shared key is refused: its holders are revoked
 // one by one, as force-expire NAME shows them.
-func (l managerLocker) Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error) {
+func (l managerLocker) Revoke(ctx context.Context, name string, seen map[string]admin.Seen) (time.Time, *quorum.Report, error) {
 	return admin.New(l.m).RevokeListed(ctx, name, seen)
 }
 

@@ -233,7 +233,7 @@ func checkTTL(p *parsed, ttl time.Duration) error {
 func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Duration) string {
 	cctx, cancel := context.WithTimeout(ctx, min(timeout, 2*time.Second))
 	defer cancel()
-	lst, _ := s.adm().Describe(cctx, []string{name, quorum.WriterWaitingName(name)})
+	lst, _ := s.adm().Describe(cctx, []string{name, admin.WriterWaitingName(name)})
 	if lst == nil || lst.Lock(name) == nil {
 		return "held by another owner"
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
@@ -212,7 +213,7 @@ func lockRows(t *blockTable, li *quorum.LockInfo) {
 				val = "(" + escape.Line(mv.Type, 20) + ")"
 			}
 			if mv.Truncated {
-				val += fmt.Sprintf(" (%d bytes, read %d)", mv.Size, quorum.ValueReadCap)
+				val += fmt.Sprintf(" (%d bytes, read %d)", mv.Size, admin.ValueReadCap)
 			}
 			t.row("  "+master, "present", "", pttl, val)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -19,7 +20,7 @@ import (
 // primitiveOf reads NAME's primitive when it is not a plain lock: nil for a
 // plain lock or nothing at all. lst is the listing it was read from.
 func (s *lockSession) primitiveOf(ctx context.Context, name string) (*quorum.Primitive, *quorum.Listing, error) {
-	match := quorum.EscapeGlob(name) + "*"
+	match := admin.EscapeGlob(name) + "*"
 	for {
 		lst, err := s.adm().Inspect(ctx, match)
 		if lst == nil {
@@ -46,11 +47,11 @@ func (s *lockSession) primitiveOf(ctx context.Context, name string) (*quorum.Pri
 
 // seenOf is what a listing saw of li per master: with a token, only where the
 // value is that token.
-func seenOf(li *quorum.LockInfo, token string) map[string]quorum.Seen {
-	seen := map[string]quorum.Seen{}
+func seenOf(li *quorum.LockInfo, token string) map[string]admin.Seen {
+	seen := map[string]admin.Seen{}
 	for _, mv := range li.Masters {
 		if mv.Present && (token == "" || mv.Value == token) {
-			seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+			seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 		}
 	}
 	return seen

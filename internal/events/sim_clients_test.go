@@ -3,7 +3,7 @@ package events
 import (
 	"time"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // lockClient runs rounds on every master of name, holds, extends, releases.
@@ -104,7 +104,7 @@ func (w *simWorld) forceExpire(name string) {
 		t += time.Duration(w.rng.Int63n(int64(w.cfg.roundGap) + 1))
 		w.at(t, func() {
 			w.del(m, name, "")
-			w.note(m, name, quorum.ForceExpiredMessage, "", false)
+			w.note(m, name, admin.ForceExpiredMessage, "", false)
 		})
 	}
 }
