@@ -2,12 +2,64 @@ package admin
 
 import "github.com/redlock/redlock/internal/keyspace"
 
-// Names and values of the keys the lock library writes, as administration
-// needs them. What a key is, from its name and type, is quorum.ClassifyKey.
+// What a key under the key prefix is, from its name and Redis type alone: the
+// one description of each kind's keys that every surface uses.
+
+// KeyKind says what a key under the key prefix is, from its name and type alone.
+type KeyKind string
+
+// Kinds of keys.
+const (
+	// KeyLock: a plain lock, or one name of a multi-name hold (a string at NAME).
+	KeyLock = KeyKind(keyspace.KeyLock)
+	// KeyShared: the shared holders of NAME (a zset at NAME).
+	KeyShared = KeyKind(keyspace.KeyShared)
+	// KeyWriterWaiting: an exclusive waiter's marker at NAME:xwait.
+	KeyWriterWaiting = KeyKind(keyspace.KeyWriterWaiting)
+	// KeyPermit: permit slot I of semaphore NAME, at NAME:permit:I.
+	KeyPermit = KeyKind(keyspace.KeyPermit)
+	// KeyLeader: the leadership of election NAME, at NAME:leader.
+	KeyLeader = KeyKind(keyspace.KeyLeader)
+	// KeyTerm: the leader's record of election NAME, at NAME:leader:term.
+	KeyTerm = KeyKind(keyspace.KeyTerm)
+	// KeyFence: a fence or term counter, at X:fence.
+	KeyFence = KeyKind(keyspace.KeyFence)
+	// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at
+	// "X waiting:queue".
+	KeyQueue = KeyKind(keyspace.KeyQueue)
+	// KeyOther: a key of another type at NAME (a Redisson hash, say).
+	KeyOther = KeyKind(keyspace.KeyOther)
+)
+
+// Bookkeeping reports whether keys of kind k only serve a primitive: an
+// election's record, an exclusive waiter's marker, a fence counter, a fair queue
+// or a waiting flag. They are not locks: a surface folds them into their
+// primitive (Primitives does) and never counts or lists them as locks.
+func (k KeyKind) Bookkeeping() bool { return keyspace.KeyKind(k).Bookkeeping() }
+
+// KeyClass is what ClassifyKey tells about one key.
+type KeyClass struct {
+	Kind KeyKind
+	// Name is the primitive's name: the lock, semaphore or election name the key
+	// belongs to (for KeyFence and KeyQueue, the key they sit beside, without
+	// the prefix).
+	Name string
+	// Permit is the slot index of a KeyPermit (and of its fence counter), else -1.
+	Permit int
+}
+
+// ClassifyKey tells what a key is from its name (the key without the prefix) and
+// its Redis type ("string", "zset", "hash", ...; "" when unknown, read as
+// "string"). It does no I/O and never fails: a key the lock library does not
+// write is KeyLock (a string) or KeyOther.
+func ClassifyKey(name, redisType string) KeyClass {
+	kc := keyspace.ClassifyKey(name, redisType)
+	return KeyClass{Kind: KeyKind(kc.Kind), Name: kc.Name, Permit: kc.Permit}
+}
 
 // WriterWaitingName is the name (without the key prefix) of the marker an
 // exclusive waiter keeps beside name while shared holders hold it
-// (quorum.KeyWriterWaiting): while it lives, new shared holders of name are
+// (KeyWriterWaiting): while it lives, new shared holders of name are
 // refused.
 func WriterWaitingName(name string) string { return keyspace.WriterWaitingName(name) }
 

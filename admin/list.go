@@ -58,25 +58,6 @@ func (a *Admin) Describe(ctx context.Context, names []string) (*quorum.Listing, 
 	return a.side.Describe(ctx, names)
 }
 
-// Primitives groups lst into primitives, reading what a listing does not hold:
-// the members of shared keys and the leader of each election (one quorum read
-// each). Keys that only serve a primitive (a leader's record, an exclusive
-// waiter's marker) are folded into it. A read that fails leaves its primitive
-// as listed (Holders nil, LeaderErr set) and the error is returned with the rest.
-func (a *Admin) Primitives(ctx context.Context, lst *quorum.Listing) ([]quorum.Primitive, error) {
-	return a.side.Primitives(ctx, lst)
-}
-
-// ReadHeldAs reads how name is held now: its key and its first slots permit
-// slots (NAME:permit:0 .. slots-1), in one read of each master. It describes,
-// it does not lock: a hold taken or released after the read is not seen, and a
-// semaphore whose held permits all sit at slot slots or above reads as free.
-// Callers use it to refuse an acquisition that cannot be meant (a plain lock on
-// a semaphore's name, a semaphore of another permit count) with a clear reason.
-func (a *Admin) ReadHeldAs(ctx context.Context, name string, slots int) (quorum.HeldAs, error) {
-	return a.side.ReadHeldAs(ctx, name, slots)
-}
-
 // Quarantine returns, per master name, when its restart quarantine ends; masters
 // that may vote now are absent. The state is what the last connection to each
 // master observed; it does no I/O.

@@ -21,8 +21,7 @@ type side interface {
 		Listing() (*quorum.Listing, error)
 	}
 	Describe(ctx context.Context, names []string) (*quorum.Listing, error)
-	Primitives(ctx context.Context, lst *quorum.Listing) ([]quorum.Primitive, error)
-	ReadHeldAs(ctx context.Context, name string, slots int) (quorum.HeldAs, error)
+	SharedMembers(ctx context.Context, key string) (sent time.Time, remaining []map[string]time.Duration, err error)
 
 	ForceExpire(ctx context.Context, name, token string) (*quorum.Report, error)
 	ForceExpireSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (*quorum.Report, error)

@@ -51,12 +51,8 @@ func (a adminSide) Describe(ctx context.Context, names []string) (*Listing, erro
 	return a.m.describe(ctx, names)
 }
 
-func (a adminSide) Primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
-	return a.m.primitives(ctx, lst)
-}
-
-func (a adminSide) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs, error) {
-	return a.m.readHeldAs(ctx, name, slots)
+func (a adminSide) SharedMembers(ctx context.Context, key string) (time.Time, []map[string]time.Duration, error) {
+	return a.m.sharedMembers(ctx, key)
 }
 
 func (a adminSide) ForceExpire(ctx context.Context, name, token string) (*Report, error) {

@@ -154,9 +154,9 @@ func (m *Manager) classifyLead(li *LockInfo, pttls []time.Duration, wrongType st
 // no lock: it is never orphaned (StateHeld where a quorum has it, else partial).
 func (m *Manager) classifyOther(li *LockInfo, typ string) {
 	li.State, li.Library, li.Value, li.Votes, li.Owner, li.Validity = StateOrphaned, "unknown", "", 0, nil, 0
-	kc := ClassifyKey(li.Name, typ)
+	kc := keyspace.ClassifyKey(li.Name, typ)
 	switch {
-	case typ == "zset" && kc.Kind == KeyShared, kc.Kind == KeyTerm && typ == "hash":
+	case typ == "zset" && kc.Kind == keyspace.KeyShared, kc.Kind == keyspace.KeyTerm && typ == "hash":
 		li.Library = "redlock"
 	case typ == "hash":
 		li.Library = "redisson"
@@ -181,9 +181,9 @@ func (m *Manager) classifyOther(li *LockInfo, typ string) {
 		}
 	}
 	switch {
-	case kc.Kind == KeyTerm && li.Votes >= m.quorum:
+	case kc.Kind == keyspace.KeyTerm && li.Votes >= m.quorum:
 		li.State = StateHeld
-	case kc.Kind == KeyTerm:
+	case kc.Kind == keyspace.KeyTerm:
 		li.State = StatePartial
 	case li.Validity > 0 && li.Validity != NoExpiry:
 		li.State = StateHeld

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
 // fenceSuffix names the fence counter key beside a lock key.
-const fenceSuffix = ":fence"
+const fenceSuffix = keyspace.FenceSuffix
 
 const (
 	opFenceRead  = "fence-read"

@@ -55,10 +55,10 @@ func (m *Manager) releaseHeld(ctx context.Context, names []string, token string)
 	return rep, releaseError(rep, time.Time{})
 }
 
-// HeldKind returns the primitive that wrote token, as Owner.Primitive reads it
+// heldKind returns the primitive that wrote token, as Owner.Primitive reads it
 // (KindLock for a plain lock; "" when token is not a value of this package),
 // and its count (a semaphore's permits, a multi-name hold's number of names).
-func HeldKind(token string) (kind PrimitiveKind, count int) {
+func heldKind(token string) (kind PrimitiveKind, count int) {
 	v, err := ParseValue(token)
 	if err != nil {
 		return "", 0
@@ -77,7 +77,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 			return nil, err
 		}
 	}
-	kind, count := HeldKind(token)
+	kind, count := heldKind(token)
 	if kind != KindMulti && len(names) > 1 {
 		return nil, fmt.Errorf("%w: the token holds one name, %d given", ErrInvalidOption, len(names))
 	}
@@ -137,18 +137,18 @@ func (m *Manager) listedChannel(listed string, seen map[string]keyspace.Seen) (s
 			break
 		}
 	}
-	kc := ClassifyKey(listed, typ)
+	kc := keyspace.ClassifyKey(listed, typ)
 	switch kc.Kind {
-	case KeyPermit:
+	case keyspace.KeyPermit:
 		if err := checkName(kc.Name); err != nil {
 			return "", err
 		}
 		return wakeChannel(m.Key(kc.Name) + permitBase), nil
-	case KeyLeader:
+	case keyspace.KeyLeader:
 		if err := checkName(kc.Name); err != nil {
 			return "", err
 		}
-	case KeyTerm, KeyFence, KeyQueue, KeyWriterWaiting:
+	case keyspace.KeyTerm, keyspace.KeyFence, keyspace.KeyQueue, keyspace.KeyWriterWaiting:
 		return "", fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidOption, listed, kc.Kind, kc.Name, kc.Name)
 	default:
 		if err := ValidateKeyName(listed); err != nil {

@@ -97,6 +97,17 @@ func (li *LockInfo) RedactedValue() string {
 	return Redact(li.Value)
 }
 
+// KeyType is the Redis type of a listed key as the first master that has it
+// reports it ("string", "zset", "hash", ...; "" when no master has it).
+func (li *LockInfo) KeyType() string {
+	for _, mv := range li.Masters {
+		if mv.Present && mv.Type != "" {
+			return mv.Type
+		}
+	}
+	return ""
+}
+
 // Deadline returns when the quorum validity ends, as observed: ObservedAt plus Validity.
 func (li *LockInfo) Deadline() time.Time { return li.ObservedAt.Add(li.Validity) }
 

@@ -2,7 +2,9 @@ package quorum
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -52,16 +54,19 @@ func attackRevocations(t *testing.T, shared bool) {
 			atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl))))
 			rctx, stop := randCtx(ctx, rng, ttl)
 			if shared && rng.IntN(2) == 0 {
-				if lst, _ := admin.inspect(rctx, "rv"); lst != nil {
-					prims, _ := admin.primitives(rctx, lst)
-					for _, p := range prims {
-						for _, h := range p.Holders {
-							if h.FreeAt.IsZero() && rng.IntN(2) == 0 {
-								if _, rep, _ := admin.revokeShared(rctx, "rv", h.Value); rep != nil && rep.Votes > 0 {
-									a.fault("revoked shared holder %s on %d masters", Redact(h.Value), rep.Votes)
-									revoked++
-								}
-							}
+				// The holders the masters show, tombstones left out.
+				_, members, _ := admin.sharedMembers(rctx, admin.Key("rv"))
+				holders := map[string]bool{}
+				for _, left := range members {
+					for v := range left {
+						holders[v] = !keyspace.IsTombstone(v)
+					}
+				}
+				for _, v := range slices.Sorted(maps.Keys(holders)) {
+					if holders[v] && rng.IntN(2) == 0 {
+						if _, rep, _ := admin.revokeShared(rctx, "rv", v); rep != nil && rep.Votes > 0 {
+							a.fault("revoked shared holder %s on %d masters", Redact(v), rep.Votes)
+							revoked++
 						}
 					}
 				}

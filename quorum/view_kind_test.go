@@ -10,8 +10,9 @@ import (
 )
 
 // Every kind of hold is named the same way from its Lock, from its token and
-// from its value as a listing reads it: Lock.Kind, HeldKind and
-// Owner.Primitive agree for each kind taken on real masters.
+// from its value as a listing reads it: Lock.Kind, heldKind and
+// Owner.Primitive agree for each kind taken on real masters (admin's
+// TestHeldKindReadsTheTokenAsTheLockDoes checks admin.HeldKind).
 func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 	ctx := context.Background()
 	_, m := testCluster(t, 3)
@@ -31,8 +32,8 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = l.Release(context.Background()) })
 			assert.Equal(t, tt.kind, l.Kind(), "Lock.Kind")
-			kind, _ := HeldKind(l.Token())
-			assert.Equal(t, tt.kind, kind, "HeldKind")
+			kind, _ := heldKind(l.Token())
+			assert.Equal(t, tt.kind, kind, "heldKind")
 			v, err := ParseValue(l.Token())
 			require.NoError(t, err)
 			assert.Equal(t, tt.kind, v.Owner.Primitive(), "Owner.Primitive")
@@ -40,6 +41,6 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 	}
 	var none *Owner
 	assert.Equal(t, KindLock, none.Primitive(), "no owner: a plain lock or another library's value")
-	kind, _ := HeldKind("not a token")
+	kind, _ := heldKind("not a token")
 	assert.Empty(t, kind)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -255,7 +256,7 @@ func TestWaitingFlagIsNoLock(t *testing.T) {
 		names = append(names, li.Name)
 	}
 	assert.Equal(t, []string{"listed"}, names)
-	assert.Equal(t, KeyClass{Kind: KeyQueue, Name: "listed", Permit: -1}, ClassifyKey("listed"+waitingSuffix, "string"))
+	assert.Equal(t, keyspace.KeyClass{Kind: keyspace.KeyQueue, Name: "listed", Permit: -1}, keyspace.ClassifyKey("listed"+waitingSuffix, "string"))
 	assert.ErrorIs(t, ValidateKeyName("listed"+waitingSuffix), ErrInvalidName)
 	assert.ErrorIs(t, ValidateName("listed"+waitingSuffix), ErrInvalidName)
 	require.NoError(t, l.Release(ctx))

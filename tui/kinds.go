@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -19,7 +20,7 @@ const kindW = 10
 // queue. `locks` folds these into their primitive, and so does the console:
 // they are not rows of their own (a leader's record, which never expires, would
 // otherwise show as an orphaned lock).
-func bookkeeping(li *quorum.LockInfo) bool { return li.Bookkeeping() }
+func bookkeeping(li *quorum.LockInfo) bool { return admin.Bookkeeping(li) }
 
 // kindOf is the KIND cell of li: the source's word for it when it has one.
 func kindOf(snap *Snapshot, li *quorum.LockInfo) string {
@@ -36,18 +37,18 @@ func kindOf(snap *Snapshot, li *quorum.LockInfo) string {
 // many are held), a multi-name hold's name count, that a key is shared or a
 // leadership.
 func kindFromRow(li *quorum.LockInfo) string {
-	kc := quorum.ClassifyKey(li.Name, li.KeyType())
+	kc := admin.ClassifyKey(li.Name, li.KeyType())
 	switch kc.Kind {
-	case quorum.KeyPermit:
+	case admin.KeyPermit:
 		if o := li.Owner; o != nil && o.Count > 0 {
 			return fmt.Sprintf("sem ?/%d", o.Count)
 		}
 		return "sem"
-	case quorum.KeyShared:
+	case admin.KeyShared:
 		return "shared"
-	case quorum.KeyLeader:
+	case admin.KeyLeader:
 		return "leader"
-	case quorum.KeyOther:
+	case admin.KeyOther:
 		return "other"
 	}
 	if o := li.Owner; o.Primitive() == quorum.KindMulti {

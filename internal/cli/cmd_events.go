@@ -294,7 +294,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 				}
 				key := strings.TrimPrefix(msg.Channel, prefix)
 				name := strings.TrimPrefix(key, cluster.KeyPrefix)
-				if k := quorum.ClassifyKey(name, "").Kind; k == quorum.KeyFence || k == quorum.KeyQueue {
+				if k := admin.ClassifyKey(name, "").Kind; k == admin.KeyFence || k == admin.KeyQueue {
 					continue // a fence counter, a queue or a waiting flag: no lock of its own
 				}
 				if shared.mayBeShared(name, msg.Payload) {
@@ -356,7 +356,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 // holds, never the listing.
 func (s *lockSession) pollEvents(ctx context.Context, match string, interval, timeout time.Duration, print func(events.Event)) {
 	var prev *events.Held
-	var prevPrims []quorum.Primitive
+	var prevPrims []admin.Primitive
 	var prevAt time.Time
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -389,7 +389,7 @@ func (s *lockSession) pollEvents(ctx context.Context, match string, interval, ti
 
 // pollHeld lists the locks matching match as they stream by: the held ones, and
 // the shared holds (from the keys of primitives, kept aside: few).
-func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held, []quorum.Primitive, error) {
+func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held, []admin.Primitive, error) {
 	head, locks, err := s.adm().InspectStream(ctx, match)
 	if err != nil {
 		return nil, nil, err
@@ -397,7 +397,7 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	held := &events.Held{}
 	var kept []quorum.LockInfo
 	for li := range locks {
-		if kind, _, ok := li.PrimitiveOf(); ok && kind != quorum.KindShared {
+		if kind, _, ok := admin.PrimitiveOf(li); ok && kind != quorum.KindShared {
 			held.Add(li) // shared holders come and go by sharedEvents, one event each
 		}
 		if isPrimitiveKey(li) {

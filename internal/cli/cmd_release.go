@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -143,7 +144,7 @@ type heldKeys struct {
 // names[0].
 func (s *lockSession) heldKeys(names []string, token string, rep *quorum.Report) heldKeys {
 	h := heldKeys{key: s.m.Key(names[0])}
-	switch kind, _ := quorum.HeldKind(token); {
+	switch kind, _ := admin.HeldKind(token); {
 	case len(names) > 1:
 		keys := make([]string, len(names))
 		for i, n := range names {

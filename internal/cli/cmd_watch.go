@@ -64,7 +64,7 @@ type snapshotJSON struct {
 	// long text is not repeated per master.
 	Findings []findingJSON `json:"findings"`
 	Error    string        `json:"error,omitempty"`
-	// states counts the primitives by state (quorum.Primitive.State): a
+	// states counts the primitives by state (admin.Primitive.State): a
 	// multi-name hold, a semaphore, a name's shared holders or an election count
 	// once, bookkeeping keys never.
 	states map[quorum.LockState]int

@@ -191,7 +191,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 // rows are kept.
 func (s *clusterSource) annotateWhole(ctx context.Context, fresh *quorum.Listing) map[string]string {
 	n := len(fresh.Locks)
-	if extra := s.listing.peek().Siblings(fresh.Locks); len(extra) > 0 {
+	if extra := admin.Siblings(s.listing.peek(), fresh.Locks); len(extra) > 0 {
 		if more, err := s.adm.Describe(ctx, extra); err == nil && more != nil {
 			fresh.Locks = append(fresh.Locks, more.Locks...)
 		}

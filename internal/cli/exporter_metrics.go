@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/metrics"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
@@ -71,8 +72,8 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 		switch {
 		case isPrimitiveKey(li):
 			kept = append(kept, copyLockInfo(li))
-		case !li.Bookkeeping():
-			a.add(c, &quorum.Primitive{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
+		case !admin.Bookkeeping(li):
+			a.add(c, &admin.Primitive{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
 		}
 	}
 	if len(kept) == 0 {
@@ -87,7 +88,7 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 }
 
 // add counts one primitive.
-func (a *lockMetrics) add(c *topology.Cluster, pr *quorum.Primitive) {
+func (a *lockMetrics) add(c *topology.Cluster, pr *admin.Primitive) {
 	held := func(name string, owner *quorum.Owner, validity time.Duration) {
 		pm := a.policies[policyLabel(c, name)]
 		pm.n++

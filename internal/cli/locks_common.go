@@ -243,7 +243,7 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 	}
 	out := "held by " + holderRaw(li)
 	validity, waits := li.Validity, false
-	if li.Class().Kind == quorum.KeyShared {
+	if admin.Class(li).Kind == admin.KeyShared {
 		prims, _ := s.adm().Primitives(cctx, lst)
 		for i := range prims {
 			if p := &prims[i]; p.Kind == quorum.KindShared {
@@ -269,7 +269,7 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 
 // sharedHoldersText says who the shared holders of p are: "2 shared holders
 // (alice@vm pid 42, bob@vm pid 7)", at most three named.
-func sharedHoldersText(p *quorum.Primitive) string {
+func sharedHoldersText(p *admin.Primitive) string {
 	var who []string
 	for _, h := range p.Holders {
 		if len(who) == 3 {

@@ -54,7 +54,7 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 	enc := lockEncoder{s: s}
 	n := 0
 	for li := range locks {
-		if prims.keep(li) && li.Bookkeeping() {
+		if prims.keep(li) && admin.Bookkeeping(li) {
 			continue // folded into its primitive, not a lock of its own
 		}
 		if n > 0 {

@@ -19,7 +19,7 @@ import (
 
 // primitiveOf reads NAME's primitive when it is not a plain lock: nil for a
 // plain lock or nothing at all. lst is the listing it was read from.
-func (s *lockSession) primitiveOf(ctx context.Context, name string) (*quorum.Primitive, *quorum.Listing, error) {
+func (s *lockSession) primitiveOf(ctx context.Context, name string) (*admin.Primitive, *quorum.Listing, error) {
 	match := admin.EscapeGlob(name) + "*"
 	for {
 		lst, err := s.adm().Inspect(ctx, match)
@@ -67,9 +67,9 @@ type forceOpts struct {
 
 // forceExpirePrimitive shows p, asks unless o.yes, and revokes (with o.now
 // deletes) what it showed (with o.token, only that holder's part).
-func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quorum.Primitive, lst *quorum.Listing, o forceOpts) error {
+func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *admin.Primitive, lst *quorum.Listing, o forceOpts) error {
 	fmt.Fprintf(env.Stderr, "%s is %s:\n", escape.Text(p.Name), kindText(s.primitiveJSON(p)))
-	s.printPrimitives(env.Stderr, lst, []quorum.Primitive{*p})
+	s.printPrimitives(env.Stderr, lst, []admin.Primitive{*p})
 	key := s.m.Key(p.Name)
 	out := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: key}, Kind: string(p.Kind)}
 	if !o.yes && !confirm(ctx, env, key, o.now) {

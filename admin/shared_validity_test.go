@@ -1,10 +1,11 @@
-package quorum
+package admin_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/quorum"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,16 +19,16 @@ import (
 // twice the delay.
 func TestBugSharedHolderValidityCountsFromTheListing(t *testing.T) {
 	ctx := context.Background()
-	_, m := testCluster(t, 3)
+	_, m, adm := testCluster(t, 3)
 	const ttl = time.Minute
-	l, err := m.TryAcquire(ctx, "vs-doc", ttl, WithShared())
+	l, err := m.TryAcquire(ctx, "vs-doc", ttl, quorum.WithShared())
 	require.NoError(t, err)
 	acquired := time.Now() // the masters' copies expire by acquired + ttl
-	lst, err := m.inspect(ctx, "vs-*")
+	lst, err := adm.Inspect(ctx, "vs-*")
 	require.NoError(t, err)
 	time.Sleep(1500 * time.Millisecond) // the members are read well after the listing
 
-	prims, err := m.primitives(ctx, lst)
+	prims, err := adm.Primitives(ctx, lst)
 	require.NoError(t, err)
 	require.Len(t, prims, 1)
 	require.Len(t, prims[0].Holders, 1)

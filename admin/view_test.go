@@ -1,4 +1,4 @@
-package quorum
+package admin_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/admin"
+	"github.com/redlock/redlock/quorum"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,19 +16,19 @@ import (
 // it: the test compares what Primitives reports with what was taken.
 func TestPrimitivesGroupsAListing(t *testing.T) {
 	ctx := context.Background()
-	c, m := testCluster(t, 3)
+	c, m, adm := testCluster(t, 3)
 	ttl := 10 * time.Second
 	_, err := m.TryAcquire(ctx, "v-plain", ttl)
 	require.NoError(t, err)
 	mu, err := m.TryAcquireMulti(ctx, []string{"v-c", "v-a", "v-b"}, ttl)
 	require.NoError(t, err)
 	for range 2 {
-		_, err = m.TryAcquire(ctx, "v-sem", ttl, WithPermits(3))
+		_, err = m.TryAcquire(ctx, "v-sem", ttl, quorum.WithPermits(3))
 		require.NoError(t, err)
 	}
-	var shared []*Lock
+	var shared []*quorum.Lock
 	for range 2 {
-		l, err := m.TryAcquire(ctx, "v-doc", ttl, WithShared())
+		l, err := m.TryAcquire(ctx, "v-doc", ttl, quorum.WithShared())
 		require.NoError(t, err)
 		shared = append(shared, l)
 	}
@@ -38,11 +40,11 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	// A leftover of one shared holder on a single master is not a holder.
 	require.NoError(t, c.Servers[0].Client().ZAdd(ctx, "lock:v-doc", redisZ(time.Now().Add(time.Hour), "rl1.stray.x")).Err())
 
-	lst, err := m.inspect(ctx, "v-*")
+	lst, err := adm.Inspect(ctx, "v-*")
 	require.NoError(t, err)
-	prims, err := m.primitives(ctx, lst)
+	prims, err := adm.Primitives(ctx, lst)
 	require.NoError(t, err)
-	got := map[string]Primitive{}
+	got := map[string]admin.Primitive{}
 	for _, p := range prims {
 		got[string(p.Kind)+":"+p.Name] = p
 	}
