@@ -9,20 +9,22 @@ import (
 )
 
 // Inspect lists the locks whose names match the glob match ("" or "*" for all;
-// Redis MATCH syntax) on every master, in parallel: SCAN (never KEYS) under the
-// key prefix, and per batch of keys their PTTL, type and at most ValueReadCap
-// bytes of their value, read atomically and without writing anything (a
-// MULTI/EXEC of GETRANGE and PTTL on a connection of the listing's own,
-// list_resp.go). Keys longer than 1 MB are not listed. Side
-// keys of this package (names ending ":fence" or ":queue": the queues and the waiting flags) are not listed; a fence counter is reported in the lock's
-// Fence. Per lock it merges the masters' views into a quorum state (see
-// LockState), the votes of the leading value, the remaining validity from the
-// quorum's view, the decoded owner and the guessed library.
+// Redis MATCH syntax; EscapeGlob for a literal name) on every master, in
+// parallel: SCAN (never KEYS) under the key prefix, and per batch of keys their
+// PTTL, type and at most ValueReadCap bytes of their value, each batch read
+// atomically. Keys longer than 1 MB are not listed. Side keys (names ending
+// ":fence" or ":queue": the queues and the waiting flags) are not listed as
+// locks; a fence counter is reported in the lock's Fence. Per lock it merges the
+// masters' views into a quorum state (quorum.LockState), the votes of the
+// leading value, the remaining validity from the quorum's view, the decoded
+// owner and the guessed library.
 //
-// Masters that fail are reported in Listing.Masters and in every lock's Masters; the
-// listing is complete as long as a quorum answered. When fewer than a quorum
-// answered, Inspect returns the partial listing together with an error matching
-// ErrUnavailable that names the failing masters. It writes nothing.
+// It describes, it does not guarantee: a lock may change hands while it is
+// read and after. Masters that fail are reported in the listing's Masters and
+// in every lock's Masters; the listing is complete as long as a quorum
+// answered. When fewer than a quorum answered, Inspect returns the partial
+// listing together with an error matching quorum.ErrUnavailable that names the
+// failing masters. It writes nothing.
 //
 // Inspect holds the whole listing in memory; InspectStream reads the same listing
 // and hands out one lock at a time.
@@ -33,8 +35,8 @@ func (a *Admin) Inspect(ctx context.Context, match string) (*quorum.Listing, err
 // InspectStream reads the listing that Inspect returns and hands it out in two
 // parts: the listing without its Locks (the masters' answers, each one's Keys
 // counted) and the locks in name order, one at a time, built as they are
-// iterated. The *LockInfo the iterator yields (its Masters and Owner too) is reused by the
-// next iteration: copy what you keep. Iterating again yields the locks again.
+// iterated. The *quorum.LockInfo the iterator yields (its Masters and Owner
+// too) is reused by the next iteration: copy what you keep. Iterating again yields the locks again.
 // The error is Inspect's.
 //
 // Memory: what the masters reported is kept in a compact table (each name and
@@ -65,7 +67,8 @@ func (a *Admin) Quarantine() map[string]time.Time {
 	return a.side.Quarantine()
 }
 
-// FenceKey returns the key of the fence counter of a lock name.
+// FenceKey returns the key of the fence counter of a lock name (the key prefix,
+// the name and ":fence"), for reading the counter; it does no I/O.
 func (a *Admin) FenceKey(name string) string {
 	return a.side.FenceKey(name)
 }

@@ -24,7 +24,7 @@ import (
 // Memory and work: the Scanner keeps one copy of the key space (a row per name,
 // a slot per master), whatever the number of passes; a key read again as it was
 // allocates nothing, and a lock none of whose keys changed is not merged again:
-// the next Listing holds the same LockInfo (see Listing).
+// the next Listing holds the same quorum.LockInfo (see Listing).
 type Scanner struct{ s scanSide }
 
 // scanSide is package quorum's scanner, lent through adminlink (side.NewScanner).
@@ -66,7 +66,7 @@ func (s *Scanner) Progress() ScanProgress { return ScanProgress(s.s.Progress()) 
 //
 // A lock none of whose keys changed since an earlier Listing, under the same
 // masters' answers, and whose state time alone cannot have changed yet (no key
-// near its expiry), is that Listing's LockInfo, Masters and Owner shared: its
+// near its expiry), is that Listing's quorum.LockInfo, Masters and Owner shared: its
 // ObservedAt is when it was merged, and its Validity and PTTLs count from then
 // (its Deadline is the same). The Listings are never changed.
 func (s *Scanner) Listing() (*quorum.Listing, error) { return s.s.Listing() }

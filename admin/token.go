@@ -8,11 +8,11 @@ import (
 )
 
 // ReleaseToken releases the lock name held with token (a full lock value, as
-// Lock.Token returns) on every master: compare-and-delete, so another owner's key is
+// quorum.Lock.Token returns) on every master: compare-and-delete, so another owner's key is
 // never touched. Missing keys are not an error. It returns the per-master report and,
-// when some master failed, an error naming it: a *PartialReleaseError matching
-// ErrPartialRelease when a quorum answered (the lock is released), else a
-// *RoundError matching ErrUnavailable.
+// when some master failed, an error naming it: a *quorum.PartialReleaseError matching
+// quorum.ErrPartialRelease when a quorum answered (the lock is released), else a
+// *quorum.RoundError matching quorum.ErrUnavailable.
 func (a *Admin) ReleaseToken(ctx context.Context, name, token string) (*quorum.Report, error) {
 	return a.side.ReleaseToken(ctx, name, token)
 }
@@ -20,7 +20,7 @@ func (a *Admin) ReleaseToken(ctx context.Context, name, token string) (*quorum.R
 // ExtendToken extends the lock name held with token to ttl on every master where
 // the value still matches; it never recreates a missing key. It succeeds when a
 // quorum extended and validity is left, returning the new deadline; otherwise the
-// error matches ErrLost (a majority no longer holds token) or ErrUnavailable.
+// error matches quorum.ErrLost (a majority no longer holds token) or quorum.ErrUnavailable.
 func (a *Admin) ExtendToken(ctx context.Context, name, token string, ttl time.Duration) (time.Time, *quorum.Report, error) {
 	return a.side.ExtendToken(ctx, name, token, ttl)
 }
@@ -32,7 +32,7 @@ func (a *Admin) ExtendToken(ctx context.Context, name, token string, ttl time.Du
 // that holds token on the most masters: the report is that slot's, and every
 // other slot where the read showed token (a minority leftover) is released too; a
 // permit whose slot is free or another's is missing, not lost. Where it deleted,
-// the holder's WithLossWatch is told (a shared holder's too, while others remain).
+// the holder's quorum.WithLossWatch is told (a shared holder's too, while others remain).
 func (a *Admin) ReleaseHeld(ctx context.Context, names []string, token string) (*quorum.Report, error) {
 	return a.side.ReleaseHeld(ctx, names, token)
 }
@@ -44,8 +44,8 @@ func (a *Admin) ReleaseHeld(ctx context.Context, names []string, token string) (
 // shows it in on the most masters: a leftover of the token on another slot is not
 // extended), or a shared hold of names[0]. It never recreates what expired. It succeeds when a quorum extended
 // and validity is left, returning the new deadline; otherwise the error matches
-// ErrLost (a majority no longer holds token) or ErrUnavailable. A leadership's
-// token is refused (ErrInvalidOption): a leadership lives as long as its
+// quorum.ErrLost (a majority no longer holds token) or quorum.ErrUnavailable. A leadership's
+// token is refused (quorum.ErrInvalidOption): a leadership lives as long as its
 // candidate process does.
 func (a *Admin) ExtendHeld(ctx context.Context, names []string, token string, ttl time.Duration) (time.Time, *quorum.Report, error) {
 	return a.side.ExtendHeld(ctx, names, token, ttl)

@@ -29,7 +29,7 @@ const (
 	// StateOrphaned: leftovers with no majority and no live holder: a value whose
 	// remaining quorum validity is gone, or keys of the wrong type.
 	StateOrphaned LockState = "orphaned"
-	// StateRevoked: the leading value is a tombstone (Tombstone): an administrator
+	// StateRevoked: the leading value is a tombstone (admin.Tombstone): an administrator
 	// revoked the holder, and the name stays taken until FreeAt, or until the
 	// revoked holder's release deletes the tombstone.
 	StateRevoked LockState = "revoked"
@@ -40,8 +40,8 @@ type MasterView struct {
 	Master string `json:"master"`
 	// Present is false when the key does not exist on this master.
 	Present bool `json:"present"`
-	// Truncated is true when the value is longer than ValueReadCap: Value then
-	// holds its first ValueReadCap bytes and Size its length.
+	// Truncated is true when the value is longer than admin.ValueReadCap: Value then
+	// holds its first admin.ValueReadCap bytes and Size its length.
 	Truncated bool `json:"truncated,omitempty"`
 	// Type is the Redis type of the key ("string", "hash", ...).
 	Type string `json:"type,omitempty"`

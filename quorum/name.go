@@ -52,7 +52,7 @@ func ValidateName(name string) error {
 }
 
 // ValidateKeyName checks the name of an existing lock for an administrative action
-// (ForceExpire, ForceExpireSeen): any key that listing shows, whitespace, foreign
+// (admin.Admin.ForceExpire, ForceExpireSeen): any key that listing shows, whitespace, foreign
 // spellings and all, except an empty name and the reserved suffixes (the fence
 // counter, the fair queue and the waiting flag are not locks). Creating a lock
 // keeps ValidateName.

@@ -108,7 +108,7 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	name := a.names[0]
-	if err := quorum.CheckTokenFor(a.tok, a.names...); err != nil { // before a "missing" that would hide it
+	if err := admin.CheckTokenFor(a.tok, a.names...); err != nil { // before a "missing" that would hide it
 		return usagef("release %s: %v", strings.Join(a.names, " "), err)
 	}
 	rep, err := s.adm().ReleaseHeld(cctx, a.names, a.tok)

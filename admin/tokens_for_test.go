@@ -1,0 +1,52 @@
+package admin_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/admin"
+	"github.com/redlock/redlock/quorum"
+)
+
+// A value carries the tag of the name it was taken for; CheckTokenFor refuses
+// it for another name and passes values without a tag.
+func TestBugTokenCarriesItsName(t *testing.T) {
+	ctx := context.Background()
+	_, m, _ := testCluster(t, 3)
+	l, err := m.TryAcquire(ctx, "tokA", 10*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	mu, err := m.TryAcquireMulti(ctx, []string{"a", "b"}, 10*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mu.Release(context.Background()) })
+	plain, multi := l.Token(), mu.Token()
+	old := quorum.Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: quorum.Owner{Host: "h"}}.String()
+	tests := []struct {
+		name  string
+		token string
+		names []string
+		other bool
+	}{
+		{"own name", plain, []string{"tokA"}, false},
+		{"another name", plain, []string{"tokB"}, true},
+		{"multi in any order", multi, []string{"b", "a"}, false},
+		{"multi with other names", multi, []string{"a", "c"}, true},
+		{"multi with fewer names: the hold says", multi, []string{"a"}, false},
+		{"no tag: an earlier version", old, []string{"anything"}, false},
+		{"not a value of the lock library", "foreign-value", []string{"x"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := admin.CheckTokenFor(tt.token, tt.names...)
+			if tt.other {
+				assert.ErrorIs(t, err, admin.ErrOtherLock)
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
