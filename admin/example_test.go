@@ -3,18 +3,16 @@ package admin_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/redlock/redlock/admin"
+	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
 )
 
 // exampleNodes returns the three local masters TestMain started.
-func exampleNodes() []quorum.Node {
-	var nodes []quorum.Node
-	for i, addr := range strings.Split(os.Getenv("REDLOCK_EXAMPLE_MASTERS"), ",") {
+func exampleNodes() (nodes []quorum.Node) {
+	for i, addr := range redistest.ExampleAddrs() {
 		nodes = append(nodes, quorum.Node{Name: string(rune('a' + i)), Addr: addr})
 	}
 	return nodes

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -16,7 +15,7 @@ import (
 //	[]quorum.Node{{Name: "a", Addr: "10.0.0.11:6379"}, {Name: "b", Addr: "10.0.0.12:6379"}, ...}
 func exampleNodes() []quorum.Node {
 	var nodes []quorum.Node
-	for i, addr := range strings.Split(os.Getenv("REDLOCK_EXAMPLE_MASTERS"), ",") {
+	for i, addr := range redistest.ExampleAddrs() {
 		nodes = append(nodes, quorum.Node{Name: string(rune('a' + i)), Addr: addr})
 	}
 	return nodes
