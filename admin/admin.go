@@ -13,6 +13,10 @@
 //
 // A lock user needs none of this: package quorum takes, extends and releases
 // locks. An Admin costs nothing to make and shares the Manager's connections.
+//
+// The listing itself (quorum.Listing, quorum.LockInfo, quorum.MasterView and
+// the quorum.LockState of each lock) is declared in package quorum, which
+// builds it from what the masters answered; this package reads it.
 package admin
 
 import (
@@ -30,8 +34,11 @@ type Admin struct {
 	side side
 }
 
-// New returns the Admin of m. It does no I/O.
+// New returns the Admin of m, which must not be nil. It does no I/O.
 func New(m *quorum.Manager) *Admin {
+	if m == nil {
+		panic("admin.New: nil Manager")
+	}
 	s, ok := adminlink.Of(m).(side)
 	if !ok {
 		// The link and side disagree: a build of mismatched packages, which

@@ -11,24 +11,24 @@ type KeyKind string
 // Kinds of keys.
 const (
 	// KeyLock: a plain lock, or one name of a multi-name hold (a string at NAME).
-	KeyLock = KeyKind(keyspace.KeyLock)
+	KeyLock KeyKind = "lock"
 	// KeyShared: the shared holders of NAME (a zset at NAME).
-	KeyShared = KeyKind(keyspace.KeyShared)
+	KeyShared KeyKind = "shared"
 	// KeyWriterWaiting: an exclusive waiter's marker at NAME:xwait.
-	KeyWriterWaiting = KeyKind(keyspace.KeyWriterWaiting)
+	KeyWriterWaiting KeyKind = "writer-waiting"
 	// KeyPermit: permit slot I of semaphore NAME, at NAME:permit:I.
-	KeyPermit = KeyKind(keyspace.KeyPermit)
+	KeyPermit KeyKind = "permit"
 	// KeyLeader: the leadership of election NAME, at NAME:leader.
-	KeyLeader = KeyKind(keyspace.KeyLeader)
+	KeyLeader KeyKind = "leader"
 	// KeyTerm: the leader's record of election NAME, at NAME:leader:term.
-	KeyTerm = KeyKind(keyspace.KeyTerm)
+	KeyTerm KeyKind = "term"
 	// KeyFence: a fence or term counter, at X:fence.
-	KeyFence = KeyKind(keyspace.KeyFence)
+	KeyFence KeyKind = "fence"
 	// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at
 	// "X waiting:queue".
-	KeyQueue = KeyKind(keyspace.KeyQueue)
+	KeyQueue KeyKind = "queue"
 	// KeyOther: a key of another type at NAME (a Redisson hash, say).
-	KeyOther = KeyKind(keyspace.KeyOther)
+	KeyOther KeyKind = "other"
 )
 
 // Bookkeeping reports whether keys of kind k only serve a primitive: an
@@ -83,9 +83,9 @@ func IsTombstone(s string) bool { return keyspace.IsTombstone(s) }
 const (
 	// ForceExpiredMessage: ForceExpire, ForceExpireSeen or ForceExpireListed
 	// deleted the key.
-	ForceExpiredMessage = keyspace.ForceExpiredMessage
+	ForceExpiredMessage = "force-expired"
 	// RevokedMessage: a revocation wrote the holder's tombstone.
-	RevokedMessage = keyspace.RevokedMessage
+	RevokedMessage = "revoked"
 )
 
 // ValueReadCap is the most bytes of one value that a listing (Inspect,
@@ -94,4 +94,4 @@ const (
 // Truncated and Size say so), so that one hostile value of hundreds of
 // megabytes costs a listing no more than any other. Every value the lock
 // library writes is shorter (quorum.MaxValueLen).
-const ValueReadCap = keyspace.ValueReadCap
+const ValueReadCap = 512
