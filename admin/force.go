@@ -12,7 +12,7 @@ import (
 // empty token it deletes whatever is there. Either way it publishes on the name's
 // wake-up channel where it deleted, so waiters and a holder's quorum.WithLossWatch learn
 // at once. It is an administrative action: it breaks the mutual exclusion of
-// whoever holds the lock. name may be any key listing shows (quorum.ValidateKeyName).
+// whoever holds the lock. name may be any key listing shows (ValidateKeyName).
 func (a *Admin) ForceExpire(ctx context.Context, name, token string) (*quorum.Report, error) {
 	return a.side.ForceExpire(ctx, name, token)
 }
@@ -23,7 +23,7 @@ func (a *Admin) ForceExpire(ctx context.Context, name, token string) (*quorum.Re
 // A lock that changed hands since is kept (quorum.OutcomeForeign) and a lock taken since on
 // a master where nothing was seen is not touched (quorum.OutcomeMissing). It publishes on
 // the wake-up channel where it deleted. seen is indexed by master name; name may be
-// any key listing shows (quorum.ValidateKeyName).
+// any key listing shows (ValidateKeyName).
 func (a *Admin) ForceExpireSeen(ctx context.Context, name string, seen map[string]Seen) (*quorum.Report, error) {
 	return a.side.ForceExpireSeen(ctx, name, seenOf(seen))
 }
@@ -55,7 +55,7 @@ func (a *Admin) ForceExpireListed(ctx context.Context, listed string, seen map[s
 // a tombstone, by this process's clock (zero when it wrote none), unless the
 // revoked holder releases first: its release deletes the tombstone of its own
 // value. The report's quorum.OutcomeOK masters are those where the value was revoked
-// (or deleted). name may be any key listing shows (quorum.ValidateKeyName).
+// (or deleted). name may be any key listing shows (ValidateKeyName).
 func (a *Admin) RevokeSeen(ctx context.Context, name string, seen map[string]Seen) (time.Time, *quorum.Report, error) {
 	return a.side.RevokeSeen(ctx, name, seenOf(seen))
 }

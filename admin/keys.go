@@ -63,6 +63,14 @@ func ClassifyKey(name, redisType string) KeyClass {
 // refused.
 func WriterWaitingName(name string) string { return keyspace.WriterWaitingName(name) }
 
+// ValidateKeyName checks the name of an existing lock for an administrative
+// action (ForceExpire, ForceExpireSeen, RevokeSeen): any key that a listing
+// shows, whitespace, foreign spellings and all, except an empty name and the
+// reserved suffixes (the fence counter, the fair queue and the waiting flag are
+// not locks). The error matches quorum.ErrInvalidName. Creating a lock keeps
+// quorum.ValidateName.
+func ValidateKeyName(name string) error { return keyspace.ValidateKeyName(name) }
+
 // EscapeGlob escapes the glob characters of a literal for Redis MATCH, so that
 // Inspect(ctx, EscapeGlob(name)) lists exactly the lock name.
 func EscapeGlob(s string) string { return keyspace.EscapeGlob(s) }

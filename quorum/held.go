@@ -151,7 +151,7 @@ func (m *Manager) listedChannel(listed string, seen map[string]keyspace.Seen) (s
 	case keyspace.KeyTerm, keyspace.KeyFence, keyspace.KeyQueue, keyspace.KeyWriterWaiting:
 		return "", fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidOption, listed, kc.Kind, kc.Name, kc.Name)
 	default:
-		if err := ValidateKeyName(listed); err != nil {
+		if err := keyspace.ValidateKeyName(listed); err != nil {
 			return "", err
 		}
 	}

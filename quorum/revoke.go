@@ -37,7 +37,7 @@ const (
 
 // revokeSeen is admin.Admin.RevokeSeen, which documents it.
 func (m *Manager) revokeSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
-	if err := ValidateKeyName(name); err != nil {
+	if err := keyspace.ValidateKeyName(name); err != nil {
 		return time.Time{}, nil, err
 	}
 	key := m.Key(name)

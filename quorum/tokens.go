@@ -66,7 +66,7 @@ func (m *Manager) releaseAnnounced(ctx context.Context, key, token string) *Repo
 
 // forceExpire is admin.Admin.ForceExpire, which documents it.
 func (m *Manager) forceExpire(ctx context.Context, name, token string) (*Report, error) {
-	if err := ValidateKeyName(name); err != nil {
+	if err := keyspace.ValidateKeyName(name); err != nil {
 		return nil, err
 	}
 	key := m.Key(name)
@@ -95,7 +95,7 @@ func (m *Manager) forceExpire(ctx context.Context, name, token string) (*Report,
 
 // forceExpireSeen is admin.Admin.ForceExpireSeen, which documents it.
 func (m *Manager) forceExpireSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (*Report, error) {
-	if err := ValidateKeyName(name); err != nil {
+	if err := keyspace.ValidateKeyName(name); err != nil {
 		return nil, err
 	}
 	key := m.Key(name)

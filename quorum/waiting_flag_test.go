@@ -257,7 +257,7 @@ func TestWaitingFlagIsNoLock(t *testing.T) {
 	}
 	assert.Equal(t, []string{"listed"}, names)
 	assert.Equal(t, keyspace.KeyClass{Kind: keyspace.KeyQueue, Name: "listed", Permit: -1}, keyspace.ClassifyKey("listed"+waitingSuffix, "string"))
-	assert.ErrorIs(t, ValidateKeyName("listed"+waitingSuffix), ErrInvalidName)
+	assert.ErrorIs(t, keyspace.ValidateKeyName("listed"+waitingSuffix), ErrInvalidName)
 	assert.ErrorIs(t, ValidateName("listed"+waitingSuffix), ErrInvalidName)
 	require.NoError(t, l.Release(ctx))
 }

@@ -233,7 +233,7 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string, wan
 		kc := admin.ClassifyKey(li.Name, li.KeyType())
 		rule := quorum.ValidateName
 		if want.AnyKey {
-			rule = quorum.ValidateKeyName
+			rule = admin.ValidateKeyName
 		}
 		switch {
 		case want.Elections != (kc.Kind == admin.KeyLeader):

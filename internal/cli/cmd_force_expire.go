@@ -33,7 +33,7 @@ func (a *forceExpireArgs) flags(f *Flags) {
 func (a *forceExpireArgs) parse(p *parsed) error {
 	// An admin action on any key locks lists: the name rule of acquire is not
 	// checked.
-	if err := a.lockArgs.parseWith(p, quorum.ValidateKeyName); err != nil {
+	if err := a.lockArgs.parseWith(p, admin.ValidateKeyName); err != nil {
 		return err
 	}
 	if a.tokenFlags.token == "-" && !a.yes {
