@@ -1,6 +1,9 @@
 package admin
 
-import "github.com/redlock/redlock/internal/keyspace"
+import (
+	"github.com/redlock/redlock/internal/keyspace"
+	"github.com/redlock/redlock/quorum"
+)
 
 // What a key under the key prefix is, from its name and Redis type alone: the
 // one description of each kind's keys that every surface uses.
@@ -70,6 +73,19 @@ func WriterWaitingName(name string) string { return keyspace.WriterWaitingName(n
 // not locks). The error matches quorum.ErrInvalidName. Creating a lock keeps
 // quorum.ValidateName.
 func ValidateKeyName(name string) error { return keyspace.ValidateKeyName(name) }
+
+// Library guesses which client wrote a lock value, from its shape: "redlock"
+// for values of the lock library (quorum.ParseValue reads them), "redsync"
+// (24-char base64 ending "=="), "node-redlock" (32 hex chars),
+// "redlock.net/pottery" (36-char UUID), else "unknown". A Redisson lock is a
+// hash, recognised by its type, not its value. It is a guess: any client may
+// write any value.
+func Library(value string) string {
+	return keyspace.Library(value, func(v string) bool {
+		_, err := quorum.ParseValue(v)
+		return err == nil
+	})
+}
 
 // EscapeGlob escapes the glob characters of a literal for Redis MATCH, so that
 // Inspect(ctx, EscapeGlob(name)) lists exactly the lock name.

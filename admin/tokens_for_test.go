@@ -50,3 +50,23 @@ func TestBugTokenCarriesItsName(t *testing.T) {
 		})
 	}
 }
+
+// Library reads a token of the lock library as "redlock", a value of its shape
+// that does not parse as "unknown", and the other clients' shapes as theirs.
+func TestLibraryGuessesTheWriter(t *testing.T) {
+	ctx := context.Background()
+	_, m, _ := testCluster(t, 3)
+	l, err := m.TryAcquire(ctx, "lib", 10*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	for value, want := range map[string]string{
+		l.Token():                              "redlock",
+		"rl1.not-a-value":                      "unknown",
+		"c2l4dGVlbiBieXRlcyEhIQ==":             "redsync",
+		"0123456789abcdef0123456789abcdef":     "node-redlock",
+		"01234567-89ab-cdef-0123-456789abcdef": "redlock.net/pottery",
+		"anything else":                        "unknown",
+	} {
+		assert.Equal(t, want, admin.Library(value), value)
+	}
+}

@@ -55,7 +55,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 		*owner = o
 		li.Owner, li.Library = owner, "redlock"
 	} else {
-		li.Owner, li.Library = nil, Library(lead)
+		li.Owner, li.Library = nil, library(lead)
 	}
 	m.classifyLead(li, pttls, wrongType, len(counts) > 1)
 }

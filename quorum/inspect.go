@@ -71,7 +71,7 @@ type LockInfo struct {
 	Value string `json:"-"`
 	// Owner is decoded from Value when this package wrote it, else nil.
 	Owner *Owner `json:"owner,omitempty"`
-	// Library is Library(Value), or "redisson" for hash keys.
+	// Library is admin.Library(Value), or "redisson" for hash keys.
 	Library string `json:"library"`
 	// Validity is the remaining validity from the quorum's view at ObservedAt: the
 	// PTTL that a quorum of masters still exceeds, minus the drift budget of it; zero

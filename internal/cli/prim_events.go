@@ -94,7 +94,7 @@ func sharedEvents(prev, cur []admin.Primitive, prevAt, now time.Time) []events.E
 		if masters == nil {
 			masters = []string{}
 		}
-		return events.Event{At: now, Kind: kind, Name: name, Value: h.Value, Owner: h.Owner, Library: quorum.Library(h.Value), Masters: masters}
+		return events.Event{At: now, Kind: kind, Name: name, Value: h.Value, Owner: h.Owner, Library: admin.Library(h.Value), Masters: masters}
 	}
 	for name, hs := range after {
 		for v, h := range hs {
