@@ -8,6 +8,11 @@ import "github.com/redlock/redlock/quorum"
 // `watch`, the console, the exporter and `events` read these instead of deciding
 // for themselves.
 
+// StateFree is the state of a primitive whose keys are listed but hold nobody:
+// a semaphore or a shared key whose holders are all gone. Keys are never free
+// (a key that holds nobody is not listed).
+const StateFree quorum.LockState = "free"
+
 // Class is ClassifyKey of a listed key: its name and the type the masters report.
 func Class(li *quorum.LockInfo) KeyClass { return ClassifyKey(li.Name, li.KeyType()) }
 
@@ -47,7 +52,7 @@ func PrimitiveOf(li *quorum.LockInfo) (kind quorum.PrimitiveKind, group string, 
 //     is partial); free when the key holds nobody alive.
 func (p *Primitive) State() quorum.LockState {
 	if len(p.Locks) == 0 {
-		return quorum.StateFree
+		return StateFree
 	}
 	switch p.Kind {
 	case quorum.KindMulti:
@@ -69,7 +74,7 @@ func (p *Primitive) State() quorum.LockState {
 		if p.Holders == nil && p.Locks[0].State == quorum.StatePartial {
 			return quorum.StatePartial
 		}
-		return quorum.StateFree
+		return StateFree
 	}
 	return p.Locks[0].State
 }

@@ -4,11 +4,6 @@ package quorum
 // groups a listing's keys into primitives (admin.Primitives) from these and from
 // the keys' names.
 
-// StateFree is the state of a primitive whose keys are listed but hold nobody:
-// a semaphore or a shared key whose holders are all gone. Keys are never free
-// (a key that holds nobody is not listed).
-const StateFree LockState = "free"
-
 // PrimitiveKind is which primitive holds a name or wrote a value: Lock.Kind,
 // Owner.Primitive.
 type PrimitiveKind string

@@ -107,7 +107,7 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *admin.Primitive) {
 		}
 	}
 	a.kinds[pr.Kind]++
-	if st := pr.State(); st != quorum.StateFree {
+	if st := pr.State(); st != admin.StateFree {
 		a.states[st]++
 	}
 	switch pr.Kind {

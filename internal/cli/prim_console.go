@@ -53,7 +53,7 @@ func annotateRows(ctx context.Context, adm *admin.Admin, fresh *quorum.Listing) 
 				if p.Held > 0 {
 					best := p.Holders[0]
 					li.State, li.Votes, li.Validity, li.Owner = quorum.StateHeld, best.Votes, best.Validity, best.Owner
-				} else if st := p.State(); st != quorum.StateFree {
+				} else if st := p.State(); st != admin.StateFree {
 					li.State = st
 				}
 			}
