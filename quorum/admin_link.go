@@ -26,7 +26,7 @@ func init() {
 }
 
 // adminSide is a Manager seen by package admin; each method is the
-// unexported operation of the same name, documented there.
+// unexported operation of the same name, documented on admin.Admin.
 type adminSide struct{ m *Manager }
 
 func (a adminSide) Inspect(ctx context.Context, match string) (*Listing, error) {

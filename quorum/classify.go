@@ -150,7 +150,7 @@ func (m *Manager) classifyLead(li *LockInfo, pttls []time.Duration, wrongType st
 // foreign library's leftover, orphaned. A shared key's State says where the key
 // lives, as a string lock's would: held where a quorum has it with validity left
 // (its TTL is its latest holder's expiry), partial on fewer masters; which
-// holders hold it is read by Primitives. An election's record has no TTL and is
+// holders hold it is read by admin.Admin.Primitives. An election's record has no TTL and is
 // no lock: it is never orphaned (StateHeld where a quorum has it, else partial).
 func (m *Manager) classifyOther(li *LockInfo, typ string) {
 	li.State, li.Library, li.Value, li.Votes, li.Owner, li.Validity = StateOrphaned, "unknown", "", 0, nil, 0

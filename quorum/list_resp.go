@@ -12,7 +12,7 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// The read path of SCAN listings (Inspect, InspectStream, a Scanner): a raw
+// The read path of SCAN listings (admin.Admin.Inspect, InspectStream, an admin.Scanner): a raw
 // RESP2 connection of its own per master, read without go-redis's objects. Per
 // batch of keys it costs a master one SCAN and, in one MULTI/EXEC (atomic, as
 // the listing script was), a GETRANGE 0 ValueReadCap-1 and a PTTL per key:

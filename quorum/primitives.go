@@ -56,7 +56,7 @@ import (
 // ":term", ":permit" or ":permit:" followed by digits, so no name given by a user
 // ever collides with one of these keys. A name is meant to be used as one
 // primitive: a semaphore NAME and a plain lock NAME are different keys and the
-// rounds do not exclude each other (ReadHeldAs lets a caller refuse the mix, as
+// rounds do not exclude each other (admin.Admin.ReadHeldAs lets a caller refuse the mix, as
 // the CLI does); a shared hold and a plain lock of NAME are the same key and do.
 
 // Key suffixes of the primitives (see the key layout above).

@@ -56,7 +56,7 @@ func (m *Manager) releaseToken(ctx context.Context, name, token string) (*Report
 	return rep, releaseError(rep, time.Time{})
 }
 
-// releaseAnnounced is release for a release by token (ReleaseToken,
+// releaseAnnounced is release for a release by token (admin.Admin.ReleaseToken,
 // ReleaseHeld), which may be an administrator's: it publishes where it deleted
 // even where no waiter marked the queue key, so that the holder's loss watch
 // hears of it.

@@ -41,7 +41,7 @@ type Owner struct {
 	// multi-name lock; 0 otherwise.
 	Count int `json:"count,omitempty"`
 	// For is the tag of the name the value was taken for (nameTag; "" in values
-	// of earlier versions): CheckTokenFor tells a token of another lock by it.
+	// of earlier versions): admin.CheckTokenFor tells a token of another lock by it.
 	For string `json:"-"`
 }
 
