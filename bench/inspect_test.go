@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -39,14 +40,14 @@ func BenchmarkInspect(b *testing.B) {
 	// as it is iterated and dropped (what `locks` prints from).
 	list := map[string]func() (int, error){
 		"inspect": func() (int, error) {
-			lst, err := m.Inspect(ctx, "")
+			lst, err := admin.New(m).Inspect(ctx, "")
 			if err != nil {
 				return 0, err
 			}
 			return len(lst.Locks), nil
 		},
 		"stream": func() (int, error) {
-			_, locks, err := m.InspectStream(ctx, "")
+			_, locks, err := admin.New(m).InspectStream(ctx, "")
 			n := 0
 			for range locks {
 				n++

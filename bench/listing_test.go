@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
 )
@@ -237,7 +238,7 @@ func TestListingMastersCPU(t *testing.T) {
 		read func() int
 	}{
 		{"Inspect: MULTI/EXEC of GETRANGE+PTTL", func() int {
-			lst, err := m.Inspect(ctx, "")
+			lst, err := admin.New(m).Inspect(ctx, "")
 			require.NoError(t, err)
 			return len(lst.Locks)
 		}},
@@ -245,7 +246,7 @@ func TestListingMastersCPU(t *testing.T) {
 			n := 0
 			cursor := "0"
 			for {
-				r, err := script.Run(ctx, cl, nil, quorum.ValueReadCap, cursor, "lock:*", 1000).Slice()
+				r, err := script.Run(ctx, cl, nil, admin.ValueReadCap, cursor, "lock:*", 1000).Slice()
 				require.NoError(t, err)
 				n += strings.Count(r[1].(string), ":lock:")
 				if cursor = r[0].(string); cursor == "0" {

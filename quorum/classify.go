@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // classify fills State, Votes, Value, Owner, Library and Validity from li.Masters.
@@ -38,7 +40,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 	}
 	lead := counts[best].value
 	li.Value, li.Votes = lead, len(pttls)
-	if IsTombstone(lead) {
+	if keyspace.IsTombstone(lead) {
 		// A revocation's lock-delay: nobody holds it, nobody can take it until
 		// the longest of its tombstones ends.
 		li.Owner, li.Library, li.State, li.Validity = nil, "redlock", StateRevoked, 0
@@ -53,7 +55,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 		*owner = o
 		li.Owner, li.Library = owner, "redlock"
 	} else {
-		li.Owner, li.Library = nil, Library(lead)
+		li.Owner, li.Library = nil, library(lead)
 	}
 	m.classifyLead(li, pttls, wrongType, len(counts) > 1)
 }
@@ -148,13 +150,13 @@ func (m *Manager) classifyLead(li *LockInfo, pttls []time.Duration, wrongType st
 // foreign library's leftover, orphaned. A shared key's State says where the key
 // lives, as a string lock's would: held where a quorum has it with validity left
 // (its TTL is its latest holder's expiry), partial on fewer masters; which
-// holders hold it is read by Primitives. An election's record has no TTL and is
+// holders hold it is read by admin.Admin.Primitives. An election's record has no TTL and is
 // no lock: it is never orphaned (StateHeld where a quorum has it, else partial).
 func (m *Manager) classifyOther(li *LockInfo, typ string) {
 	li.State, li.Library, li.Value, li.Votes, li.Owner, li.Validity = StateOrphaned, "unknown", "", 0, nil, 0
-	kc := ClassifyKey(li.Name, typ)
+	kc := keyspace.ClassifyKey(li.Name, typ)
 	switch {
-	case typ == "zset" && kc.Kind == KeyShared, kc.Kind == KeyTerm && typ == "hash":
+	case typ == "zset" && kc.Kind == keyspace.KeyShared, kc.Kind == keyspace.KeyTerm && typ == "hash":
 		li.Library = "redlock"
 	case typ == "hash":
 		li.Library = "redisson"
@@ -179,9 +181,9 @@ func (m *Manager) classifyOther(li *LockInfo, typ string) {
 		}
 	}
 	switch {
-	case kc.Kind == KeyTerm && li.Votes >= m.quorum:
+	case kc.Kind == keyspace.KeyTerm && li.Votes >= m.quorum:
 		li.State = StateHeld
-	case kc.Kind == KeyTerm:
+	case kc.Kind == keyspace.KeyTerm:
 		li.State = StatePartial
 	case li.Validity > 0 && li.Validity != NoExpiry:
 		li.State = StateHeld

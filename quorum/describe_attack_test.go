@@ -20,7 +20,7 @@ func TestAttackDescribeQueueNameRace(t *testing.T) {
 		require.NoError(t, s.Client().Set(ctx, "lock:b", "v", time.Minute).Err())
 	}
 	for range 50 {
-		lst, err := m.Describe(ctx, []string{"a:queue", "b", "c:queue", "d"})
+		lst, err := m.describe(ctx, []string{"a:queue", "b", "c:queue", "d"})
 		require.NoError(t, err)
 		li := lst.Lock("b")
 		require.NotNil(t, li)

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Sentinel errors. Match them with errors.Is; the concrete errors (*RoundError,
@@ -29,7 +31,7 @@ var (
 	// ErrInvalidTTL: a TTL <= 0 or above the maximum; detected before any I/O.
 	ErrInvalidTTL = errors.New("invalid ttl")
 	// ErrInvalidName: an empty lock name or one that collides with a reserved key suffix.
-	ErrInvalidName = errors.New("invalid lock name")
+	ErrInvalidName = keyspace.ErrInvalidName
 	// ErrQuarantined: a master restarted (or is younger than the quarantine window) and
 	// may not vote yet.
 	ErrQuarantined = errors.New("master in restart quarantine")

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -16,7 +15,7 @@ import (
 //	[]quorum.Node{{Name: "a", Addr: "10.0.0.11:6379"}, {Name: "b", Addr: "10.0.0.12:6379"}, ...}
 func exampleNodes() []quorum.Node {
 	var nodes []quorum.Node
-	for i, addr := range strings.Split(os.Getenv("REDLOCK_EXAMPLE_MASTERS"), ",") {
+	for i, addr := range redistest.ExampleAddrs() {
 		nodes = append(nodes, quorum.Node{Name: string(rune('a' + i)), Addr: addr})
 	}
 	return nodes
@@ -94,35 +93,4 @@ func ExampleWithKeepAlive() {
 	_ = lock.Release(context.Background())
 	// Output:
 	// true true
-}
-
-// List a large key space a batch at a time, and read the rows you show afresh.
-func ExampleManager_NewScanner() {
-	m, _ := quorum.New(exampleNodes(), quorum.WithRestartQuarantine(0))
-	defer m.Close()
-	ctx := context.Background()
-	lock, err := m.TryAcquire(ctx, "inventory/7", 10*time.Second)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer lock.Release(ctx)
-
-	s := m.NewScanner("inventory/*")
-	for !s.Progress().Complete { // one SCAN batch per master per step
-		if err := s.Step(ctx); err != nil {
-			fmt.Println(err)
-			return
-		}
-	}
-	lst, _ := s.Listing()
-	for _, li := range lst.Locks {
-		fmt.Println(li.Name, li.State, li.Votes)
-	}
-	// A listing is as old as its pass: read the names on screen afresh.
-	fresh, _ := m.Describe(ctx, []string{"inventory/7", "inventory/8"})
-	fmt.Println(len(fresh.Locks), fresh.Lock("inventory/7").State)
-	// Output:
-	// inventory/7 held 3
-	// 1 held
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Fair locks: the FIFO queue of waiters of the fair-lock thesis, on every master.
@@ -69,7 +70,7 @@ const replyFairShared = -3
 const fairHeld = "\x00fair"
 
 // queueSuffix is the reserved suffix of a lock's queue key.
-const queueSuffix = ":queue"
+const queueSuffix = keyspace.QueueSuffix
 
 // waitingSuffix is the suffix of a lock's waiting flag: a string that lives while
 // a waiter of the lock keeps a marker or a place in its queue key, which a plain
@@ -78,7 +79,7 @@ const queueSuffix = ":queue"
 // tool refuses at the end of a lock name, and what comes before it holds a space,
 // which no lock name of this tool holds: it is no lock's key nor another lock's
 // queue, whichever version wrote them. Listings treat it as the queue keys.
-const waitingSuffix = " waiting" + queueSuffix
+const waitingSuffix = keyspace.WaitingSuffix
 
 // sideName reports whether name (a key without the prefix) is a queue key or a
 // waiting flag: bookkeeping of the wake-ups, never listed as a lock. The suffix is

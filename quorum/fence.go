@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
 // fenceSuffix names the fence counter key beside a lock key.
-const fenceSuffix = ":fence"
+const fenceSuffix = keyspace.FenceSuffix
 
 const (
 	opFenceRead  = "fence-read"
@@ -49,8 +50,8 @@ var ErrFenceStale = errors.New("fence counter already at or above the new fence"
 // can make a number repeat when the survivors holding it do not answer the read.
 func WithFencing() LockOption { return func(c *lockConfig) { c.fencing = true } }
 
-// FenceKey returns the key of the fence counter of a lock name.
-func (m *Manager) FenceKey(name string) string { return m.Key(name) + fenceSuffix }
+// fenceKey is admin.Admin.FenceKey, which documents it.
+func (m *Manager) fenceKey(name string) string { return m.Key(name) + fenceSuffix }
 
 // raiseFence sets l.fence, or releases l and returns an error matching
 // ErrNotAcquired (and a *RoundError naming the masters).

@@ -60,7 +60,7 @@ func TestFencingOffGivesZero(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, l.Fence())
 	require.NoError(t, l.Release(context.Background()))
-	assert.Empty(t, keysOn(t, c, m.FenceKey("nofence")), "no counter without fencing")
+	assert.Empty(t, keysOn(t, c, m.fenceKey("nofence")), "no counter without fencing")
 }
 
 // Many successive holders, from several clients, while masters are killed and
@@ -116,7 +116,7 @@ func TestFencingFailsWithoutQuorumAndReleases(t *testing.T) {
 	c, m := testCluster(t, 5)
 	// A counter that is not a number on three masters: the read round misses a quorum.
 	for _, s := range c.Servers[:3] {
-		require.NoError(t, s.Client().Set(ctx, m.FenceKey("broken"), "not-a-number", 0).Err())
+		require.NoError(t, s.Client().Set(ctx, m.fenceKey("broken"), "not-a-number", 0).Err())
 	}
 	_, err := m.TryAcquire(ctx, "broken", time.Second, WithFencing())
 	require.Error(t, err)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Holds resumed from their token: what the extend and release commands do for
@@ -13,17 +15,8 @@ import (
 // `redlock acquire` and `redlock release`). The token's owner part says which
 // primitive wrote it (Owner.Kind), so the caller gives only the names.
 
-// ExtendHeld extends what token holds of names to ttl on every master where it is
-// still held, as ExtendToken does for a plain lock, whatever primitive took it:
-// every name of a multi-name hold (names must be exactly its names, in any
-// order), the permit of semaphore names[0] that token holds (the slot that one read
-// shows it in on the most masters: a leftover of the token on another slot is not
-// extended), or a shared hold of names[0]. It never recreates what expired. It succeeds when a quorum extended
-// and validity is left, returning the new deadline; otherwise the error matches
-// ErrLost (a majority no longer holds token) or ErrUnavailable. A leadership's
-// token is refused (ErrInvalidOption): a leadership lives as long as its
-// candidate process does.
-func (m *Manager) ExtendHeld(ctx context.Context, names []string, token string, ttl time.Duration) (time.Time, *Report, error) {
+// extendHeld is admin.Admin.ExtendHeld, which documents it.
+func (m *Manager) extendHeld(ctx context.Context, names []string, token string, ttl time.Duration) (time.Time, *Report, error) {
 	if err := m.checkTTL(ttl); err != nil {
 		return time.Time{}, nil, err
 	}
@@ -39,15 +32,8 @@ func (m *Manager) ExtendHeld(ctx context.Context, names []string, token string, 
 	return l.extendRound(ctx, ttl)
 }
 
-// ReleaseHeld releases what token holds of names on every master, as
-// ReleaseToken does for a plain lock, whatever primitive took it (see
-// ExtendHeld): compare-and-delete, so another holder's key, permit or share is
-// never touched; missing is not an error. For a permit, one read finds the slot
-// that holds token on the most masters: the report is that slot's, and every
-// other slot where the read showed token (a minority leftover) is released too; a
-// permit whose slot is free or another's is missing, not lost. Where it deleted,
-// the holder's WithLossWatch is told (a shared holder's too, while others remain).
-func (m *Manager) ReleaseHeld(ctx context.Context, names []string, token string) (*Report, error) {
+// releaseHeld is admin.Admin.ReleaseHeld, which documents it.
+func (m *Manager) releaseHeld(ctx context.Context, names []string, token string) (*Report, error) {
 	l, err := m.heldLock(names, token)
 	if err != nil {
 		return nil, err
@@ -69,10 +55,10 @@ func (m *Manager) ReleaseHeld(ctx context.Context, names []string, token string)
 	return rep, releaseError(rep, time.Time{})
 }
 
-// HeldKind returns the primitive that wrote token, as Owner.Primitive reads it
+// heldKind returns the primitive that wrote token, as Owner.Primitive reads it
 // (KindLock for a plain lock; "" when token is not a value of this package),
 // and its count (a semaphore's permits, a multi-name hold's number of names).
-func HeldKind(token string) (kind PrimitiveKind, count int) {
+func heldKind(token string) (kind PrimitiveKind, count int) {
 	v, err := ParseValue(token)
 	if err != nil {
 		return "", 0
@@ -91,7 +77,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 			return nil, err
 		}
 	}
-	kind, count := HeldKind(token)
+	kind, count := heldKind(token)
 	if kind != KindMulti && len(names) > 1 {
 		return nil, fmt.Errorf("%w: the token holds one name, %d given", ErrInvalidOption, len(names))
 	}
@@ -130,16 +116,8 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 	return lock(m.Key(name), nil), nil
 }
 
-// ForceExpireListed is ForceExpireSeen for any name a listing shows, the keys of
-// the primitives included: a permit slot (NAME:permit:I) and a leadership
-// (NAME:leader) are deleted on each master only where they still hold the value
-// seen there, and the wake-up goes to the primitive's channel (the semaphore's
-// waiters, the election's candidates and observers) and, for a permit, to its
-// slot's channel (its holder's WithLossWatch). A shared key (a sorted set)
-// is deleted where it is still one, its members not compared: to remove one shared
-// holder, ReleaseHeld its value. A leader's record and an exclusive waiter's
-// marker are refused (ErrInvalidOption): they go with their primitive.
-func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*Report, error) {
+// forceExpireListed is admin.Admin.ForceExpireListed, which documents it.
+func (m *Manager) forceExpireListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (*Report, error) {
 	channel, err := m.listedChannel(listed, seen)
 	if err != nil {
 		return nil, err
@@ -151,7 +129,7 @@ func (m *Manager) ForceExpireListed(ctx context.Context, listed string, seen map
 // ForceExpireListed publishes on it: the primitive's for a permit slot or a
 // leadership, the key's own else. The keys that go with their primitive are
 // refused (ErrInvalidOption).
-func (m *Manager) listedChannel(listed string, seen map[string]Seen) (string, error) {
+func (m *Manager) listedChannel(listed string, seen map[string]keyspace.Seen) (string, error) {
 	typ := ""
 	for _, sn := range seen {
 		if sn.Type != "" {
@@ -159,21 +137,21 @@ func (m *Manager) listedChannel(listed string, seen map[string]Seen) (string, er
 			break
 		}
 	}
-	kc := ClassifyKey(listed, typ)
+	kc := keyspace.ClassifyKey(listed, typ)
 	switch kc.Kind {
-	case KeyPermit:
+	case keyspace.KeyPermit:
 		if err := checkName(kc.Name); err != nil {
 			return "", err
 		}
 		return wakeChannel(m.Key(kc.Name) + permitBase), nil
-	case KeyLeader:
+	case keyspace.KeyLeader:
 		if err := checkName(kc.Name); err != nil {
 			return "", err
 		}
-	case KeyTerm, KeyFence, KeyQueue, KeyWriterWaiting:
+	case keyspace.KeyTerm, keyspace.KeyFence, keyspace.KeyQueue, keyspace.KeyWriterWaiting:
 		return "", fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidOption, listed, kc.Kind, kc.Name, kc.Name)
 	default:
-		if err := ValidateKeyName(listed); err != nil {
+		if err := keyspace.ValidateKeyName(listed); err != nil {
 			return "", err
 		}
 	}
@@ -182,7 +160,7 @@ func (m *Manager) listedChannel(listed string, seen map[string]Seen) (string, er
 
 // forceExpireSeenKey deletes key on each master where it still holds what was
 // seen there (ForceExpireSeen), publishing on channel where it deleted.
-func (m *Manager) forceExpireSeenKey(ctx context.Context, key, channel string, seen map[string]Seen) (*Report, error) {
+func (m *Manager) forceExpireSeenKey(ctx context.Context, key, channel string, seen map[string]keyspace.Seen) (*Report, error) {
 	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
 		sn := seen[n.name]
 		if sn.Type == "" {

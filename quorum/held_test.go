@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,17 +40,17 @@ func TestHeldExtendAndReleaseByToken(t *testing.T) {
 			}
 			l, err := tt.take()
 			require.NoError(t, err)
-			until, rep, err := m.ExtendHeld(ctx, tt.names, l.Token(), 5*time.Second)
+			until, rep, err := m.extendHeld(ctx, tt.names, l.Token(), 5*time.Second)
 			require.NoError(t, err)
 			assert.Equal(t, 3, rep.Votes)
 			assert.True(t, until.After(l.Until()), "extended past the first deadline")
 
-			_, err = m.ReleaseHeld(ctx, tt.names, l.Token())
+			_, err = m.releaseHeld(ctx, tt.names, l.Token())
 			require.NoError(t, err)
-			_, _, err = m.ExtendHeld(ctx, tt.names, l.Token(), 5*time.Second)
+			_, _, err = m.extendHeld(ctx, tt.names, l.Token(), 5*time.Second)
 			assert.ErrorIs(t, err, ErrLost, "released: nothing left to extend")
 			if other != nil {
-				_, _, err := m.ExtendHeld(ctx, tt.names, other.Token(), 5*time.Second)
+				_, _, err := m.extendHeld(ctx, tt.names, other.Token(), 5*time.Second)
 				assert.NoError(t, err, "the other holder is untouched")
 				require.NoError(t, other.Release(ctx))
 			}
@@ -64,13 +65,13 @@ func TestHeldRefusesWhatTheTokenDoesNotHold(t *testing.T) {
 	require.NoError(t, err)
 	plain, err := m.TryAcquire(ctx, "r-p", time.Second)
 	require.NoError(t, err)
-	_, _, err = m.ExtendHeld(ctx, []string{"r-a", "r-b"}, multi.Token(), time.Second)
+	_, _, err = m.extendHeld(ctx, []string{"r-a", "r-b"}, multi.Token(), time.Second)
 	assert.ErrorIs(t, err, ErrInvalidOption, "a multi-name token covers every name it was taken with")
-	_, err = m.ReleaseHeld(ctx, []string{"r-a", "r-a", "r-b"}, multi.Token())
+	_, err = m.releaseHeld(ctx, []string{"r-a", "r-a", "r-b"}, multi.Token())
 	assert.ErrorIs(t, err, ErrInvalidOption)
-	_, _, err = m.ExtendHeld(ctx, []string{"r-p", "r-q"}, plain.Token(), time.Second)
+	_, _, err = m.extendHeld(ctx, []string{"r-p", "r-q"}, plain.Token(), time.Second)
 	assert.ErrorIs(t, err, ErrInvalidOption, "a plain token holds one name")
-	_, _, err = m.ExtendHeld(ctx, []string{"r-p"}, plain.Token(), 0)
+	_, _, err = m.extendHeld(ctx, []string{"r-p"}, plain.Token(), 0)
 	assert.Error(t, err, "the TTL is checked before any I/O")
 }
 
@@ -81,15 +82,15 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	c, m := testCluster(t, 3)
 	p, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, withPermits(2))
 	require.NoError(t, err)
-	seenOf := func(key string) map[string]Seen {
-		out := map[string]Seen{}
+	seenOf := func(key string) map[string]keyspace.Seen {
+		out := map[string]keyspace.Seen{}
 		for name, v := range keysOn(t, c, key) {
-			out[name] = Seen{Type: "string", Value: v}
+			out[name] = keyspace.Seen{Type: "string", Value: v}
 		}
 		return out
 	}
 	seen := seenOf("lock:fx-sem:permit:0")
-	rep, err := m.ForceExpireListed(ctx, "fx-sem:permit:0", seen)
+	rep, err := m.forceExpireListed(ctx, "fx-sem:permit:0", seen)
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Votes)
 	assert.Empty(t, keysOn(t, c, "lock:fx-sem:permit:0"))
@@ -97,7 +98,7 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 
 	q, err := m.TryAcquire(ctx, "fx-sem", 5*time.Second, withPermits(2))
 	require.NoError(t, err)
-	rep, err = m.ForceExpireListed(ctx, "fx-sem:permit:0", seen)
+	rep, err = m.forceExpireListed(ctx, "fx-sem:permit:0", seen)
 	require.NoError(t, err)
 	assert.Equal(t, 0, rep.Votes, "the permit changed hands since it was seen: kept")
 	assert.Len(t, keysOn(t, c, "lock:fx-sem:permit:0"), 3)
@@ -107,7 +108,7 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	require.NoError(t, err)
 	lead, err := e.Campaign(ctx, "v", 5*time.Second, WithLossWatch())
 	require.NoError(t, err)
-	rep, err = m.ForceExpireListed(ctx, "fx-el:leader", seenOf("lock:fx-el:leader"))
+	rep, err = m.forceExpireListed(ctx, "fx-el:leader", seenOf("lock:fx-el:leader"))
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Votes)
 	select {
@@ -117,6 +118,6 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	}
 	_, err = e.Leader(ctx)
 	assert.ErrorIs(t, err, ErrNoLeader)
-	_, err = m.ForceExpireListed(ctx, "fx-el:leader:term", map[string]Seen{"a": {Type: "hash"}})
+	_, err = m.forceExpireListed(ctx, "fx-el:leader:term", map[string]keyspace.Seen{"a": {Type: "hash"}})
 	assert.ErrorIs(t, err, ErrInvalidOption, "a leader's record goes with its leadership")
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // LockState is the quorum view of one lock name across the masters.
@@ -27,7 +29,7 @@ const (
 	// StateOrphaned: leftovers with no majority and no live holder: a value whose
 	// remaining quorum validity is gone, or keys of the wrong type.
 	StateOrphaned LockState = "orphaned"
-	// StateRevoked: the leading value is a tombstone (Tombstone): an administrator
+	// StateRevoked: the leading value is a tombstone (admin.Tombstone): an administrator
 	// revoked the holder, and the name stays taken until FreeAt, or until the
 	// revoked holder's release deletes the tombstone.
 	StateRevoked LockState = "revoked"
@@ -38,8 +40,8 @@ type MasterView struct {
 	Master string `json:"master"`
 	// Present is false when the key does not exist on this master.
 	Present bool `json:"present"`
-	// Truncated is true when the value is longer than ValueReadCap: Value then
-	// holds its first ValueReadCap bytes and Size its length.
+	// Truncated is true when the value is longer than admin.ValueReadCap: Value then
+	// holds its first admin.ValueReadCap bytes and Size its length.
 	Truncated bool `json:"truncated,omitempty"`
 	// Type is the Redis type of the key ("string", "hash", ...).
 	Type string `json:"type,omitempty"`
@@ -69,7 +71,7 @@ type LockInfo struct {
 	Value string `json:"-"`
 	// Owner is decoded from Value when this package wrote it, else nil.
 	Owner *Owner `json:"owner,omitempty"`
-	// Library is Library(Value), or "redisson" for hash keys.
+	// Library is admin.Library(Value), or "redisson" for hash keys.
 	Library string `json:"library"`
 	// Validity is the remaining validity from the quorum's view at ObservedAt: the
 	// PTTL that a quorum of masters still exceeds, minus the drift budget of it; zero
@@ -93,6 +95,17 @@ func (li *LockInfo) RedactedValue() string {
 		return li.Value[:keep] + "…"
 	}
 	return Redact(li.Value)
+}
+
+// KeyType is the Redis type of a listed key as the first master that has it
+// reports it ("string", "zset", "hash", ...; "" when no master has it).
+func (li *LockInfo) KeyType() string {
+	for _, mv := range li.Masters {
+		if mv.Present && mv.Type != "" {
+			return mv.Type
+		}
+	}
+	return ""
 }
 
 // Deadline returns when the quorum validity ends, as observed: ObservedAt plus Validity.
@@ -163,50 +176,26 @@ func (m *Manager) inspectCallTimeout() time.Duration {
 	return max(4*m.cfg.nodeTimeout, 2*time.Second)
 }
 
-// Inspect lists the locks whose names match the glob match ("" or "*" for all;
-// Redis MATCH syntax) on every master, in parallel: SCAN (never KEYS) under the
-// key prefix, and per batch of keys their PTTL, type and at most ValueReadCap
-// bytes of their value, read atomically and without writing anything (a
-// MULTI/EXEC of GETRANGE and PTTL on a connection of the listing's own,
-// list_resp.go). Keys longer than 1 MB are not listed. Side
-// keys of this package (names ending ":fence" or ":queue": the queues and the waiting flags) are not listed; a fence counter is reported in the lock's
-// Fence. Per lock it merges the masters' views into a quorum state (see
-// LockState), the votes of the leading value, the remaining validity from the
-// quorum's view, the decoded owner and the guessed library.
-//
-// Masters that fail are reported in Listing.Masters and in every lock's Masters; the
-// listing is complete as long as a quorum answered. When fewer than a quorum
-// answered, Inspect returns the partial listing together with an error matching
-// ErrUnavailable that names the failing masters. It writes nothing.
-//
-// Inspect holds the whole listing in memory; InspectStream reads the same listing
-// and hands out one lock at a time.
-func (m *Manager) Inspect(ctx context.Context, match string) (*Listing, error) {
-	lst, rd, err := m.inspect(ctx, match)
+// inspect is admin.Admin.Inspect, which documents it. Each batch is read
+// atomically and without writing anything: a MULTI/EXEC of GETRANGE and PTTL
+// on a connection of the listing's own (list_resp.go).
+func (m *Manager) inspect(ctx context.Context, match string) (*Listing, error) {
+	lst, rd, err := m.inspectRead(ctx, match)
 	rd.collect(lst)
 	return lst, err
 }
 
-// InspectStream reads the listing that Inspect returns and hands it out in two
-// parts: the listing without its Locks (the masters' answers, each one's Keys
-// counted) and the locks in name order, one at a time, built as they are
-// iterated. The *LockInfo the iterator yields (its Masters and Owner too) is reused by the
-// next iteration: copy what you keep. Iterating again yields the locks again.
-// The error is Inspect's.
-//
-// Memory: what the masters reported is kept in a compact table (each name and
-// each distinct value once, values capped at ValueReadCap bytes) until the
-// iterator is dropped; no lock is built before it is iterated.
-func (m *Manager) InspectStream(ctx context.Context, match string) (*Listing, iter.Seq[*LockInfo], error) {
-	lst, rd, err := m.inspect(ctx, match)
+// inspectStream is admin.Admin.InspectStream, which documents it.
+func (m *Manager) inspectStream(ctx context.Context, match string) (*Listing, iter.Seq[*LockInfo], error) {
+	lst, rd, err := m.inspectRead(ctx, match)
 	return lst, rd.each, err
 }
 
-func (m *Manager) inspect(ctx context.Context, match string) (*Listing, *listReader, error) {
+func (m *Manager) inspectRead(ctx context.Context, match string) (*Listing, *listReader, error) {
 	if match == "" {
 		match = "*"
 	}
-	pattern := EscapeGlob(m.cfg.prefix) + match
+	pattern := keyspace.EscapeGlob(m.cfg.prefix) + match
 	return m.readListing(match, "inspect", func(n *node, _ *[]listRecord, put func([]listRecord)) error {
 		_, err := m.scanPass(ctx, n, 0, pattern, 0, put)
 		return err
@@ -343,18 +332,4 @@ func (m *Manager) unanswered(op string, lst *Listing) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// EscapeGlob escapes the glob characters of a literal for Redis MATCH, so that
-// Inspect(ctx, EscapeGlob(name)) lists exactly the lock name.
-func EscapeGlob(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

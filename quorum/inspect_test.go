@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +37,7 @@ func TestInspectStates(t *testing.T) {
 		require.NoError(t, c.Servers[i].Client().PExpire(ctx, "lock:redisson", 10*time.Second).Err())
 	}
 
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	assert.Equal(t, 5, lst.Answered())
 	assert.Equal(t, 3, lst.Quorum)
@@ -128,7 +129,7 @@ func TestInspectMatchAndManyKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.match, func(t *testing.T) {
-			lst, err := m.Inspect(ctx, tt.match)
+			lst, err := m.inspect(ctx, tt.match)
 			require.NoError(t, err)
 			assert.Len(t, lst.Locks, tt.want)
 			for _, l := range lst.Locks {
@@ -148,7 +149,7 @@ func TestInspectWithMastersDown(t *testing.T) {
 	c.Servers[3].Stop()
 	t.Cleanup(c.Servers[3].Cont)
 	start := time.Now()
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err, "a quorum answered")
 	assert.Less(t, time.Since(start), 5*time.Second, "a paused master must not hold the listing")
 	assert.Equal(t, 3, lst.Answered())
@@ -163,7 +164,7 @@ func TestInspectWithMastersDown(t *testing.T) {
 	assert.False(t, li.Masters[1].Present)
 
 	c.Servers[4].Kill()
-	lst, err = m.Inspect(ctx, "")
+	lst, err = m.inspect(ctx, "")
 	require.Error(t, err)
 	require.NotNil(t, lst, "the partial listing comes with the error")
 	assert.True(t, errors.Is(err, ErrUnavailable))
@@ -201,9 +202,9 @@ func TestClassify(t *testing.T) {
 		{"majority beats a minority", []MasterView{s("v", time.Second), s("w", time.Second), s("v", 2*time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
 		{"hash only", []MasterView{{Present: true, Type: "hash", PTTL: time.Second}, none, none}, StateOrphaned, 0, 0},
 		{"hash beside a minority", []MasterView{{Present: true, Type: "hash"}, s("v", time.Second), none}, StateOrphaned, 1, 0},
-		{"revoked: a tombstone on a quorum", []MasterView{s(Tombstone("v"), time.Second), s(Tombstone("v"), 3*time.Second), none}, StateRevoked, 2, 0},
-		{"revoked: a tombstone on one", []MasterView{s(Tombstone("v"), 3*time.Second), none, none}, StateRevoked, 1, 0},
-		{"a holder beside a minority tombstone", []MasterView{s(Tombstone("v"), 3*time.Second), s("w", time.Second), s("w", time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
+		{"revoked: a tombstone on a quorum", []MasterView{s(keyspace.Tombstone("v"), time.Second), s(keyspace.Tombstone("v"), 3*time.Second), none}, StateRevoked, 2, 0},
+		{"revoked: a tombstone on one", []MasterView{s(keyspace.Tombstone("v"), 3*time.Second), none, none}, StateRevoked, 1, 0},
+		{"a holder beside a minority tombstone", []MasterView{s(keyspace.Tombstone("v"), 3*time.Second), s("w", time.Second), s("w", time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
 		{"a forged tombstone (not hex) is a foreign value", []MasterView{s("rl1x."+strings.Repeat("z", 40), time.Second), s("rl1x."+strings.Repeat("z", 40), time.Second), none}, StateHeld, 2, time.Second - 12*time.Millisecond},
 	}
 	for _, tt := range tests {
@@ -225,6 +226,6 @@ func TestClassify(t *testing.T) {
 }
 
 func TestEscapeGlob(t *testing.T) {
-	assert.Equal(t, `lock:`, EscapeGlob("lock:"))
-	assert.Equal(t, `a\*b\?\[c\]\\`, EscapeGlob(`a*b?[c]\`))
+	assert.Equal(t, `lock:`, keyspace.EscapeGlob("lock:"))
+	assert.Equal(t, `a\*b\?\[c\]\\`, keyspace.EscapeGlob(`a*b?[c]\`))
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
@@ -154,7 +155,7 @@ func (lc *listConn) flush() error {
 // The commands that read one key of a batch, around its name.
 var (
 	getrangeHead = []byte("*4\r\n$8\r\nGETRANGE\r\n")
-	getrangeTail = []byte("$1\r\n0\r\n$" + strconv.Itoa(len(strconv.Itoa(ValueReadCap-1))) + "\r\n" + strconv.Itoa(ValueReadCap-1) + "\r\n")
+	getrangeTail = []byte("$1\r\n0\r\n$" + strconv.Itoa(len(strconv.Itoa(keyspace.ValueReadCap-1))) + "\r\n" + strconv.Itoa(keyspace.ValueReadCap-1) + "\r\n")
 	pttlHead     = []byte("*2\r\n$4\r\nPTTL\r\n")
 )
 

@@ -10,15 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
-
-// ValueReadCap is the most bytes of one value that a listing (Inspect,
-// InspectStream, Describe, a Scanner) reads from a master: a longer value is
-// read as its first ValueReadCap bytes and its length (MasterView.Truncated and
-// Size say so), so that one hostile value of hundreds of megabytes costs a
-// listing no more than any other. Every value this package writes is shorter
-// (MaxValueLen).
-const ValueReadCap = 512
 
 //go:embed scripts/list_read.lua
 var listReadLua string
@@ -54,7 +47,7 @@ func (m *Manager) readKeys(ctx context.Context, n *node, cursor uint64, pattern 
 	// A script call answers at its end: its read timeout is the call's, not the
 	// node timeout sized for one small command.
 	cl := n.client.WithTimeout(m.inspectCallTimeout())
-	reply, err := listReadScript.Run(cctx, cl, keys, ValueReadCap, strconv.FormatUint(cursor, 10), pattern, inspectBatch).Slice()
+	reply, err := listReadScript.Run(cctx, cl, keys, keyspace.ValueReadCap, strconv.FormatUint(cursor, 10), pattern, inspectBatch).Slice()
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
@@ -115,7 +108,7 @@ func parseRecords(blob, prefix string, out []listRecord) ([]listRecord, error) {
 			nums[i] = v
 		}
 		kl, vl := nums[2], nums[3]
-		if kl > int64(len(rest)) || vl > int64(len(rest))-kl || vl > ValueReadCap || vl > nums[1] {
+		if kl > int64(len(rest)) || vl > int64(len(rest))-kl || vl > keyspace.ValueReadCap || vl > nums[1] {
 			return out, fmt.Errorf("%w: lengths %d+%d past the reply", errBadRecords, kl, vl)
 		}
 		if key := rest[:kl]; strings.HasPrefix(key, prefix) && !sideName(key[len(prefix):]) {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
@@ -50,18 +51,18 @@ func TestListingsReadHostileValuesCapped(t *testing.T) {
 		assert.Equal(t, StateHeld, li.State, "two of three masters agree")
 		for i, mv := range li.Masters {
 			assert.True(t, mv.Truncated, mv.Master)
-			assert.Len(t, mv.Value, ValueReadCap, mv.Master)
+			assert.Len(t, mv.Value, keyspace.ValueReadCap, mv.Master)
 			assert.Equal(t, int64(size+i/2), mv.Size, mv.Master)
 		}
 	}
 	readers := map[string]func(t *testing.T){
 		"inspect": func(t *testing.T) {
-			lst, err := m.Inspect(ctx, "")
+			lst, err := m.inspect(ctx, "")
 			require.NoError(t, err)
 			check(t, lst.Lock("huge"))
 		},
 		"stream": func(t *testing.T) {
-			_, locks, err := m.InspectStream(ctx, "huge")
+			_, locks, err := m.inspectStream(ctx, "huge")
 			require.NoError(t, err)
 			n := 0
 			for li := range locks {
@@ -71,12 +72,12 @@ func TestListingsReadHostileValuesCapped(t *testing.T) {
 			assert.Equal(t, 1, n)
 		},
 		"describe": func(t *testing.T) {
-			lst, err := m.Describe(ctx, []string{"huge"})
+			lst, err := m.describe(ctx, []string{"huge"})
 			require.NoError(t, err)
 			check(t, lst.Lock("huge"))
 		},
 		"scanner": func(t *testing.T) {
-			sc := m.NewScanner("")
+			sc := m.newScanner("")
 			for !sc.Progress().Complete {
 				require.NoError(t, sc.Step(ctx))
 			}
@@ -109,7 +110,7 @@ func TestListReadScriptKeyShapes(t *testing.T) {
 	require.NoError(t, cl.HSet(ctx, "lock:hash", "f", "1").Err())
 	require.NoError(t, cl.Set(ctx, "lock:empty:fence", "41", 0).Err())
 	require.NoError(t, cl.RPush(ctx, "lock:empty:queue", "w").Err())
-	atCap := strings.Repeat("c", ValueReadCap)
+	atCap := strings.Repeat("c", keyspace.ValueReadCap)
 	require.NoError(t, cl.Set(ctx, "lock:atcap", atCap, 0).Err())
 	require.NoError(t, cl.Set(ctx, "lock:long", atCap+"more", 0).Err())
 	require.NoError(t, cl.Set(ctx, "lock:"+strings.Repeat("k", listKeyCap+1), "v", 0).Err())
@@ -152,8 +153,8 @@ func TestListReadScriptKeyShapes(t *testing.T) {
 			assert.Equal(t, listRecord{name: "empty", typ: "string", pttl: -1}, byName["empty"])
 			assert.Equal(t, listRecord{name: "hash", typ: "hash", pttl: -1}, byName["hash"])
 			assert.Equal(t, "41", byName["empty:fence"].value)
-			assert.Equal(t, listRecord{name: "atcap", typ: "string", value: atCap, size: ValueReadCap, pttl: -1}, byName["atcap"])
-			assert.Equal(t, listRecord{name: "long", typ: "string", value: atCap, size: ValueReadCap + 4, pttl: -1}, byName["long"])
+			assert.Equal(t, listRecord{name: "atcap", typ: "string", value: atCap, size: keyspace.ValueReadCap, pttl: -1}, byName["atcap"])
+			assert.Equal(t, listRecord{name: "long", typ: "string", value: atCap, size: keyspace.ValueReadCap + 4, pttl: -1}, byName["long"])
 		})
 	}
 }
@@ -184,8 +185,8 @@ func TestParseRecordsRejectsMalformedReplies(t *testing.T) {
 		",-2,1,1,0:a",  // a PTTL below -1
 		",1,-1,1,0:a",  // a negative length
 		",1,1,1,2:abc", // a value longer than its length
-		fmt.Sprintf(",1,%d,1,%d:a%s", ValueReadCap+1, ValueReadCap+1, strings.Repeat("v", ValueReadCap+1)), // more than the cap
-		",1,1,9223372036854775807,9223372036854775807:a",                                                   // lengths that overflow
+		fmt.Sprintf(",1,%d,1,%d:a%s", keyspace.ValueReadCap+1, keyspace.ValueReadCap+1, strings.Repeat("v", keyspace.ValueReadCap+1)), // more than the cap
+		",1,1,9223372036854775807,9223372036854775807:a", // lengths that overflow
 	} {
 		_, err := parseRecords(bad, "", nil)
 		assert.ErrorIs(t, err, errBadRecords, "%q", bad)
@@ -199,7 +200,7 @@ func FuzzParseRecords(f *testing.F) {
 	f.Add("", "", int64(0), "zset")
 	f.Fuzz(func(t *testing.T, name, value string, pttl int64, typ string) {
 		_, _ = parseRecords(name+value+typ, "", nil) // arbitrary text: an error at most
-		if len(value) > ValueReadCap || pttl < -1 || strings.ContainsAny(typ, ",:") {
+		if len(value) > keyspace.ValueReadCap || pttl < -1 || strings.ContainsAny(typ, ",:") {
 			return
 		}
 		if typ == "" {
@@ -224,7 +225,7 @@ func TestRedactedValueIsRedact(t *testing.T) {
 		require.NoError(t, s.Client().Set(ctx, "lock:fake", "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.bm90IGpzb24", time.Minute).Err())
 		require.NoError(t, s.Client().Set(ctx, "lock:short", "rl1.", time.Minute).Err())
 	}
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	require.Len(t, lst.Locks, 4)
 	for _, li := range lst.Locks {
@@ -312,7 +313,7 @@ func FuzzListReplies(f *testing.F) {
 			return
 		}
 		for _, r := range b.records {
-			require.LessOrEqual(t, len(r.value), ValueReadCap)
+			require.LessOrEqual(t, len(r.value), keyspace.ValueReadCap)
 			require.Equal(t, int64(len(r.value)), r.size)
 			require.GreaterOrEqual(t, r.pttl, int64(-1))
 		}
@@ -322,7 +323,7 @@ func FuzzListReplies(f *testing.F) {
 // A batch's reads of a key are the commands wire.AppendCommand writes for them.
 func TestAppendReadKeyIsGETRANGEAndPTTL(t *testing.T) {
 	for _, k := range []string{"", "lock:a", strings.Repeat("k", 70000), "lock:\r\n*1\r\n"} {
-		want := wire.AppendCommand(wire.AppendCommand(nil, "GETRANGE", k, "0", strconv.Itoa(ValueReadCap-1)), "PTTL", k)
+		want := wire.AppendCommand(wire.AppendCommand(nil, "GETRANGE", k, "0", strconv.Itoa(keyspace.ValueReadCap-1)), "PTTL", k)
 		require.Equal(t, string(want), string(appendReadKey(nil, k)))
 	}
 }

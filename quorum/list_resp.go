@@ -8,10 +8,11 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// The read path of SCAN listings (Inspect, InspectStream, a Scanner): a raw
+// The read path of SCAN listings (admin.Admin.Inspect, InspectStream, an admin.Scanner): a raw
 // RESP2 connection of its own per master, read without go-redis's objects. Per
 // batch of keys it costs a master one SCAN and, in one MULTI/EXEC (atomic, as
 // the listing script was), a GETRANGE 0 ValueReadCap-1 and a PTTL per key:
@@ -216,10 +217,10 @@ func (lc *listConn) readBatch(b *scanBatch, queued int, prefix string) error {
 			wrongType = true
 		case '$':
 			vn, ok := wire.ParseInt(l)
-			if !ok || vn < 0 || vn > ValueReadCap {
+			if !ok || vn < 0 || vn > keyspace.ValueReadCap {
 				return fmt.Errorf("%w: GETRANGE of %q bytes", errListProtocol, l)
 			}
-			if b.values, _, err = lc.bulk(b.values, vn, ValueReadCap); err != nil {
+			if b.values, _, err = lc.bulk(b.values, vn, keyspace.ValueReadCap); err != nil {
 				return err
 			}
 			val.n = int32(vn)
@@ -233,7 +234,7 @@ func (lc *listConn) readBatch(b *scanBatch, queued int, prefix string) error {
 		name, ok := strings.CutPrefix(key, prefix)
 		switch {
 		case pttl == -2 || !ok: // no such key (any more)
-		case wrongType || val.n == ValueReadCap:
+		case wrongType || val.n == keyspace.ValueReadCap:
 			b.again = append(b.again, strings.Clone(key))
 		default:
 			b.records = append(b.records, listRecord{name: name, typ: "string", size: int64(val.n), pttl: max(pttl, -1)})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,10 +21,10 @@ func TestBugLossWatchHearsAdminOfPermitAndShare(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)
 	const ttl = 30 * time.Second // far beyond the bound below: only the watch can fire Done
-	seenOf := func(key string) map[string]Seen {
-		out := map[string]Seen{}
+	seenOf := func(key string) map[string]keyspace.Seen {
+		out := map[string]keyspace.Seen{}
 		for name, v := range keysOn(t, c, key) {
-			out[name] = Seen{Type: "string", Value: v}
+			out[name] = keyspace.Seen{Type: "string", Value: v}
 		}
 		return out
 	}
@@ -33,15 +34,15 @@ func TestBugLossWatchHearsAdminOfPermitAndShare(t *testing.T) {
 		remove func(t *testing.T, name string, l *Lock)
 	}{
 		{"permit force-expired as listed", []LockOption{withPermits(2)}, func(t *testing.T, name string, l *Lock) {
-			_, err := m.ForceExpireListed(ctx, name+":permit:"+strconv.Itoa(slotOf(l)), seenOf(l.Key()))
+			_, err := m.forceExpireListed(ctx, name+":permit:"+strconv.Itoa(slotOf(l)), seenOf(l.Key()))
 			require.NoError(t, err)
 		}},
 		{"permit released by token", []LockOption{withPermits(2)}, func(t *testing.T, name string, l *Lock) {
-			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
+			_, err := m.releaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},
 		{"share released by token, another share left", []LockOption{withShared()}, func(t *testing.T, name string, l *Lock) {
-			_, err := m.ReleaseHeld(ctx, []string{name}, l.Token())
+			_, err := m.releaseHeld(ctx, []string{name}, l.Token())
 			require.NoError(t, err)
 		}},
 	}

@@ -75,7 +75,7 @@ var lossCauses = []struct {
 		}
 	}},
 	{"force-expire", func(t *testing.T, _ *redistest.Cluster, admin *Manager, key string) {
-		_, err := admin.ForceExpire(context.Background(), strings.TrimPrefix(key, "lock:"), "")
+		_, err := admin.forceExpire(context.Background(), strings.TrimPrefix(key, "lock:"), "")
 		require.NoError(t, err)
 	}},
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -46,7 +47,7 @@ func TestBugLossWatchHearsTheLossOfALongKey(t *testing.T) {
 	ctx := context.Background()
 	l, err := m.Acquire(ctx, strings.Repeat("n", MaxNameLen), 60*time.Second, WithLossWatch())
 	require.NoError(t, err)
-	require.Greater(t, len(l.Key()), ValueReadCap)
+	require.Greater(t, len(l.Key()), keyspace.ValueReadCap)
 	armed(t, m, l)
 	for _, s := range c.Servers[:3] {
 		require.NoError(t, s.Client().Del(ctx, l.Key()).Err())

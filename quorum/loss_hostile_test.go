@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +44,7 @@ func TestLossWatchHostileFloodIsNoLoss(t *testing.T) {
 				for _, l := range locks {
 					for _, k := range l.watchKeys() {
 						p.Publish(ctx, wakeChannel(k), k)
-						p.Publish(ctx, wakeChannel(k), ForceExpiredMessage)
+						p.Publish(ctx, wakeChannel(k), keyspace.ForceExpiredMessage)
 					}
 				}
 				p.Publish(ctx, "__redis__:invalidate", m.Key("mx"))

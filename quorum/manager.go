@@ -294,10 +294,8 @@ func (m *Manager) Nodes() []string {
 // Key returns the Redis key of a lock name: the key prefix plus the name.
 func (m *Manager) Key(name string) string { return m.cfg.prefix + name }
 
-// Quarantine returns, per master name, when its restart quarantine ends; masters
-// that may vote now are absent. The state is what the last connection to each
-// master observed; it does no I/O.
-func (m *Manager) Quarantine() map[string]time.Time {
+// quarantineEnds is admin.Admin.Quarantine, which documents it.
+func (m *Manager) quarantineEnds() map[string]time.Time {
 	out := map[string]time.Time{}
 	now := m.cfg.clock.Now()
 	for _, n := range m.nodes {

@@ -85,7 +85,7 @@ func scenModelRestart(quarantine bool) scenario {
 			// B meets every master (their run_ids), then waits out the quarantine of
 			// brand-new masters.
 			_, _ = b.m.TryAcquire(ctx, "warm-up", ttl)
-			require.Eventually(s.t, func() bool { return len(b.m.Quarantine()) == 0 }, 5*time.Second, 20*time.Millisecond)
+			require.Eventually(s.t, func() bool { return len(b.m.quarantineEnds()) == 0 }, 5*time.Second, 20*time.Millisecond)
 		}
 		a.net((*faults.Proxy).Blackhole, "c")
 		b.net((*faults.Proxy).Blackhole, "a")

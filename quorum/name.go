@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // MaxNameLen bounds a lock name, in bytes.
@@ -12,7 +14,7 @@ const MaxNameLen = 200
 
 // Reserved suffixes: keys the package keeps beside a lock (fence counter, fair queue
 // and waiting flag). Lock names may not end with them.
-var reservedSuffixes = []string{fenceSuffix, queueSuffix}
+var reservedSuffixes = keyspace.ReservedSuffixes
 
 // ValidateName checks a lock name against the one rule that the library, the CLI
 // and the console share: 1 to MaxNameLen bytes of valid UTF-8, without whitespace,
@@ -47,23 +49,6 @@ func ValidateName(name string) error {
 	}
 	if s := reservedName(name); s != "" {
 		return fmt.Errorf("%w: %q ends with the reserved suffix %q", ErrInvalidName, name, s)
-	}
-	return nil
-}
-
-// ValidateKeyName checks the name of an existing lock for an administrative action
-// (ForceExpire, ForceExpireSeen): any key that listing shows, whitespace, foreign
-// spellings and all, except an empty name and the reserved suffixes (the fence
-// counter, the fair queue and the waiting flag are not locks). Creating a lock
-// keeps ValidateName.
-func ValidateKeyName(name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidName)
-	}
-	for _, s := range reservedSuffixes {
-		if strings.HasSuffix(name, s) {
-			return fmt.Errorf("%w: %q ends with the reserved suffix %q", ErrInvalidName, name, s)
-		}
 	}
 	return nil
 }

@@ -3,8 +3,9 @@ package quorum
 import (
 	"errors"
 	"fmt"
-	"github.com/redlock/redlock/internal/defaults"
 	"time"
+
+	"github.com/redlock/redlock/internal/defaults"
 )
 
 // defaultKeepAliveFraction is the share of the TTL after which the keep-alive

@@ -41,13 +41,13 @@ func TestBugPermitByTokenFindsItsSlotInOneRound(t *testing.T) {
 
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	until, rep, err := m.ExtendHeld(dctx, []string{"tok-sem"}, ours.Token(), 2*time.Minute)
+	until, rep, err := m.extendHeld(dctx, []string{"tok-sem"}, ours.Token(), 2*time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, slot, rep.Key, "the report is our slot's")
 	assert.Equal(t, 2, rep.Votes)
 	assert.True(t, until.After(ours.Until()))
 
-	rep, err = m.ReleaseHeld(dctx, []string{"tok-sem"}, ours.Token())
+	rep, err = m.releaseHeld(dctx, []string{"tok-sem"}, ours.Token())
 	require.ErrorIs(t, err, ErrPartialRelease, "the paused master did not answer")
 	assert.Equal(t, slot, rep.Key, "the report is our slot's")
 	assert.Equal(t, 2, rep.count(OutcomeOK))
@@ -75,11 +75,11 @@ func TestBugPermitReleaseByTokenExpiredIsMissing(t *testing.T) {
 	<-ours.Done() // expired: its slot is free
 	require.Eventually(t, func() bool { return len(keysOn(t, c, ours.Key())) == 0 }, 5*time.Second, 20*time.Millisecond)
 
-	rep, err := m.ReleaseHeld(ctx, []string{"exp-sem"}, ours.Token())
+	rep, err := m.releaseHeld(ctx, []string{"exp-sem"}, ours.Token())
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.count(OutcomeMissing), "missing on every master")
 	assert.Zero(t, rep.count(OutcomeForeign), "slot 0 is another holder's permit, not ours held elsewhere")
-	_, _, err = m.ExtendHeld(ctx, []string{"exp-sem"}, ours.Token(), time.Second)
+	_, _, err = m.extendHeld(ctx, []string{"exp-sem"}, ours.Token(), time.Second)
 	require.ErrorIs(t, err, ErrLost)
 	assert.NoError(t, keep.Verify(ctx), "the other holder keeps slot 0")
 }
@@ -100,7 +100,7 @@ func TestBugPermitExtendByTokenSkipsAStray(t *testing.T) {
 	cl := c.Servers[0].Client()
 	require.NoError(t, cl.Set(ctx, stray, ours.Token(), 10*time.Second).Err())
 
-	_, rep, err := m.ExtendHeld(ctx, []string{"stray-sem"}, ours.Token(), 5*time.Minute)
+	_, rep, err := m.extendHeld(ctx, []string{"stray-sem"}, ours.Token(), 5*time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, ours.Key(), rep.Key)
 	assert.Equal(t, 3, rep.Votes)
@@ -111,7 +111,7 @@ func TestBugPermitExtendByTokenSkipsAStray(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, left, 2*time.Minute, "our permit is extended")
 
-	_, err = m.ReleaseHeld(ctx, []string{"stray-sem"}, ours.Token())
+	_, err = m.releaseHeld(ctx, []string{"stray-sem"}, ours.Token())
 	require.NoError(t, err)
 	assert.Empty(t, keysOn(t, c, stray), "the leftover goes with the release")
 	assert.Empty(t, keysOn(t, c, ours.Key()))

@@ -156,7 +156,7 @@ func TestAttackPipeRestartInFlightIsQuarantined(t *testing.T) {
 	m := managerFor(t, c, WithRestartQuarantine(window), WithNodeTimeout(500*time.Millisecond))
 	ctx := context.Background()
 	require.Equal(t, 3, m.wireRound(ctx, opAcquire, "lock:warm", wireSet, "rl1.warm", "", 60000).Votes)
-	require.Empty(t, m.Quarantine())
+	require.Empty(t, m.quarantineEnds())
 
 	var restarted atomic.Int64 // UnixNano when b was killed
 	var wg sync.WaitGroup
@@ -191,7 +191,7 @@ func TestAttackPipeRestartInFlightIsQuarantined(t *testing.T) {
 	restarted.Store(time.Now().UnixNano())
 	c.Servers[1].Restart(false)
 	wg.Wait()
-	assert.Contains(t, m.Quarantine(), "b")
+	assert.Contains(t, m.quarantineEnds(), "b")
 	assert.Zero(t, bad.Load())
 }
 

@@ -29,7 +29,7 @@ func TestAttackPipeLoneRoundsAfterRestartAreQuarantined(t *testing.T) {
 	m := managerFor(t, c, WithRestartQuarantine(window), WithNodeTimeout(300*time.Millisecond))
 	ctx := context.Background()
 	require.Equal(t, 3, m.wireRound(ctx, opAcquire, "lock:warm", wireSet, "rl1.warm", "", 60000).Votes)
-	require.Empty(t, m.Quarantine())
+	require.Empty(t, m.quarantineEnds())
 
 	var restarted atomic.Int64
 	done := make(chan struct{})
@@ -57,7 +57,7 @@ func TestAttackPipeLoneRoundsAfterRestartAreQuarantined(t *testing.T) {
 	}
 	<-done
 	t.Logf("%d rounds", rounds)
-	assert.Contains(t, m.Quarantine(), "b")
+	assert.Contains(t, m.quarantineEnds(), "b")
 }
 
 // 32 goroutines contend for three names with call deadlines of 0.2-20ms, a third of

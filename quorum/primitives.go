@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
@@ -21,7 +22,7 @@ import (
 //
 // Key layout. Every key starts with the key prefix (default "lock:"); NAME is the
 // name the caller gave. What a key is can be told from its name and its Redis type
-// alone (ClassifyKey), which is what listings use:
+// alone (keyspace.ClassifyKey, admin.ClassifyKey), which is what listings use:
 //
 //	key                            type    written by                      what
 //	NAME                           string  Acquire, Multi(...).Acquire     a plain lock, or one name of a multi-name
@@ -55,16 +56,16 @@ import (
 // ":term", ":permit" or ":permit:" followed by digits, so no name given by a user
 // ever collides with one of these keys. A name is meant to be used as one
 // primitive: a semaphore NAME and a plain lock NAME are different keys and the
-// rounds do not exclude each other (ReadHeldAs lets a caller refuse the mix, as
+// rounds do not exclude each other (admin.Admin.ReadHeldAs lets a caller refuse the mix, as
 // the CLI does); a shared hold and a plain lock of NAME are the same key and do.
 
 // Key suffixes of the primitives (see the key layout above).
 const (
-	permitInfix  = ":permit:"
-	permitBase   = ":permit"
-	xwaitSuffix  = ":xwait"
-	leaderSuffix = ":leader"
-	termSuffix   = ":term"
+	permitInfix  = keyspace.PermitInfix
+	permitBase   = keyspace.PermitBase
+	xwaitSuffix  = keyspace.XwaitSuffix
+	leaderSuffix = keyspace.LeaderSuffix
+	termSuffix   = keyspace.TermSuffix
 )
 
 // Errors of the primitives.
@@ -82,104 +83,6 @@ var (
 // the slots in one script, and a listing reads them all.
 const MaxPermits = 1024
 
-// KeyKind says what a key under the key prefix is, from its name and type alone.
-type KeyKind string
-
-// Kinds of keys (see the key layout in this file's package documentation).
-const (
-	// KeyLock: a plain lock, or one name of a multi-name hold (a string at NAME).
-	KeyLock KeyKind = "lock"
-	// KeyShared: the shared holders of NAME (a zset at NAME).
-	KeyShared KeyKind = "shared"
-	// KeyWriterWaiting: an exclusive waiter's marker at NAME:xwait.
-	KeyWriterWaiting KeyKind = "writer-waiting"
-	// KeyPermit: permit slot I of semaphore NAME, at NAME:permit:I.
-	KeyPermit KeyKind = "permit"
-	// KeyLeader: the leadership of election NAME, at NAME:leader.
-	KeyLeader KeyKind = "leader"
-	// KeyTerm: the leader's record of election NAME, at NAME:leader:term.
-	KeyTerm KeyKind = "term"
-	// KeyFence: a fence or term counter, at X:fence.
-	KeyFence KeyKind = "fence"
-	// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at
-	// "X waiting:queue".
-	KeyQueue KeyKind = "queue"
-	// KeyOther: a key of another type at NAME (a Redisson hash, say).
-	KeyOther KeyKind = "other"
-)
-
-// KeyClass is what ClassifyKey tells about one key.
-type KeyClass struct {
-	Kind KeyKind
-	// Name is the primitive's name: the lock, semaphore or election name the key
-	// belongs to (for KeyFence and KeyQueue, the key they sit beside, without
-	// the prefix).
-	Name string
-	// Permit is the slot index of a KeyPermit (and of its fence counter), else -1.
-	Permit int
-}
-
-// ClassifyKey tells what a key is from its name (the key without the prefix) and
-// its Redis type ("string", "zset", "hash", ...; "" when unknown, read as
-// "string"). It does no I/O and never fails: a key this package does not write
-// is KeyLock (a string) or KeyOther.
-func ClassifyKey(name, redisType string) KeyClass {
-	kc := KeyClass{Name: name, Permit: -1}
-	switch {
-	case strings.HasSuffix(name, fenceSuffix):
-		kc.Kind, kc.Name = KeyFence, strings.TrimSuffix(name, fenceSuffix)
-		if base, i, ok := cutPermit(kc.Name); ok {
-			kc.Name, kc.Permit = base, i
-		} else if b, ok := strings.CutSuffix(kc.Name, leaderSuffix); ok {
-			kc.Name = b
-		}
-	case strings.HasSuffix(name, waitingSuffix): // before queueSuffix, which it ends with
-		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, waitingSuffix)
-	case strings.HasSuffix(name, queueSuffix):
-		kc.Kind, kc.Name = KeyQueue, strings.TrimSuffix(name, queueSuffix)
-		if b, ok := strings.CutSuffix(kc.Name, permitBase); ok {
-			kc.Name = b
-		}
-	case strings.HasSuffix(name, leaderSuffix+termSuffix):
-		kc.Kind, kc.Name = KeyTerm, strings.TrimSuffix(name, leaderSuffix+termSuffix)
-	case strings.HasSuffix(name, leaderSuffix):
-		kc.Kind, kc.Name = KeyLeader, strings.TrimSuffix(name, leaderSuffix)
-	case strings.HasSuffix(name, xwaitSuffix):
-		kc.Kind, kc.Name = KeyWriterWaiting, strings.TrimSuffix(name, xwaitSuffix)
-	default:
-		if base, i, ok := cutPermit(name); ok {
-			kc.Kind, kc.Name, kc.Permit = KeyPermit, base, i
-			break
-		}
-		switch redisType {
-		case "", "string":
-			kc.Kind = KeyLock
-		case "zset":
-			kc.Kind = KeyShared
-		default:
-			kc.Kind = KeyOther
-		}
-	}
-	return kc
-}
-
-// cutPermit splits "NAME:permit:I" into NAME and I.
-func cutPermit(s string) (base string, slot int, ok bool) {
-	i := strings.LastIndex(s, permitInfix)
-	if i < 0 {
-		return "", 0, false
-	}
-	digits := s[i+len(permitInfix):]
-	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" || len(digits) > 9 {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil {
-		return "", 0, false
-	}
-	return s[:i], n, true
-}
-
 // reservedName reports the reserved ending of a name, "" when it has none.
 func reservedName(name string) string {
 	for _, s := range []string{xwaitSuffix, leaderSuffix, termSuffix, permitBase} {
@@ -187,7 +90,7 @@ func reservedName(name string) string {
 			return s
 		}
 	}
-	if _, _, ok := cutPermit(name); ok {
+	if _, _, ok := keyspace.CutPermit(name); ok {
 		return permitInfix + "<digits>"
 	}
 	return ""

@@ -22,7 +22,7 @@ func TestAttackLossWatchCoversEveryNameOfAMultiNameLock(t *testing.T) {
 	l, err := m.takeMulti(ctx, []string{"a", "b"}, 5*time.Second, WithLossWatch())
 	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond) // the watch's subscription is up
-	_, err = admin.ForceExpire(ctx, "b", "")
+	_, err = admin.forceExpire(ctx, "b", "")
 	require.NoError(t, err)
 	a.fault("force-expire b")
 	rival, err := admin.TryAcquire(ctx, "b", 5*time.Second)

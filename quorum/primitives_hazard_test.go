@@ -108,7 +108,7 @@ func scenPrimitiveRestart(kind string, quarantine, keepData bool) scenario {
 		b := s.client("B", bopts...)
 		if quarantine {
 			_, _ = b.m.TryAcquire(ctx, "warm-up", ttl)
-			for deadline := time.Now().Add(5 * time.Second); len(b.m.Quarantine()) > 0 && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(5 * time.Second); len(b.m.quarantineEnds()) > 0 && time.Now().Before(deadline); {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}

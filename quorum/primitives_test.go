@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -186,28 +187,31 @@ func TestExclusiveWaiterIsNotStarvedBySharedHolders(t *testing.T) {
 }
 
 func TestClassifyKey(t *testing.T) {
+	kc := func(k keyspace.KeyKind, name string, permit int) keyspace.KeyClass {
+		return keyspace.KeyClass{Kind: k, Name: name, Permit: permit}
+	}
 	tests := []struct {
 		name, typ string
-		want      KeyClass
+		want      keyspace.KeyClass
 	}{
-		{"a", "string", KeyClass{KeyLock, "a", -1}},
-		{"a", "zset", KeyClass{KeyShared, "a", -1}},
-		{"a", "hash", KeyClass{KeyOther, "a", -1}},
-		{"a:xwait", "string", KeyClass{KeyWriterWaiting, "a", -1}},
-		{"a:permit:3", "string", KeyClass{KeyPermit, "a", 3}},
-		{"a:permit:3:fence", "string", KeyClass{KeyFence, "a", 3}},
-		{"a:permit:queue", "zset", KeyClass{KeyQueue, "a", -1}},
-		{"a:leader", "string", KeyClass{KeyLeader, "a", -1}},
-		{"a:leader:fence", "string", KeyClass{KeyFence, "a", -1}},
-		{"a:leader:term", "hash", KeyClass{KeyTerm, "a", -1}},
-		{"a:fence", "string", KeyClass{KeyFence, "a", -1}},
-		{"a:queue", "zset", KeyClass{KeyQueue, "a", -1}},
-		{"a:permit:x", "string", KeyClass{KeyLock, "a:permit:x", -1}},
+		{"a", "string", kc(keyspace.KeyLock, "a", -1)},
+		{"a", "zset", kc(keyspace.KeyShared, "a", -1)},
+		{"a", "hash", kc(keyspace.KeyOther, "a", -1)},
+		{"a:xwait", "string", kc(keyspace.KeyWriterWaiting, "a", -1)},
+		{"a:permit:3", "string", kc(keyspace.KeyPermit, "a", 3)},
+		{"a:permit:3:fence", "string", kc(keyspace.KeyFence, "a", 3)},
+		{"a:permit:queue", "zset", kc(keyspace.KeyQueue, "a", -1)},
+		{"a:leader", "string", kc(keyspace.KeyLeader, "a", -1)},
+		{"a:leader:fence", "string", kc(keyspace.KeyFence, "a", -1)},
+		{"a:leader:term", "hash", kc(keyspace.KeyTerm, "a", -1)},
+		{"a:fence", "string", kc(keyspace.KeyFence, "a", -1)},
+		{"a:queue", "zset", kc(keyspace.KeyQueue, "a", -1)},
+		{"a:permit:x", "string", kc(keyspace.KeyLock, "a:permit:x", -1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, ClassifyKey(tt.name, tt.typ))
-			if tt.want.Kind != KeyLock && tt.want.Kind != KeyShared && tt.want.Kind != KeyOther {
+			assert.Equal(t, tt.want, keyspace.ClassifyKey(tt.name, tt.typ))
+			if tt.want.Kind != keyspace.KeyLock && tt.want.Kind != keyspace.KeyShared && tt.want.Kind != keyspace.KeyOther {
 				assert.ErrorIs(t, ValidateName(tt.name), ErrInvalidName, "a user cannot name a lock like a primitive's key")
 			}
 		})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redlock/redlock/internal/defaults"
 	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/internal/wire"
 )
@@ -253,8 +254,8 @@ func assertNothingLeft(t *testing.T, c *redistest.Cluster, pattern string) {
 		keys, err := s.Client().Keys(context.Background(), pattern).Result()
 		require.NoError(t, err)
 		keys = slices.DeleteFunc(keys, func(k string) bool {
-			kc := ClassifyKey(strings.TrimPrefix(k, defaults.KeyPrefix), "")
-			return kc.Kind == KeyFence || kc.Kind == KeyTerm
+			kc := keyspace.ClassifyKey(strings.TrimPrefix(k, defaults.KeyPrefix), "")
+			return kc.Kind == keyspace.KeyFence || kc.Kind == keyspace.KeyTerm
 		})
 		assert.Empty(t, keys, "%s: nothing left but the counters and election records", s.Name)
 	}

@@ -237,7 +237,7 @@ func TestExtendTTLValidatedBeforeIO(t *testing.T) {
 	require.NoError(t, err)
 	for _, ttl := range []time.Duration{0, -time.Second, time.Microsecond, 10 * time.Minute} {
 		assert.ErrorIs(t, l.Extend(context.Background(), ttl), ErrInvalidTTL, "ttl %v", ttl)
-		_, _, err := m.ExtendToken(context.Background(), "ttl", l.Token(), ttl)
+		_, _, err := m.extendToken(context.Background(), "ttl", l.Token(), ttl)
 		assert.ErrorIs(t, err, ErrInvalidTTL, "ttl %v", ttl)
 	}
 	// PEXPIRE 0 would have deleted the key: it must still be everywhere.
@@ -254,12 +254,12 @@ func TestForeignTokenNeverTouchesOwnersKey(t *testing.T) {
 	other, err := newValue(Owner{Label: "intruder"})
 	require.NoError(t, err)
 
-	rep, err := m.ReleaseToken(ctx, "owned", other)
+	rep, err := m.releaseToken(ctx, "owned", other)
 	require.NoError(t, err)
 	assert.Equal(t, 5, rep.count(OutcomeForeign))
-	_, _, err = m.ExtendToken(ctx, "owned", other, time.Minute)
+	_, _, err = m.extendToken(ctx, "owned", other, time.Minute)
 	assert.ErrorIs(t, err, ErrLost)
-	rep, err = m.ForceExpire(ctx, "owned", other)
+	rep, err = m.forceExpire(ctx, "owned", other)
 	require.NoError(t, err)
 	assert.Equal(t, 5, rep.count(OutcomeForeign))
 	for name, v := range keysOn(t, c, l.Key()) {
@@ -324,7 +324,7 @@ func TestWrongTypeIsANodeErrorNotTaken(t *testing.T) {
 	require.NoError(t, c.Servers[0].Client().HSet(ctx, "lock:hash", "uuid:1", 1).Err())
 	l, err := m.TryAcquire(ctx, "hash", time.Second)
 	require.NoError(t, err, "2 of 3 is a quorum")
-	rep, err := m.ReleaseToken(ctx, "hash", l.Token())
+	rep, err := m.releaseToken(ctx, "hash", l.Token())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrWrongType)
 	assert.Equal(t, OutcomeError, rep.Nodes[0].Outcome)
@@ -414,6 +414,6 @@ func TestBug4SubMillisecondTTLIsRefused(t *testing.T) {
 	l, err := m.TryAcquire(ctx, "review/4", time.Second) // whole ms: accepted
 	require.NoError(t, err)
 	assert.ErrorIs(t, l.Extend(ctx, 10900*time.Microsecond), ErrInvalidTTL)
-	_, _, err = m.ExtendToken(ctx, "review/4", l.Token(), 10900*time.Microsecond)
+	_, _, err = m.extendToken(ctx, "review/4", l.Token(), 10900*time.Microsecond)
 	assert.ErrorIs(t, err, ErrInvalidTTL)
 }

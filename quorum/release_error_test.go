@@ -43,7 +43,7 @@ func TestIssue23PartialReleaseIsARelease(t *testing.T) {
 					if release == "Lock.Release" {
 						err = l.Release(ctx)
 					} else {
-						_, err = m.ReleaseToken(ctx, "partial", l.Token())
+						_, err = m.releaseToken(ctx, "partial", l.Token())
 					}
 					require.Error(t, err)
 					assert.Equal(t, tt.partial, errors.Is(err, ErrPartialRelease), err.Error())

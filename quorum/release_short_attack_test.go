@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -61,7 +62,7 @@ func checkLeftKeysOf(t *testing.T, c *redistest.Cluster, key string, partial boo
 	t.Helper()
 	ctx := context.Background()
 	for _, s := range c.Servers {
-		keys, err := s.Client().Keys(ctx, EscapeGlob(key)+"*").Result()
+		keys, err := s.Client().Keys(ctx, keyspace.EscapeGlob(key)+"*").Result()
 		require.NoError(t, err)
 		for _, k := range keys {
 			if k == key {

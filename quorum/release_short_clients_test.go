@@ -82,7 +82,7 @@ func TestAttackShortReleaseMixedWithTheLongForm(t *testing.T) {
 					assert.Equal(t, 1, r)
 				}
 			case 1: // ReleaseToken: the long form with "all"
-				_, err := holder.ReleaseToken(ctx, "mixed", l.Token())
+				_, err := holder.releaseToken(ctx, "mixed", l.Token())
 				require.NoError(t, err)
 			default:
 				require.NoError(t, l.Release(ctx))

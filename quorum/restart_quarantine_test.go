@@ -75,14 +75,14 @@ func TestBug7IdleClientAfterRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
 	require.True(t, cl.m.metEvery())
-	require.Empty(t, cl.m.Quarantine())
+	require.Empty(t, cl.m.quarantineEnds())
 
 	faults.KillRestart(s.server("a"), 0, false)
 	time.Sleep(window + 1100*time.Millisecond) // idle while a restarts and ages
 	l, err = cl.m.TryAcquire(ctx, "review/7", time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 3, l.Votes().Votes, "a restarted more than a window ago votes at once")
-	assert.Empty(t, cl.m.Quarantine())
+	assert.Empty(t, cl.m.quarantineEnds())
 	require.NoError(t, l.Release(ctx))
 
 	// Now a replica of b, promoted, takes b's place behind the address.
@@ -99,7 +99,7 @@ func TestBug7IdleClientAfterRestart(t *testing.T) {
 	l, err = cl.m.TryAcquire(ctx, "review/7", time.Second)
 	require.NoError(t, err)
 	defer func() { _ = l.Release(ctx) }()
-	q := cl.m.Quarantine()
+	q := cl.m.quarantineEnds()
 	require.Contains(t, q, "b", "the promoted replica is quarantined")
 	assert.WithinDuration(t, seen.Add(window), q["b"], time.Second)
 	assert.Equal(t, 2, l.Votes().Votes)

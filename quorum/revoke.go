@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Revocation with a lock-delay: what force-expire does by default. Each value
@@ -28,56 +29,32 @@ var (
 	revokeSharedScript = redis.NewScript(revokeSharedLua)
 )
 
-// RevokedMessage is what a revocation publishes on a lock's wake-up channel
-// where it wrote a tombstone, so that an event stream tells it from a release
-// and a force-expire that deleted (ForceExpiredMessage).
-const RevokedMessage = "revoked"
-
 // Revoke's replies other than a tombstone's TTL (revoke.lua).
 const (
 	revokeDeleted   = -2 // the key had no TTL: deleted
 	revokeTombstone = -3 // already a tombstone: kept; -3 - r is its TTL in ms
 )
 
-// RevokeSeen revokes, on each master, exactly what was seen there (as
-// ForceExpireSeen deletes it): a string key only if it still holds the value
-// seen, a key of another type only if it is still of that type. The key
-// becomes the tombstone of the value seen, which no acquirer takes, for its
-// remaining TTL plus the drift budget of it (the lock-delay); a key without a
-// TTL promises no validity and is deleted. It publishes RevokedMessage where it
-// revoked. A key that changed hands since is kept (OutcomeForeign); a tombstone
-// already there is kept (OutcomeMissing: nothing to revoke), and counts in the
-// time returned.
-//
-// It returns when the name is surely free again on every master where it wrote
-// a tombstone, by this process's clock (zero when it wrote none), unless the
-// revoked holder releases first: its release deletes the tombstone of its own
-// value. The report's OutcomeOK masters are those where the value was revoked
-// (or deleted). name may be any key listing shows (ValidateKeyName).
-func (m *Manager) RevokeSeen(ctx context.Context, name string, seen map[string]Seen) (time.Time, *Report, error) {
-	if err := ValidateKeyName(name); err != nil {
+// revokeSeen is admin.Admin.RevokeSeen, which documents it.
+func (m *Manager) revokeSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
+	if err := keyspace.ValidateKeyName(name); err != nil {
 		return time.Time{}, nil, err
 	}
 	key := m.Key(name)
 	return m.revokeSeenKey(ctx, key, wakeChannel(key), "", seen)
 }
 
-// RevokeToken is RevokeSeen of token on every master: only where the lock name
-// still holds token.
-func (m *Manager) RevokeToken(ctx context.Context, name, token string) (time.Time, *Report, error) {
-	seen := make(map[string]Seen, len(m.nodes))
+// revokeToken is admin.Admin.RevokeToken, which documents it.
+func (m *Manager) revokeToken(ctx context.Context, name, token string) (time.Time, *Report, error) {
+	seen := make(map[string]keyspace.Seen, len(m.nodes))
 	for _, n := range m.nodes {
-		seen[n.name] = Seen{Type: "string", Value: token}
+		seen[n.name] = keyspace.Seen{Type: "string", Value: token}
 	}
-	return m.RevokeSeen(ctx, name, seen)
+	return m.revokeSeen(ctx, name, seen)
 }
 
-// RevokeListed is RevokeSeen for any key a listing shows, the keys of the
-// primitives included (a permit slot, a leadership, one name of a multi-name
-// hold), with the wake-up on the primitive's channel as ForceExpireListed
-// sends it. A shared key is refused (ErrInvalidOption): revoke its holders one
-// by one with RevokeShared.
-func (m *Manager) RevokeListed(ctx context.Context, listed string, seen map[string]Seen) (time.Time, *Report, error) {
+// revokeListed is admin.Admin.RevokeListed, which documents it.
+func (m *Manager) revokeListed(ctx context.Context, listed string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
 	channel, err := m.listedChannel(listed, seen)
 	if err != nil {
 		return time.Time{}, nil, err
@@ -96,12 +73,8 @@ func (m *Manager) RevokeListed(ctx context.Context, listed string, seen map[stri
 	return m.revokeSeenKey(ctx, key, channel, also, seen)
 }
 
-// RevokeShared revokes the shared holder value of the shared hold name on every
-// master where it still holds a share: its member becomes its tombstone, kept
-// as long as the member would have been plus the drift budget, and an exclusive
-// acquirer stays out as long (the other shared holders are not touched). The
-// holder's release removes the tombstone. Returns as RevokeSeen.
-func (m *Manager) RevokeShared(ctx context.Context, name, value string) (time.Time, *Report, error) {
+// revokeShared is admin.Admin.RevokeShared, which documents it.
+func (m *Manager) revokeShared(ctx context.Context, name, value string) (time.Time, *Report, error) {
 	if err := checkName(name); err != nil {
 		return time.Time{}, nil, err
 	}
@@ -115,7 +88,7 @@ func (m *Manager) RevokeShared(ctx context.Context, name, value string) (time.Ti
 
 // revokeSeenKey revokes key on each master where it still holds what was seen
 // there, publishing on channel, and on also unless it is "".
-func (m *Manager) revokeSeenKey(ctx context.Context, key, channel, also string, seen map[string]Seen) (time.Time, *Report, error) {
+func (m *Manager) revokeSeenKey(ctx context.Context, key, channel, also string, seen map[string]keyspace.Seen) (time.Time, *Report, error) {
 	factor, extra := m.driftArgs()
 	return m.revokeRound(ctx, key, func(ctx context.Context, n *node) (int64, error) {
 		sn := seen[n.name]
@@ -165,15 +138,12 @@ func (m *Manager) driftArgs() (factor, extra string) {
 	return strconv.FormatFloat(m.cfg.driftFactor, 'f', -1, 64), strconv.FormatInt(int64(ms), 10)
 }
 
-// DeleteSharedTombstone removes, at once, a revoked shared holder's tombstone
-// (a SharedHolder with FreeAt set) from the shared hold name on every master,
-// waking the waiters where the key is left empty: what force-expire -now does
-// with it. The revoked holder may still act while its validity lasts.
-func (m *Manager) DeleteSharedTombstone(ctx context.Context, name, tombstone string) (*Report, error) {
+// deleteSharedTombstone is admin.Admin.DeleteSharedTombstone, which documents it.
+func (m *Manager) deleteSharedTombstone(ctx context.Context, name, tombstone string) (*Report, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	if !IsTombstone(tombstone) {
+	if !keyspace.IsTombstone(tombstone) {
 		return nil, fmt.Errorf("%w: not a tombstone", ErrInvalidOption)
 	}
 	key := m.Key(name)

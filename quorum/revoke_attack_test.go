@@ -2,10 +2,14 @@ package quorum
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // TestAttackRevocationsAmongTheFaults: four clients take one name (half of the
@@ -50,28 +54,31 @@ func attackRevocations(t *testing.T, shared bool) {
 			atkSleep(ctx, time.Duration(rng.Int64N(int64(ttl))))
 			rctx, stop := randCtx(ctx, rng, ttl)
 			if shared && rng.IntN(2) == 0 {
-				if lst, _ := admin.Inspect(rctx, "rv"); lst != nil {
-					prims, _ := admin.Primitives(rctx, lst)
-					for _, p := range prims {
-						for _, h := range p.Holders {
-							if h.FreeAt.IsZero() && rng.IntN(2) == 0 {
-								if _, rep, _ := admin.RevokeShared(rctx, "rv", h.Value); rep != nil && rep.Votes > 0 {
-									a.fault("revoked shared holder %s on %d masters", Redact(h.Value), rep.Votes)
-									revoked++
-								}
-							}
+				// The holders the masters show, tombstones left out.
+				_, members, _ := admin.sharedMembers(rctx, admin.Key("rv"))
+				holders := map[string]bool{}
+				for _, left := range members {
+					for v := range left {
+						holders[v] = !keyspace.IsTombstone(v)
+					}
+				}
+				for _, v := range slices.Sorted(maps.Keys(holders)) {
+					if holders[v] && rng.IntN(2) == 0 {
+						if _, rep, _ := admin.revokeShared(rctx, "rv", v); rep != nil && rep.Votes > 0 {
+							a.fault("revoked shared holder %s on %d masters", Redact(v), rep.Votes)
+							revoked++
 						}
 					}
 				}
 			} else if rng.IntN(2) == 0 {
-				if lst, _ := admin.Inspect(rctx, "rv"); lst != nil && lst.Lock("rv") != nil {
-					seen := map[string]Seen{}
+				if lst, _ := admin.inspect(rctx, "rv"); lst != nil && lst.Lock("rv") != nil {
+					seen := map[string]keyspace.Seen{}
 					for _, mv := range lst.Lock("rv").Masters {
 						if mv.Present {
-							seen[mv.Master] = Seen{Type: mv.Type, Value: mv.Value}
+							seen[mv.Master] = keyspace.Seen{Type: mv.Type, Value: mv.Value}
 						}
 					}
-					if _, rep, _ := admin.RevokeSeen(rctx, "rv", seen); rep != nil && rep.Votes > 0 {
+					if _, rep, _ := admin.revokeSeen(rctx, "rv", seen); rep != nil && rep.Votes > 0 {
 						a.fault("revoked what a listing showed on %d masters", rep.Votes)
 						revoked++
 					}
@@ -84,7 +91,7 @@ func attackRevocations(t *testing.T, shared bool) {
 				}
 				mu.Unlock()
 				if tok != "" {
-					if _, rep, _ := admin.RevokeToken(rctx, "rv", tok); rep != nil && rep.Votes > 0 {
+					if _, rep, _ := admin.revokeToken(rctx, "rv", tok); rep != nil && rep.Votes > 0 {
 						a.fault("revoked %s on %d masters", Redact(tok), rep.Votes)
 						revoked++
 					}

@@ -39,7 +39,7 @@ func TestBugReleaseByTokenOfARevokedHoldFreesIt(t *testing.T) {
 			case <-time.After(3 * time.Second):
 				t.Fatal("the holder did not hear its revocation")
 			}
-			rep, err := admin.ReleaseHeld(ctx, strings.Fields(l.Name()), l.Token())
+			rep, err := admin.releaseHeld(ctx, strings.Fields(l.Name()), l.Token())
 			require.NoError(t, err)
 			require.Zero(t, rep.count(OutcomeForeign), "nothing of another owner is there: %v", rep.Nodes)
 			next, err := k.rival(ctx, managerFor(t, c), name, 2*time.Second)

@@ -6,27 +6,13 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
-// Scanner lists the locks incrementally, for key spaces too large to read in one
-// go (a console over 100,000 locks): each Step reads one SCAN batch from every
-// master (SCAN COUNT 1000 and each key's PTTL, type and at most ValueReadCap
-// bytes of its value, read as Inspect reads them) and records it in what the
-// Scanner remembers, in place, so no single call takes long. Listing returns
-// the merged view at any time.
-//
-// A Scanner's Listing describes and may be stale by up to one pass: a lock
-// released since its batch was read still shows until the pass reaches it again
-// or its remembered TTL runs out (remembered TTLs are aged by the time since they
-// were read). Read the names on screen with Manager.Describe for fresh rows. A
-// Scanner writes nothing. It is not safe for concurrent use: one goroutine steps
-// it and takes its Listings.
-//
-// Memory and work: the Scanner keeps one copy of the key space (a row per name,
-// a slot per master), whatever the number of passes; a key read again as it was
-// allocates nothing, and a lock none of whose keys changed is not merged again:
-// the next Listing holds the same LockInfo (see Listing).
-type Scanner struct {
+// scanner is admin.Scanner, which documents it: an incremental listing whose
+// store (scan_store.go) keeps one copy of the key space.
+type scanner struct {
 	m       *Manager
 	match   string
 	pattern string
@@ -52,25 +38,12 @@ type scanNode struct {
 // a dead master costs each Step a per-call deadline at most once per scanRetry.
 const scanRetry = time.Second
 
-// ScanProgress says how far a Scanner has got.
-type ScanProgress struct {
-	// Passes is the fewest complete passes of the masters that answered.
-	Passes int
-	// Fraction estimates how much of the current pass is read, from 0 to 1, over
-	// the masters that answered (keys read against the keys counted at the start).
-	Fraction float64
-	// Complete is true once every master that answered has finished a pass: from
-	// then on every lock that existed for a whole pass is in the Listing.
-	Complete bool
-}
-
-// NewScanner returns a Scanner of the locks whose names match the glob match ("" or
-// "*" for all; Redis MATCH syntax, as in Inspect). It does no I/O.
-func (m *Manager) NewScanner(match string) *Scanner {
+// newScanner is admin.Admin.NewScanner, which documents it.
+func (m *Manager) newScanner(match string) *scanner {
 	if match == "" {
 		match = "*"
 	}
-	s := &Scanner{m: m, match: match, pattern: EscapeGlob(m.cfg.prefix) + match, now: time.Now}
+	s := &scanner{m: m, match: match, pattern: keyspace.EscapeGlob(m.cfg.prefix) + match, now: time.Now}
 	for range m.nodes {
 		s.nodes = append(s.nodes, &scanNode{})
 	}
@@ -83,7 +56,7 @@ func (m *Manager) NewScanner(match string) *Scanner {
 // answering until a later Step succeeds on it (retried at most once a second
 // while a quorum answers); its pass goes on where it stopped.
 // Step returns an error matching ErrUnavailable when fewer than a quorum answered.
-func (s *Scanner) Step(ctx context.Context) error {
+func (s *scanner) Step(ctx context.Context) error {
 	if s.store == nil {
 		s.store = newScanStore(len(s.nodes), s.now())
 	}
@@ -133,7 +106,7 @@ func (s *Scanner) Step(ctx context.Context) error {
 }
 
 // step reads one batch from master i.
-func (s *Scanner) step(ctx context.Context, i int, st *scanNode) error {
+func (s *scanner) step(ctx context.Context, i int, st *scanNode) error {
 	n := s.m.nodes[i]
 	if !st.running {
 		cctx, cancel := context.WithTimeout(ctx, s.m.inspectCallTimeout())
@@ -165,15 +138,15 @@ func (s *Scanner) step(ctx context.Context, i int, st *scanNode) error {
 }
 
 // Progress says how far the passes have got.
-func (s *Scanner) Progress() ScanProgress {
-	p := ScanProgress{Passes: -1, Complete: true}
+func (s *scanner) Progress() keyspace.ScanProgress {
+	p := keyspace.ScanProgress{Passes: -1, Complete: true}
 	for _, st := range s.nodes {
 		if st.err == nil && (p.Passes < 0 || st.passes < p.Passes) {
 			p.Passes = st.passes
 		}
 	}
 	if p.Passes < 0 {
-		return ScanProgress{}
+		return keyspace.ScanProgress{}
 	}
 	read, want := 0, 0
 	for _, st := range s.nodes {
@@ -209,7 +182,7 @@ func (s *Scanner) Progress() ScanProgress {
 // near its expiry), is that Listing's LockInfo, Masters and Owner shared: its
 // ObservedAt is when it was merged, and its Validity and PTTLs count from then
 // (its Deadline is the same). The Listings are never changed.
-func (s *Scanner) Listing() (*Listing, error) {
+func (s *scanner) Listing() (*Listing, error) {
 	now := s.now()
 	lst := &Listing{ObservedAt: now, Match: s.match, Quorum: s.m.quorum, Total: len(s.m.nodes), Masters: make([]MasterAnswer, len(s.m.nodes))}
 	for i, st := range s.nodes {
@@ -226,11 +199,8 @@ func (s *Scanner) Listing() (*Listing, error) {
 	return lst, s.m.unanswered("scan", lst)
 }
 
-// Describe reads exactly the given lock names (and their fence counters) on every
-// master in one script call per master, and merges them as Inspect does: the fresh
-// rows of a long listing. Names that no master holds are absent from the result.
-// It writes nothing.
-func (m *Manager) Describe(ctx context.Context, names []string) (*Listing, error) {
+// describe is admin.Admin.Describe, which documents it.
+func (m *Manager) describe(ctx context.Context, names []string) (*Listing, error) {
 	keys := make([]string, 0, 2*len(names))
 	for _, name := range names {
 		keys = append(keys, m.Key(name), m.Key(name)+fenceSuffix)

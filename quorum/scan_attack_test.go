@@ -21,7 +21,7 @@ func TestAttackScannerRecoveredMasterStallsOthers(t *testing.T) {
 		require.NoError(t, s.Client().Set(ctx, "lock:stuck", "v", time.Hour).Err())
 	}
 	clock := time.Now()
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	s.now = func() time.Time { return clock }
 	scanAll(t, s)
 

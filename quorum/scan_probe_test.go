@@ -22,7 +22,7 @@ func TestScannerFlushAndPauseMidPass(t *testing.T) {
 		_, err := pipe.Exec(ctx)
 		require.NoError(t, err)
 	}
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	scanAll(t, s)
 	require.NoError(t, s.Step(ctx)) // mid-pass
 	for _, srv := range c.Servers {

@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // scanAll steps s until every master that answers has finished a pass, and
 // returns how many steps it took.
-func scanAll(t *testing.T, s *Scanner) int {
+func scanAll(t *testing.T, s *scanner) int {
 	t.Helper()
 	for steps := 1; steps < 1000; steps++ {
 		_ = s.Step(context.Background())
@@ -58,8 +59,8 @@ func TestScannerMatchesInspect(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = lk.Release(ctx) }()
 
-	s := m.NewScanner("")
-	assert.Equal(t, ScanProgress{}, s.Progress(), "nothing read yet")
+	s := m.newScanner("")
+	assert.Equal(t, keyspace.ScanProgress{}, s.Progress(), "nothing read yet")
 	require.NoError(t, s.Step(ctx))
 	p := s.Progress()
 	assert.False(t, p.Complete, "2600 keys take more than one batch")
@@ -69,7 +70,7 @@ func TestScannerMatchesInspect(t *testing.T) {
 	assert.GreaterOrEqual(t, steps, 2)
 	got, err := s.Listing()
 	require.NoError(t, err)
-	want, err := m.Inspect(ctx, "")
+	want, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	assert.Equal(t, summary(want), summary(got))
 	assert.Equal(t, keyCounts(want), keyCounts(got))
@@ -83,7 +84,7 @@ func TestScannerForgetsWhatAPassNoLongerSees(t *testing.T) {
 	_, m := testCluster(t, 3)
 	old, err := m.TryAcquire(ctx, "old", 30*time.Second)
 	require.NoError(t, err)
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	scanAll(t, s)
 	require.NoError(t, old.Release(ctx))
 	nu, err := m.TryAcquire(ctx, "new", 30*time.Second)
@@ -110,7 +111,7 @@ func TestScannerAgesRememberedTTLs(t *testing.T) {
 	long, err := m.TryAcquire(ctx, "long", 60*time.Second)
 	require.NoError(t, err)
 	defer func() { _ = long.Release(ctx) }()
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	var mu sync.Mutex
 	now := time.Now()
 	s.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -152,7 +153,7 @@ func TestScannerMergesOnlyWhatChanged(t *testing.T) {
 	require.NoError(t, err)
 	gone, err := m.TryAcquire(ctx, "gone", time.Minute)
 	require.NoError(t, err)
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	var mu sync.Mutex
 	var frozen time.Time // the Scanner's clock, when set
 	s.now = func() time.Time {
@@ -217,7 +218,7 @@ func TestScannerWithMastersDown(t *testing.T) {
 	lk, err := m.TryAcquire(ctx, "job", 30*time.Second)
 	require.NoError(t, err)
 	defer func() { _ = lk.Release(ctx) }()
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	scanAll(t, s)
 
 	c.Servers[2].Kill()
@@ -254,14 +255,14 @@ func TestDescribeReadsExactNames(t *testing.T) {
 			_ = lk.Release(ctx)
 		}
 	}()
-	lst, err := m.Describe(ctx, []string{"a*", "[x]", "gone"})
+	lst, err := m.describe(ctx, []string{"a*", "[x]", "gone"})
 	require.NoError(t, err)
 	got := summary(lst)
 	assert.Len(t, got, 2)
 	assert.Equal(t, "held 3/3 fence=1", got["a*"])
 	assert.Equal(t, "held 3/3 fence=1", got["[x]"])
 
-	lst, err = m.Describe(ctx, nil)
+	lst, err = m.describe(ctx, nil)
 	require.NoError(t, err)
 	assert.Empty(t, lst.Locks)
 	assert.Equal(t, 3, lst.Answered())
@@ -280,7 +281,7 @@ func TestScannerProgressNeverGoesBack(t *testing.T) {
 		_, err := pipe.Exec(ctx)
 		require.NoError(t, err)
 	}
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	last := 0.0
 	for steps := 0; !s.Progress().Complete; steps++ {
 		require.Less(t, steps, 100)
@@ -310,7 +311,7 @@ func TestScannerPassOverUnchangedKeysAllocatesNothing(t *testing.T) {
 		_, err := pipe.Exec(ctx)
 		require.NoError(t, err)
 	}
-	s := m.NewScanner("")
+	s := m.newScanner("")
 	scanAll(t, s)
 	first, err := s.Listing()
 	require.NoError(t, err)

@@ -37,7 +37,7 @@ func scenRestart(v restartVariant) scenario {
 			// B meets every master (learning its run_id), then waits out the quarantine
 			// of brand-new masters.
 			_, _ = b.m.TryAcquire(ctx, "warm-up", ttl)
-			require.Eventually(s.t, func() bool { return len(b.m.Quarantine()) == 0 }, 5*time.Second, 20*time.Millisecond)
+			require.Eventually(s.t, func() bool { return len(b.m.quarantineEnds()) == 0 }, 5*time.Second, 20*time.Millisecond)
 		}
 		a.net((*faults.Proxy).Blackhole, "d", "e")
 		b.net((*faults.Proxy).Blackhole, "a", "b")
@@ -148,7 +148,7 @@ func scenReplicaPromotion(quarantine bool) scenario {
 					return false
 				}
 				up, _ := strconv.Atoi(infoField(rcl.Info(ctx, "server").Val(), "uptime_in_seconds"))
-				return len(b.m.Quarantine()) == 0 && time.Duration(up)*time.Second > q
+				return len(b.m.quarantineEnds()) == 0 && time.Duration(up)*time.Second > q
 			}, 20*time.Second, 20*time.Millisecond, "B met every master and their quarantine ended")
 		}
 		a.net((*faults.Proxy).Blackhole, "d", "e")
@@ -178,7 +178,7 @@ func scenReplicaPromotion(quarantine bool) scenario {
 				if bh, err := b.try(ctx, scenLock, ttl); err == nil {
 					_ = bh.release(ctx)
 				}
-				_, seen = b.m.Quarantine()["c"]
+				_, seen = b.m.quarantineEnds()["c"]
 			}
 			if !seen {
 				s.violate("B did not quarantine c after it failed over to a server with another run_id")

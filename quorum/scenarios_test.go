@@ -198,7 +198,7 @@ func scenEdgeCases(s *scen) {
 				s.violate("extend with ttl %v: want ErrInvalidTTL, got %v", bad, err)
 			}
 		})
-		if _, _, err := a.m.ExtendToken(ctx, scenLock, h.l.Token(), bad); !errors.Is(err, ErrInvalidTTL) {
+		if _, _, err := a.m.extendToken(ctx, scenLock, h.l.Token(), bad); !errors.Is(err, ErrInvalidTTL) {
 			s.violate("ExtendToken with ttl %v: want ErrInvalidTTL, got %v", bad, err)
 		}
 	}
@@ -223,13 +223,13 @@ func scenEdgeCases(s *scen) {
 		if err := h.release(ctx); err != nil {
 			s.violate("second release: %v", err)
 		}
-		_, _ = a.m.ReleaseToken(ctx, scenLock, h.l.Token())
+		_, _ = a.m.releaseToken(ctx, scenLock, h.l.Token())
 	})
 	// An admin force-expires B's lock while B holds it; C takes it; B's extend
 	// must not come back to life on C's keys.
 	bh.h.Released(time.Now()) // the admin broke B's hold here
 	require.NoError(s.t, unstalled(func() error {
-		_, err := admin.m.ForceExpire(ctx, scenLock, "")
+		_, err := admin.m.forceExpire(ctx, scenLock, "")
 		return err
 	}))
 	var ch *held

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Shared holds: any number of shared holders of a name, or one exclusive holder.
@@ -179,7 +180,7 @@ func (x *xwaiter) clear(ctx context.Context, m *Manager) {
 func (sharedLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, bool, error) {
 	pipe := n.client.Pipeline()
 	ours := pipe.ZScore(ctx, l.key, l.value)
-	tomb := pipe.ZScore(ctx, l.key, Tombstone(l.value))
+	tomb := pipe.ZScore(ctx, l.key, keyspace.Tombstone(l.value))
 	_, _ = pipe.Exec(ctx)
 	_, err := ours.Result()
 	switch {

@@ -90,7 +90,7 @@ func TestTLSAcquireExtendRelease(t *testing.T) {
 					} else if !errors.Is(err, ErrQuarantined) && !errors.Is(err, ErrUnavailable) {
 						t.Fatalf("warm-up: %v", err)
 					}
-					return m.metEvery() && len(m.Quarantine()) == 0
+					return m.metEvery() && len(m.quarantineEnds()) == 0
 				}, 5*time.Second, 50*time.Millisecond, "the TLS handshake read INFO on every master")
 			}
 			l, err := m.Acquire(ctx, name, 10*time.Second)
@@ -116,7 +116,7 @@ func TestTLSAcquireExtendRelease(t *testing.T) {
 			}
 
 			// The go-redis side (listings) shares the TLS configuration.
-			lst, err := m.Inspect(ctx, name)
+			lst, err := m.inspect(ctx, name)
 			require.NoError(t, err)
 			assert.Equal(t, 3, lst.Answered())
 			require.NotNil(t, lst.Lock(name))

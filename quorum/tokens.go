@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Token operations: what a holder, or an administrator who knows the token, does
@@ -46,13 +47,8 @@ func (m *Manager) releaseWakingAll(ctx context.Context, op, key, value string) *
 	})
 }
 
-// ReleaseToken releases the lock name held with token (a full lock value, as
-// Lock.Token returns) on every master: compare-and-delete, so another owner's key is
-// never touched. Missing keys are not an error. It returns the per-master report and,
-// when some master failed, an error naming it: a *PartialReleaseError matching
-// ErrPartialRelease when a quorum answered (the lock is released), else a
-// *RoundError matching ErrUnavailable.
-func (m *Manager) ReleaseToken(ctx context.Context, name, token string) (*Report, error) {
+// releaseToken is admin.Admin.ReleaseToken, which documents it.
+func (m *Manager) releaseToken(ctx context.Context, name, token string) (*Report, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -60,7 +56,7 @@ func (m *Manager) ReleaseToken(ctx context.Context, name, token string) (*Report
 	return rep, releaseError(rep, time.Time{})
 }
 
-// releaseAnnounced is release for a release by token (ReleaseToken,
+// releaseAnnounced is release for a release by token (admin.Admin.ReleaseToken,
 // ReleaseHeld), which may be an administrator's: it publishes where it deleted
 // even where no waiter marked the queue key, so that the holder's loss watch
 // hears of it.
@@ -68,14 +64,9 @@ func (m *Manager) releaseAnnounced(ctx context.Context, key, token string) *Repo
 	return m.scriptOnAll(ctx, opRelease, key, releaseW, []string{key, key + queueSuffix}, nil, token, wakeChannel(key), "all")
 }
 
-// ForceExpire deletes the lock name on every master. With a non-empty token it
-// deletes only where the value still equals token (compare-and-delete); with an
-// empty token it deletes whatever is there. Either way it publishes on the name's
-// wake-up channel where it deleted, so waiters and a holder's WithLossWatch learn
-// at once. It is an administrative action: it breaks the mutual exclusion of
-// whoever holds the lock. name may be any key listing shows (ValidateKeyName).
-func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report, error) {
-	if err := ValidateKeyName(name); err != nil {
+// forceExpire is admin.Admin.ForceExpire, which documents it.
+func (m *Manager) forceExpire(ctx context.Context, name, token string) (*Report, error) {
+	if err := keyspace.ValidateKeyName(name); err != nil {
 		return nil, err
 	}
 	key := m.Key(name)
@@ -88,7 +79,7 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 		var del *redis.IntCmd
 		_, err := n.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			del = p.Del(ctx, key)
-			p.Publish(ctx, channel, ForceExpiredMessage)
+			p.Publish(ctx, channel, keyspace.ForceExpiredMessage)
 			return nil
 		})
 		if err != nil {
@@ -102,38 +93,17 @@ func (m *Manager) ForceExpire(ctx context.Context, name, token string) (*Report,
 	return rep, releaseError(rep, time.Time{})
 }
 
-// ForceExpiredMessage is what ForceExpire and ForceExpireSeen publish on a lock's
-// wake-up channel where they deleted it (a release publishes the key), so that an
-// event stream can tell a force-expire from a release.
-const ForceExpiredMessage = "force-expired"
-
-// Seen is what an operator saw of a lock on one master: the value of a string key,
-// or only the type of a key of another type (a Redisson hash).
-type Seen struct {
-	Type  string // "string", "hash", ...; "" when nothing was seen there
-	Value string // the value of a string key
-}
-
-// ForceExpireSeen deletes, on each master, exactly what was seen there (by Inspect,
-// shown to an operator): a string key only if it still holds the value seen, a key
-// of another type only if it is still of that type; nothing where nothing was seen.
-// A lock that changed hands since is kept (OutcomeForeign) and a lock taken since on
-// a master where nothing was seen is not touched (OutcomeMissing). It publishes on
-// the wake-up channel where it deleted. seen is indexed by master name; name may be
-// any key listing shows (ValidateKeyName).
-func (m *Manager) ForceExpireSeen(ctx context.Context, name string, seen map[string]Seen) (*Report, error) {
-	if err := ValidateKeyName(name); err != nil {
+// forceExpireSeen is admin.Admin.ForceExpireSeen, which documents it.
+func (m *Manager) forceExpireSeen(ctx context.Context, name string, seen map[string]keyspace.Seen) (*Report, error) {
+	if err := keyspace.ValidateKeyName(name); err != nil {
 		return nil, err
 	}
 	key := m.Key(name)
 	return m.forceExpireSeenKey(ctx, key, wakeChannel(key), seen)
 }
 
-// ExtendToken extends the lock name held with token to ttl on every master where
-// the value still matches; it never recreates a missing key. It succeeds when a
-// quorum extended and validity is left, returning the new deadline; otherwise the
-// error matches ErrLost (a majority no longer holds token) or ErrUnavailable.
-func (m *Manager) ExtendToken(ctx context.Context, name, token string, ttl time.Duration) (time.Time, *Report, error) {
+// extendToken is admin.Admin.ExtendToken, which documents it.
+func (m *Manager) extendToken(ctx context.Context, name, token string, ttl time.Duration) (time.Time, *Report, error) {
 	if err := checkName(name); err != nil {
 		return time.Time{}, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/wire"
 )
 
@@ -23,7 +24,7 @@ import (
 
 // trackValueCap bounds the values the watch reads: longer ones are read past
 // and count as another holder's (a lock value is never longer: MaxValueLen).
-const trackValueCap = ValueReadCap
+const trackValueCap = keyspace.ValueReadCap
 
 // errTrackProtocol: a reply of the tracking connection that does not parse.
 var errTrackProtocol = errors.New("unexpected reply on the loss-watch connection")

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // valueVersion is the first field of every value this package writes.
@@ -39,7 +41,7 @@ type Owner struct {
 	// multi-name lock; 0 otherwise.
 	Count int `json:"count,omitempty"`
 	// For is the tag of the name the value was taken for (nameTag; "" in values
-	// of earlier versions): CheckTokenFor tells a token of another lock by it.
+	// of earlier versions): admin.CheckTokenFor tells a token of another lock by it.
 	For string `json:"-"`
 }
 
@@ -166,53 +168,11 @@ func Redact(value string) string {
 	return value[:6] + "…"
 }
 
-// Library guesses which client wrote a lock value, from its shape: "redlock" for
-// values of this package, "redsync" (24-char base64 ending "=="), "node-redlock"
-// (32 hex chars), "redlock.net/pottery" (36-char UUID), else "unknown". A Redisson
-// lock is a hash, recognised by its type, not its value.
-func Library(value string) string {
-	switch {
-	case strings.HasPrefix(value, valueVersion+"."):
-		if _, err := ParseValue(value); err == nil {
-			return "redlock"
-		}
-		return "unknown"
-	case len(value) == 24 && strings.HasSuffix(value, "==") && isBase64(value):
-		return "redsync"
-	case len(value) == 32 && isHex(value):
-		return "node-redlock"
-	case len(value) == 36 && isUUID(value):
-		return "redlock.net/pottery"
-	}
-	return "unknown"
-}
-
-func isBase64(s string) bool {
-	_, err := base64.StdEncoding.DecodeString(s)
-	return err == nil
-}
-
-func isHex(s string) bool {
-	for _, r := range s {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func isUUID(s string) bool {
-	for i, r := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if r != '-' {
-				return false
-			}
-		default:
-			if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
+// library guesses which client wrote a lock value (keyspace.Library): "redlock"
+// for values ParseValue reads.
+func library(value string) string {
+	return keyspace.Library(value, func(v string) bool {
+		_, err := ParseValue(v)
+		return err == nil
+	})
 }

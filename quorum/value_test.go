@@ -20,7 +20,7 @@ func TestValueRoundTrip(t *testing.T) {
 	assert.Len(t, got.Token, 27, "base64url of 20 bytes")
 	assert.Equal(t, Owner{Host: "build-7", PID: 4242, Label: "nightly-backup", At: at}, got.Owner)
 	assert.Equal(t, v, got.String())
-	assert.Equal(t, "redlock", Library(v))
+	assert.Equal(t, "redlock", library(v))
 
 	other, err := newValue(Owner{})
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestLibraryByShape(t *testing.T) {
 		{"", "unknown"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, Library(tt.value), tt.value)
+		assert.Equal(t, tt.want, library(tt.value), tt.value)
 	}
 }
 
@@ -94,7 +94,7 @@ func FuzzParseValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		val, err := ParseValue(s)
 		_ = Redact(s)
-		_ = Library(s)
+		_ = library(s)
 		if err != nil {
 			return
 		}

@@ -11,8 +11,8 @@ import (
 
 // Every kind of hold is named the same way from the type it was taken through,
 // from its token and from its value as a listing reads it: the Lock's
-// primitive, HeldKind and Owner.Primitive agree for each kind taken on real
-// masters.
+// primitive, heldKind and Owner.Primitive agree for each kind taken on real
+// masters (admin's TestHeldKindReadsTheTokenAsTheLockDoes checks admin.HeldKind).
 func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 	ctx := context.Background()
 	_, m := testCluster(t, 3)
@@ -42,8 +42,8 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = l.Release(context.Background()) })
 			assert.Equal(t, tt.kind, kindOf(l), "the Lock's primitive")
-			kind, _ := HeldKind(l.Token())
-			assert.Equal(t, tt.kind, kind, "HeldKind")
+			kind, _ := heldKind(l.Token())
+			assert.Equal(t, tt.kind, kind, "heldKind")
 			v, err := ParseValue(l.Token())
 			require.NoError(t, err)
 			assert.Equal(t, tt.kind, v.Owner.Primitive(), "Owner.Primitive")
@@ -51,6 +51,6 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 	}
 	var none *Owner
 	assert.Equal(t, KindLock, none.Primitive(), "no owner: a plain lock or another library's value")
-	kind, _ := HeldKind("not a token")
+	kind, _ := heldKind("not a token")
 	assert.Empty(t, kind)
 }

@@ -1,160 +1,26 @@
 package quorum
 
-// One description of each kind of hold, for every surface: which keys are a
-// primitive's bookkeeping (never a row or a lock of their own), which primitive
-// a listed key belongs to, and the state of a primitive as a whole. `locks`,
-// `watch`, the console, the exporter and `events` read these instead of deciding
-// for themselves.
+// Which primitive wrote a value, and which one a Lock holds. Package admin
+// groups a listing's keys into primitives (admin.Primitives) from these and from
+// the keys' names.
 
-// StateFree is the state of a primitive whose keys are listed but hold nobody:
-// a semaphore or a shared key whose holders are all gone. Keys are never free
-// (a key that holds nobody is not listed).
-const StateFree LockState = "free"
+// PrimitiveKind is which primitive holds a name or wrote a value: Lock.Kind,
+// Owner.Primitive.
+type PrimitiveKind string
 
-// Bookkeeping reports whether keys of kind k only serve a primitive: an
-// election's record, an exclusive waiter's marker, a fence counter, a fair queue
-// or a waiting flag. They are not locks: a surface folds them into their
-// primitive (Primitives does) and never counts or lists them as locks.
-func (k KeyKind) Bookkeeping() bool {
-	switch k {
-	case KeyTerm, KeyWriterWaiting, KeyFence, KeyQueue:
-		return true
-	}
-	return false
-}
-
-// Class is ClassifyKey of a listed key: its name and the type the masters report.
-func (li *LockInfo) Class() KeyClass { return ClassifyKey(li.Name, li.KeyType()) }
-
-// Bookkeeping reports whether li is a primitive's bookkeeping key
-// (KeyKind.Bookkeeping), not a lock of its own.
-func (li *LockInfo) Bookkeeping() bool { return li.Class().Kind.Bookkeeping() }
-
-// PrimitiveOf says which primitive li belongs to, from its name, type and value
-// alone: the kind, and a group that every key of that one primitive shares
-// (the semaphore's name for a permit, the token for a multi-name hold's name,
-// the name otherwise). ok is false for bookkeeping keys.
-func (li *LockInfo) PrimitiveOf() (kind PrimitiveKind, group string, ok bool) {
-	kc := li.Class()
-	switch {
-	case kc.Kind.Bookkeeping():
-		return "", "", false
-	case kc.Kind == KeyPermit:
-		return KindSemaphore, kc.Name, true
-	case kc.Kind == KeyLeader:
-		return KindLeader, kc.Name, true
-	case kc.Kind == KeyShared:
-		return KindShared, kc.Name, true
-	case li.Owner.Primitive() == KindMulti && li.Value != "":
-		return KindMulti, li.Value, true
-	}
-	return KindLock, li.Name, true
-}
-
-// State is the state of the primitive as a whole, the one every surface shows
-// and counts:
-//   - a plain lock or a leadership: its key's state;
-//   - a multi-name hold: the worst of its names' (held only when every name is);
-//   - a semaphore: held when a permit is held on a quorum, else the worst of its
-//     slots' (partial: taken on fewer than a quorum, expiring by itself);
-//   - shared holders: held when a holder is held on a quorum; partial when some
-//     holder is on fewer masters (or the members could not be read and the key
-//     is partial); free when the key holds nobody alive.
-func (p *Primitive) State() LockState {
-	if len(p.Locks) == 0 {
-		return StateFree
-	}
-	switch p.Kind {
-	case KindMulti:
-		return worstState(p.Locks)
-	case KindSemaphore:
-		if p.Held > 0 {
-			return StateHeld
-		}
-		return worstState(p.Locks)
-	case KindShared:
-		if p.Held > 0 {
-			return StateHeld
-		}
-		for _, h := range p.Holders {
-			if h.Votes > 0 {
-				return StatePartial
-			}
-		}
-		if p.Holders == nil && p.Locks[0].State == StatePartial {
-			return StatePartial
-		}
-		return StateFree
-	}
-	return p.Locks[0].State
-}
-
-// worstState is the state of lis that most needs an administrator.
-func worstState(lis []*LockInfo) LockState {
-	st := lis[0].State
-	for _, li := range lis[1:] {
-		if stateRank(li.State) > stateRank(st) {
-			st = li.State
-		}
-	}
-	return st
-}
-
-// stateRank orders states from healthy to needing an administrator.
-func stateRank(s LockState) int {
-	switch s {
-	case StateHeld:
-		return 0
-	case StatePartial:
-		return 1
-	case StateContested:
-		return 2
-	}
-	return 3
-}
-
-// Siblings returns the names of l's keys that belong to the same semaphore or
-// multi-name hold as one of rows (PrimitiveOf) and are not among rows: what a
-// view of a few keys must read too to count the primitive whole (the console's
-// filter shows one permit slot; "sem 2/3" needs the other slots). It returns
-// nil at once when no row is a permit or a multi-name hold's name; l may be nil.
-func (l *Listing) Siblings(rows []LockInfo) []string {
-	if l == nil {
-		return nil
-	}
-	want := map[string]bool{}
-	have := map[string]bool{}
-	for i := range rows {
-		have[rows[i].Name] = true
-		if kind, group, ok := rows[i].PrimitiveOf(); ok && (kind == KindSemaphore || kind == KindMulti) {
-			want[string(kind)+"\x00"+group] = true
-		}
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	var out []string
-	for i := range l.Locks {
-		li := &l.Locks[i]
-		if have[li.Name] {
-			continue
-		}
-		if kind, group, ok := li.PrimitiveOf(); ok && want[string(kind)+"\x00"+group] {
-			out = append(out, li.Name)
-		}
-	}
-	return out
-}
-
-// WriterWaitingName is the name (without the key prefix) of the marker an
-// exclusive waiter keeps beside name while shared holders hold it
-// (KeyWriterWaiting): while it lives, new shared holders of name are refused.
-func WriterWaitingName(name string) string { return name + xwaitSuffix }
+// Kinds of primitives.
+const (
+	KindLock      PrimitiveKind = "lock"      // a plain lock (or a foreign library's, or a leftover)
+	KindMulti     PrimitiveKind = "multi"     // a multi-name hold: several names under one token
+	KindSemaphore PrimitiveKind = "semaphore" // the permits of a semaphore
+	KindShared    PrimitiveKind = "shared"    // the shared holders of a name
+	KindLeader    PrimitiveKind = "leader"    // an election's leadership
+)
 
 // Primitive says which primitive wrote a value with owner o, from its Kind:
 // KindSemaphore, KindMulti, KindShared or KindLeader, else KindLock (a plain
 // lock, a value of another library, or a nil o). It is the one reading of
-// Owner.Kind: a key's own name says more (PrimitiveOf reads both).
+// Owner.Kind: a key's own name says more (admin.PrimitiveOf reads both).
 func (o *Owner) Primitive() PrimitiveKind {
 	if o == nil {
 		return KindLock

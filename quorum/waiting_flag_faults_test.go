@@ -118,7 +118,7 @@ func TestAttackFlagHostileFlagKey(t *testing.T) {
 			l, err := holder.Acquire(ctx, "hf", time.Minute)
 			require.NoError(t, err)
 			require.NoError(t, l.Release(ctx))
-			lst, err := holder.Inspect(ctx, "")
+			lst, err := holder.inspect(ctx, "")
 			require.NoError(t, err)
 			assert.Empty(t, lst.Locks)
 			for _, s := range c.Servers {

@@ -91,7 +91,7 @@ func TestBugFlagHidesAForeignLockFromListings(t *testing.T) {
 			require.NoError(t, s.Client().Set(ctx, m.Key(name), "rl-foreign-token", time.Minute).Err())
 		}
 	}
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	var names []string
 	for _, li := range lst.Locks {
@@ -126,7 +126,7 @@ func TestBugFlagSuffixMatchedOnThePrefixedKey(t *testing.T) {
 			l, err := m.Acquire(ctx, tt.name, time.Minute)
 			require.NoError(t, err)
 			defer func() { _ = l.Release(ctx) }()
-			lst, err := m.Inspect(ctx, "")
+			lst, err := m.inspect(ctx, "")
 			require.NoError(t, err)
 			var names []string
 			for _, li := range lst.Locks {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -248,15 +249,15 @@ func TestWaitingFlagIsNoLock(t *testing.T) {
 		require.NoError(t, s.Client().Set(ctx, m.Key("listed")+waitingSuffix, "1", time.Minute).Err())
 		require.NoError(t, s.Client().Set(ctx, m.Key("other")+waitingSuffix, "1", time.Minute).Err())
 	}
-	lst, err := m.Inspect(ctx, "")
+	lst, err := m.inspect(ctx, "")
 	require.NoError(t, err)
 	var names []string
 	for _, li := range lst.Locks {
 		names = append(names, li.Name)
 	}
 	assert.Equal(t, []string{"listed"}, names)
-	assert.Equal(t, KeyClass{Kind: KeyQueue, Name: "listed", Permit: -1}, ClassifyKey("listed"+waitingSuffix, "string"))
-	assert.ErrorIs(t, ValidateKeyName("listed"+waitingSuffix), ErrInvalidName)
+	assert.Equal(t, keyspace.KeyClass{Kind: keyspace.KeyQueue, Name: "listed", Permit: -1}, keyspace.ClassifyKey("listed"+waitingSuffix, "string"))
+	assert.ErrorIs(t, keyspace.ValidateKeyName("listed"+waitingSuffix), ErrInvalidName)
 	assert.ErrorIs(t, ValidateName("listed"+waitingSuffix), ErrInvalidName)
 	require.NoError(t, l.Release(ctx))
 }

@@ -42,7 +42,7 @@ import (
 //     outlives the locks by much, and the queue key goes with the last one.
 //
 // A permit's release still publishes whether or not anyone marked (its waiters do
-// not mark), and so do ReleaseToken and ReleaseHeld (a holder's loss watch listens).
+// not mark), and so do admin.Admin.ReleaseToken and ReleaseHeld (a holder's loss watch listens).
 // A marker lost anyway (a master restarted without its data, the queue key
 // deleted) costs at most one retry delay: the next round writes it
 // again. A wake-up stays a hint; the retry delay is the fallback.

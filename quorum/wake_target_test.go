@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -21,7 +22,7 @@ func TestWakeNames(t *testing.T) {
 		ok      bool
 	}{
 		{"lock:x", "", false},
-		{ForceExpiredMessage, "", false},
+		{keyspace.ForceExpiredMessage, "", false},
 		{"lock:x\nnext T.a", "T.a", true},
 		{"lock:x\nnext T.a T.b", "T.a T.b", true},
 		{"lock:x\nnext ", "", false},
@@ -56,7 +57,7 @@ func TestHubNotifyWakesOnlyWhomTheMessageConcerns(t *testing.T) {
 		want              string // who wakes, of "ABP"
 	}{
 		{"a plain release wakes everyone", general, key, "ABP"},
-		{"a force-expire wakes everyone", general, ForceExpiredMessage, "ABP"},
+		{"a force-expire wakes everyone", general, keyspace.ForceExpiredMessage, "ABP"},
 		{"a message naming nobody wakes everyone", general, key + "\nnext ", "ABP"},
 		{"naming A on the channel: A and the plain waiter", general, key + "\nnext A.TAGTAGTA", "AP"},
 		{"naming A on its Manager's channel: A alone", own, key + "\nnext A.TAGTAGTA", "A"},
@@ -204,7 +205,7 @@ func TestOldFormatAndForceExpireWakeEveryWaiter(t *testing.T) {
 			}
 		}},
 		{"a force-expire", func(t *testing.T, _ *redistest.Cluster, admin *Manager) {
-			_, err := admin.ForceExpire(context.Background(), "old", "")
+			_, err := admin.forceExpire(context.Background(), "old", "")
 			require.NoError(t, err)
 		}},
 	}

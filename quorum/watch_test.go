@@ -18,7 +18,7 @@ func TestLossWatchNoticesForceExpireAtOnce(t *testing.T) {
 	// Let the watch read the key on every master before the force-expire.
 	armed(t, m, l)
 	t0 := time.Now()
-	_, err = admin.ForceExpire(ctx, "watched", "")
+	_, err = admin.forceExpire(ctx, "watched", "")
 	require.NoError(t, err)
 	select {
 	case <-l.Done():

@@ -174,17 +174,17 @@ func TestWireReconnectsAfterRestartAndQuarantines(t *testing.T) {
 	// Brand-new masters are younger than the window: all quarantined at first.
 	_, err := m.TryAcquire(ctx, "q", time.Second)
 	require.ErrorIs(t, err, ErrUnavailable)
-	assert.Len(t, m.Quarantine(), 3)
+	assert.Len(t, m.quarantineEnds(), 3)
 
 	// A short window: the first round meets every master, then the quarantine of
 	// brand-new masters runs out.
 	m2 := managerFor(t, c, WithRestartQuarantine(2*time.Second))
 	_, _ = m2.TryAcquire(ctx, "q", time.Second)
-	require.Eventually(t, func() bool { return len(m2.Quarantine()) == 0 }, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(m2.quarantineEnds()) == 0 }, 5*time.Second, 20*time.Millisecond)
 	l, err := m2.TryAcquire(ctx, "q", 10*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))
-	assert.Empty(t, m2.Quarantine())
+	assert.Empty(t, m2.quarantineEnds())
 
 	// b restarts: its run_id changes. The idle connection is found closed and
 	// dialled again, and INFO server quarantines b before its vote is counted.
@@ -194,7 +194,7 @@ func TestWireReconnectsAfterRestartAndQuarantines(t *testing.T) {
 	rep := l.Votes()
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeQuarantined, OutcomeOK}, outcomes(&rep))
 	assert.ErrorIs(t, rep.Nodes[1].Err, ErrQuarantined)
-	assert.Contains(t, m2.Quarantine(), "b")
+	assert.Contains(t, m2.quarantineEnds(), "b")
 	require.NoError(t, l.Release(ctx))
 }
 

@@ -19,7 +19,7 @@ type Event struct {
 	Value string
 	// Owner is decoded from Value when redlock wrote it (nil otherwise).
 	Owner   *quorum.Owner
-	Library string   // the library that wrote Value, as quorum.Library guesses it
+	Library string   // the library that wrote Value, as admin.Library guesses it
 	Masters []string // the masters that reported it
 }
 

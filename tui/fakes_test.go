@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -67,7 +68,7 @@ type fakeLocker struct {
 	expireDown string      // a master that fails force-expire
 	changed    bool        // force-expire finds every value changed
 	expireErr  error       // force-expire fails before any master answers
-	seens      []map[string]quorum.Seen
+	seens      []map[string]admin.Seen
 	held       []*fakeHeld
 }
 
@@ -84,7 +85,7 @@ func (l *fakeLocker) TryAcquire(_ context.Context, name string, ttl time.Duratio
 	return h, nil
 }
 
-func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
+func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string]admin.Seen) (*quorum.Report, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	first := ""
@@ -126,7 +127,7 @@ func (l *fakeLocker) ForceExpire(_ context.Context, name string, seen map[string
 
 // Revoke is ForceExpire that reports a tombstone until the fake clock's now
 // plus a minute where it succeeded; revokes counts the calls.
-func (l *fakeLocker) Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error) {
+func (l *fakeLocker) Revoke(ctx context.Context, name string, seen map[string]admin.Seen) (time.Time, *quorum.Report, error) {
 	rep, err := l.ForceExpire(ctx, name, seen)
 	l.mu.Lock()
 	defer l.mu.Unlock()

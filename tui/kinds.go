@@ -3,12 +3,13 @@ package tui
 import (
 	"fmt"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
 // The KIND column: what primitive a row's key belongs to, as `locks` tells them
 // apart (lock, multi, sem k/N, shared n, leader tT). The source says it for the
-// rows it read afresh (Snapshot.Kinds, from quorum.Primitives); other rows get
+// rows it read afresh (Snapshot.Kinds, from admin.Admin.Primitives); other rows get
 // what their key's name, type and value tell alone (kindFromRow).
 
 // kindW is the KIND column's width: "leader t1234", "sem 12/100", "shared 10".
@@ -19,7 +20,7 @@ const kindW = 10
 // queue. `locks` folds these into their primitive, and so does the console:
 // they are not rows of their own (a leader's record, which never expires, would
 // otherwise show as an orphaned lock).
-func bookkeeping(li *quorum.LockInfo) bool { return li.Bookkeeping() }
+func bookkeeping(li *quorum.LockInfo) bool { return admin.Bookkeeping(li) }
 
 // kindOf is the KIND cell of li: the source's word for it when it has one.
 func kindOf(snap *Snapshot, li *quorum.LockInfo) string {
@@ -36,18 +37,18 @@ func kindOf(snap *Snapshot, li *quorum.LockInfo) string {
 // many are held), a multi-name hold's name count, that a key is shared or a
 // leadership.
 func kindFromRow(li *quorum.LockInfo) string {
-	kc := quorum.ClassifyKey(li.Name, li.KeyType())
+	kc := admin.ClassifyKey(li.Name, li.KeyType())
 	switch kc.Kind {
-	case quorum.KeyPermit:
+	case admin.KeyPermit:
 		if o := li.Owner; o != nil && o.Count > 0 {
 			return fmt.Sprintf("sem ?/%d", o.Count)
 		}
 		return "sem"
-	case quorum.KeyShared:
+	case admin.KeyShared:
 		return "shared"
-	case quorum.KeyLeader:
+	case admin.KeyLeader:
 		return "leader"
-	case quorum.KeyOther:
+	case admin.KeyOther:
 		return "other"
 	}
 	if o := li.Owner; o.Primitive() == quorum.KindMulti {

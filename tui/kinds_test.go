@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -124,7 +125,7 @@ func TestForceExpireOfALeaderDeposesOnlyTheLeadershipShown(t *testing.T) {
 	assert.Equal(t, [][2]string{{"crond:leader", leaderValue}}, exp)
 	require.Len(t, lk.seens, 1)
 	for master, sn := range lk.seens[0] {
-		assert.Equal(t, quorum.Seen{Type: "string", Value: leaderValue}, sn, master)
+		assert.Equal(t, admin.Seen{Type: "string", Value: leaderValue}, sn, master)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -40,7 +41,7 @@ func TestPollAsksForTheRowsOnScreen(t *testing.T) {
 func TestScanProgressAndCPUInTheTitle(t *testing.T) {
 	m, src, _, _ := fixture(t, 160, 30, false)
 	src.edit(func(s *Snapshot) {
-		s.Scan = &quorum.ScanProgress{Fraction: 0.42}
+		s.Scan = &admin.ScanProgress{Fraction: 0.42}
 		s.CPU, s.Over = 120*time.Millisecond, time.Second
 	})
 	started(t, m)
@@ -48,7 +49,7 @@ func TestScanProgressAndCPUInTheTitle(t *testing.T) {
 	assert.Contains(t, view, "scanning 42%")
 	assert.Contains(t, view, "cpu 12%")
 
-	src.edit(func(s *Snapshot) { s.Scan = &quorum.ScanProgress{Passes: 1, Complete: true, Fraction: 0.1} })
+	src.edit(func(s *Snapshot) { s.Scan = &admin.ScanProgress{Passes: 1, Complete: true, Fraction: 0.1} })
 	tickPoll(t, m)
 	assert.NotContains(t, m.View(), "scanning")
 }

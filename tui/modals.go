@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -195,22 +196,22 @@ func wrapWords(text string, w int) []string {
 // confirmation is a pending force-expire.
 type confirmation struct {
 	name   string
-	holder string                 // escaped
-	seen   map[string]quorum.Seen // what the row showed, per master: all that may be deleted
-	unread map[string]string      // the masters the row could not read, with why: nothing is deleted there
+	holder string                // escaped
+	seen   map[string]admin.Seen // what the row showed, per master: all that may be deleted
+	unread map[string]string     // the masters the row could not read, with why: nothing is deleted there
 	// now deletes at once instead of revoking (D rather than x).
 	now bool
 }
 
 // newConfirmation is the force-expire of li as the row shows it, held by holder.
 func newConfirmation(li *quorum.LockInfo, holder string) confirmation {
-	c := confirmation{name: li.Name, holder: holder, seen: map[string]quorum.Seen{}, unread: map[string]string{}}
+	c := confirmation{name: li.Name, holder: holder, seen: map[string]admin.Seen{}, unread: map[string]string{}}
 	for _, mv := range li.Masters {
 		switch {
 		case mv.Err != nil:
 			c.unread[mv.Master] = mv.Err.Error()
 		case mv.Present:
-			c.seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+			c.seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 		}
 	}
 	return c

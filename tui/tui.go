@@ -23,6 +23,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -52,7 +53,7 @@ type Snapshot struct {
 	Err             error
 	// Scan is how far an incremental listing has got (the table's title shows it
 	// until a pass is complete); nil when the source lists every lock at every poll.
-	Scan *quorum.ScanProgress
+	Scan *admin.ScanProgress
 	// Events are the lock events the source saw since its previous answer, and
 	// EventSource says where they come from (EventsKeyspace, EventsListing). When
 	// EventSource is empty the console compares consecutive snapshots itself.
@@ -106,16 +107,16 @@ type Locker interface {
 	// TryAcquire makes one acquisition round; it does not wait for a busy lock.
 	TryAcquire(ctx context.Context, name string, ttl time.Duration) (Held, error)
 	// ForceExpire deletes, on each master, exactly what the operator saw there
-	// (quorum.Manager.ForceExpireSeen): a lock that changed hands since is kept and
+	// (admin.Admin.ForceExpireSeen): a lock that changed hands since is kept and
 	// reported as OutcomeForeign.
-	ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error)
+	ForceExpire(ctx context.Context, name string, seen map[string]admin.Seen) (*quorum.Report, error)
 	// Revoke revokes, on each master, exactly what the operator saw there
-	// (quorum.Manager.RevokeListed): each value becomes its tombstone, which keeps
+	// (admin.Admin.RevokeListed): each value becomes its tombstone, which keeps
 	// the name taken until the holder's validity has surely ended (free, zero when
 	// no tombstone was written) or until the holder releases. A lock that changed
 	// hands since is kept and reported as OutcomeForeign.
-	Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (free time.Time, rep *quorum.Report, err error)
-	// Lookup reads one lock on every master now (quorum.Manager.Describe); nil when
+	Revoke(ctx context.Context, name string, seen map[string]admin.Seen) (free time.Time, rep *quorum.Report, err error)
+	// Lookup reads one lock on every master now (admin.Admin.Describe); nil when
 	// no master holds it. A force-expire that found the lock in other hands uses it
 	// to say who holds it now.
 	Lookup(ctx context.Context, name string) (*quorum.LockInfo, error)

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -37,7 +38,7 @@ func TestViewsGolden(t *testing.T) {
 		{name: "force-expire-confirm", keys: []tea.Msg{keys("x")}},
 		{name: "incomplete-listing", setup: func(s *Snapshot) { s.Answered, s.Total = 2, 5 }},
 		{name: "scanning", setup: func(s *Snapshot) {
-			s.Scan = &quorum.ScanProgress{Fraction: 0.37}
+			s.Scan = &admin.ScanProgress{Fraction: 0.37}
 			s.CPU, s.Over = 90*time.Millisecond, time.Second
 		}},
 	}

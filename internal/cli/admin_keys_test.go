@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/quorum"
 )
@@ -24,14 +25,14 @@ func TestConsoleForceExpiresAForeignKeyAsListed(t *testing.T) {
 	mgr, err := connect.Manager(c)
 	require.NoError(t, err)
 	defer mgr.Close()
-	lst, err := mgr.Inspect(ctx, "*")
+	lst, err := admin.New(mgr).Inspect(ctx, "*")
 	require.NoError(t, err)
 	li := lst.Lock("nightly report")
 	require.NotNil(t, li, "listed")
-	seen := map[string]quorum.Seen{}
+	seen := map[string]admin.Seen{}
 	for _, mv := range li.Masters {
 		if mv.Present {
-			seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+			seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 		}
 	}
 	// One master changed hands since it was shown: kept there.

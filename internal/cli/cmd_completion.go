@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -223,21 +224,21 @@ func liveNames(ctx context.Context, env *Env, words []string, prefix string, wan
 	defer s.close()
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(prefix)+"*")
+	lst, _ := s.adm().Inspect(cctx, admin.EscapeGlob(prefix)+"*")
 	if lst == nil {
 		return nil
 	}
 	var out []string
 	for _, li := range lst.Locks {
-		kc := quorum.ClassifyKey(li.Name, li.KeyType())
+		kc := admin.ClassifyKey(li.Name, li.KeyType())
 		rule := quorum.ValidateName
 		if want.AnyKey {
-			rule = quorum.ValidateKeyName
+			rule = admin.ValidateKeyName
 		}
 		switch {
-		case want.Elections != (kc.Kind == quorum.KeyLeader):
-		case kc.Kind == quorum.KeyLock, kc.Kind == quorum.KeyShared, kc.Kind == quorum.KeyPermit, kc.Kind == quorum.KeyLeader,
-			want.AnyKey && kc.Kind == quorum.KeyOther:
+		case want.Elections != (kc.Kind == admin.KeyLeader):
+		case kc.Kind == admin.KeyLock, kc.Kind == admin.KeyShared, kc.Kind == admin.KeyPermit, kc.Kind == admin.KeyLeader,
+			want.AnyKey && kc.Kind == admin.KeyOther:
 			if rule(kc.Name) == nil && shellSafe(kc.Name) && strings.HasPrefix(kc.Name, prefix) && !slices.Contains(out, kc.Name) {
 				out = append(out, kc.Name)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
@@ -263,7 +264,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 		prefix := fmt.Sprintf("__keyspace@%d__:", m.DB)
 		// Keyspace notifications of the lock keys, and the locks' wake-up channels,
 		// where a force-expire announces itself.
-		ps := c.PSubscribe(ctx, prefix+quorum.EscapeGlob(cluster.KeyPrefix)+match, quorum.EscapeGlob(cluster.KeyPrefix)+match+":wake")
+		ps := c.PSubscribe(ctx, prefix+admin.EscapeGlob(cluster.KeyPrefix)+match, admin.EscapeGlob(cluster.KeyPrefix)+match+":wake")
 		go func() {
 			defer ps.Close()
 			rd := events.NewReader(ps)
@@ -281,7 +282,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 					continue // go-redis reconnects and subscribes again
 				}
 				if wake, ok := strings.CutSuffix(msg.Channel, ":wake"); ok && !strings.HasPrefix(msg.Channel, prefix) {
-					if msg.Payload == quorum.ForceExpiredMessage {
+					if msg.Payload == admin.ForceExpiredMessage {
 						n := keyspaceNote{master: m.Name, name: strings.TrimPrefix(wake, cluster.KeyPrefix), op: msg.Payload, at: time.Now()}
 						select {
 						case notes <- n:
@@ -293,7 +294,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 				}
 				key := strings.TrimPrefix(msg.Channel, prefix)
 				name := strings.TrimPrefix(key, cluster.KeyPrefix)
-				if k := quorum.ClassifyKey(name, "").Kind; k == quorum.KeyFence || k == quorum.KeyQueue {
+				if k := admin.ClassifyKey(name, "").Kind; k == admin.KeyFence || k == admin.KeyQueue {
 					continue // a fence counter, a queue or a waiting flag: no lock of its own
 				}
 				if shared.mayBeShared(name, msg.Payload) {
@@ -355,7 +356,7 @@ func keyspaceStream(ctx context.Context, cluster *topology.Cluster, clients []*r
 // holds, never the listing.
 func (s *lockSession) pollEvents(ctx context.Context, match string, interval, timeout time.Duration, print func(events.Event)) {
 	var prev *events.Held
-	var prevPrims []quorum.Primitive
+	var prevPrims []admin.Primitive
 	var prevAt time.Time
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -388,15 +389,15 @@ func (s *lockSession) pollEvents(ctx context.Context, match string, interval, ti
 
 // pollHeld lists the locks matching match as they stream by: the held ones, and
 // the shared holds (from the keys of primitives, kept aside: few).
-func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held, []quorum.Primitive, error) {
-	head, locks, err := s.m.InspectStream(ctx, match)
+func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held, []admin.Primitive, error) {
+	head, locks, err := s.adm().InspectStream(ctx, match)
 	if err != nil {
 		return nil, nil, err
 	}
 	held := &events.Held{}
 	var kept []quorum.LockInfo
 	for li := range locks {
-		if kind, _, ok := li.PrimitiveOf(); ok && kind != quorum.KindShared {
+		if kind, _, ok := admin.PrimitiveOf(li); ok && kind != quorum.KindShared {
 			held.Add(li) // shared holders come and go by sharedEvents, one event each
 		}
 		if isPrimitiveKey(li) {
@@ -406,7 +407,7 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	if len(kept) == 0 {
 		return held, nil, nil
 	}
-	prims, err := s.m.Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
+	prims, err := s.adm().Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
 		Total: head.Total, Masters: head.Masters, Locks: kept})
 	return held, prims, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/internal/human"
@@ -83,7 +84,7 @@ func (d extendJSON) human(env *Env) error {
 
 func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) error {
 	token, name := a.tok, a.names[0]
-	if err := quorum.CheckTokenFor(token, a.names...); err != nil {
+	if err := admin.CheckTokenFor(token, a.names...); err != nil {
 		return usagef("extend %s: %v", strings.Join(a.names, " "), err)
 	}
 	lockTTL, err := s.ttlForAll(a.names, a.ttl, a.f.given("ttl"))
@@ -95,7 +96,7 @@ func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) err
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	until, rep, err := s.m.ExtendHeld(cctx, a.names, token, lockTTL)
+	until, rep, err := s.adm().ExtendHeld(cctx, a.names, token, lockTTL)
 	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
 		return usagef("%s", s.redact(err.Error()))
 	}

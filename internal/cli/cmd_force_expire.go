@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -32,7 +33,7 @@ func (a *forceExpireArgs) flags(f *Flags) {
 func (a *forceExpireArgs) parse(p *parsed) error {
 	// An admin action on any key locks lists: the name rule of acquire is not
 	// checked.
-	if err := a.lockArgs.parseWith(p, quorum.ValidateKeyName); err != nil {
+	if err := a.lockArgs.parseWith(p, admin.ValidateKeyName); err != nil {
 		return err
 	}
 	if a.tokenFlags.token == "-" && !a.yes {
@@ -124,13 +125,13 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	var free time.Time
 	switch {
 	case a.now && token != "":
-		rep, err = s.m.ForceExpire(cctx, name, token)
+		rep, err = s.adm().ForceExpire(cctx, name, token)
 	case a.now:
-		rep, err = s.m.ForceExpireSeen(cctx, name, seen)
+		rep, err = s.adm().ForceExpireSeen(cctx, name, seen)
 	case token != "":
-		free, rep, err = s.m.RevokeToken(cctx, name, token)
+		free, rep, err = s.adm().RevokeToken(cctx, name, token)
 	default:
-		free, rep, err = s.m.RevokeSeen(cctx, name, seen)
+		free, rep, err = s.adm().RevokeSeen(cctx, name, seen)
 	}
 	if token == "" {
 		if e := markUnread(rep, unread); e != nil && err == nil {
@@ -153,10 +154,10 @@ func (s *lockSession) shownName(ctx context.Context, shown string, timeout time.
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
+	if lst, _ := s.adm().Inspect(cctx, admin.EscapeGlob(shown)); lst == nil || lst.Lock(shown) != nil {
 		return shown
 	}
-	lst, _ := s.m.Inspect(cctx, shownGlob(shown))
+	lst, _ := s.adm().Inspect(cctx, shownGlob(shown))
 	if lst == nil {
 		return shown
 	}
@@ -221,11 +222,11 @@ func markUnread(rep *quorum.Report, unread map[string]string) error {
 // showForceExpire reads the lock on every master, shows it on stderr, and returns
 // what was seen per master (what force-expire may delete) and the masters that did
 // not answer, with why.
-func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, timeout time.Duration) (map[string]quorum.Seen, map[string]string, error) {
+func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string, timeout time.Duration) (map[string]admin.Seen, map[string]string, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	lst, err := s.m.Inspect(cctx, quorum.EscapeGlob(name))
+	lst, err := s.adm().Inspect(cctx, admin.EscapeGlob(name))
 	cancel()
-	seen := map[string]quorum.Seen{}
+	seen := map[string]admin.Seen{}
 	switch {
 	case lst == nil:
 		return nil, nil, fmt.Errorf("could not read %s: %s", s.m.Key(name), s.redact(err.Error()))
@@ -235,10 +236,10 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 		li := lst.Lock(name)
 		fmt.Fprintf(env.Stderr, "%s is %s (%d/%d masters), validity %s, holder: %s\n", escape.Text(li.Key), li.State, li.Votes, li.Total, validityText(li), holder(li))
 		one := &quorum.Listing{Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Masters: lst.Masters, Locks: []quorum.LockInfo{*li}}
-		s.printPrimitives(env.Stderr, one, []quorum.Primitive{{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{&one.Locks[0]}}})
+		s.printPrimitives(env.Stderr, one, []admin.Primitive{{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{&one.Locks[0]}}})
 		for _, mv := range li.Masters {
 			if mv.Present {
-				seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+				seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 			}
 		}
 	}
@@ -277,7 +278,7 @@ func confirm(ctx context.Context, env *Env, key string, now bool) bool {
 func (s *lockSession) holderNow(ctx context.Context, name string, timeout time.Duration) string {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	lst, _ := s.m.Inspect(cctx, quorum.EscapeGlob(name))
+	lst, _ := s.adm().Inspect(cctx, admin.EscapeGlob(name))
 	if lst == nil || lst.Lock(name) == nil {
 		return "nobody holds it now"
 	}

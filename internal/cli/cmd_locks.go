@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
@@ -189,7 +190,7 @@ func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
 		out.Masters = append(out.Masters, masterAnswerJSON{Master: a.Master, Answered: a.Answered, Error: s.redact(a.Error), Keys: a.Keys, LatencyMS: ms(a.Latency)})
 	}
 	for i := range lst.Locks {
-		if !lst.Locks[i].Bookkeeping() { // folded into their primitive
+		if !admin.Bookkeeping(&lst.Locks[i]) { // folded into their primitive
 			out.Locks = append(out.Locks, s.lockJSON(&lst.Locks[i]))
 		}
 	}
@@ -268,7 +269,7 @@ func (v locksView) writeJSON(w io.Writer) error {
 func runLocks(ctx context.Context, env *Env, s *lockSession, a *locksArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	lst, locks, err := s.m.InspectStream(cctx, a.match)
+	lst, locks, err := s.adm().InspectStream(cctx, a.match)
 	prims := s.primitiveKeys(cctx, env, "locks", lst)
 	if werr := show(env, a.json, locksView{s: s, head: lst, locks: locks, err: err, prims: prims}); werr != nil {
 		return s.fail(ExitError, werr)

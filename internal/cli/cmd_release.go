@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -107,10 +108,10 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	name := a.names[0]
-	if err := quorum.CheckTokenFor(a.tok, a.names...); err != nil { // before a "missing" that would hide it
+	if err := admin.CheckTokenFor(a.tok, a.names...); err != nil { // before a "missing" that would hide it
 		return usagef("release %s: %v", strings.Join(a.names, " "), err)
 	}
-	rep, err := s.m.ReleaseHeld(cctx, a.names, a.tok)
+	rep, err := s.adm().ReleaseHeld(cctx, a.names, a.tok)
 	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
 		return usagef("%s", s.redact(err.Error()))
 	}
@@ -143,7 +144,7 @@ type heldKeys struct {
 // names[0].
 func (s *lockSession) heldKeys(names []string, token string, rep *quorum.Report) heldKeys {
 	h := heldKeys{key: s.m.Key(names[0])}
-	switch kind, _ := quorum.HeldKind(token); {
+	switch kind, _ := admin.HeldKind(token); {
 	case len(names) > 1:
 		keys := make([]string, len(names))
 		for i, n := range names {

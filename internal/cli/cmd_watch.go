@@ -64,7 +64,7 @@ type snapshotJSON struct {
 	// long text is not repeated per master.
 	Findings []findingJSON `json:"findings"`
 	Error    string        `json:"error,omitempty"`
-	// states counts the primitives by state (quorum.Primitive.State): a
+	// states counts the primitives by state (admin.Primitive.State): a
 	// multi-name hold, a semaphore, a name's shared holders or an election count
 	// once, bookkeeping keys never.
 	states map[quorum.LockState]int
@@ -190,11 +190,11 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 		defer wg.Done()
 		nodes = prober.Probe(cctx)
 	}()
-	lst, err := s.m.Inspect(cctx, match)
+	lst, err := s.adm().Inspect(cctx, match)
 	wg.Wait()
 	if lst != nil {
 		snap.Locks = s.listingJSON(lst, err).Locks
-		prims, perr := s.m.Primitives(cctx, lst)
+		prims, perr := s.adm().Primitives(cctx, lst)
 		snap.Primitives = s.primitivesJSON(prims)
 		snap.states = map[quorum.LockState]int{}
 		for i := range prims {

@@ -5,13 +5,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/tui"
 )
 
 // listingLoop keeps the console's full listing in the background, so that no
-// poll waits for 100,000 locks to be read: it steps a quorum.Scanner batch by
+// poll waits for 100,000 locks to be read: it steps a admin.Scanner batch by
 // batch (pausing between batches, see listingPace), publishes the merged listing
 // at the end of every pass (and once per interval during the first one, so that
 // a large listing fills in as it is read), and starts a new pass no sooner than
@@ -27,7 +28,7 @@ type listingLoop struct {
 	published chan struct{} // closed at the first publication
 	lst       *quorum.Listing
 	err       error
-	progress  quorum.ScanProgress
+	progress  admin.ScanProgress
 	events    []tui.Event
 
 	cancel context.CancelFunc
@@ -45,7 +46,7 @@ const listingPace = 4
 const maxPending = 1000
 
 // startListing starts the loop over s until stop.
-func startListing(s *quorum.Scanner, interval, stepTimeout time.Duration, diffs bool) *listingLoop {
+func startListing(s *admin.Scanner, interval, stepTimeout time.Duration, diffs bool) *listingLoop {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &listingLoop{interval: interval, stepTimeout: stepTimeout, diffs: diffs, published: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	go l.run(ctx, s)
@@ -58,7 +59,7 @@ func (l *listingLoop) stop() {
 	<-l.done
 }
 
-func (l *listingLoop) run(ctx context.Context, s *quorum.Scanner) {
+func (l *listingLoop) run(ctx context.Context, s *admin.Scanner) {
 	defer close(l.done)
 	var (
 		passes    int
@@ -130,7 +131,7 @@ func sameLocks(a, b []quorum.LockInfo) bool {
 }
 
 // publish makes a listing the one polls take.
-func (l *listingLoop) publish(lst *quorum.Listing, err error, p quorum.ScanProgress, evs []events.Event) {
+func (l *listingLoop) publish(lst *quorum.Listing, err error, p admin.ScanProgress, evs []events.Event) {
 	l.publishEvents(evs)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -142,7 +143,7 @@ func (l *listingLoop) publish(lst *quorum.Listing, err error, p quorum.ScanProgr
 }
 
 // setProgress updates the progress of the listing polls take.
-func (l *listingLoop) setProgress(p quorum.ScanProgress) {
+func (l *listingLoop) setProgress(p admin.ScanProgress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.progress = p
@@ -167,7 +168,7 @@ func (l *listingLoop) publishEvents(evs []events.Event) {
 type listingView struct {
 	lst      *quorum.Listing // shared: never changed
 	err      error
-	progress quorum.ScanProgress
+	progress admin.ScanProgress
 }
 
 // peek returns the latest listing, nil before the first, without waiting.

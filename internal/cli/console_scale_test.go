@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/topology"
@@ -57,7 +58,7 @@ func BenchmarkConsole100k(b *testing.B) {
 		defer mgr.Close()
 		cpu0 := processCPU()
 		for b.Loop() {
-			s := mgr.NewScanner("")
+			s := admin.New(mgr).NewScanner("")
 			for !s.Progress().Complete {
 				require.NoError(b, s.Step(ctx))
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/internal/health"
@@ -26,7 +27,7 @@ import (
 // masters has them on, else from the differences between complete passes.
 type clusterSource struct {
 	prober *health.Prober
-	mgr    *quorum.Manager
+	adm    *admin.Admin // the listing, fresh rows and what primitive each is
 	// embedded masters answer neither INFO server nor CONFIG GET: their missing
 	// facts show as unknown rather than as findings.
 	embedded    bool
@@ -65,7 +66,7 @@ func newClusterSource(c *topology.Cluster, set sourceSettings, opts ...quorum.Op
 		_ = prober.Close()
 		return nil, nil, nil, err
 	}
-	s := &clusterSource{prober: prober, mgr: mgr, embedded: set.embedded, redact: set.redact, eventSource: tui.EventsListing, gone: map[string]int{}}
+	s := &clusterSource{prober: prober, adm: admin.New(mgr), embedded: set.embedded, redact: set.redact, eventSource: tui.EventsListing, gone: map[string]int{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var clients []*redis.Client
 	if !set.embedded {
@@ -79,7 +80,7 @@ func newClusterSource(c *topology.Cluster, set sourceSettings, opts ...quorum.Op
 	}
 	// A listing step carries a thousand keys per master: give it more than a node timeout.
 	stepTimeout := max(8*c.NodeTimeout, time.Second)
-	s.listing = startListing(mgr.NewScanner(""), set.interval, stepTimeout, clients == nil)
+	s.listing = startListing(s.adm.NewScanner(""), set.interval, stepTimeout, clients == nil)
 	var streams sync.WaitGroup
 	if clients != nil {
 		s.eventSource = tui.EventsKeyspace
@@ -122,7 +123,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if fresh, freshErr = s.mgr.Describe(ctx, visible); fresh != nil {
+			if fresh, freshErr = s.adm.Describe(ctx, visible); fresh != nil {
 				kinds = s.annotateWhole(ctx, fresh)
 			}
 		}()
@@ -190,12 +191,12 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 // rows are kept.
 func (s *clusterSource) annotateWhole(ctx context.Context, fresh *quorum.Listing) map[string]string {
 	n := len(fresh.Locks)
-	if extra := s.listing.peek().Siblings(fresh.Locks); len(extra) > 0 {
-		if more, err := s.mgr.Describe(ctx, extra); err == nil && more != nil {
+	if extra := admin.Siblings(s.listing.peek(), fresh.Locks); len(extra) > 0 {
+		if more, err := s.adm.Describe(ctx, extra); err == nil && more != nil {
 			fresh.Locks = append(fresh.Locks, more.Locks...)
 		}
 	}
-	kinds := annotateRows(ctx, s.mgr, fresh)
+	kinds := annotateRows(ctx, s.adm, fresh)
 	fresh.Locks = fresh.Locks[:n]
 	return kinds
 }
@@ -255,7 +256,7 @@ func (l managerLocker) TryAcquire(ctx context.Context, name string, ttl time.Dur
 
 // Lookup reads one lock on every master now.
 func (l managerLocker) Lookup(ctx context.Context, name string) (*quorum.LockInfo, error) {
-	lst, err := l.m.Describe(ctx, []string{name})
+	lst, err := admin.New(l.m).Describe(ctx, []string{name})
 	if err != nil {
 		return nil, err
 	}
@@ -264,15 +265,15 @@ func (l managerLocker) Lookup(ctx context.Context, name string) (*quorum.LockInf
 
 // ForceExpire deletes exactly what was seen on each master, the primitives'
 // keys included (a permit slot, a leadership: their waiters are woken).
-func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[string]quorum.Seen) (*quorum.Report, error) {
-	return l.m.ForceExpireListed(ctx, name, seen)
+func (l managerLocker) ForceExpire(ctx context.Context, name string, seen map[string]admin.Seen) (*quorum.Report, error) {
+	return admin.New(l.m).ForceExpireListed(ctx, name, seen)
 }
 
 // Revoke revokes exactly what was seen on each master (RevokeListed), the
 // primitives' keys included. A shared key is refused: its holders are revoked
 // one by one, as force-expire NAME shows them.
-func (l managerLocker) Revoke(ctx context.Context, name string, seen map[string]quorum.Seen) (time.Time, *quorum.Report, error) {
-	return l.m.RevokeListed(ctx, name, seen)
+func (l managerLocker) Revoke(ctx context.Context, name string, seen map[string]admin.Seen) (time.Time, *quorum.Report, error) {
+	return admin.New(l.m).RevokeListed(ctx, name, seen)
 }
 
 // cpuClock measures the processor time the process used between two calls.

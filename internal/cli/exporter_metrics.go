@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/metrics"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
@@ -15,7 +16,7 @@ import (
 // lockMetrics is what one poll's listing adds up to: the exporter's lock gauges,
 // built while the listing streams by. Plain locks are counted as they pass and
 // dropped; the keys of the other primitives (few) are kept until the stream has
-// passed and then grouped (quorum.Manager.Primitives). Its size does not grow
+// passed and then grouped (admin.Admin.Primitives). Its size does not grow
 // with the number of locks, only with the policies and elections.
 type lockMetrics struct {
 	states   map[quorum.LockState]float64
@@ -64,21 +65,21 @@ func newLockMetrics(c *topology.Cluster) *lockMetrics {
 
 // lockMetrics streams the listing of every lock into the lock gauges.
 func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lockMetrics, error) {
-	head, locks, err := s.m.InspectStream(ctx, "*")
+	head, locks, err := s.adm().InspectStream(ctx, "*")
 	a := newLockMetrics(c)
 	var kept []quorum.LockInfo
 	for li := range locks {
 		switch {
 		case isPrimitiveKey(li):
 			kept = append(kept, copyLockInfo(li))
-		case !li.Bookkeeping():
-			a.add(c, &quorum.Primitive{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
+		case !admin.Bookkeeping(li):
+			a.add(c, &admin.Primitive{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
 		}
 	}
 	if len(kept) == 0 {
 		return a, err
 	}
-	prims, perr := s.m.Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
+	prims, perr := s.adm().Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
 		Total: head.Total, Masters: head.Masters, Locks: kept})
 	for i := range prims {
 		a.add(c, &prims[i])
@@ -87,7 +88,7 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 }
 
 // add counts one primitive.
-func (a *lockMetrics) add(c *topology.Cluster, pr *quorum.Primitive) {
+func (a *lockMetrics) add(c *topology.Cluster, pr *admin.Primitive) {
 	held := func(name string, owner *quorum.Owner, validity time.Duration) {
 		pm := a.policies[policyLabel(c, name)]
 		pm.n++
@@ -106,7 +107,7 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *quorum.Primitive) {
 		}
 	}
 	a.kinds[pr.Kind]++
-	if st := pr.State(); st != quorum.StateFree {
+	if st := pr.State(); st != admin.StateFree {
 		a.states[st]++
 	}
 	switch pr.Kind {

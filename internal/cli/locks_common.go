@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
@@ -45,6 +46,10 @@ type lockSession struct {
 	// noFile: the cluster is -masters' (messages say how to set what a file would).
 	noFile bool
 }
+
+// adm returns the administration of the session's Manager: listings,
+// force-expire, release and extension by token.
+func (s *lockSession) adm() *admin.Admin { return admin.New(s.m) }
 
 // topoFlags returns the topology flags of a command's arguments.
 func (c *common) topoFlags() *common { return c }
@@ -228,7 +233,7 @@ func checkTTL(p *parsed, ttl time.Duration) error {
 func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Duration) string {
 	cctx, cancel := context.WithTimeout(ctx, min(timeout, 2*time.Second))
 	defer cancel()
-	lst, _ := s.m.Describe(cctx, []string{name, quorum.WriterWaitingName(name)})
+	lst, _ := s.adm().Describe(cctx, []string{name, admin.WriterWaitingName(name)})
 	if lst == nil || lst.Lock(name) == nil {
 		return "held by another owner"
 	}
@@ -238,8 +243,8 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 	}
 	out := "held by " + holderRaw(li)
 	validity, waits := li.Validity, false
-	if li.Class().Kind == quorum.KeyShared {
-		prims, _ := s.m.Primitives(cctx, lst)
+	if admin.Class(li).Kind == admin.KeyShared {
+		prims, _ := s.adm().Primitives(cctx, lst)
 		for i := range prims {
 			if p := &prims[i]; p.Kind == quorum.KindShared {
 				out, validity = "held by "+sharedHoldersText(p), 0
@@ -264,7 +269,7 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 
 // sharedHoldersText says who the shared holders of p are: "2 shared holders
 // (alice@vm pid 42, bob@vm pid 7)", at most three named.
-func sharedHoldersText(p *quorum.Primitive) string {
+func sharedHoldersText(p *admin.Primitive) string {
 	var who []string
 	for _, h := range p.Holders {
 		if len(who) == 3 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
@@ -19,7 +20,7 @@ import (
 
 // The output of `locks`, written while the listing is iterated: a listing of
 // 100,000 locks is never held as one table or one document in memory
-// (quorum.InspectStream keeps the masters' answers; each lock is built, printed
+// (admin.Admin.InspectStream keeps the masters' answers; each lock is built, printed
 // and dropped).
 
 // tableBlock is how many locks the table buffers before it writes them.
@@ -53,7 +54,7 @@ func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks 
 	enc := lockEncoder{s: s}
 	n := 0
 	for li := range locks {
-		if prims.keep(li) && li.Bookkeeping() {
+		if prims.keep(li) && admin.Bookkeeping(li) {
 			continue // folded into its primitive, not a lock of its own
 		}
 		if n > 0 {
@@ -212,7 +213,7 @@ func lockRows(t *blockTable, li *quorum.LockInfo) {
 				val = "(" + escape.Line(mv.Type, 20) + ")"
 			}
 			if mv.Truncated {
-				val += fmt.Sprintf(" (%d bytes, read %d)", mv.Size, quorum.ValueReadCap)
+				val += fmt.Sprintf(" (%d bytes, read %d)", mv.Size, admin.ValueReadCap)
 			}
 			t.row("  "+master, "present", "", pttl, val)
 		}

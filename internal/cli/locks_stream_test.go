@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -39,7 +40,7 @@ func streamListing(locks int) *quorum.Listing {
 			{Master: "c", Err: errors.New("no reply")},
 		}
 		if i%11 == 0 {
-			li.Masters[1].Value, li.Masters[1].Size, li.Masters[1].Truncated = strings.Repeat("v", quorum.ValueReadCap), 500<<20, true
+			li.Masters[1].Value, li.Masters[1].Size, li.Masters[1].Truncated = strings.Repeat("v", admin.ValueReadCap), 500<<20, true
 		}
 		lst.Locks = append(lst.Locks, li)
 	}
@@ -106,7 +107,7 @@ func TestPrintLockTableMarksTruncatedValues(t *testing.T) {
 	var out bytes.Buffer
 	s.printLockTable(&out, lst, lockSeq(lst), nil)
 	text := out.String()
-	assert.Contains(t, text, fmt.Sprintf("vvvvvv… (%d bytes, read %d)", 500<<20, quorum.ValueReadCap))
+	assert.Contains(t, text, fmt.Sprintf("vvvvvv… (%d bytes, read %d)", 500<<20, admin.ValueReadCap))
 	assert.NotContains(t, text, strings.Repeat("v", 7), "never more than Redact's prefix")
 	assert.Equal(t, 1+len(lst.Locks)*4, strings.Count(text, "\n"), "a line per lock and per master, and the header")
 	assert.True(t, strings.Contains(text, "\njob/1006 "), "the last lock is printed")

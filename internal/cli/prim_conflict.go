@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
 // One name is one kind of hold, and a semaphore's permit count is stored with
 // its holders: before an acquisition, acquire and run read how each name is held
-// (quorum.Manager.ReadHeldAs) and refuse what cannot be meant, saying why, as
+// (admin.Admin.ReadHeldAs) and refuse what cannot be meant, saying why, as
 // `consul lock -n` refuses a conflicting limit. The read is no lock: a hold
 // taken after it is not seen.
 
@@ -25,12 +26,13 @@ const conflictSlots = 8
 // acquisition's own round reports the masters.
 func checkKindConflict(ctx context.Context, m *quorum.Manager, k lockKind) error {
 	sem := k.kind() == quorum.KindSemaphore
+	adm := admin.New(m)
 	for _, name := range k.names {
 		slots := conflictSlots
 		if sem {
 			slots = k.permits + 1 // slot N is held only under a larger count
 		}
-		ha, _ := m.ReadHeldAs(ctx, name, slots)
+		ha, _ := adm.ReadHeldAs(ctx, name, slots)
 		switch {
 		case sem && ha.Kind == quorum.KindSemaphore && ha.Permits > 0 && ha.Permits != k.permits:
 			return usagef("-permits %d: semaphore %s is held with %d permits (%d held): every holder gives the same count, acquire it with -permits %d",

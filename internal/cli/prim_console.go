@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -21,9 +22,9 @@ import (
 // and the elections' leaders are read (one quorum read each); a failed read
 // leaves its row as listed. It returns the KIND column of the rows it read as
 // primitives (tui.Snapshot.Kinds), by row name.
-func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing) map[string]string {
+func annotateRows(ctx context.Context, adm *admin.Admin, fresh *quorum.Listing) map[string]string {
 	rows := fresh.Locks
-	prims, _ := m.Primitives(ctx, fresh)
+	prims, _ := adm.Primitives(ctx, fresh)
 	kinds := map[string]string{}
 	for i := range prims {
 		p := &prims[i]
@@ -31,7 +32,7 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 			tag, kind := "", string(p.Kind)
 			switch p.Kind {
 			case quorum.KindSemaphore:
-				tag = fmt.Sprintf("permit %d of %s (%d/%d held)", quorum.ClassifyKey(li.Name, "string").Permit, p.Name, p.Held, p.Permits)
+				tag = fmt.Sprintf("permit %d of %s (%d/%d held)", admin.ClassifyKey(li.Name, "string").Permit, p.Name, p.Held, p.Permits)
 				kind = fmt.Sprintf("sem %d/%d", p.Held, p.Permits)
 			case quorum.KindMulti:
 				tag = fmt.Sprintf("multi-name hold of %d names", len(p.Names))
@@ -52,7 +53,7 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 				if p.Held > 0 {
 					best := p.Holders[0]
 					li.State, li.Votes, li.Validity, li.Owner = quorum.StateHeld, best.Votes, best.Validity, best.Owner
-				} else if st := p.State(); st != quorum.StateFree {
+				} else if st := p.State(); st != admin.StateFree {
 					li.State = st
 				}
 			}
@@ -62,10 +63,10 @@ func annotateRows(ctx context.Context, m *quorum.Manager, fresh *quorum.Listing)
 	}
 	for i := range rows {
 		li := &rows[i]
-		switch kc := quorum.ClassifyKey(li.Name, li.KeyType()); kc.Kind {
-		case quorum.KeyTerm:
+		switch kc := admin.ClassifyKey(li.Name, li.KeyType()); kc.Kind {
+		case admin.KeyTerm:
 			li.Library = "record of election " + kc.Name + " (not a lock: force-expire " + kc.Name + ")"
-		case quorum.KeyWriterWaiting:
+		case admin.KeyWriterWaiting:
 			li.Library = "an exclusive waiter's marker on " + kc.Name
 		}
 	}
@@ -78,7 +79,7 @@ const maxNamedHolders = 8
 // otherHolders names the shared holders of p after the first (whose owner the
 // row shows): ", also rb, rc@vm pid 7", so that the filter finds the row by any
 // of its holders. Labels first, else host and pid, else the shortened value.
-func otherHolders(p *quorum.Primitive) string {
+func otherHolders(p *admin.Primitive) string {
 	if len(p.Holders) < 2 {
 		return ""
 	}

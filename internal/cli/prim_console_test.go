@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/tui"
 )
@@ -62,9 +63,9 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	locker := managerLocker{m: mgr}
 	li, err := locker.Lookup(ctx, "sem:permit:0")
 	require.NoError(t, err)
-	seen := map[string]quorum.Seen{}
+	seen := map[string]admin.Seen{}
 	for _, mv := range li.Masters {
-		seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+		seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 	}
 	// x revokes: the permit's slot keeps its tombstone until the holder's
 	// validity ends; D (ForceExpire) then deletes it.
@@ -76,15 +77,15 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, li)
 	assert.Equal(t, quorum.StateRevoked, li.State)
-	seen = map[string]quorum.Seen{}
+	seen = map[string]admin.Seen{}
 	for _, mv := range li.Masters {
-		seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+		seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 	}
 	rep, err = locker.ForceExpire(ctx, "sem:permit:0", seen)
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Votes)
-	_, _, err = locker.Revoke(ctx, "doc", map[string]quorum.Seen{"a": {Type: "zset"}})
+	_, _, err = locker.Revoke(ctx, "doc", map[string]admin.Seen{"a": {Type: "zset"}})
 	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a shared key's holders are revoked one by one")
-	_, err = locker.ForceExpire(ctx, "crond:leader:term", map[string]quorum.Seen{"a": {Type: "hash"}})
+	_, err = locker.ForceExpire(ctx, "crond:leader:term", map[string]admin.Seen{"a": {Type: "hash"}})
 	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a leader's record is not force-expired alone")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/quorum"
@@ -19,13 +20,13 @@ import (
 // name and the permit slot (-1 when not a permit). skip is true for a
 // primitive's record, which makes no event.
 func primitiveOfEvent(ev events.Event) (kind quorum.PrimitiveKind, name string, permit int, skip bool) {
-	kc := quorum.ClassifyKey(ev.Name, "")
+	kc := admin.ClassifyKey(ev.Name, "")
 	switch {
 	case kc.Kind.Bookkeeping():
 		return "", "", -1, true
-	case kc.Kind == quorum.KeyPermit:
+	case kc.Kind == admin.KeyPermit:
 		return quorum.KindSemaphore, kc.Name, kc.Permit, false
-	case kc.Kind == quorum.KeyLeader:
+	case kc.Kind == admin.KeyLeader:
 		return quorum.KindLeader, kc.Name, -1, false
 	}
 	switch kind := ev.Owner.Primitive(); kind {
@@ -69,14 +70,14 @@ func (out *eventJSON) primitiveText() string {
 // a holder held on a quorum that was not is acquired, one that is gone is
 // released, or expired when its validity had ended by now. Events name the
 // shared key.
-func sharedEvents(prev, cur []quorum.Primitive, prevAt, now time.Time) []events.Event {
-	holders := func(prims []quorum.Primitive) map[string]map[string]quorum.SharedHolder {
-		out := map[string]map[string]quorum.SharedHolder{}
+func sharedEvents(prev, cur []admin.Primitive, prevAt, now time.Time) []events.Event {
+	holders := func(prims []admin.Primitive) map[string]map[string]admin.SharedHolder {
+		out := map[string]map[string]admin.SharedHolder{}
 		for _, p := range prims {
 			if p.Kind != quorum.KindShared {
 				continue
 			}
-			hs := map[string]quorum.SharedHolder{}
+			hs := map[string]admin.SharedHolder{}
 			for _, h := range p.Holders {
 				if h.Validity > 0 {
 					hs[h.Value] = h
@@ -88,12 +89,12 @@ func sharedEvents(prev, cur []quorum.Primitive, prevAt, now time.Time) []events.
 	}
 	before, after := holders(prev), holders(cur)
 	var out []events.Event
-	ev := func(kind, name string, h quorum.SharedHolder) events.Event {
+	ev := func(kind, name string, h admin.SharedHolder) events.Event {
 		masters := h.Masters
 		if masters == nil {
 			masters = []string{}
 		}
-		return events.Event{At: now, Kind: kind, Name: name, Value: h.Value, Owner: h.Owner, Library: quorum.Library(h.Value), Masters: masters}
+		return events.Event{At: now, Kind: kind, Name: name, Value: h.Value, Owner: h.Owner, Library: admin.Library(h.Value), Masters: masters}
 	}
 	for name, hs := range after {
 		for v, h := range hs {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -18,14 +19,14 @@ import (
 
 // primitiveOf reads NAME's primitive when it is not a plain lock: nil for a
 // plain lock or nothing at all. lst is the listing it was read from.
-func (s *lockSession) primitiveOf(ctx context.Context, name string) (*quorum.Primitive, *quorum.Listing, error) {
-	match := quorum.EscapeGlob(name) + "*"
+func (s *lockSession) primitiveOf(ctx context.Context, name string) (*admin.Primitive, *quorum.Listing, error) {
+	match := admin.EscapeGlob(name) + "*"
 	for {
-		lst, err := s.m.Inspect(ctx, match)
+		lst, err := s.adm().Inspect(ctx, match)
 		if lst == nil {
 			return nil, nil, err
 		}
-		prims, perr := s.m.Primitives(ctx, lst)
+		prims, perr := s.adm().Primitives(ctx, lst)
 		for i := range prims {
 			p := &prims[i]
 			if p.Kind == quorum.KindLock || !(p.Name == name || p.Kind == quorum.KindMulti && slices.Contains(p.Names, name)) {
@@ -46,11 +47,11 @@ func (s *lockSession) primitiveOf(ctx context.Context, name string) (*quorum.Pri
 
 // seenOf is what a listing saw of li per master: with a token, only where the
 // value is that token.
-func seenOf(li *quorum.LockInfo, token string) map[string]quorum.Seen {
-	seen := map[string]quorum.Seen{}
+func seenOf(li *quorum.LockInfo, token string) map[string]admin.Seen {
+	seen := map[string]admin.Seen{}
 	for _, mv := range li.Masters {
 		if mv.Present && (token == "" || mv.Value == token) {
-			seen[mv.Master] = quorum.Seen{Type: mv.Type, Value: mv.Value}
+			seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}
 		}
 	}
 	return seen
@@ -66,9 +67,9 @@ type forceOpts struct {
 
 // forceExpirePrimitive shows p, asks unless o.yes, and revokes (with o.now
 // deletes) what it showed (with o.token, only that holder's part).
-func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quorum.Primitive, lst *quorum.Listing, o forceOpts) error {
+func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *admin.Primitive, lst *quorum.Listing, o forceOpts) error {
 	fmt.Fprintf(env.Stderr, "%s is %s:\n", escape.Text(p.Name), kindText(s.primitiveJSON(p)))
-	s.printPrimitives(env.Stderr, lst, []quorum.Primitive{*p})
+	s.printPrimitives(env.Stderr, lst, []admin.Primitive{*p})
 	key := s.m.Key(p.Name)
 	out := deleteJSON{lockOutcome: lockOutcome{Name: p.Name, Key: key}, Kind: string(p.Kind)}
 	if !o.yes && !confirm(ctx, env, key, o.now) {
@@ -93,11 +94,11 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 			pt := part{key: key + " holder " + quorum.Redact(h.Value)}
 			switch {
 			case o.now && !h.FreeAt.IsZero():
-				pt.rep, pt.err = s.m.DeleteSharedTombstone(cctx, p.Name, h.Value)
+				pt.rep, pt.err = s.adm().DeleteSharedTombstone(cctx, p.Name, h.Value)
 			case o.now:
-				pt.rep, pt.err = s.m.ReleaseHeld(cctx, []string{p.Name}, h.Value)
+				pt.rep, pt.err = s.adm().ReleaseHeld(cctx, []string{p.Name}, h.Value)
 			default:
-				pt.free, pt.rep, pt.err = s.m.RevokeShared(cctx, p.Name, h.Value)
+				pt.free, pt.rep, pt.err = s.adm().RevokeShared(cctx, p.Name, h.Value)
 			}
 			parts = append(parts, pt)
 		}
@@ -109,9 +110,9 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *quo
 			}
 			pt := part{key: li.Key}
 			if o.now {
-				pt.rep, pt.err = s.m.ForceExpireListed(cctx, li.Name, seen)
+				pt.rep, pt.err = s.adm().ForceExpireListed(cctx, li.Name, seen)
 			} else {
-				pt.free, pt.rep, pt.err = s.m.RevokeListed(cctx, li.Name, seen)
+				pt.free, pt.rep, pt.err = s.adm().RevokeListed(cctx, li.Name, seen)
 			}
 			parts = append(parts, pt)
 		}

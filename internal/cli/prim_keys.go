@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -21,7 +22,7 @@ type primitiveKeys struct {
 	prog   string
 	head   *quorum.Listing
 	keys   []quorum.LockInfo
-	prims  []quorum.Primitive
+	prims  []admin.Primitive
 	groupd bool
 }
 
@@ -34,7 +35,7 @@ func (s *lockSession) primitiveKeys(ctx context.Context, env *Env, prog string, 
 // name of a multi-name hold, or a primitive's bookkeeping (a leader's record, an
 // exclusive waiter's marker).
 func isPrimitiveKey(li *quorum.LockInfo) bool {
-	kind, _, ok := li.PrimitiveOf()
+	kind, _, ok := admin.PrimitiveOf(li)
 	return !ok || kind != quorum.KindLock
 }
 
@@ -61,7 +62,7 @@ func (p *primitiveKeys) keep(li *quorum.LockInfo) bool {
 
 // group returns the kept keys as primitives (read once: shared holders and
 // leaders are quorum reads).
-func (p *primitiveKeys) group() []quorum.Primitive {
+func (p *primitiveKeys) group() []admin.Primitive {
 	if !p.groupd {
 		p.groupd = true
 		lst := &quorum.Listing{ObservedAt: p.head.ObservedAt, Match: p.head.Match, Quorum: p.head.Quorum, Total: p.head.Total,

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
@@ -75,15 +76,15 @@ type primLeaderJSON struct {
 
 // primitives reads what lst holds as primitives; a failed read is reported on
 // stderr (prog names the command) and leaves what it could not read out.
-func (s *lockSession) primitives(ctx context.Context, env *Env, prog string, lst *quorum.Listing) []quorum.Primitive {
-	prims, err := s.m.Primitives(ctx, lst)
+func (s *lockSession) primitives(ctx context.Context, env *Env, prog string, lst *quorum.Listing) []admin.Primitive {
+	prims, err := s.adm().Primitives(ctx, lst)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", prog, escape.Text(s.redact(err.Error())))
 	}
 	return prims
 }
 
-func (s *lockSession) primitiveJSON(p *quorum.Primitive) primitiveJSON {
+func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 	out := primitiveJSON{Kind: string(p.Kind), Name: p.Name, Names: p.Names, Permits: p.Permits, Held: p.Held,
 		ExclusiveWaiting: p.ExclusiveWaiting, Keys: []string{}}
 	for _, li := range p.Locks {
@@ -105,7 +106,7 @@ func (s *lockSession) primitiveJSON(p *quorum.Primitive) primitiveJSON {
 	case quorum.KindSemaphore:
 		out.ValidityMS, out.Owner = 0, nil
 		for _, li := range p.Locks {
-			slot := quorum.ClassifyKey(li.Name, "string").Permit
+			slot := admin.ClassifyKey(li.Name, "string").Permit
 			pj := permitJSON{Slot: slot, State: string(li.State), Votes: li.Votes, ValidityMS: validityMS(li), Owner: toOwnerJSON(li.Owner)}
 			if li.Value != "" {
 				pj.Value = quorum.Redact(li.Value)
@@ -147,7 +148,7 @@ func validityMS(li *quorum.LockInfo) float64 {
 
 // primitivesJSON is the "primitives" member: every primitive but the plain
 // locks, which "locks" lists.
-func (s *lockSession) primitivesJSON(prims []quorum.Primitive) []primitiveJSON {
+func (s *lockSession) primitivesJSON(prims []admin.Primitive) []primitiveJSON {
 	out := []primitiveJSON{}
 	for i := range prims {
 		if prims[i].Kind != quorum.KindLock {
@@ -181,7 +182,7 @@ func kindText(p primitiveJSON) string {
 // printPrimitives writes the listing as primitives: one row each, with the
 // masters' view of a plain lock and the permits, holders or names of the others
 // below it.
-func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []quorum.Primitive) {
+func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []admin.Primitive) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tVOTES\tVALIDITY\tHOLDER")
 	for i := range prims {
@@ -264,7 +265,7 @@ func printMasters(tw io.Writer, li *quorum.LockInfo) {
 }
 
 // sharedHolderText describes a shared holder: its owner, else its shortened value.
-func sharedHolderText(h quorum.SharedHolder) string {
+func sharedHolderText(h admin.SharedHolder) string {
 	if !h.FreeAt.IsZero() {
 		return revokedText(&quorum.LockInfo{State: quorum.StateRevoked, FreeAt: h.FreeAt})
 	}

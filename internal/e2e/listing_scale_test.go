@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -132,9 +133,9 @@ func TestLocksJSONAtScaleIsWhatTheMastersHold(t *testing.T) {
 				continue
 			}
 			votes[want.value]++
-			read := want.value[:min(len(want.value), quorum.ValueReadCap)]
+			read := want.value[:min(len(want.value), admin.ValueReadCap)]
 			assert.Equal(t, quorum.Redact(read), mv.Value, "%s on %s", l.Name, mv.Master)
-			if len(want.value) > quorum.ValueReadCap {
+			if len(want.value) > admin.ValueReadCap {
 				assert.Equal(t, int64(len(want.value)), mv.ValueBytes, l.Name)
 			} else {
 				assert.Zero(t, mv.ValueBytes, l.Name)

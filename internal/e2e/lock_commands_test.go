@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 func TestAcquireExtendReleaseExitCodes(t *testing.T) {
@@ -155,7 +154,7 @@ func TestForceExpire(t *testing.T) {
 	assert.Contains(t, r.stderr, "revoked on 5 of 5")
 	assert.Contains(t, r.stderr, "is revoked")
 	for m, v := range e.keys("lock:fx") {
-		assert.True(t, quorum.IsTombstone(v), "%s: %q", m, v)
+		assert.True(t, admin.IsTombstone(v), "%s: %q", m, v)
 	}
 	r = e.run("acquire", "fx", "-wait", "0")
 	assert.Equal(t, 3, r.code, r.stderr)

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 // The run guard: the command never outlives the lock, even when run itself is
@@ -176,7 +175,7 @@ func TestRunConflictExitCode(t *testing.T) {
 func heldOn(values map[string]string) int {
 	n := 0
 	for _, v := range values {
-		if !quorum.IsTombstone(v) {
+		if !admin.IsTombstone(v) {
 			n++
 		}
 	}

@@ -8,6 +8,7 @@ package events
 import (
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -41,7 +42,7 @@ func describe(ev *Event) {
 	if ev.Value == "" {
 		return
 	}
-	ev.Library = quorum.Library(ev.Value)
+	ev.Library = admin.Library(ev.Value)
 	if v, err := quorum.ParseValue(ev.Value); err == nil {
 		o := v.Owner
 		ev.Owner = &o

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -51,7 +52,7 @@ func TestMergerEmitsOnceAQuorumReported(t *testing.T) {
 		{"c", "set", "v4", 42 * time.Millisecond, ""},
 		{"d", "set", "v4", 43 * time.Millisecond, ""},
 		{"e", "set", "v4", 44 * time.Millisecond, Acquired},
-		{"a", quorum.ForceExpiredMessage, "", 50 * time.Millisecond, ""},
+		{"a", admin.ForceExpiredMessage, "", 50 * time.Millisecond, ""},
 		{"a", "del", "", 51 * time.Millisecond, ""},
 		{"b", "del", "", 52 * time.Millisecond, ""},
 		{"c", "del", "", 53 * time.Millisecond, ""},
@@ -273,7 +274,7 @@ func TestMergerForceExpireAnnouncedAfterTheDels(t *testing.T) {
 	require.Len(t, append(add(m, "x", "set", "v", t0, "a", "b", "c", "d", "e"), m.Flush(t0.Add(time.Second))...), 1)
 	at := t0.Add(2 * time.Second)
 	assert.Empty(t, add(m, "x", "del", "", at, "a", "b", "c"))
-	evs := m.Add("a", "x", quorum.ForceExpiredMessage, "", at)
+	evs := m.Add("a", "x", admin.ForceExpiredMessage, "", at)
 	evs = append(evs, add(m, "x", "del", "", at, "d", "e")...)
 	require.Len(t, evs, 1)
 	assert.Equal(t, ForceExpired, evs[0].Kind)

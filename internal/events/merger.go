@@ -4,7 +4,7 @@ import (
 	"container/list"
 	"time"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // Defaults of a Merger's bounds.
@@ -107,7 +107,7 @@ func (m *Merger) Len() int { return len(m.keys) }
 // order their quorum was reached (possibly none).
 func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	m.expire(at)
-	if op == quorum.ForceExpiredMessage {
+	if op == admin.ForceExpiredMessage {
 		// Announced on the wake-up channel, right after the master's del: the deletes
 		// are a force-expire, whether the release is still waiting or yet to come.
 		for _, p := range m.pending {
@@ -125,7 +125,7 @@ func (m *Merger) Add(master, name, op, value string, at time.Time) []Event {
 	if kind == "" {
 		return m.Flush(at)
 	}
-	if kind == Acquired && quorum.IsTombstone(value) {
+	if kind == Acquired && admin.IsTombstone(value) {
 		kind = Revoked
 	}
 	ks := m.state(name, at)

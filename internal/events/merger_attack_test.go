@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 // kinds returns the kind and value of each event.
@@ -164,7 +163,7 @@ func TestBugMergerForceExpireOfALeftoverMarksTheNextRelease(t *testing.T) {
 	var evs []Event
 	evs = append(evs, m.Add("a", "x", "set", "leftover", at(0))...)
 	evs = append(evs, m.Add("a", "x", "del", "", at(100))...)
-	evs = append(evs, m.Add("a", "x", quorum.ForceExpiredMessage, "", at(100))...)
+	evs = append(evs, m.Add("a", "x", admin.ForceExpiredMessage, "", at(100))...)
 	evs = append(evs, add(m, "x", "set", "next", at(2000), all...)...)
 	evs = append(evs, add(m, "x", "del", "", at(4000), all...)...)
 	evs = append(evs, m.Flush(at(9000))...)

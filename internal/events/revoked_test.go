@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -23,7 +24,7 @@ func TestMergerRevocationIsARevokedEventOfTheHolder(t *testing.T) {
 		got = append(got, m.Add(ms, "job", "expire", "", t0)...)
 	}
 	at := t0.Add(time.Second)
-	tomb := quorum.Tombstone("rl1.holder")
+	tomb := admin.Tombstone("rl1.holder")
 	for _, ms := range all {
 		got = append(got, m.Add(ms, "job", "set", tomb, at)...)
 		got = append(got, m.Add(ms, "job", "expire", "", at)...)
@@ -39,7 +40,7 @@ func TestMergerRevocationIsARevokedEventOfTheHolder(t *testing.T) {
 func TestDiffReportsARevocation(t *testing.T) {
 	now := time.Now()
 	held := quorum.LockInfo{Name: "job", State: quorum.StateHeld, Value: "rl1.holder", Validity: time.Minute, ObservedAt: now}
-	revoked := quorum.LockInfo{Name: "job", State: quorum.StateRevoked, Value: quorum.Tombstone("rl1.holder"), ObservedAt: now, FreeAt: now.Add(time.Minute)}
+	revoked := quorum.LockInfo{Name: "job", State: quorum.StateRevoked, Value: admin.Tombstone("rl1.holder"), ObservedAt: now, FreeAt: now.Add(time.Minute)}
 	evs := Diff(&quorum.Listing{Locks: []quorum.LockInfo{held}}, &quorum.Listing{Locks: []quorum.LockInfo{revoked}}, now)
 	require.Len(t, evs, 1)
 	assert.Equal(t, Revoked, evs[0].Kind)

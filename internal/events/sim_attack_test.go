@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // A simulated cluster for attacking the Merger: lock clients, plain SET NX PX
@@ -204,7 +204,7 @@ func (w *simWorld) deliver() []*simNote {
 					if x.gen > get {
 						break
 					}
-					if x.name == n.name && x.op != "expire" && x.op != quorum.ForceExpiredMessage {
+					if x.name == n.name && x.op != "expire" && x.op != admin.ForceExpiredMessage {
 						n.value = ""
 						break
 					}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // simCheck feeds notes to m and checks every event against the truth of the notes
@@ -182,7 +182,7 @@ func simCheck(m *Merger, notes []*simNote, masters []string, lossy bool) (map[st
 		}
 		last = n.at
 		switch n.op {
-		case quorum.ForceExpiredMessage:
+		case admin.ForceExpiredMessage:
 		case "set":
 			seen[opKey{n.master, n.name, "set", n.truth}] = true
 			holding[opKey{n.master, n.name, "", n.truth}] = true

@@ -3,7 +3,7 @@ package events
 import (
 	"time"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // lockClient runs rounds on every master of name, holds, extends, releases.
@@ -96,7 +96,7 @@ func (w *simWorld) plainClient(name string) {
 }
 
 // forceExpire deletes name on every master, whatever holds it, and announces it
-// on the wake-up channel (quorum.ForceExpire without a token: DEL and PUBLISH in
+// on the wake-up channel (admin.Admin.ForceExpire without a token: DEL and PUBLISH in
 // one transaction on each master).
 func (w *simWorld) forceExpire(name string) {
 	t := w.now
@@ -104,7 +104,7 @@ func (w *simWorld) forceExpire(name string) {
 		t += time.Duration(w.rng.Int63n(int64(w.cfg.roundGap) + 1))
 		w.at(t, func() {
 			w.del(m, name, "")
-			w.note(m, name, quorum.ForceExpiredMessage, "", false)
+			w.note(m, name, admin.ForceExpiredMessage, "", false)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package quorum
+package admin_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/admin"
+	"github.com/redlock/redlock/quorum"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,19 +16,25 @@ import (
 // it: the test compares what Primitives reports with what was taken.
 func TestPrimitivesGroupsAListing(t *testing.T) {
 	ctx := context.Background()
-	c, m := testCluster(t, 3)
+	c, m, adm := testCluster(t, 3)
 	ttl := 10 * time.Second
 	_, err := m.TryAcquire(ctx, "v-plain", ttl)
 	require.NoError(t, err)
-	mu, err := m.tryMulti(ctx, []string{"v-c", "v-a", "v-b"}, ttl)
+	multi, err := m.Multi("v-c", "v-a", "v-b")
+	require.NoError(t, err)
+	mu, err := multi.TryAcquire(ctx, ttl)
+	require.NoError(t, err)
+	sem, err := m.Semaphore("v-sem", 3)
+	require.NoError(t, err)
+	doc, err := m.Shared("v-doc")
 	require.NoError(t, err)
 	for range 2 {
-		_, err = m.TryAcquire(ctx, "v-sem", ttl, withPermits(3))
+		_, err = sem.TryAcquire(ctx, ttl)
 		require.NoError(t, err)
 	}
-	var shared []*Lock
+	var shared []*quorum.Lock
 	for range 2 {
-		l, err := m.TryAcquire(ctx, "v-doc", ttl, withShared())
+		l, err := doc.TryAcquire(ctx, ttl)
 		require.NoError(t, err)
 		shared = append(shared, l)
 	}
@@ -38,11 +46,11 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	// A leftover of one shared holder on a single master is not a holder.
 	require.NoError(t, c.Servers[0].Client().ZAdd(ctx, "lock:v-doc", redisZ(time.Now().Add(time.Hour), "rl1.stray.x")).Err())
 
-	lst, err := m.Inspect(ctx, "v-*")
+	lst, err := adm.Inspect(ctx, "v-*")
 	require.NoError(t, err)
-	prims, err := m.Primitives(ctx, lst)
+	prims, err := adm.Primitives(ctx, lst)
 	require.NoError(t, err)
-	got := map[string]Primitive{}
+	got := map[string]admin.Primitive{}
 	for _, p := range prims {
 		got[string(p.Kind)+":"+p.Name] = p
 	}
@@ -52,9 +60,9 @@ func TestPrimitivesGroupsAListing(t *testing.T) {
 	mp := got["multi:v-a v-b v-c"]
 	assert.Equal(t, []string{"v-a", "v-b", "v-c"}, mp.Names)
 	assert.Equal(t, mu.Token(), mp.Locks[0].Value, "one token for every name")
-	sem := got["semaphore:v-sem"]
-	assert.Equal(t, 3, sem.Permits)
-	assert.Equal(t, 2, sem.Held)
+	sp := got["semaphore:v-sem"]
+	assert.Equal(t, 3, sp.Permits)
+	assert.Equal(t, 2, sp.Held)
 	sh := got["shared:v-doc"]
 	assert.Equal(t, 2, sh.Held, "two holders on a quorum; the stray one is not counted")
 	require.Len(t, sh.Holders, 3)

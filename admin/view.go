@@ -1,4 +1,4 @@
-package quorum
+package admin
 
 import (
 	"cmp"
@@ -9,7 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/keyspace"
+	"github.com/redlock/redlock/quorum"
 )
 
 // A listing seen as primitives: what `locks`, `watch`, the console, the exporter
@@ -19,21 +20,10 @@ import (
 // leader with its value and term. It describes, it does not guarantee: every
 // primitive may have changed by the time it is read.
 
-// PrimitiveKind is what a Primitive is.
-type PrimitiveKind string
-
-// Kinds of primitives.
-const (
-	KindLock      PrimitiveKind = "lock"      // a plain lock (or a foreign library's, or a leftover)
-	KindMulti     PrimitiveKind = "multi"     // a multi-name hold: several names under one token
-	KindSemaphore PrimitiveKind = "semaphore" // the permits of a semaphore
-	KindShared    PrimitiveKind = "shared"    // the shared holders of a name
-	KindLeader    PrimitiveKind = "leader"    // an election's leadership
-)
-
-// Primitive is one primitive of a listing.
+// Primitive is one primitive of a listing: a plain lock, a multi-name hold, a
+// semaphore, a name's shared holders or an election's leadership.
 type Primitive struct {
-	Kind PrimitiveKind
+	Kind quorum.PrimitiveKind
 	// Name is the lock, semaphore or election name; for a multi-name hold its
 	// names joined by spaces.
 	Name string
@@ -42,7 +32,7 @@ type Primitive struct {
 	// Locks are the keys behind it, as Inspect saw them: one per name of a
 	// multi-name hold, one per permit slot present, the lock or leadership key,
 	// the shared key (its Masters say which masters hold the sorted set).
-	Locks []*LockInfo
+	Locks []*quorum.LockInfo
 	// Permits is a semaphore's permit count N as its holders' values declare it
 	// (the largest seen); Held how many permits (semaphore) or holders (shared)
 	// are held on a quorum with validity left.
@@ -51,7 +41,7 @@ type Primitive struct {
 	Holders []SharedHolder
 	// Leader is an election's leader as a quorum reads it; nil when nobody leads
 	// (LeaderErr says why).
-	Leader    *LeaderInfo
+	Leader    *quorum.LeaderInfo
 	LeaderErr error
 	// ExclusiveWaiting: an exclusive waiter keeps new shared holders out.
 	ExclusiveWaiting bool
@@ -59,9 +49,9 @@ type Primitive struct {
 
 // SharedHolder is one holder of a shared key.
 type SharedHolder struct {
-	// Value is the holder's value: a secret of its owner (show Redact(Value)).
+	// Value is the holder's value: a secret of its owner (show quorum.Redact(Value)).
 	Value string
-	Owner *Owner
+	Owner *quorum.Owner
 	// Votes is how many masters hold it (Masters names them, in the topology's
 	// order); Validity its quorum validity at the listing's ObservedAt (0 unless
 	// held on a quorum).
@@ -79,24 +69,70 @@ type SharedHolder struct {
 // each). Keys that only serve a primitive (a leader's record, an exclusive
 // waiter's marker) are folded into it. A read that fails leaves its primitive
 // as listed (Holders nil, LeaderErr set) and the error is returned with the rest.
-func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
+func (a *Admin) Primitives(ctx context.Context, lst *quorum.Listing) ([]Primitive, error) {
+	out := group(lst)
+	var errs []error
+	var mu sync.Mutex
+	failed := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for i := range out {
+		p := &out[i]
+		switch p.Kind {
+		case quorum.KindShared:
+			wg.Go(func() {
+				holders, err := a.sharedHolders(ctx, a.m.Key(p.Name), lst.ObservedAt)
+				p.Holders = holders
+				for _, h := range holders {
+					if h.Validity > 0 {
+						p.Held++
+					}
+				}
+				if err != nil {
+					failed(err)
+				}
+			})
+		case quorum.KindLeader:
+			wg.Go(func() {
+				e, err := a.m.Election(p.Name)
+				if err == nil {
+					p.Leader, err = e.Leader(ctx)
+				}
+				p.LeaderErr = err
+				if err != nil && !errors.Is(err, quorum.ErrNoLeader) {
+					failed(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	slices.SortStableFunc(out, func(a, b Primitive) int { return cmp.Compare(a.Name, b.Name) })
+	return out, errors.Join(errs...)
+}
+
+// group groups the locks of lst into primitives, from their names, types and
+// values alone.
+func group(lst *quorum.Listing) []Primitive {
 	var out []Primitive
 	byGroup := map[string]int{} // kind + group -> index in out
 	waiting := map[string]bool{}
 	for i := range lst.Locks {
 		li := &lst.Locks[i]
-		kind, group, ok := li.PrimitiveOf()
+		kind, grp, ok := PrimitiveOf(li)
 		if !ok { // a leader's record, counters, queues: part of their primitive
-			if kc := li.Class(); kc.Kind == KeyWriterWaiting {
+			if kc := Class(li); kc.Kind == KeyWriterWaiting {
 				waiting[kc.Name] = true
 			}
 			continue
 		}
-		k := string(kind) + "\x00" + group
+		k := string(kind) + "\x00" + grp
 		j, seen := byGroup[k]
-		if !seen || kind == KindLock {
-			name := group
-			if kind == KindMulti {
+		if !seen || kind == quorum.KindLock {
+			name := grp
+			if kind == quorum.KindMulti {
 				name = ""
 			}
 			out = append(out, Primitive{Kind: kind, Name: name})
@@ -106,75 +142,28 @@ func (m *Manager) Primitives(ctx context.Context, lst *Listing) ([]Primitive, er
 		p := &out[j]
 		p.Locks = append(p.Locks, li)
 		switch kind {
-		case KindSemaphore:
-			if li.Owner.Primitive() == KindSemaphore {
+		case quorum.KindSemaphore:
+			if li.Owner.Primitive() == quorum.KindSemaphore {
 				p.Permits = max(p.Permits, li.Owner.Count)
 			}
-			if li.State == StateHeld {
+			if li.State == quorum.StateHeld {
 				p.Held++
 			}
-		case KindMulti:
+		case quorum.KindMulti:
 			p.Names = append(p.Names, li.Name)
 		}
 	}
-	var errs []error
-	var mu sync.Mutex
-	var wg sync.WaitGroup
 	for i := range out {
 		p := &out[i]
 		switch p.Kind {
-		case KindMulti:
+		case quorum.KindMulti:
 			slices.Sort(p.Names)
 			p.Name = strings.Join(p.Names, " ")
-		case KindShared:
+		case quorum.KindShared:
 			p.ExclusiveWaiting = waiting[p.Name]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				holders, err := m.sharedHolders(ctx, m.Key(p.Name), lst.ObservedAt)
-				p.Holders = holders
-				for _, h := range holders {
-					if h.Validity > 0 {
-						p.Held++
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
-		case KindLeader:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				e, err := m.Election(p.Name)
-				if err == nil {
-					p.Leader, err = e.Leader(ctx)
-				}
-				p.LeaderErr = err
-				if err != nil && !errors.Is(err, ErrNoLeader) {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
 		}
 	}
-	wg.Wait()
-	slices.SortStableFunc(out, func(a, b Primitive) int { return cmp.Compare(a.Name, b.Name) })
-	return out, errors.Join(errs...)
-}
-
-// KeyType is the Redis type of a listed key as the first master that has it
-// reports it ("string", "zset", "hash", ...; "" when no master has it).
-func (li *LockInfo) KeyType() string {
-	for _, mv := range li.Masters {
-		if mv.Present && mv.Type != "" {
-			return mv.Type
-		}
-	}
-	return ""
+	return out
 }
 
 // sharedHolders reads the members of a shared key on every master: each
@@ -183,62 +172,39 @@ func (li *LockInfo) KeyType() string {
 // same call. A master's clock is read after the read started (sent), so the
 // expiry is at least sent + what it showed left: at observed, before sent, that
 // much and sent - observed more is left.
-func (m *Manager) sharedHolders(ctx context.Context, key string, observed time.Time) ([]SharedHolder, error) {
-	remaining := make([]map[string]time.Duration, len(m.nodes))
-	sent := time.Now()
-	rep := m.fanout(ctx, "shared-read", key, func(ctx context.Context, n *node) (Outcome, error) {
-		var tm *redis.TimeCmd
-		var zr *redis.ZSliceCmd
-		_, err := n.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			tm = p.Time(ctx)
-			zr = p.ZRangeWithScores(ctx, key, 0, -1)
-			return nil
-		})
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return OutcomeError, err
-		}
-		now := tm.Val().UnixMilli()
-		left := map[string]time.Duration{}
-		for _, z := range zr.Val() {
-			if ms := int64(z.Score) - now; ms > 0 {
-				left[z.Member.(string)] = time.Duration(ms) * time.Millisecond
-			}
-		}
-		remaining[m.nodeIndex(n)] = left
-		return OutcomeOK, nil
-	})
+func (a *Admin) sharedHolders(ctx context.Context, key string, observed time.Time) ([]SharedHolder, error) {
+	sent, remaining, err := a.side.SharedMembers(ctx, key)
+	masters := a.m.Nodes()
 	byValue := map[string][]time.Duration{}
 	on := map[string][]string{}
 	for i, left := range remaining {
 		for v, d := range left {
 			byValue[v] = append(byValue[v], d)
-			on[v] = append(on[v], m.nodes[i].name)
+			on[v] = append(on[v], masters[i])
 		}
 	}
+	q := a.m.Quorum()
 	var out []SharedHolder
 	for v, ds := range byValue {
 		h := SharedHolder{Value: v, Votes: len(ds), Masters: on[v]}
-		if IsTombstone(v) {
+		if keyspace.IsTombstone(v) {
 			h.FreeAt = observed.Add(slices.Max(ds))
 			out = append(out, h)
 			continue
 		}
-		if pv, err := ParseValue(v); err == nil {
+		if pv, err := quorum.ParseValue(v); err == nil {
 			o := pv.Owner
 			h.Owner = &o
 		}
-		if len(ds) >= m.quorum {
+		if len(ds) >= q {
 			slices.SortFunc(ds, func(a, b time.Duration) int { return cmp.Compare(b, a) })
-			q := ds[m.quorum-1] + sent.Sub(observed)
-			h.Validity = max(0, q-m.cfg.drift(q))
+			left := ds[q-1] + sent.Sub(observed)
+			h.Validity = max(0, left-a.m.DriftBudget(left))
 		}
 		out = append(out, h)
 	}
 	slices.SortFunc(out, func(a, b SharedHolder) int {
 		return cmp.Or(cmp.Compare(b.Validity, a.Validity), cmp.Compare(b.Votes, a.Votes), cmp.Compare(a.Value, b.Value))
 	})
-	if rep.count(OutcomeOK) < m.quorum {
-		return out, m.roundError(rep)
-	}
-	return out, nil
+	return out, err
 }

@@ -1,4 +1,4 @@
-package quorum
+package admin_test
 
 import (
 	"context"
@@ -18,16 +18,18 @@ import (
 // twice the delay.
 func TestBugSharedHolderValidityCountsFromTheListing(t *testing.T) {
 	ctx := context.Background()
-	_, m := testCluster(t, 3)
+	_, m, adm := testCluster(t, 3)
 	const ttl = time.Minute
-	l, err := m.TryAcquire(ctx, "vs-doc", ttl, withShared())
+	doc, err := m.Shared("vs-doc")
+	require.NoError(t, err)
+	l, err := doc.TryAcquire(ctx, ttl)
 	require.NoError(t, err)
 	acquired := time.Now() // the masters' copies expire by acquired + ttl
-	lst, err := m.Inspect(ctx, "vs-*")
+	lst, err := adm.Inspect(ctx, "vs-*")
 	require.NoError(t, err)
 	time.Sleep(1500 * time.Millisecond) // the members are read well after the listing
 
-	prims, err := m.Primitives(ctx, lst)
+	prims, err := adm.Primitives(ctx, lst)
 	require.NoError(t, err)
 	require.Len(t, prims, 1)
 	require.Len(t, prims[0].Holders, 1)

@@ -1,17 +1,20 @@
-package quorum
+package admin
 
 import (
 	"context"
 	"strconv"
+
+	"github.com/redlock/redlock/internal/keyspace"
+	"github.com/redlock/redlock/quorum"
 )
 
 // HeldAs is how a name is held now, as one read tells: by which kind of hold,
 // and for a semaphore the permit count its holders' values declare.
 type HeldAs struct {
 	// Kind is the primitive holding the name ("" when none holds it on a
-	// quorum): KindLock, KindMulti or KindShared for the key NAME,
+	// quorum): quorum.KindLock, KindMulti or KindShared for the key NAME,
 	// KindSemaphore for its permit slots.
-	Kind PrimitiveKind
+	Kind quorum.PrimitiveKind
 	// Permits is a semaphore's permit count as its holders store it (the
 	// largest seen), Held how many of its permits are held on a quorum.
 	Permits, Held int
@@ -23,37 +26,49 @@ type HeldAs struct {
 // semaphore whose held permits all sit at slot slots or above reads as free.
 // Callers use it to refuse an acquisition that cannot be meant (a plain lock on
 // a semaphore's name, a semaphore of another permit count) with a clear reason.
-func (m *Manager) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs, error) {
+func (a *Admin) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs, error) {
 	names := []string{name}
-	for i := range min(slots, MaxPermits) {
-		names = append(names, name+permitInfix+strconv.Itoa(i))
+	for i := range min(slots, quorum.MaxPermits) {
+		names = append(names, name+keyspace.PermitInfix+strconv.Itoa(i))
 	}
-	lst, err := m.Describe(ctx, names)
+	lst, err := a.Describe(ctx, names)
 	if lst == nil {
 		return HeldAs{}, err
 	}
 	var out HeldAs
 	for i := range lst.Locks {
 		li := &lst.Locks[i]
-		kind, _, ok := li.PrimitiveOf()
+		kind, _, ok := PrimitiveOf(li)
 		if !ok {
 			continue
 		}
 		switch {
-		case kind == KindSemaphore:
-			if li.Owner.Primitive() == KindSemaphore {
+		case kind == quorum.KindSemaphore:
+			if li.Owner.Primitive() == quorum.KindSemaphore {
 				out.Permits = max(out.Permits, li.Owner.Count)
 			}
-			if li.State == StateHeld {
+			if li.State == quorum.StateHeld {
 				out.Held++
-				out.Kind = KindSemaphore
+				out.Kind = quorum.KindSemaphore
 			}
-		case li.State == StateHeld || kind == KindShared && li.State == StatePartial:
+		case li.State == quorum.StateHeld || kind == quorum.KindShared && li.State == quorum.StatePartial:
 			return HeldAs{Kind: kind}, err
 		}
 	}
 	if out.Kind == "" && out.Permits > 0 {
-		out.Kind = KindSemaphore // permits on fewer than a quorum: still its limit
+		out.Kind = quorum.KindSemaphore // permits on fewer than a quorum: still its limit
 	}
 	return out, err
+}
+
+// HeldKind returns the primitive that wrote token, as quorum.Owner.Primitive
+// reads it (quorum.KindLock for a plain lock; "" when token is not a value of
+// the lock library), and its count (a semaphore's permits, a multi-name hold's
+// number of names). It does no I/O.
+func HeldKind(token string) (kind quorum.PrimitiveKind, count int) {
+	v, err := quorum.ParseValue(token)
+	if err != nil {
+		return "", 0
+	}
+	return v.Owner.Primitive(), v.Owner.Count
 }
