@@ -37,7 +37,9 @@ func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } 
 // the lock's context is cancelled and the error matches ErrLost; when too few
 // answer to tell, the error matches ErrUnavailable and the lock is left as it is.
 // When some master holds the lock's tombstone instead (a revocation: force-expire),
-// the error matches ErrRevoked too. It neither extends the lock nor moves Until.
+// the error matches ErrRevoked too. A master in its restart quarantine counts
+// neither as a vote nor as a loss, as in an acquisition. It neither extends the
+// lock nor moves Until.
 func (l *Lock) Verify(ctx context.Context) error {
 	revoked := make([]bool, len(l.m.nodes))
 	rep := l.m.fanout(ctx, opVerify, l.key, func(ctx context.Context, n *node) (Outcome, error) {
@@ -58,6 +60,9 @@ func (l *Lock) Verify(ctx context.Context) error {
 		}
 		return OutcomeOK, nil
 	})
+	// As in an acquisition or an extension, a master in its restart
+	// quarantine is no vote: it may have forgotten locks it granted.
+	l.m.unquarantinedVotes(rep, l.m.cfg.clock.Now())
 	if rep.Votes >= l.m.quorum {
 		return nil
 	}
