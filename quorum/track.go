@@ -77,7 +77,7 @@ func (m *Manager) losses() *lossWatcher {
 		w := &lossWatcher{m: m, ready: make(chan struct{}, 1)}
 		w.ctx, w.cancel = context.WithCancel(context.Background())
 		for i, n := range m.nodes {
-			t := &tracker{w: w, n: n, idx: i, keys: map[string][]*lossWatch{}, dirty: map[string]struct{}{}, later: map[string]struct{}{}, kick: make(chan struct{}, 1)}
+			t := &tracker{w: w, n: n, idx: i, keys: map[string][]*lossWatch{}, dirty: map[string]struct{}{}, later: map[string]struct{}{}, churn: map[string]int{}, kick: make(chan struct{}, 1)}
 			w.trackers = append(w.trackers, t)
 			w.wg.Go(t.run)
 		}

@@ -21,7 +21,8 @@ type tracker struct {
 	keys  map[string][]*lossWatch // the watched keys and their locks
 	dirty map[string]struct{}     // keys to read again
 	all   bool                    // read every key again
-	later map[string]struct{}     // keys whose read was refused: read again at the next tick
+	later map[string]struct{}     // keys whose read was refused, or churning: read again at the next tick
+	churn map[string]int          // invalidations per key since the last tick
 	long  int                     // how many watched keys are longer than trackValueCap
 	kick  chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
@@ -82,13 +83,13 @@ func (t *tracker) invalidate(inv invalidated) {
 	}
 	for _, k := range inv.keys {
 		if _, ok := t.keys[k]; ok {
-			t.dirty[k] = struct{}{}
+			t.reread(k)
 		}
 	}
 	if inv.long && !inv.all && t.long > 0 { // without long keys watched, a hostile push costs nothing
 		for k := range t.keys {
 			if len(k) > trackValueCap {
-				t.dirty[k] = struct{}{}
+				t.reread(k)
 			}
 		}
 	}
@@ -96,9 +97,31 @@ func (t *tracker) invalidate(inv invalidated) {
 	t.poke()
 }
 
-// retry marks the keys whose last read was refused to be read again.
+// trackChurn is how many invalidations of one key a tracker answers with a read
+// at once between two ticks (trackPoll); later ones are read at the next tick.
+// A master whose tracking table is full (tracking-table-max-keys below the keys
+// watched there) evicts a tracked key, with an invalidation, for every key
+// read: answering each at once would read without end. An extension invalidates
+// its key once, so only a lock extended more often than this per trackPoll, or
+// a key written in a loop, has its later changes heard at the tick.
+const trackChurn = 4
+
+// reread marks k to be read again: at once, unless it was invalidated
+// trackChurn times since the last tick. t.mu must be held.
+func (t *tracker) reread(k string) {
+	if t.churn[k] >= trackChurn {
+		t.later[k] = struct{}{}
+		return
+	}
+	t.churn[k]++
+	t.dirty[k] = struct{}{}
+}
+
+// retry marks the keys whose last read was refused, or put off by their
+// churn, to be read again, and starts counting the churn afresh.
 func (t *tracker) retry() {
 	t.mu.Lock()
+	clear(t.churn)
 	n := len(t.later)
 	for k := range t.later {
 		if _, ok := t.keys[k]; ok {
