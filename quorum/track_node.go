@@ -17,14 +17,15 @@ type tracker struct {
 	n   *node
 	idx int
 
-	mu    sync.Mutex              // never held across I/O
-	keys  map[string][]*lossWatch // the watched keys and their locks
-	dirty map[string]struct{}     // keys to read again
-	all   bool                    // read every key again
-	later map[string]struct{}     // keys whose read was refused, or churning: read again at the next tick
-	churn map[string]int          // invalidations per key since the last tick
-	long  int                     // how many watched keys are longer than trackValueCap
-	kick  chan struct{}           // capacity 1: something to read
+	mu      sync.Mutex              // never held across I/O
+	keys    map[string][]*lossWatch // the watched keys and their locks
+	dirty   map[string]struct{}     // keys to read again
+	all     bool                    // read every key again
+	later   map[string]struct{}     // keys whose read was refused, or churning: read again at the next tick
+	churn   map[string]int          // invalidations per key since the last tick
+	churned int                     // invalidations since the last tick
+	long    int                     // how many watched keys are longer than trackValueCap
+	kick    chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
 	tracking atomic.Bool
 }
@@ -98,18 +99,25 @@ func (t *tracker) invalidate(inv invalidated) {
 }
 
 // trackChurn is how many invalidations of one key a tracker answers with a read
-// at once between two ticks (trackPoll); later ones are read at the next tick.
-// A master whose tracking table is full (tracking-table-max-keys below the keys
-// watched there) evicts a tracked key, with an invalidation, for every key
-// read: answering each at once would read without end. An extension invalidates
-// its key once, so only a lock extended more often than this per trackPoll, or
-// a key written in a loop, has its later changes heard at the tick.
+// at once between two ticks (trackPoll) when the master is busy invalidating
+// (trackBusy); later ones are read at the next tick. A master whose tracking
+// table is full (tracking-table-max-keys below the keys watched there) evicts a
+// tracked key, with an invalidation, for every key read: answering each at once
+// would read without end. On a master that invalidates less, every change is
+// read at once however often one key changes (a name many clients contend for
+// or share).
 const trackChurn = 4
 
-// reread marks k to be read again: at once, unless it was invalidated
-// trackChurn times since the last tick. t.mu must be held.
+// trackBusy is how many invalidations between two ticks make a master busy:
+// more than trackChurn per watched key (an extension invalidates its key once)
+// plus a margin for a few hot keys.
+func trackBusy(keys int) int { return trackChurn*keys + 64 }
+
+// reread marks k to be read again: at once, unless the master is busy and k was
+// invalidated trackChurn times since the last tick. t.mu must be held.
 func (t *tracker) reread(k string) {
-	if t.churn[k] >= trackChurn {
+	t.churned++
+	if t.churn[k] >= trackChurn && t.churned > trackBusy(len(t.keys)) {
 		t.later[k] = struct{}{}
 		return
 	}
@@ -122,6 +130,7 @@ func (t *tracker) reread(k string) {
 func (t *tracker) retry() {
 	t.mu.Lock()
 	clear(t.churn)
+	t.churned = 0
 	n := len(t.later)
 	for k := range t.later {
 		if _, ok := t.keys[k]; ok {
