@@ -21,9 +21,11 @@ type tracker struct {
 	keys    map[string][]*lossWatch // the watched keys and their locks
 	dirty   map[string]struct{}     // keys to read again
 	all     bool                    // read every key again
-	later   map[string]struct{}     // keys whose read was refused, or churning: read again at the next tick
-	churn   map[string]int          // invalidations per key since the last tick
-	churned int                     // invalidations since the last tick
+	later   map[string]struct{}     // keys whose read was refused: read again at the next tick
+	churn   map[string]int          // per key, reads since the last tick that found it held as before
+	churned int                     // such reads since the last tick, all keys
+	slow    map[string]struct{}     // churning keys put off: read again trackSlow after the first
+	slowAt  bool                    // a read of the slow keys is due
 	long    int                     // how many watched keys are longer than trackValueCap
 	kick    chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
@@ -98,35 +100,8 @@ func (t *tracker) invalidate(inv invalidated) {
 	t.poke()
 }
 
-// trackChurn is how many invalidations of one key a tracker answers with a read
-// at once between two ticks (trackPoll) when the master is busy invalidating
-// (trackBusy); later ones are read at the next tick. A master whose tracking
-// table is full (tracking-table-max-keys below the keys watched there) evicts a
-// tracked key, with an invalidation, for every key read: answering each at once
-// would read without end. On a master that invalidates less, every change is
-// read at once however often one key changes (a name many clients contend for
-// or share).
-const trackChurn = 4
-
-// trackBusy is how many invalidations between two ticks make a master busy:
-// more than trackChurn per watched key (an extension invalidates its key once)
-// plus a margin for a few hot keys.
-func trackBusy(keys int) int { return trackChurn*keys + 64 }
-
-// reread marks k to be read again: at once, unless the master is busy and k was
-// invalidated trackChurn times since the last tick. t.mu must be held.
-func (t *tracker) reread(k string) {
-	t.churned++
-	if t.churn[k] >= trackChurn && t.churned > trackBusy(len(t.keys)) {
-		t.later[k] = struct{}{}
-		return
-	}
-	t.churn[k]++
-	t.dirty[k] = struct{}{}
-}
-
-// retry marks the keys whose last read was refused, or put off by their
-// churn, to be read again, and starts counting the churn afresh.
+// retry marks the keys whose last read was refused to be read again, and
+// starts counting the churn afresh.
 func (t *tracker) retry() {
 	t.mu.Lock()
 	clear(t.churn)
@@ -388,12 +363,15 @@ func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval
 			t.mu.Unlock()
 			continue
 		}
+		steady := false
 		if r.lw != nil {
-			t.w.observeKey(r.lw, t.idx, r.key, v.typ != '-' && !v.null)
-			continue
+			steady = t.w.observeKey(r.lw, t.idx, r.key, v.typ != '-' && !v.null)
 		}
 		for _, lw := range r.lws {
-			t.w.observeKey(lw, t.idx, r.key, v.typ != '-' && !v.null && !v.long && v.str == lw.l.value)
+			steady = t.w.observeKey(lw, t.idx, r.key, v.typ != '-' && !v.null && !v.long && v.str == lw.l.value) || steady
+		}
+		if steady {
+			t.steady(r.key)
 		}
 	}
 	return nil
@@ -401,11 +379,13 @@ func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval
 
 func wrongType(s string) bool { return len(s) >= 9 && s[:9] == "WRONGTYPE" }
 
-// observeKey is observe for the key named k.
-func (w *lossWatcher) observeKey(lw *lossWatch, idx int, k string, held bool) {
+// observeKey is observe for the key named k; steady reports that k was held
+// there before and still is.
+func (w *lossWatcher) observeKey(lw *lossWatch, idx int, k string, held bool) (steady bool) {
 	for i, x := range lw.keys {
 		if x == k {
-			w.observe(lw, idx, i, held)
+			steady = w.observe(lw, idx, i, held) || steady
 		}
 	}
+	return steady
 }
