@@ -77,7 +77,7 @@ func (m *Manager) losses() *lossWatcher {
 		w := &lossWatcher{m: m, ready: make(chan struct{}, 1)}
 		w.ctx, w.cancel = context.WithCancel(context.Background())
 		for i, n := range m.nodes {
-			t := &tracker{w: w, n: n, idx: i, keys: map[string][]*lossWatch{}, dirty: map[string]struct{}{}, later: map[string]struct{}{}, kick: make(chan struct{}, 1)}
+			t := &tracker{w: w, n: n, idx: i, keys: map[string][]*lossWatch{}, dirty: map[string]struct{}{}, later: map[string]struct{}{}, churn: map[string]int{}, slow: map[string]struct{}{}, kick: make(chan struct{}, 1)}
 			w.trackers = append(w.trackers, t)
 			w.wg.Go(t.run)
 		}
@@ -197,7 +197,8 @@ func (w *lossWatcher) verify(lw *lossWatch) {
 
 // observe records what master idx showed of lw's key k and hints a verification
 // when it stopped holding it: it held it before, or it voted for the lock.
-func (w *lossWatcher) observe(lw *lossWatch, idx, k int, held bool) {
+// steady reports that it held it before and still does.
+func (w *lossWatcher) observe(lw *lossWatch, idx, k int, held bool) (steady bool) {
 	now := stGone
 	if held {
 		now = stHeld
@@ -210,6 +211,7 @@ func (w *lossWatcher) observe(lw *lossWatch, idx, k int, held bool) {
 	if now == stGone && (was == stHeld || was == stUnknown && lw.voted(idx)) {
 		w.hint(lw)
 	}
+	return was == stHeld && now == stHeld
 }
 
 // voted reports whether master idx voted for the lock's acquisition.

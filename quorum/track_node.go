@@ -17,13 +17,17 @@ type tracker struct {
 	n   *node
 	idx int
 
-	mu    sync.Mutex              // never held across I/O
-	keys  map[string][]*lossWatch // the watched keys and their locks
-	dirty map[string]struct{}     // keys to read again
-	all   bool                    // read every key again
-	later map[string]struct{}     // keys whose read was refused: read again at the next tick
-	long  int                     // how many watched keys are longer than trackValueCap
-	kick  chan struct{}           // capacity 1: something to read
+	mu      sync.Mutex              // never held across I/O
+	keys    map[string][]*lossWatch // the watched keys and their locks
+	dirty   map[string]struct{}     // keys to read again
+	all     bool                    // read every key again
+	later   map[string]struct{}     // keys whose read was refused: read again at the next tick
+	churn   map[string]int          // per key, reads since the last tick that found it held as before
+	churned int                     // such reads since the last tick, all keys
+	slow    map[string]struct{}     // churning keys put off: read again trackSlow after the first
+	slowAt  bool                    // a read of the slow keys is due
+	long    int                     // how many watched keys are longer than trackValueCap
+	kick    chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
 	tracking atomic.Bool
 }
@@ -82,13 +86,13 @@ func (t *tracker) invalidate(inv invalidated) {
 	}
 	for _, k := range inv.keys {
 		if _, ok := t.keys[k]; ok {
-			t.dirty[k] = struct{}{}
+			t.reread(k)
 		}
 	}
 	if inv.long && !inv.all && t.long > 0 { // without long keys watched, a hostile push costs nothing
 		for k := range t.keys {
 			if len(k) > trackValueCap {
-				t.dirty[k] = struct{}{}
+				t.reread(k)
 			}
 		}
 	}
@@ -96,9 +100,12 @@ func (t *tracker) invalidate(inv invalidated) {
 	t.poke()
 }
 
-// retry marks the keys whose last read was refused to be read again.
+// retry marks the keys whose last read was refused to be read again, and
+// starts counting the churn afresh.
 func (t *tracker) retry() {
 	t.mu.Lock()
+	clear(t.churn)
+	t.churned = 0
 	n := len(t.later)
 	for k := range t.later {
 		if _, ok := t.keys[k]; ok {
@@ -356,12 +363,15 @@ func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval
 			t.mu.Unlock()
 			continue
 		}
+		steady := false
 		if r.lw != nil {
-			t.w.observeKey(r.lw, t.idx, r.key, v.typ != '-' && !v.null)
-			continue
+			steady = t.w.observeKey(r.lw, t.idx, r.key, v.typ != '-' && !v.null)
 		}
 		for _, lw := range r.lws {
-			t.w.observeKey(lw, t.idx, r.key, v.typ != '-' && !v.null && !v.long && v.str == lw.l.value)
+			steady = t.w.observeKey(lw, t.idx, r.key, v.typ != '-' && !v.null && !v.long && v.str == lw.l.value) || steady
+		}
+		if steady {
+			t.steady(r.key)
 		}
 	}
 	return nil
@@ -369,11 +379,13 @@ func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval
 
 func wrongType(s string) bool { return len(s) >= 9 && s[:9] == "WRONGTYPE" }
 
-// observeKey is observe for the key named k.
-func (w *lossWatcher) observeKey(lw *lossWatch, idx int, k string, held bool) {
+// observeKey is observe for the key named k; steady reports that k was held
+// there before and still is.
+func (w *lossWatcher) observeKey(lw *lossWatch, idx int, k string, held bool) (steady bool) {
 	for i, x := range lw.keys {
 		if x == k {
-			w.observe(lw, idx, i, held)
+			steady = w.observe(lw, idx, i, held) || steady
 		}
 	}
+	return steady
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -37,7 +38,10 @@ func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } 
 // the lock's context is cancelled and the error matches ErrLost; when too few
 // answer to tell, the error matches ErrUnavailable and the lock is left as it is.
 // When some master holds the lock's tombstone instead (a revocation: force-expire),
-// the error matches ErrRevoked too. It neither extends the lock nor moves Until.
+// the error matches ErrRevoked too. A key of another type (a shared holders'
+// set) is another holder's, as for an extension. A master in its restart
+// quarantine counts neither as a vote nor as a loss, as in an acquisition. It
+// neither extends the lock nor moves Until.
 func (l *Lock) Verify(ctx context.Context) error {
 	revoked := make([]bool, len(l.m.nodes))
 	rep := l.m.fanout(ctx, opVerify, l.key, func(ctx context.Context, n *node) (Outcome, error) {
@@ -50,6 +54,8 @@ func (l *Lock) Verify(ctx context.Context) error {
 		switch {
 		case errors.Is(err, redis.Nil):
 			return OutcomeMissing, nil
+		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+			return OutcomeForeign, nil // another kind of hold (shared holders' set), as for an extension
 		case err != nil:
 			return OutcomeError, err
 		case v != l.value:
@@ -58,6 +64,9 @@ func (l *Lock) Verify(ctx context.Context) error {
 		}
 		return OutcomeOK, nil
 	})
+	// As in an acquisition or an extension, a master in its restart
+	// quarantine is no vote: it may have forgotten locks it granted.
+	l.m.unquarantinedVotes(rep, l.m.cfg.clock.Now())
 	if rep.Votes >= l.m.quorum {
 		return nil
 	}

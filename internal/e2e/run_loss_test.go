@@ -75,6 +75,59 @@ func (a admins) heldOn(key, value string) int {
 	return n
 }
 
+// memberOn counts the masters whose sorted set key has member (a shared holder).
+func (a admins) memberOn(key, member string) int {
+	n := 0
+	for _, c := range a {
+		if err := c.ZScore(context.Background(), key, member).Err(); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// runLossKind is one kind of hold that run (or elect) keeps: the command line
+// before "--", and how to find the key whose loss is the hold's loss.
+type runLossKind struct {
+	name string
+	args []string
+	// hold returns the key taken away and a count of the masters still
+	// holding the hold's value in it; "" while no quorum holds it.
+	hold func(a admins) (key string, on func() int)
+}
+
+// stringHold finds lock's hold in a string key (a mutex, a permit's slot, one
+// name of a multi-name lock, a leadership).
+func stringHold(lock string) func(a admins) (string, func() int) {
+	return func(a admins) (string, func() int) {
+		key, value := a.heldKey(lock)
+		return key, func() int { return a.heldOn(key, value) }
+	}
+}
+
+var runLossKinds = []runLossKind{
+	{"mutex", []string{"run", "loss/m"}, stringHold("loss/m")},
+	{"permit", []string{"run", "pool/loss"}, stringHold("pool/loss")},
+	{"shared", []string{"run", "-shared", "rw/loss"}, func(a admins) (string, func() int) {
+		key := "lock:rw/loss"
+		ms, err := a[0].ZRange(context.Background(), key, 0, -1).Result()
+		if err != nil || len(ms) != 1 || a.memberOn(key, ms[0]) < 3 {
+			return "", nil
+		}
+		return key, func() int { return a.memberOn(key, ms[0]) }
+	}},
+	// A multi-name lock loses one of its names (all of them under FLUSHALL).
+	{"multi", []string{"run", "multi/a", "multi/b"}, stringHold("multi/b")},
+	{"leadership", []string{"elect", "lead/loss"}, func(a admins) (string, func() int) {
+		key := "lock:lead/loss:leader" // not its :fence nor its :term
+		value, err := a[0].Get(context.Background(), key).Result()
+		if err != nil || a.heldOn(key, value) < 3 {
+			return "", nil
+		}
+		return key, func() int { return a.heldOn(key, value) }
+	}},
+}
+
 // lossTrials is how many times each cause is tried: REDLOCK_LOSS_TRIALS, 1 by
 // default (the distribution in SAFETY.md is measured with 50).
 func lossTrials(t *testing.T) int {
@@ -90,21 +143,23 @@ func lossTrials(t *testing.T) int {
 // TestBugRunStopsTheCommandOnAnyLoss: run heard of a loss only through this
 // tool's own force-expire notification or its next extension: a DEL, a SET of
 // another value, FLUSHALL or a restart without persistence on 3 of 5 masters
-// left the command running until the keep-alive's next round. Now run must
-// SIGTERM the command (which writes the moment it got it) within a second of
-// the loss, exit 4, and leave no child behind, for a mutex and a permit alike.
-// The delays are logged per cause (p50, p99, max over REDLOCK_LOSS_TRIALS).
+// left the command running until the keep-alive's next round. Now run (elect
+// for a leadership) must SIGTERM the command (which writes the moment it got
+// it) within a second of the loss, exit 4, and leave no child behind, for
+// every kind of hold: a mutex, a permit, a shared hold, a multi-name lock and
+// a leadership. The delays are logged per cause (p50, p99, max over
+// REDLOCK_LOSS_TRIALS).
 func TestBugRunStopsTheCommandOnAnyLoss(t *testing.T) {
 	e := newEnv(t)
 	adm := e.admins()
 	trials := lossTrials(t)
-	for _, kind := range []struct{ name, lock string }{{"mutex", "loss/m"}, {"permit", "pool/loss"}} {
+	for _, kind := range runLossKinds {
 		for _, cause := range runLossCauses {
 			t.Run(kind.name+"/"+cause.name, func(t *testing.T) {
 				e.t = t
 				var took []time.Duration
 				for i := range trials {
-					took = append(took, e.runLoss(adm, kind.lock, cause.name, cause.remove, i))
+					took = append(took, e.runLoss(adm, kind, cause.name, cause.remove, i))
 				}
 				slices.Sort(took)
 				t.Logf("%s %s: n=%d p50=%v p99=%v max=%v", kind.name, cause.name, len(took),
@@ -114,22 +169,24 @@ func TestBugRunStopsTheCommandOnAnyLoss(t *testing.T) {
 	}
 }
 
-// runLoss runs one trial: a run of lock whose child traps SIGTERM, the lock
-// taken away by remove (nil: the first three masters restarted empty), and the
-// time from the loss to the child's SIGTERM.
-func (e *env) runLoss(adm admins, lock, cause string, remove func(e *env, adm admins, name, key string), i int) time.Duration {
+// runLoss runs one trial: a run (or elect) of kind whose child traps SIGTERM,
+// the hold taken away by remove (nil: the first three masters restarted
+// empty), and the time from the loss to the child's SIGTERM.
+func (e *env) runLoss(adm admins, kind runLossKind, cause string, remove func(e *env, adm admins, name, key string), i int) time.Duration {
 	t := e.t
 	file := filepath.Join(t.TempDir(), fmt.Sprintf("term%d", i))
 	script := fmt.Sprintf(`trap 'echo "term $(date +%%s%%N)" >> %q; exit 0' TERM; while :; do sleep 0.01; done`, file)
-	run := e.command("", "run", lock, "-ttl", "10s", "-grace", "1s", "--", "sh", "-c", script)
+	args := append([]string{kind.args[0], "-ttl", "10s", "-grace", "1s"}, kind.args[1:]...)
+	run := e.command("", append(args, "--", "sh", "-c", script)...)
 	var errb bytes.Buffer
 	run.Stderr = &errb
 	require.NoError(t, run.Start())
-	var key, value string
+	var key string
+	var on func() int
 	require.Eventually(t, func() bool {
-		key, value = adm.heldKey(lock)
+		key, on = kind.hold(adm)
 		return key != ""
-	}, 10*time.Second, 10*time.Millisecond, "run never took %s", lock)
+	}, 10*time.Second, 10*time.Millisecond, "%s never took %v", kind.args[0], kind.args[1:])
 	time.Sleep(200 * time.Millisecond) // the watch has read the keys
 	lastHeld := make(chan time.Time, 1)
 	if remove == nil {
@@ -142,7 +199,7 @@ func (e *env) runLoss(adm admins, lock, cause string, remove func(e *env, adm ad
 			held := time.Now()
 			for {
 				at := time.Now()
-				if adm.heldOn(key, value) < 3 {
+				if on() < 3 {
 					lastHeld <- held
 					return
 				}
