@@ -32,7 +32,7 @@ var outsideKinds = []outsideKind{
 		return l, "", err
 	}},
 	{"permit", []string{"op"}, 2, func(ctx context.Context, m *Manager, _ *rand.Rand) (*Lock, string, error) {
-		l, err := m.Acquire(ctx, "op", outsideTTL, WithPermits(2), WithLossWatch())
+		l, err := m.Acquire(ctx, "op", outsideTTL, withPermits(2), WithLossWatch())
 		return l, "", err
 	}},
 	{"shared", []string{"os"}, 0, func(ctx context.Context, m *Manager, rng *rand.Rand) (*Lock, string, error) {
@@ -40,7 +40,7 @@ var outsideKinds = []outsideKind{
 			l, err := m.Acquire(ctx, "os", outsideTTL, WithLossWatch())
 			return l, "", err
 		}
-		l, err := m.Acquire(ctx, "os", outsideTTL, WithShared(), WithLossWatch())
+		l, err := m.Acquire(ctx, "os", outsideTTL, withShared(), WithLossWatch())
 		return l, "shared", err
 	}},
 	{"multi", []string{"oa", "ob", "oc"}, 0, func(ctx context.Context, m *Manager, rng *rand.Rand) (*Lock, string, error) {
@@ -48,7 +48,7 @@ var outsideKinds = []outsideKind{
 		if rng.IntN(2) == 0 {
 			names = []string{"ob", "oc"}
 		}
-		l, err := m.AcquireMulti(ctx, names, outsideTTL, WithLossWatch())
+		l, err := m.takeMulti(ctx, names, outsideTTL, WithLossWatch())
 		return l, "multi", err
 	}},
 	{"leadership", []string{"ol" + leaderSuffix}, 0, func(ctx context.Context, m *Manager, _ *rand.Rand) (*Lock, string, error) {
@@ -60,7 +60,7 @@ var outsideKinds = []outsideKind{
 		if err != nil {
 			return nil, "", err
 		}
-		return ld.Lock(), "", nil
+		return ld.Lock, "", nil
 	}},
 }
 

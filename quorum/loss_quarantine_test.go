@@ -37,7 +37,7 @@ func TestBugVerifyDoesNotCountAQuarantinedMaster(t *testing.T) {
 	require.NoError(t, restarted.Client().Set(ctx, l.Key(), l.Token(), 20*time.Second).Err())
 	require.Eventually(t, func() bool {
 		_ = l.Verify(ctx) // dials the restarted master again, which starts its quarantine
-		_, in := m.Quarantine()[restarted.Name]
+		_, in := m.quarantineEnds()[restarted.Name]
 		return in
 	}, window, 10*time.Millisecond, "the restarted master was never quarantined")
 

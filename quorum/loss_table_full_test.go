@@ -90,7 +90,7 @@ func TestBugLossWatchHearsAHotKeyAtOnce(t *testing.T) {
 	c, m := testCluster(t, 5)
 	ctx := context.Background()
 	for trial := range 6 {
-		l, err := m.Acquire(ctx, "hot", 30*time.Second, WithShared(), WithLossWatch())
+		l, err := m.Acquire(ctx, "hot", 30*time.Second, withShared(), WithLossWatch())
 		require.NoError(t, err)
 		armed(t, m, l)
 		for i := range 2 * trackChurn {

@@ -23,7 +23,7 @@ func TestBugLossWatchHearsAKeyReplacedByAnotherType(t *testing.T) {
 	for _, k := range []struct {
 		name string
 		opts []LockOption
-	}{{"mutex", nil}, {"permit", []LockOption{WithPermits(2)}}} {
+	}{{"mutex", nil}, {"permit", []LockOption{withPermits(2)}}} {
 		t.Run(k.name, func(t *testing.T) {
 			c, m := testCluster(t, 5)
 			ctx := context.Background()
