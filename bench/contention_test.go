@@ -157,6 +157,9 @@ func TestContentionWorker(t *testing.T) {
 	res := experiment.Work(ctx, os.Getenv(envID), acquire, contentionOps(), 0)
 	closeFn()
 	require.NoError(t, rec.save(os.Getenv(envID)))
+	if traceSave != nil {
+		require.NoError(t, traceSave(os.Getenv(envID)))
+	}
 	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
 	os.Exit(0)
 }
