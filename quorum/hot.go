@@ -28,7 +28,7 @@ var (
 
 // newPipes returns the wire transport over masters (in the nodes' order).
 func (m *Manager) newPipes(masters []wire.Master) *wire.Pipes {
-	cfg := wire.Config{Timeout: m.cfg.nodeTimeout, Observe: m.wireEvent}
+	cfg := wire.Config{Timeout: m.cfg.nodeTimeout, Observe: m.wireEvent, Submitted: m.cfg.submitted}
 	if m.cfg.quarantine > 0 {
 		cfg.ReadReplication = true
 		cfg.OnInfo = func(i int, server, repl string) {
