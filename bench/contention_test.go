@@ -239,6 +239,7 @@ func BenchmarkContention(b *testing.B) {
 					b.ReportMetric(s.PerSecond, "acq/s")
 					b.ReportMetric(ms(s.MeanWait), "mean-ms")
 					b.ReportMetric(ms(s.P99Wait), "p99-ms")
+					b.ReportMetric(ms(s.P999Wait), "p99.9-ms")
 					b.ReportMetric(ms(s.MaxWait), "max-ms")
 					b.ReportMetric(100*s.MinOthersAtFinish, "others-done-%")
 					var sb strings.Builder
