@@ -157,6 +157,9 @@ func TestContentionWorker(t *testing.T) {
 	res := experiment.Work(ctx, os.Getenv(envID), acquire, contentionOps(), 0)
 	closeFn()
 	require.NoError(t, rec.save(os.Getenv(envID)))
+	if traceSave != nil {
+		require.NoError(t, traceSave(os.Getenv(envID)))
+	}
 	require.NoError(t, json.NewEncoder(os.Stdout).Encode(res))
 	os.Exit(0)
 }
@@ -236,6 +239,7 @@ func BenchmarkContention(b *testing.B) {
 					b.ReportMetric(s.PerSecond, "acq/s")
 					b.ReportMetric(ms(s.MeanWait), "mean-ms")
 					b.ReportMetric(ms(s.P99Wait), "p99-ms")
+					b.ReportMetric(ms(s.P999Wait), "p99.9-ms")
 					b.ReportMetric(ms(s.MaxWait), "max-ms")
 					b.ReportMetric(100*s.MinOthersAtFinish, "others-done-%")
 					var sb strings.Builder

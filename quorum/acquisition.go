@@ -212,7 +212,14 @@ func (a *acquisition) wait(ctx context.Context) error {
 		a.delays = a.m.newDelayPolicy(a.fw)
 	}
 	delay, soon := a.delays.next(a.last, a.woken)
+	var t0 time.Time
+	if tracing {
+		t0 = time.Now()
+	}
 	woken, err := a.m.await(ctx, a.w, a.roundStart, delay)
+	if tracing {
+		traceAwait(t0, delay, woken)
+	}
 	if err != nil {
 		return a.cancelled(ctx)
 	}

@@ -111,8 +111,9 @@ const maxSoon = 3
 // releaseInFlight reports whether the waiter's failed round last, which followed a
 // wake-up (woken) or a pause of this kind, was granted by some masters (the waiter
 // is the head there and the lock free) but not by a quorum: the release that woke
-// it has most likely not reached the others yet (the first master that published
-// woke it). Their messages may go where the waiter does not listen
+// it has not been run by the others yet (the first master that published woke it;
+// it was sent to them before: a round writes the masters the waiters listen on
+// last, wake_narrow.go, but a master may run it late). Their messages may go where the waiter does not listen
 // (wake_narrow.go), so it tries again after a short pause (shortDelay) instead of
 // its whole retry delay, at most maxSoon times in a row. A round granted nowhere
 // (a waiter behind others), or that no wake-up started, keeps the retry delay: a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -27,7 +28,7 @@ var (
 
 // newPipes returns the wire transport over masters (in the nodes' order).
 func (m *Manager) newPipes(masters []wire.Master) *wire.Pipes {
-	cfg := wire.Config{Timeout: m.cfg.nodeTimeout, Observe: m.wireEvent}
+	cfg := wire.Config{Timeout: m.cfg.nodeTimeout, Observe: m.wireEvent, Submitted: m.cfg.submitted}
 	if m.cfg.quarantine > 0 {
 		cfg.ReadReplication = true
 		cfg.OnInfo = func(i int, server, repl string) {
@@ -104,6 +105,10 @@ func (m *Manager) send(ctx context.Context, op, key string, c *call, decode deco
 // sendTo is send, filling rep (an empty report of the round: newReport,
 // newLockReport).
 func (m *Manager) sendTo(ctx context.Context, rep *Report, c *call, decode decoder) *Report {
+	var t0 time.Time
+	if tracing {
+		t0 = time.Now()
+	}
 	m.tr.Round(ctx, &c.cmd, c.res)
 	for i, n := range m.nodes {
 		r := &c.res[i]
@@ -126,6 +131,9 @@ func (m *Manager) sendTo(ctx context.Context, rep *Report, c *call, decode decod
 	}
 	m.putCall(c)
 	rep.Votes = rep.count(OutcomeOK)
+	if tracing {
+		traceRound(rep, t0, time.Now())
+	}
 	m.observeRound(rep)
 	return rep
 }

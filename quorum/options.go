@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/defaults"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // defaultKeepAliveFraction is the share of the TTL after which the keep-alive
@@ -44,6 +45,8 @@ type config struct {
 	clock      Clock
 	// observer, when set, receives the locks' events (observer.go).
 	observer Observer
+	// submitted, when set, is the wire transport's Submitted hook (tests).
+	submitted func(i int, cmd *wire.Cmd)
 	// delays, when set, makes each acquisition's delay policy in place of
 	// retryPolicy (retry.go); fw is the acquisition's fair queue place, or nil.
 	delays func(fw *fairWaiter) delayPolicy

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -319,7 +320,11 @@ func (h *wakeHub) receive(s *nodeSub) {
 		}
 		switch msg := msg.(type) {
 		case *redis.Message:
-			h.notify(msg.Channel, msg.Payload, time.Now())
+			at := time.Now()
+			woke := h.notify(msg.Channel, msg.Payload, at)
+			if tracing {
+				traceWake(slices.Index(h.subs, s), msg.Channel, msg.Payload, woke, at)
+			}
 		case *redis.Subscription:
 			h.confirm(s, msg)
 		}
@@ -328,15 +333,19 @@ func (h *wakeHub) receive(s *nodeSub) {
 
 // notify wakes the waiters of ch that payload concerns: every one, or, when it
 // names fair waiters, those and the waiters that are not fair ones.
-func (h *wakeHub) notify(ch, payload string, at time.Time) {
+// It returns how many waiters it woke.
+func (h *wakeHub) notify(ch, payload string, at time.Time) int {
 	names, targeted := wakeNames(payload)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	n := 0
 	for w := range h.waiters[ch] {
 		if !targeted || w.id == "" || named(names, w.id) {
 			w.wake(at)
+			n++
 		}
 	}
+	return n
 }
 
 // confirm records a master's (un)subscription of a channel and tells the waiters

@@ -11,6 +11,13 @@ package quorum
 // every message (a plain waiter, a loss watch, an election) is listened to on every
 // master, as before (wide), and keeps that while it lingers.
 //
+// A round writes its command to the masters in reverse order (wire.Pipes.Round), so
+// a release reaches the narrow masters last: when one of them wakes the head, the
+// release is already in the other masters' sockets, ahead of the head's round, even
+// when the holder's thread stopped between two writes (preempted by the master it
+// had just woken); the head's round is not refused there for a release still to
+// come (TestBugFairHeadWokenBeforeTheReleaseWasSentToTheOthers).
+//
 // The narrow masters are the first N-Q+1 in the Manager's order whose subscription
 // connection has not failed since it last answered; when one fails, its channels
 // move to the next master, and move back once it answers again (every Manager of a

@@ -41,6 +41,10 @@ type Config struct {
 	// Observe, when set, gets the connections' events. It is called from the
 	// pipes' goroutines and must return quickly.
 	Observe func(Event)
+	// Submitted, when set, is called by a round right after it handed its command
+	// to master i's pipe (written it, on an idle connection), in the order the
+	// masters get it (Round). For tests that hold a round between two masters.
+	Submitted func(i int, cmd *Cmd)
 }
 
 // EventKind says what an Event reports.

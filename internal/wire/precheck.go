@@ -7,7 +7,8 @@ package wire
 // peeking again; a connection the poll found readable, closed or failed is
 // peeked as before (the peek tells a reply to no command from a close). The
 // check still comes before the write on every idle connection; it comes a few
-// writes earlier for all but the first master (SAFETY.md, Pipelined commands).
+// writes earlier for all but the first master written (the last one: Round)
+// (SAFETY.md, Pipelined commands).
 
 // idleCheck is the idle check of pc, about to carry self's batch: the round's
 // own poll when it looked at pc and found it quiet, else a peek (peeker.check).

@@ -203,11 +203,20 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 	if len(rd.reqs) > 1 {
 		ps.precheck(rd)
 	}
+	// The last master first: the first masters are those that a waiter listens on
+	// for wake-ups (quorum's narrow masters), so that a release's wake-up comes
+	// from a master written after the others, never before the release is on its
+	// way to them (a round held up between two writes, its thread preempted by
+	// the master it just woke, would otherwise let the woken waiter's round reach
+	// the others first, and be refused there).
 	own := 0
-	for i := range rd.reqs {
+	for i := len(rd.reqs) - 1; i >= 0; i-- {
 		rd.own[i] = ps.pipes[i].submit(&rd.reqs[i])
 		if rd.own[i] != nil {
 			own++
+		}
+		if ps.cfg.Submitted != nil {
+			ps.cfg.Submitted(i, cmd)
 		}
 	}
 	if own > 0 {

@@ -1,0 +1,16 @@
+//go:build !redlocktrace
+
+package quorum
+
+import "time"
+
+// tracing is false: the trace's clock readings are compiled out.
+const tracing = false
+
+// The handoff trace (trace_on.go) is built only with the redlocktrace build tag;
+// without it these are empty and cost nothing.
+
+func traceRound(*Report, time.Time, time.Time)      {}
+func traceAwait(time.Time, time.Duration, bool)     {}
+func traceWake(int, string, string, int, time.Time) {}
+func traceMark(string, time.Time)                   {}
