@@ -16,8 +16,8 @@ import (
 // valueVersion is the first field of every value this package writes.
 const valueVersion = "rl1"
 
-// MaxValueLen bounds a lock value written by this package.
-const MaxValueLen = 256
+// maxValueLen bounds a lock value written by this package.
+const maxValueLen = 256
 
 // tokenBytes is the number of random bytes in a token (160 bits).
 const tokenBytes = 20
@@ -103,7 +103,7 @@ func (o *Owner) wire() ownerWire {
 }
 
 // newValue returns a fresh value with 20 random bytes and the owner description,
-// trimmed so the whole stays within MaxValueLen: Value{Token, Owner}.String(),
+// trimmed so the whole stays within maxValueLen: Value{Token, Owner}.String(),
 // built with one allocation (appendValue).
 func newValue(owner Owner) (string, error) {
 	var tok [tokenBytes]byte
@@ -112,12 +112,12 @@ func newValue(owner Owner) (string, error) {
 	}
 	owner.Label = truncate(owner.Label, maxOwnerLabel)
 	owner.Host = truncate(owner.Host, maxOwnerLabel)
-	var buf [2 * MaxValueLen]byte
+	var buf [2 * maxValueLen]byte
 	w := owner.wire()
 	b := appendValue(buf[:0], tok[:], &w)
 	// JSON escaping can grow a string up to six times: shrink the host, then the
 	// label, until the value fits.
-	for len(b) > MaxValueLen {
+	for len(b) > maxValueLen {
 		if owner.Host != "" {
 			owner.Host = truncate(owner.Host, len(owner.Host)-8)
 		} else {

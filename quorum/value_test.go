@@ -14,7 +14,7 @@ func TestValueRoundTrip(t *testing.T) {
 	v, err := newValue(Owner{Host: "build-7", PID: 4242, Label: "nightly-backup", At: at})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v, "rl1."))
-	assert.LessOrEqual(t, len(v), MaxValueLen)
+	assert.LessOrEqual(t, len(v), maxValueLen)
 	got, err := ParseValue(v)
 	require.NoError(t, err)
 	assert.Len(t, got.Token, 27, "base64url of 20 bytes")
@@ -31,7 +31,7 @@ func TestValueBoundedTo256Bytes(t *testing.T) {
 	long := strings.Repeat("é", 200) // multi-byte: truncation must keep valid UTF-8
 	v, err := newValue(Owner{Host: long, Label: long, PID: 1 << 30, At: time.Now()})
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(v), MaxValueLen)
+	assert.LessOrEqual(t, len(v), maxValueLen)
 	got, err := ParseValue(v)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(got.Owner.Label), maxOwnerLabel)
@@ -98,7 +98,7 @@ func FuzzParseValue(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(s) > MaxValueLen {
+		if len(s) > maxValueLen {
 			t.Fatalf("accepted a value of %d bytes", len(s))
 		}
 		again, err := ParseValue(val.String())
