@@ -49,7 +49,7 @@ type Primitive struct {
 
 // SharedHolder is one holder of a shared key.
 type SharedHolder struct {
-	// Value is the holder's value: a secret of its owner (show quorum.Redact(Value)).
+	// Value is the holder's value: a secret of its owner (show Redact(Value)).
 	Value string
 	Owner *quorum.Owner
 	// Votes is how many masters hold it (Masters names them, in the topology's

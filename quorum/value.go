@@ -154,18 +154,15 @@ func defaultOwner(label string) Owner {
 	return Owner{Host: host, PID: os.Getpid(), Label: label}
 }
 
-// Redact shortens a lock value for display: a value of this package keeps its
-// version and the first 6 characters of its token ("rl1.3vS4OZ…"; the owner is shown
-// decoded, from ParseValue); any other value keeps its first 6 characters. Full
-// tokens of other owners never reach output.
-func Redact(value string) string {
-	if v, err := ParseValue(value); err == nil {
-		return valueVersion + "." + v.Token[:6] + "…"
-	}
-	if len(value) <= 6 {
-		return strings.Repeat("*", len(value))
-	}
-	return value[:6] + "…"
+// redact shortens a lock value for display (keyspace.Redact): a value of this
+// package keeps its version and the first 6 characters of its token; full
+// tokens of other owners never reach output. Package admin exports it.
+func redact(value string) string { return keyspace.Redact(value, tokenOf) }
+
+// tokenOf returns the token of a value ParseValue reads, and whether it reads it.
+func tokenOf(value string) (string, bool) {
+	v, err := ParseValue(value)
+	return v.Token, err == nil
 }
 
 // library guesses which client wrote a lock value (keyspace.Library): "redlock"

@@ -77,11 +77,11 @@ func TestRedactNeverShowsFullToken(t *testing.T) {
 	require.NoError(t, err)
 	parsed, err := ParseValue(v)
 	require.NoError(t, err)
-	r := Redact(v)
+	r := redact(v)
 	assert.NotContains(t, r, parsed.Token)
 	assert.Contains(t, r, parsed.Token[:6])
-	assert.Equal(t, "dGhpcy…", Redact("dGhpcyBpcyByZWRzeW5jIQ=="))
-	assert.Equal(t, "***", Redact("abc"))
+	assert.Equal(t, "dGhpcy…", redact("dGhpcyBpcyByZWRzeW5jIQ=="))
+	assert.Equal(t, "***", redact("abc"))
 }
 
 // FuzzParseValue: parsing never panics, accepted values round-trip, and whatever is
@@ -93,7 +93,7 @@ func FuzzParseValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		val, err := ParseValue(s)
-		_ = Redact(s)
+		_ = redact(s)
 		_ = library(s)
 		if err != nil {
 			return

@@ -161,7 +161,7 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 	emit := func(ev events.Event) {
 		out := eventJSON{Time: ev.At, Event: ev.Kind, Name: ev.Name, Mode: *mode, Owner: toOwnerJSON(ev.Owner), Library: ev.Library, Masters: ev.Masters}
 		if ev.Value != "" {
-			out.Value = quorum.Redact(ev.Value)
+			out.Value = admin.Redact(ev.Value)
 		}
 		if out.Masters == nil {
 			out.Masters = []string{}

@@ -279,7 +279,7 @@ func sharedHoldersText(p *admin.Primitive) string {
 		if h.Owner != nil {
 			who = append(who, holderRaw(&quorum.LockInfo{Owner: h.Owner}))
 		} else {
-			who = append(who, quorum.Redact(h.Value))
+			who = append(who, admin.Redact(h.Value))
 		}
 	}
 	n := len(p.Holders)

@@ -95,7 +95,7 @@ func otherHolders(p *admin.Primitive) string {
 		case o != nil:
 			who = append(who, fmt.Sprintf("%s pid %d", o.Host, o.PID))
 		default:
-			who = append(who, quorum.Redact(h.Value))
+			who = append(who, admin.Redact(h.Value))
 		}
 	}
 	return ", also " + strings.Join(who, ", ")

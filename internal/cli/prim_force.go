@@ -91,7 +91,7 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *adm
 			if o.token != "" && h.Value != o.token || !o.now && !h.FreeAt.IsZero() {
 				continue // not that holder's; or revoked already (a tombstone)
 			}
-			pt := part{key: key + " holder " + quorum.Redact(h.Value)}
+			pt := part{key: key + " holder " + admin.Redact(h.Value)}
 			switch {
 			case o.now && !h.FreeAt.IsZero():
 				pt.rep, pt.err = s.adm().DeleteSharedTombstone(cctx, p.Name, h.Value)

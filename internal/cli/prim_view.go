@@ -46,7 +46,7 @@ type primitiveJSON struct {
 
 // sharedHolderJSON is one shared holder.
 type sharedHolderJSON struct {
-	Value      string     `json:"value"` // shortened (quorum.Redact)
+	Value      string     `json:"value"` // shortened (admin.Redact)
 	Owner      *ownerJSON `json:"owner,omitempty"`
 	Votes      int        `json:"votes"`
 	ValidityMS float64    `json:"validity_ms"`
@@ -101,7 +101,7 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 			out.ValidityMS = min(out.ValidityMS, validityMS(li))
 		}
 		if first.Value != "" {
-			out.Value = quorum.Redact(first.Value)
+			out.Value = admin.Redact(first.Value)
 		}
 	case quorum.KindSemaphore:
 		out.ValidityMS, out.Owner = 0, nil
@@ -109,7 +109,7 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 			slot := admin.ClassifyKey(li.Name, "string").Permit
 			pj := permitJSON{Slot: slot, State: string(li.State), Votes: li.Votes, ValidityMS: validityMS(li), Owner: toOwnerJSON(li.Owner)}
 			if li.Value != "" {
-				pj.Value = quorum.Redact(li.Value)
+				pj.Value = admin.Redact(li.Value)
 			}
 			out.Permit = append(out.Permit, pj)
 			out.ValidityMS = max(out.ValidityMS, pj.ValidityMS)
@@ -117,7 +117,7 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 	case quorum.KindShared:
 		out.ValidityMS, out.Owner = 0, nil
 		for _, h := range p.Holders {
-			out.Holders = append(out.Holders, sharedHolderJSON{Value: quorum.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity), FreeAt: jsonTime(h.FreeAt)})
+			out.Holders = append(out.Holders, sharedHolderJSON{Value: admin.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity), FreeAt: jsonTime(h.FreeAt)})
 			out.ValidityMS = max(out.ValidityMS, ms(h.Validity))
 		}
 	case quorum.KindLeader:
@@ -129,7 +129,7 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 		}
 	default:
 		if first.Value != "" {
-			out.Value = quorum.Redact(first.Value)
+			out.Value = admin.Redact(first.Value)
 		}
 	}
 	return out
@@ -255,7 +255,7 @@ func printMasters(tw io.Writer, li *quorum.LockInfo) {
 			if mv.PTTL >= 0 {
 				pttl = human.Duration(mv.PTTL)
 			}
-			val := escape.Line(quorum.Redact(mv.Value), 60)
+			val := escape.Line(admin.Redact(mv.Value), 60)
 			if mv.Type != "string" {
 				val = "(" + escape.Line(mv.Type, 20) + ")"
 			}
@@ -270,7 +270,7 @@ func sharedHolderText(h admin.SharedHolder) string {
 		return revokedText(&quorum.LockInfo{State: quorum.StateRevoked, FreeAt: h.FreeAt})
 	}
 	if h.Owner == nil {
-		return escape.Line(quorum.Redact(h.Value), 60)
+		return escape.Line(admin.Redact(h.Value), 60)
 	}
 	li := quorum.LockInfo{Owner: h.Owner}
 	return holder(&li)
