@@ -57,12 +57,12 @@ type ownerWire struct {
 	F string `json:"f,omitempty"` // Owner.For
 }
 
-// The primitives' tags in Owner.Kind (Owner.Primitive reads them).
+// The primitives' tags in Owner.Kind (admin.OwnerPrimitive reads them).
 const (
-	ownerSem    = "sem"
-	ownerMulti  = "multi"
-	ownerShared = "shared"
-	ownerLeader = "leader"
+	ownerSem    = keyspace.OwnerSemaphore
+	ownerMulti  = keyspace.OwnerMulti
+	ownerShared = keyspace.OwnerShared
+	ownerLeader = keyspace.OwnerLeader
 )
 
 // Value is a parsed lock value "rl1.<token>.<owner>".

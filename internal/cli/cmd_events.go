@@ -397,7 +397,7 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	held := &events.Held{}
 	var kept []quorum.LockInfo
 	for li := range locks {
-		if kind, _, ok := admin.PrimitiveOf(li); ok && kind != quorum.KindShared {
+		if kind, _, ok := admin.PrimitiveOf(li); ok && kind != admin.KindShared {
 			held.Add(li) // shared holders come and go by sharedEvents, one event each
 		}
 		if isPrimitiveKey(li) {
