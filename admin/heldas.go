@@ -12,9 +12,9 @@ import (
 // and for a semaphore the permit count its holders' values declare.
 type HeldAs struct {
 	// Kind is the primitive holding the name ("" when none holds it on a
-	// quorum): quorum.KindLock, KindMulti or KindShared for the key NAME,
+	// quorum): KindLock, KindMulti or KindShared for the key NAME,
 	// KindSemaphore for its permit slots.
-	Kind quorum.PrimitiveKind
+	Kind PrimitiveKind
 	// Permits is a semaphore's permit count as its holders store it (the
 	// largest seen), Held how many of its permits are held on a quorum.
 	Permits, Held int
@@ -43,32 +43,32 @@ func (a *Admin) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs,
 			continue
 		}
 		switch {
-		case kind == quorum.KindSemaphore:
-			if li.Owner.Primitive() == quorum.KindSemaphore {
+		case kind == KindSemaphore:
+			if OwnerPrimitive(li.Owner) == KindSemaphore {
 				out.Permits = max(out.Permits, li.Owner.Count)
 			}
 			if li.State == quorum.StateHeld {
 				out.Held++
-				out.Kind = quorum.KindSemaphore
+				out.Kind = KindSemaphore
 			}
-		case li.State == quorum.StateHeld || kind == quorum.KindShared && li.State == quorum.StatePartial:
+		case li.State == quorum.StateHeld || kind == KindShared && li.State == quorum.StatePartial:
 			return HeldAs{Kind: kind}, err
 		}
 	}
 	if out.Kind == "" && out.Permits > 0 {
-		out.Kind = quorum.KindSemaphore // permits on fewer than a quorum: still its limit
+		out.Kind = KindSemaphore // permits on fewer than a quorum: still its limit
 	}
 	return out, err
 }
 
-// HeldKind returns the primitive that wrote token, as quorum.Owner.Primitive
-// reads it (quorum.KindLock for a plain lock; "" when token is not a value of
+// HeldKind returns the primitive that wrote token, as OwnerPrimitive
+// reads its owner (KindLock for a plain lock; "" when token is not a value of
 // the lock library), and its count (a semaphore's permits, a multi-name hold's
 // number of names). It does no I/O.
-func HeldKind(token string) (kind quorum.PrimitiveKind, count int) {
+func HeldKind(token string) (kind PrimitiveKind, count int) {
 	v, err := quorum.ParseValue(token)
 	if err != nil {
 		return "", 0
 	}
-	return v.Owner.Primitive(), v.Owner.Count
+	return OwnerPrimitive(&v.Owner), v.Owner.Count
 }

@@ -20,11 +20,11 @@ func TestHeldKindReadsTheTokenAsTheLockDoes(t *testing.T) {
 	ttl := 10 * time.Second
 	tests := []struct {
 		name string
-		kind quorum.PrimitiveKind
+		kind admin.PrimitiveKind
 		take func() (*quorum.Lock, error)
 	}{
-		{"h-plain", quorum.KindLock, func() (*quorum.Lock, error) { return m.TryAcquire(ctx, "h-plain", ttl) }},
-		{"h-sem", quorum.KindSemaphore, func() (*quorum.Lock, error) {
+		{"h-plain", admin.KindLock, func() (*quorum.Lock, error) { return m.TryAcquire(ctx, "h-plain", ttl) }},
+		{"h-sem", admin.KindSemaphore, func() (*quorum.Lock, error) {
 			sem, err := m.Semaphore("h-sem", 2)
 			if err != nil {
 				return nil, err
@@ -35,14 +35,14 @@ func TestHeldKindReadsTheTokenAsTheLockDoes(t *testing.T) {
 			}
 			return p.Lock, nil
 		}},
-		{"h-shared", quorum.KindShared, func() (*quorum.Lock, error) {
+		{"h-shared", admin.KindShared, func() (*quorum.Lock, error) {
 			sh, err := m.Shared("h-shared")
 			if err != nil {
 				return nil, err
 			}
 			return sh.TryAcquire(ctx, ttl)
 		}},
-		{"h-a", quorum.KindMulti, func() (*quorum.Lock, error) {
+		{"h-a", admin.KindMulti, func() (*quorum.Lock, error) {
 			mu, err := m.Multi("h-a", "h-b")
 			if err != nil {
 				return nil, err
@@ -57,19 +57,23 @@ func TestHeldKindReadsTheTokenAsTheLockDoes(t *testing.T) {
 			t.Cleanup(func() { _ = l.Release(context.Background()) })
 			kind, count := admin.HeldKind(l.Token())
 			assert.Equal(t, tt.kind, kind)
-			if kind == quorum.KindSemaphore {
+			v, err := quorum.ParseValue(l.Token())
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, admin.OwnerPrimitive(&v.Owner), "the value's owner")
+			if kind == admin.KindSemaphore {
 				assert.Equal(t, 2, count, "the permit count the token carries")
 			}
 			ha, err := adm.ReadHeldAs(ctx, tt.name, 4)
 			require.NoError(t, err)
 			assert.Equal(t, tt.kind, ha.Kind, "what the masters hold")
-			if kind == quorum.KindSemaphore {
-				assert.Equal(t, admin.HeldAs{Kind: quorum.KindSemaphore, Permits: 2, Held: 1}, ha)
+			if kind == admin.KindSemaphore {
+				assert.Equal(t, admin.HeldAs{Kind: admin.KindSemaphore, Permits: 2, Held: 1}, ha)
 			}
 		})
 	}
 	kind, _ := admin.HeldKind("not a token")
 	assert.Empty(t, kind)
+	assert.Equal(t, admin.KindLock, admin.OwnerPrimitive(nil), "no owner: a plain lock or another library's value")
 	ha, err := adm.ReadHeldAs(ctx, "h-nobody", 4)
 	require.NoError(t, err)
 	assert.Equal(t, admin.HeldAs{}, ha, "a free name")

@@ -117,5 +117,5 @@ const (
 // read as its first ValueReadCap bytes and its length (quorum.MasterView's
 // Truncated and Size say so), so that one hostile value of hundreds of
 // megabytes costs a listing no more than any other. Every value the lock
-// library writes is shorter (quorum.MaxValueLen).
+// library writes is shorter (256 bytes at most).
 const ValueReadCap = 512

@@ -26,7 +26,7 @@ func CheckTokenFor(token string, names ...string) error {
 	if err != nil || v.Owner.For == "" || len(names) == 0 {
 		return nil
 	}
-	if v.Owner.Primitive() == quorum.KindMulti && v.Owner.Count != len(names) {
+	if OwnerPrimitive(&v.Owner) == KindMulti && v.Owner.Count != len(names) {
 		return nil // the hold's own check says how many names it needs
 	}
 	sorted := slices.Clone(names)

@@ -23,7 +23,7 @@ import (
 // Primitive is one primitive of a listing: a plain lock, a multi-name hold, a
 // semaphore, a name's shared holders or an election's leadership.
 type Primitive struct {
-	Kind quorum.PrimitiveKind
+	Kind PrimitiveKind
 	// Name is the lock, semaphore or election name; for a multi-name hold its
 	// names joined by spaces.
 	Name string
@@ -49,7 +49,7 @@ type Primitive struct {
 
 // SharedHolder is one holder of a shared key.
 type SharedHolder struct {
-	// Value is the holder's value: a secret of its owner (show quorum.Redact(Value)).
+	// Value is the holder's value: a secret of its owner (show Redact(Value)).
 	Value string
 	Owner *quorum.Owner
 	// Votes is how many masters hold it (Masters names them, in the topology's
@@ -82,7 +82,7 @@ func (a *Admin) Primitives(ctx context.Context, lst *quorum.Listing) ([]Primitiv
 	for i := range out {
 		p := &out[i]
 		switch p.Kind {
-		case quorum.KindShared:
+		case KindShared:
 			wg.Go(func() {
 				holders, err := a.sharedHolders(ctx, a.m.Key(p.Name), lst.ObservedAt)
 				p.Holders = holders
@@ -95,7 +95,7 @@ func (a *Admin) Primitives(ctx context.Context, lst *quorum.Listing) ([]Primitiv
 					failed(err)
 				}
 			})
-		case quorum.KindLeader:
+		case KindLeader:
 			wg.Go(func() {
 				e, err := a.m.Election(p.Name)
 				if err == nil {
@@ -130,9 +130,9 @@ func group(lst *quorum.Listing) []Primitive {
 		}
 		k := string(kind) + "\x00" + grp
 		j, seen := byGroup[k]
-		if !seen || kind == quorum.KindLock {
+		if !seen || kind == KindLock {
 			name := grp
-			if kind == quorum.KindMulti {
+			if kind == KindMulti {
 				name = ""
 			}
 			out = append(out, Primitive{Kind: kind, Name: name})
@@ -142,24 +142,24 @@ func group(lst *quorum.Listing) []Primitive {
 		p := &out[j]
 		p.Locks = append(p.Locks, li)
 		switch kind {
-		case quorum.KindSemaphore:
-			if li.Owner.Primitive() == quorum.KindSemaphore {
+		case KindSemaphore:
+			if OwnerPrimitive(li.Owner) == KindSemaphore {
 				p.Permits = max(p.Permits, li.Owner.Count)
 			}
 			if li.State == quorum.StateHeld {
 				p.Held++
 			}
-		case quorum.KindMulti:
+		case KindMulti:
 			p.Names = append(p.Names, li.Name)
 		}
 	}
 	for i := range out {
 		p := &out[i]
 		switch p.Kind {
-		case quorum.KindMulti:
+		case KindMulti:
 			slices.Sort(p.Names)
 			p.Name = strings.Join(p.Names, " ")
-		case quorum.KindShared:
+		case KindShared:
 			p.ExclusiveWaiting = waiting[p.Name]
 		}
 	}

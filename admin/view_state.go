@@ -24,21 +24,21 @@ func Bookkeeping(li *quorum.LockInfo) bool { return Class(li).Kind.Bookkeeping()
 // alone: the kind, and a group that every key of that one primitive shares
 // (the semaphore's name for a permit, the token for a multi-name hold's name,
 // the name otherwise). ok is false for bookkeeping keys.
-func PrimitiveOf(li *quorum.LockInfo) (kind quorum.PrimitiveKind, group string, ok bool) {
+func PrimitiveOf(li *quorum.LockInfo) (kind PrimitiveKind, group string, ok bool) {
 	kc := Class(li)
 	switch {
 	case kc.Kind.Bookkeeping():
 		return "", "", false
 	case kc.Kind == KeyPermit:
-		return quorum.KindSemaphore, kc.Name, true
+		return KindSemaphore, kc.Name, true
 	case kc.Kind == KeyLeader:
-		return quorum.KindLeader, kc.Name, true
+		return KindLeader, kc.Name, true
 	case kc.Kind == KeyShared:
-		return quorum.KindShared, kc.Name, true
-	case li.Owner.Primitive() == quorum.KindMulti && li.Value != "":
-		return quorum.KindMulti, li.Value, true
+		return KindShared, kc.Name, true
+	case OwnerPrimitive(li.Owner) == KindMulti && li.Value != "":
+		return KindMulti, li.Value, true
 	}
-	return quorum.KindLock, li.Name, true
+	return KindLock, li.Name, true
 }
 
 // State is the state of the primitive as a whole, the one every surface shows
@@ -55,14 +55,14 @@ func (p *Primitive) State() quorum.LockState {
 		return StateFree
 	}
 	switch p.Kind {
-	case quorum.KindMulti:
+	case KindMulti:
 		return worstState(p.Locks)
-	case quorum.KindSemaphore:
+	case KindSemaphore:
 		if p.Held > 0 {
 			return quorum.StateHeld
 		}
 		return worstState(p.Locks)
-	case quorum.KindShared:
+	case KindShared:
 		if p.Held > 0 {
 			return quorum.StateHeld
 		}
@@ -116,7 +116,7 @@ func Siblings(l *quorum.Listing, rows []quorum.LockInfo) []string {
 	have := map[string]bool{}
 	for i := range rows {
 		have[rows[i].Name] = true
-		if kind, group, ok := PrimitiveOf(&rows[i]); ok && (kind == quorum.KindSemaphore || kind == quorum.KindMulti) {
+		if kind, group, ok := PrimitiveOf(&rows[i]); ok && (kind == KindSemaphore || kind == KindMulti) {
 			want[string(kind)+"\x00"+group] = true
 		}
 	}

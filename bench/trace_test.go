@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/internal/trace"
 )
 
 // One handoff taken apart, end to end, across the worker processes. Built with the
@@ -40,13 +40,13 @@ func init() {
 			return err
 		}
 		defer f.Close()
-		return quorum.TraceWrite(f)
+		return trace.Write(f)
 	}
 }
 
 type traced struct {
 	proc string
-	quorum.TraceRecord
+	trace.Record
 }
 
 // handoff is one gap between two acquisitions, by step (ns).
@@ -78,12 +78,12 @@ func TestTraceReport(t *testing.T) {
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.trace"))
 	require.NoError(t, err)
-	byProc := map[string][]quorum.TraceRecord{}
+	byProc := map[string][]trace.Record{}
 	var all []traced
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
-		var recs []quorum.TraceRecord
+		var recs []trace.Record
 		require.NoError(t, json.Unmarshal(data, &recs))
 		p := strings.TrimSuffix(filepath.Base(f), ".trace")
 		byProc[p] = recs
@@ -216,9 +216,9 @@ func TestTraceReport(t *testing.T) {
 }
 
 // takeApart finds the steps between a's acquisition and b's.
-func takeApart(a, b traced, byProc map[string][]quorum.TraceRecord, all []traced) (handoff, bool) {
+func takeApart(a, b traced, byProc map[string][]trace.Record, all []traced) (handoff, bool) {
 	h := handoff{from: a.proc, to: b.proc, at: a.End, gap: b.End - a.End, wakeNode: -1}
-	var rel *quorum.TraceRecord
+	var rel *trace.Record
 	for i, r := range byProc[a.proc] {
 		if r.Kind == "round" && r.Op == "release" && r.T >= a.End {
 			rel = &byProc[a.proc][i]
@@ -229,7 +229,7 @@ func takeApart(a, b traced, byProc map[string][]quorum.TraceRecord, all []traced
 		return h, false
 	}
 	h.toRelease, h.release, h.releaseEnd = rel.T-a.End, rel.Lat, rel.End-rel.T
-	var wake, await *quorum.TraceRecord
+	var wake, await *trace.Record
 	for i, r := range byProc[b.proc] {
 		switch {
 		case r.Kind == "wake" && r.Votes > 0 && r.T >= rel.T && r.T <= b.T && wake == nil:

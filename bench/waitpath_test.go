@@ -13,6 +13,7 @@ import (
 
 	experiment "github.com/redlock/redlock/internal/bench"
 	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // What sets the maximum wait. Each worker records, per call of its Acquirer, which
@@ -52,13 +53,13 @@ type pathRecorder struct {
 	paths          []acqPath // appended by the worker's one goroutine
 }
 
-// Observe implements quorum.Observer.
-func (p *pathRecorder) Observe(e quorum.Event) {
+// Observe implements observe.Observer.
+func (p *pathRecorder) Observe(e observe.Event) {
 	switch {
-	case e.Kind == quorum.EventAcquire:
+	case e.Kind == observe.EventAcquire:
 		p.rounds.Add(int64(e.Rounds))
-	case e.Kind == quorum.EventMasterRound:
-		if e.Outcome == quorum.OutcomeError {
+	case e.Kind == observe.EventMasterRound:
+		if e.Outcome == quorum.OutcomeError.String() {
 			p.errors.Add(1)
 		}
 		if e.Op == "acquire" && p.masters > 0 {

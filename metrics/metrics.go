@@ -1,5 +1,5 @@
 // Package metrics exports what a quorum.Manager observes as Prometheus metrics: a
-// quorum.Observer backed by client_golang.
+// observe.Observer backed by client_golang.
 //
 // Names follow Prometheus conventions (base units, _total counters, _seconds
 // histograms). Labels are bounded: policy (the matching lock policy of the
@@ -15,12 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // DefaultPolicy is the policy label of names that no policy matches.
 const DefaultPolicy = "default"
 
-// Observer is a quorum.Observer that updates Prometheus metrics. It is safe for
+// Observer is a observe.Observer that updates Prometheus metrics. It is safe for
 // concurrent use; Observe only updates in-memory metrics.
 type Observer struct {
 	policy func(name string) string
@@ -92,39 +93,37 @@ func New(reg prometheus.Registerer, policy func(name string) string) (*Observer,
 	return o, nil
 }
 
-// Observe implements quorum.Observer.
-func (o *Observer) Observe(e quorum.Event) {
+// Observe implements observe.Observer.
+func (o *Observer) Observe(e observe.Event) {
 	switch e.Kind {
-	case quorum.EventAcquire:
+	case observe.EventAcquire:
 		p := o.policy(e.Name)
 		o.acquireDuration.WithLabelValues(p, e.Result).Observe(e.Wait.Seconds())
-		if e.Result == quorum.ResultAcquired {
+		if e.Result == observe.ResultAcquired {
 			o.held.WithLabelValues(p).Inc()
 		}
-	case quorum.EventExtend:
+	case observe.EventExtend:
 		o.extend.WithLabelValues(o.policy(e.Name), e.Result).Inc()
-	case quorum.EventRelease:
+	case observe.EventRelease:
 		p := o.policy(e.Name)
 		o.held.WithLabelValues(p).Dec()
 		o.holdDuration.WithLabelValues(p).Observe(e.Held.Seconds())
-	case quorum.EventLost:
+	case observe.EventLost:
 		p := o.policy(e.Name)
 		o.held.WithLabelValues(p).Dec()
 		o.holdDuration.WithLabelValues(p).Observe(e.Held.Seconds())
 		o.lost.WithLabelValues(p, e.Cause).Inc()
-	case quorum.EventMasterRound:
+	case observe.EventMasterRound:
 		o.roundDuration.WithLabelValues(e.Master, e.Op).Observe(e.Latency.Seconds())
 		switch e.Outcome {
-		case quorum.OutcomeError:
-			o.masterErrors.WithLabelValues(e.Master, "error").Inc()
-		case quorum.OutcomeQuarantined:
-			o.masterErrors.WithLabelValues(e.Master, "quarantined").Inc()
+		case quorum.OutcomeError.String(), quorum.OutcomeQuarantined.String():
+			o.masterErrors.WithLabelValues(e.Master, e.Outcome).Inc()
 		}
-	case quorum.EventQuarantine:
+	case observe.EventQuarantine:
 		o.quarantine(e.Master, e.Until)
-	case quorum.EventConnDropped:
+	case observe.EventConnDropped:
 		o.connDropped.WithLabelValues(e.Master).Inc()
-	case quorum.EventLateReply:
+	case observe.EventLateReply:
 		o.lateReplies.WithLabelValues(e.Master).Inc()
 	}
 }

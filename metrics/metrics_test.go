@@ -13,9 +13,10 @@ import (
 
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
-func manager(t *testing.T, c *redistest.Cluster, o quorum.Observer) *quorum.Manager {
+func manager(t *testing.T, c *redistest.Cluster, o observe.Observer) *quorum.Manager {
 	t.Helper()
 	var nodes []quorum.Node
 	for _, s := range c.Servers {
@@ -46,7 +47,7 @@ func TestMetricsAfterRealOperations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, testutil.ToFloat64(o.held.WithLabelValues("billing/*")))
 	require.NoError(t, l.Extend(ctx, time.Second))
-	assert.Equal(t, 1.0, testutil.ToFloat64(o.extend.WithLabelValues("billing/*", quorum.ResultExtended)))
+	assert.Equal(t, 1.0, testutil.ToFloat64(o.extend.WithLabelValues("billing/*", observe.ResultExtended)))
 
 	// A second client waits until the first releases: a histogram count for an
 	// acquisition that waited.
@@ -67,7 +68,7 @@ func TestMetricsAfterRealOperations(t *testing.T) {
 	_, err = m.TryAcquire(ctx, "other", 50*time.Millisecond)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		return testutil.ToFloat64(o.lost.WithLabelValues(DefaultPolicy, quorum.CauseExpired)) == 1
+		return testutil.ToFloat64(o.lost.WithLabelValues(DefaultPolicy, observe.CauseExpired)) == 1
 	}, 2*time.Second, 5*time.Millisecond, "a lock left to expire is lost")
 	assert.Equal(t, 0.0, testutil.ToFloat64(o.held.WithLabelValues(DefaultPolicy)))
 
@@ -115,10 +116,10 @@ func BenchmarkCycleObserver(b *testing.B) {
 	c := redistest.Start(b, 3, redistest.Options{})
 	for _, tc := range []struct {
 		name string
-		obs  func() quorum.Observer
+		obs  func() observe.Observer
 	}{
-		{"none", func() quorum.Observer { return nil }},
-		{"prometheus", func() quorum.Observer {
+		{"none", func() observe.Observer { return nil }},
+		{"prometheus", func() observe.Observer {
 			o, err := New(prometheus.NewRegistry(), nil)
 			require.NoError(b, err)
 			return o

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // TryAcquire makes one round: SET NX PX on every master in parallel. It returns the
@@ -35,7 +37,7 @@ func (m *Manager) acquire(ctx context.Context, name string, ttl time.Duration, a
 	t0 := time.Now()
 	rounds := 0
 	l, err := m.acquireRounds(ctx, name, ttl, attempts, kind, opts, &rounds)
-	m.observe(Event{Kind: EventAcquire, Name: name, Result: resultOf(err, ResultAcquired), Wait: time.Since(t0), Rounds: rounds})
+	m.observe(observe.Event{Kind: observe.EventAcquire, Name: name, Result: resultOf(err, observe.ResultAcquired), Wait: time.Since(t0), Rounds: rounds})
 	return l, err
 }
 

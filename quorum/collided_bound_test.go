@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/quorum/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,8 +43,8 @@ func TestCollisionPausesAreBoundedPerWakeUp(t *testing.T) {
 			l, err := holder.Acquire(ctx, "bm", time.Minute)
 			require.NoError(t, err)
 			var answers atomic.Int64
-			w := managerFor(t, c, append(waiterOpts(), WithObserver(observerFunc(func(e Event) {
-				if e.Kind == EventMasterRound && e.Op == opAcquire {
+			w := managerFor(t, c, append(waiterOpts(), WithObserver(observerFunc(func(e observe.Event) {
+				if e.Kind == observe.EventMasterRound && e.Op == opAcquire {
 					answers.Add(1)
 				}
 			})))...)

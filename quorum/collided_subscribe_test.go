@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/quorum/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,14 +26,14 @@ func TestBugCollisionAfterSubscribingSleepsTheRetryDelay(t *testing.T) {
 	var mu sync.Mutex
 	stage := 0
 	var released time.Time
-	obs := observerFunc(func(e Event) {
-		if e.Kind != EventMasterRound || e.Op != opAcquire {
+	obs := observerFunc(func(e observe.Event) {
+		if e.Kind != observe.EventMasterRound || e.Op != opAcquire {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
-		case stage == 0 && e.Outcome == OutcomeForeign:
+		case stage == 0 && e.Outcome == OutcomeForeign.String():
 			// The waiter's first round failed against the holder. The holder now
 			// releases before the waiter listens (nothing heard), and the contenders
 			// that release freed take masters a and b (a shared hold), c and d (two
@@ -48,7 +49,7 @@ func TestBugCollisionAfterSubscribingSleepsTheRetryDelay(t *testing.T) {
 			}
 			require.NoError(t, c.Servers[2].Client().Set(ctx, key, "rl1.other-waiter", time.Minute).Err())
 			require.NoError(t, c.Servers[3].Client().Set(ctx, key, "rl1.third-waiter", time.Minute).Err())
-		case stage == 1 && e.Outcome == OutcomeOK:
+		case stage == 1 && e.Outcome == OutcomeOK.String():
 			// The waiter took master e: the others collided with it and clean up
 			// quietly, before it chooses its delay.
 			stage = 2

@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/quorum/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // observerFunc is an Observer made of a function.
-type observerFunc func(Event)
+type observerFunc func(observe.Event)
 
-func (f observerFunc) Observe(e Event) { f(e) }
+func (f observerFunc) Observe(e observe.Event) { f(e) }
 
 // Regression: waiters woken together by one release collided, each taking some
 // masters and none a quorum (a shared hold on two masters, two other waiters on one
@@ -37,13 +38,13 @@ func TestBugLostWakeUpWhenWokenWaitersCollide(t *testing.T) {
 	}
 	var after bool
 	var mu sync.Mutex
-	obs := observerFunc(func(e Event) {
+	obs := observerFunc(func(e observe.Event) {
 		mu.Lock()
 		armed := after
 		mu.Unlock()
 		// The waiter's first round after the release took a master: the others
 		// collided with it and now clean up, before it chooses its delay.
-		if armed && e.Kind == EventMasterRound && e.Op == opAcquire && e.Outcome == OutcomeOK {
+		if armed && e.Kind == observe.EventMasterRound && e.Op == opAcquire && e.Outcome == OutcomeOK.String() {
 			once.Do(collide)
 		}
 	})

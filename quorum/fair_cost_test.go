@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // scriptCalls returns how many scripts (EVAL and EVALSHA) each master ran since its
@@ -148,8 +149,8 @@ func TestFairUnwindOnlyWhereTheRoundMaySetTheKey(t *testing.T) {
 // releaseCounter counts the masters' answers to release-like commands.
 type releaseCounter struct{ n atomic.Int64 }
 
-func (r *releaseCounter) Observe(e Event) {
-	if e.Kind == EventMasterRound && e.Op == opRelease {
+func (r *releaseCounter) Observe(e observe.Event) {
+	if e.Kind == observe.EventMasterRound && e.Op == opRelease {
 		r.n.Add(1)
 	}
 }

@@ -55,15 +55,16 @@ func (m *Manager) releaseHeld(ctx context.Context, names []string, token string)
 	return rep, releaseError(rep, time.Time{})
 }
 
-// heldKind returns the primitive that wrote token, as Owner.Primitive reads it
-// (KindLock for a plain lock; "" when token is not a value of this package),
-// and its count (a semaphore's permits, a multi-name hold's number of names).
-func heldKind(token string) (kind PrimitiveKind, count int) {
+// heldKind returns the primitive that wrote token, as keyspace.Primitive names
+// it (keyspace.PrimLock for a plain lock; "" when token is not a value of this
+// package), and its count (a semaphore's permits, a multi-name hold's number of
+// names).
+func heldKind(token string) (kind string, count int) {
 	v, err := ParseValue(token)
 	if err != nil {
 		return "", 0
 	}
-	return v.Owner.Primitive(), v.Owner.Count
+	return keyspace.Primitive(v.Owner.Kind), v.Owner.Count
 }
 
 // heldLock returns the Lock that token may hold of names; for a semaphore, its
@@ -78,7 +79,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 		}
 	}
 	kind, count := heldKind(token)
-	if kind != KindMulti && len(names) > 1 {
+	if kind != keyspace.PrimMulti && len(names) > 1 {
 		return nil, fmt.Errorf("%w: the token holds one name, %d given", ErrInvalidOption, len(names))
 	}
 	name := names[0]
@@ -86,7 +87,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 		return &Lock{m: m, name: name, key: key, value: token, prim: p}
 	}
 	switch kind {
-	case KindMulti:
+	case keyspace.PrimMulti:
 		sorted := slices.Clone(names)
 		slices.Sort(sorted)
 		if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
@@ -102,15 +103,15 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 		l := lock(keys[0], &multiLock{names: sorted, keys: keys})
 		l.name = strings.Join(sorted, " ")
 		return l, nil
-	case KindSemaphore:
+	case keyspace.PrimSemaphore:
 		if err := checkPermits(count); err != nil {
 			return nil, err
 		}
 		base := m.Key(name) + permitBase
 		return lock(base, &permitLock{n: count, slot: -1, base: base}), nil
-	case KindShared:
+	case keyspace.PrimShared:
 		return lock(m.Key(name), sharedLock{}), nil
-	case KindLeader:
+	case keyspace.PrimLeader:
 		return nil, fmt.Errorf("%w: a leadership's token: it ends with its candidate process (elect), or with its TTL", ErrInvalidOption)
 	}
 	return lock(m.Key(name), nil), nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/redistest"
 )
 
@@ -77,19 +78,19 @@ func namesOf(l *Lock) []string {
 	return []string{l.name}
 }
 
-// kindOf says which primitive l holds, as the listing names it: KindMulti,
-// KindSemaphore or KindShared, else KindLock (a plain lock, and a leadership's
+// kindOf says which primitive l holds, as the listing names it: keyspace.PrimMulti,
+// keyspace.PrimSemaphore or keyspace.PrimShared, else keyspace.PrimLock (a plain lock, and a leadership's
 // Lock, which is a plain lock of the election's leader key).
-func kindOf(l *Lock) PrimitiveKind {
+func kindOf(l *Lock) string {
 	switch l.prim.(type) {
 	case *multiLock:
-		return KindMulti
+		return keyspace.PrimMulti
 	case *permitLock:
-		return KindSemaphore
+		return keyspace.PrimSemaphore
 	case sharedLock:
-		return KindShared
+		return keyspace.PrimShared
 	}
-	return KindLock
+	return keyspace.PrimLock
 }
 
 // withPermits makes an acquisition of Manager.Acquire take one of n permits of

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock/redlock/internal/wire"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // The hot commands (acquire's SET NX PX and fair script, release's and extend's
@@ -45,12 +46,12 @@ func (m *Manager) wireEvent(e wire.Event) {
 	if m.cfg.observer == nil {
 		return
 	}
-	ev := Event{Master: m.nodes[e.Master].name, Err: e.Err}
+	ev := observe.Event{Master: m.nodes[e.Master].name, Err: e.Err}
 	switch e.Kind {
 	case wire.EventDropped:
-		ev.Kind = EventConnDropped
+		ev.Kind = observe.EventConnDropped
 	case wire.EventLateReply:
-		ev.Kind = EventLateReply
+		ev.Kind = observe.EventLateReply
 	default:
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redlock/redlock/internal/wire"
 	"github.com/redlock/redlock/internal/wire/wiretest"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // fairAcquireScript runs fair_acquire.lua through go-redis, for the tests that
@@ -100,16 +101,16 @@ func newConnStats() *connStats {
 }
 
 // Observe implements Observer.
-func (s *connStats) Observe(e Event) {
-	if e.Kind != EventConnDropped && e.Kind != EventLateReply {
+func (s *connStats) Observe(e observe.Event) {
+	if e.Kind != observe.EventConnDropped && e.Kind != observe.EventLateReply {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch e.Kind {
-	case EventConnDropped:
+	case observe.EventConnDropped:
 		s.dropped[e.Master]++
-	case EventLateReply:
+	case observe.EventLateReply:
 		s.late[e.Master]++
 	}
 }

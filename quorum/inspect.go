@@ -46,7 +46,7 @@ type MasterView struct {
 	// Type is the Redis type of the key ("string", "hash", ...).
 	Type string `json:"type,omitempty"`
 	// Value is the string value, whole unless Truncated. It is a secret of its
-	// owner: presenters show Redact(Value), never Value.
+	// owner: presenters show admin.Redact(Value), never Value.
 	Value string `json:"-"`
 	// Size is the length of the string value in bytes.
 	Size int64 `json:"size,omitempty"`
@@ -67,7 +67,7 @@ type LockInfo struct {
 	Votes  int `json:"votes"`
 	Quorum int `json:"quorum"`
 	Total  int `json:"total"`
-	// Value is the leading value (the one on most masters). Secret: show Redact(Value).
+	// Value is the leading value (the one on most masters). Secret: show admin.Redact(Value).
 	Value string `json:"-"`
 	// Owner is decoded from Value when this package wrote it, else nil.
 	Owner *Owner `json:"owner,omitempty"`
@@ -87,14 +87,14 @@ type LockInfo struct {
 	Masters []MasterView `json:"masters"`
 }
 
-// RedactedValue returns Redact(li.Value). When the listing decoded the value as
+// RedactedValue returns admin.Redact(li.Value). When the listing decoded the value as
 // one of this package's (Owner set), it shortens it without parsing it again.
 func (li *LockInfo) RedactedValue() string {
 	const keep = len(valueVersion) + 1 + 6 // "rl1." and 6 characters of the token
 	if li.Owner != nil && li.Library == "redlock" && strings.HasPrefix(li.Value, valueVersion+".") && len(li.Value) > keep {
 		return li.Value[:keep] + "…"
 	}
-	return Redact(li.Value)
+	return redact(li.Value)
 }
 
 // KeyType is the Redis type of a listed key as the first master that has it

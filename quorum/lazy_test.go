@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/quorum/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -131,10 +132,10 @@ func TestLazyContextAfterRelease(t *testing.T) {
 // recorder is an Observer that keeps the events.
 type lazyRecorder struct {
 	mu  sync.Mutex
-	evs []Event
+	evs []observe.Event
 }
 
-func (r *lazyRecorder) Observe(e Event) {
+func (r *lazyRecorder) Observe(e observe.Event) {
 	r.mu.Lock()
 	r.evs = append(r.evs, e)
 	r.mu.Unlock()
@@ -145,7 +146,7 @@ func (r *lazyRecorder) lost() int {
 	defer r.mu.Unlock()
 	n := 0
 	for _, e := range r.evs {
-		if e.Kind == EventLost {
+		if e.Kind == observe.EventLost {
 			n++
 		}
 	}

@@ -23,7 +23,7 @@ func parseValueOwner(s string, o *Owner) error { return parseValueOwnerIn(s, o, 
 // The ways a value is not one of this package's: made once, as a listing meets
 // one per lock of another library.
 var (
-	errValueTooLong   = fmt.Errorf("%w: longer than %d bytes", ErrBadValue, MaxValueLen)
+	errValueTooLong   = fmt.Errorf("%w: longer than %d bytes", ErrBadValue, maxValueLen)
 	errValueFormat    = fmt.Errorf("%w: want rl1.<token>.<owner>", ErrBadValue)
 	errValueToken     = fmt.Errorf("%w: token is not base64url of %d bytes", ErrBadValue, tokenBytes)
 	errValueOwner     = fmt.Errorf("%w: owner is not base64url", ErrBadValue)
@@ -33,7 +33,7 @@ var (
 // parseValueOwnerIn is parseValueOwner, taking the owners' strings from in (nil:
 // none), where a listing keeps the host names and labels it has already seen.
 func parseValueOwnerIn(s string, o *Owner, in *interned) error {
-	if len(s) > MaxValueLen {
+	if len(s) > maxValueLen {
 		return errValueTooLong
 	}
 	ver, rest, ok1 := strings.Cut(s, ".")
@@ -42,7 +42,7 @@ func parseValueOwnerIn(s string, o *Owner, in *interned) error {
 		return errValueFormat
 	}
 	// Decoded on the stack: listings parse every value they show.
-	var src, raw [MaxValueLen]byte
+	var src, raw [maxValueLen]byte
 	if n, err := b64.Decode(raw[:], src[:copy(src[:], token)]); err != nil || n != tokenBytes {
 		return errValueToken
 	}

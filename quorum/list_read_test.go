@@ -229,7 +229,7 @@ func TestRedactedValueIsRedact(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, lst.Locks, 4)
 	for _, li := range lst.Locks {
-		assert.Equal(t, Redact(li.Value), li.RedactedValue(), li.Name)
+		assert.Equal(t, redact(li.Value), li.RedactedValue(), li.Name)
 	}
 	assert.NotNil(t, lst.Lock("ours").Owner)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // LockOption configures one acquisition.
@@ -207,7 +209,7 @@ func (l *Lock) expire() {
 // lose cancels the lock's context with cause err (a loss) and marks the lock
 // ended. l.mu must be held. It returns the event to report once l.mu is released,
 // nil when the lock had already ended.
-func (l *Lock) lose(err error) *Event {
+func (l *Lock) lose(err error) *observe.Event {
 	l.end(err)
 	if l.ended {
 		return nil
@@ -216,19 +218,19 @@ func (l *Lock) lose(err error) *Event {
 	if l.m.cfg.observer == nil {
 		return nil
 	}
-	cause := CauseExpired
+	cause := observe.CauseExpired
 	var re *RoundError
 	switch {
 	case errors.Is(err, ErrExtensionCap):
-		cause = CauseCap
+		cause = observe.CauseCap
 	case errors.As(err, &re):
-		cause = CauseMajority
+		cause = observe.CauseMajority
 	}
-	return &Event{Kind: EventLost, Name: l.name, Cause: cause, Held: time.Since(l.acquired)}
+	return &observe.Event{Kind: observe.EventLost, Name: l.name, Cause: cause, Held: time.Since(l.acquired)}
 }
 
 // report hands an event to the Observer; l.mu must not be held.
-func (l *Lock) report(ev *Event) {
+func (l *Lock) report(ev *observe.Event) {
 	if ev != nil {
 		l.m.observe(*ev)
 	}
@@ -372,11 +374,11 @@ func (l *Lock) Release(ctx context.Context) error {
 		l.expiry.Stop()
 	}
 	l.end(ErrReleased)
-	var ev *Event
+	var ev *observe.Event
 	if !l.ended {
 		l.ended = true
 		if l.m.cfg.observer != nil {
-			ev = &Event{Kind: EventRelease, Name: l.name, Held: time.Since(l.acquired)}
+			ev = &observe.Event{Kind: observe.EventRelease, Name: l.name, Held: time.Since(l.acquired)}
 		}
 	}
 	l.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // Extending a held lock by hand (the keep-alive, keepalive.go, runs the same round).
@@ -68,7 +70,7 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 
 	until, rep, err := l.extendRound(ctx, ttl)
 
-	var ev *Event
+	var ev *observe.Event
 	l.mu.Lock()
 	now := clk.Now()
 	switch {
@@ -93,7 +95,7 @@ func (l *Lock) extendOnce(ctx context.Context, ttl time.Duration) error {
 	l.mu.Unlock()
 	l.report(ev)
 	if l.m.cfg.observer != nil && !errors.Is(err, ErrReleased) {
-		l.m.observe(Event{Kind: EventExtend, Name: l.name, Result: resultOf(err, ResultExtended)})
+		l.m.observe(observe.Event{Kind: observe.EventExtend, Name: l.name, Result: resultOf(err, observe.ResultExtended)})
 	}
 	return err
 }

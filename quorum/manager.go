@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock/redlock/internal/wire"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 const (
@@ -210,7 +211,7 @@ func (n *node) observe(server, repl string, now time.Time, window time.Duration)
 // quarantined reports a quarantine a new connection to n started.
 func (m *Manager) quarantined(n *node, until time.Time) {
 	if !until.IsZero() {
-		m.observe(Event{Kind: EventQuarantine, Master: n.name, Until: until})
+		m.observe(observe.Event{Kind: observe.EventQuarantine, Master: n.name, Until: until})
 	}
 }
 

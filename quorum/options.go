@@ -7,6 +7,7 @@ import (
 
 	"github.com/redlock/redlock/internal/defaults"
 	"github.com/redlock/redlock/internal/wire"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 // defaultKeepAliveFraction is the share of the TTL after which the keep-alive
@@ -44,7 +45,7 @@ type config struct {
 	owner      string
 	clock      Clock
 	// observer, when set, receives the locks' events (observer.go).
-	observer Observer
+	observer observe.Observer
 	// submitted, when set, is the wire transport's Submitted hook (tests).
 	submitted func(i int, cmd *wire.Cmd)
 	// delays, when set, makes each acquisition's delay policy in place of

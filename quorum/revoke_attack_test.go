@@ -65,7 +65,7 @@ func attackRevocations(t *testing.T, shared bool) {
 				for _, v := range slices.Sorted(maps.Keys(holders)) {
 					if holders[v] && rng.IntN(2) == 0 {
 						if _, rep, _ := admin.revokeShared(rctx, "rv", v); rep != nil && rep.Votes > 0 {
-							a.fault("revoked shared holder %s on %d masters", Redact(v), rep.Votes)
+							a.fault("revoked shared holder %s on %d masters", redact(v), rep.Votes)
 							revoked++
 						}
 					}
@@ -92,7 +92,7 @@ func attackRevocations(t *testing.T, shared bool) {
 				mu.Unlock()
 				if tok != "" {
 					if _, rep, _ := admin.revokeToken(rctx, "rv", tok); rep != nil && rep.Votes > 0 {
-						a.fault("revoked %s on %d masters", Redact(tok), rep.Votes)
+						a.fault("revoked %s on %d masters", redact(tok), rep.Votes)
 						revoked++
 					}
 				}

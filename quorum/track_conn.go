@@ -23,7 +23,7 @@ import (
 // again periodically instead.
 
 // trackValueCap bounds the values the watch reads: longer ones are read past
-// and count as another holder's (a lock value is never longer: MaxValueLen).
+// and count as another holder's (a lock value is never longer: maxValueLen).
 const trackValueCap = keyspace.ValueReadCap
 
 // errTrackProtocol: a reply of the tracking connection that does not parse.

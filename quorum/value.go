@@ -16,8 +16,8 @@ import (
 // valueVersion is the first field of every value this package writes.
 const valueVersion = "rl1"
 
-// MaxValueLen bounds a lock value written by this package.
-const MaxValueLen = 256
+// maxValueLen bounds a lock value written by this package.
+const maxValueLen = 256
 
 // tokenBytes is the number of random bytes in a token (160 bits).
 const tokenBytes = 20
@@ -57,12 +57,12 @@ type ownerWire struct {
 	F string `json:"f,omitempty"` // Owner.For
 }
 
-// The primitives' tags in Owner.Kind (Owner.Primitive reads them).
+// The primitives' tags in Owner.Kind (admin.OwnerPrimitive reads them).
 const (
-	ownerSem    = "sem"
-	ownerMulti  = "multi"
-	ownerShared = "shared"
-	ownerLeader = "leader"
+	ownerSem    = keyspace.OwnerSemaphore
+	ownerMulti  = keyspace.OwnerMulti
+	ownerShared = keyspace.OwnerShared
+	ownerLeader = keyspace.OwnerLeader
 )
 
 // Value is a parsed lock value "rl1.<token>.<owner>".
@@ -103,7 +103,7 @@ func (o *Owner) wire() ownerWire {
 }
 
 // newValue returns a fresh value with 20 random bytes and the owner description,
-// trimmed so the whole stays within MaxValueLen: Value{Token, Owner}.String(),
+// trimmed so the whole stays within maxValueLen: Value{Token, Owner}.String(),
 // built with one allocation (appendValue).
 func newValue(owner Owner) (string, error) {
 	var tok [tokenBytes]byte
@@ -112,12 +112,12 @@ func newValue(owner Owner) (string, error) {
 	}
 	owner.Label = truncate(owner.Label, maxOwnerLabel)
 	owner.Host = truncate(owner.Host, maxOwnerLabel)
-	var buf [2 * MaxValueLen]byte
+	var buf [2 * maxValueLen]byte
 	w := owner.wire()
 	b := appendValue(buf[:0], tok[:], &w)
 	// JSON escaping can grow a string up to six times: shrink the host, then the
 	// label, until the value fits.
-	for len(b) > MaxValueLen {
+	for len(b) > maxValueLen {
 		if owner.Host != "" {
 			owner.Host = truncate(owner.Host, len(owner.Host)-8)
 		} else {
@@ -154,18 +154,15 @@ func defaultOwner(label string) Owner {
 	return Owner{Host: host, PID: os.Getpid(), Label: label}
 }
 
-// Redact shortens a lock value for display: a value of this package keeps its
-// version and the first 6 characters of its token ("rl1.3vS4OZ…"; the owner is shown
-// decoded, from ParseValue); any other value keeps its first 6 characters. Full
-// tokens of other owners never reach output.
-func Redact(value string) string {
-	if v, err := ParseValue(value); err == nil {
-		return valueVersion + "." + v.Token[:6] + "…"
-	}
-	if len(value) <= 6 {
-		return strings.Repeat("*", len(value))
-	}
-	return value[:6] + "…"
+// redact shortens a lock value for display (keyspace.Redact): a value of this
+// package keeps its version and the first 6 characters of its token; full
+// tokens of other owners never reach output. Package admin exports it.
+func redact(value string) string { return keyspace.Redact(value, tokenOf) }
+
+// tokenOf returns the token of a value ParseValue reads, and whether it reads it.
+func tokenOf(value string) (string, bool) {
+	v, err := ParseValue(value)
+	return v.Token, err == nil
 }
 
 // library guesses which client wrote a lock value (keyspace.Library): "redlock"

@@ -65,7 +65,7 @@ func appendOwnerJSON(b []byte, w *ownerWire) []byte {
 // appendValue appends the value "rl1.<token>.<owner>" of v, token its token's
 // random bytes.
 func appendValue(b []byte, token []byte, w *ownerWire) []byte {
-	var js [2 * MaxValueLen]byte
+	var js [2 * maxValueLen]byte
 	raw := appendOwnerJSON(js[:0], w)
 	b = append(b, valueVersion+"."...)
 	b = b64.AppendEncode(b, token)

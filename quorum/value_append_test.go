@@ -48,7 +48,7 @@ func TestNewValueMatchesString(t *testing.T) {
 	for _, o := range tests {
 		s, err := newValue(o)
 		require.NoError(t, err)
-		assert.LessOrEqual(t, len(s), MaxValueLen)
+		assert.LessOrEqual(t, len(s), maxValueLen)
 		v, err := ParseValue(s)
 		require.NoError(t, err)
 		assert.Equal(t, s, v.String(), "newValue and Value.String disagree")

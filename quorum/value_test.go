@@ -14,7 +14,7 @@ func TestValueRoundTrip(t *testing.T) {
 	v, err := newValue(Owner{Host: "build-7", PID: 4242, Label: "nightly-backup", At: at})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(v, "rl1."))
-	assert.LessOrEqual(t, len(v), MaxValueLen)
+	assert.LessOrEqual(t, len(v), maxValueLen)
 	got, err := ParseValue(v)
 	require.NoError(t, err)
 	assert.Len(t, got.Token, 27, "base64url of 20 bytes")
@@ -31,7 +31,7 @@ func TestValueBoundedTo256Bytes(t *testing.T) {
 	long := strings.Repeat("é", 200) // multi-byte: truncation must keep valid UTF-8
 	v, err := newValue(Owner{Host: long, Label: long, PID: 1 << 30, At: time.Now()})
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(v), MaxValueLen)
+	assert.LessOrEqual(t, len(v), maxValueLen)
 	got, err := ParseValue(v)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(got.Owner.Label), maxOwnerLabel)
@@ -77,11 +77,11 @@ func TestRedactNeverShowsFullToken(t *testing.T) {
 	require.NoError(t, err)
 	parsed, err := ParseValue(v)
 	require.NoError(t, err)
-	r := Redact(v)
+	r := redact(v)
 	assert.NotContains(t, r, parsed.Token)
 	assert.Contains(t, r, parsed.Token[:6])
-	assert.Equal(t, "dGhpcy…", Redact("dGhpcyBpcyByZWRzeW5jIQ=="))
-	assert.Equal(t, "***", Redact("abc"))
+	assert.Equal(t, "dGhpcy…", redact("dGhpcyBpcyByZWRzeW5jIQ=="))
+	assert.Equal(t, "***", redact("abc"))
 }
 
 // FuzzParseValue: parsing never panics, accepted values round-trip, and whatever is
@@ -93,12 +93,12 @@ func FuzzParseValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		val, err := ParseValue(s)
-		_ = Redact(s)
+		_ = redact(s)
 		_ = library(s)
 		if err != nil {
 			return
 		}
-		if len(s) > MaxValueLen {
+		if len(s) > maxValueLen {
 			t.Fatalf("accepted a value of %d bytes", len(s))
 		}
 		again, err := ParseValue(val.String())

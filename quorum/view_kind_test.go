@@ -5,36 +5,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // Every kind of hold is named the same way from the type it was taken through,
 // from its token and from its value as a listing reads it: the Lock's
-// primitive, heldKind and Owner.Primitive agree for each kind taken on real
+// primitive, heldKind and the value's Owner.Kind agree for each kind taken on real
 // masters (admin's TestHeldKindReadsTheTokenAsTheLockDoes checks admin.HeldKind).
 func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 	ctx := context.Background()
 	_, m := testCluster(t, 3)
 	ttl := 10 * time.Second
 	tests := []struct {
-		kind PrimitiveKind
+		kind string
 		take func() (*Lock, error)
 	}{
-		{KindLock, func() (*Lock, error) { return m.TryAcquire(ctx, "k-plain", ttl) }},
-		{KindSemaphore, func() (*Lock, error) {
+		{keyspace.PrimLock, func() (*Lock, error) { return m.TryAcquire(ctx, "k-plain", ttl) }},
+		{keyspace.PrimSemaphore, func() (*Lock, error) {
 			sem, err := m.Semaphore("k-sem", 2)
 			require.NoError(t, err)
 			p, err := sem.TryAcquire(ctx, ttl)
 			require.NoError(t, err)
 			return p.Lock, nil
 		}},
-		{KindShared, func() (*Lock, error) {
+		{keyspace.PrimShared, func() (*Lock, error) {
 			sh, err := m.Shared("k-shared")
 			require.NoError(t, err)
 			return sh.TryAcquire(ctx, ttl)
 		}},
-		{KindMulti, func() (*Lock, error) { return m.tryMulti(ctx, []string{"k-a", "k-b"}, ttl) }},
+		{keyspace.PrimMulti, func() (*Lock, error) { return m.tryMulti(ctx, []string{"k-a", "k-b"}, ttl) }},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
@@ -46,11 +47,10 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 			assert.Equal(t, tt.kind, kind, "heldKind")
 			v, err := ParseValue(l.Token())
 			require.NoError(t, err)
-			assert.Equal(t, tt.kind, v.Owner.Primitive(), "Owner.Primitive")
+			assert.Equal(t, tt.kind, keyspace.Primitive(v.Owner.Kind), "the value's Owner.Kind")
 		})
 	}
-	var none *Owner
-	assert.Equal(t, KindLock, none.Primitive(), "no owner: a plain lock or another library's value")
+	assert.Equal(t, keyspace.PrimLock, keyspace.Primitive(""), "no owner kind: a plain lock or another library's value")
 	kind, _ := heldKind("not a token")
 	assert.Empty(t, kind)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redlock/redlock/internal/keyspace"
 	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 func TestWakeNames(t *testing.T) {
@@ -88,8 +89,8 @@ func TestHubNotifyWakesOnlyWhomTheMessageConcerns(t *testing.T) {
 // master and round).
 type roundCounter struct{ n atomic.Int64 }
 
-func (r *roundCounter) Observe(e Event) {
-	if e.Kind == EventMasterRound && e.Op == opAcquire {
+func (r *roundCounter) Observe(e observe.Event) {
+	if e.Kind == observe.EventMasterRound && e.Op == opAcquire {
 		r.n.Add(1)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/quorum/observe"
 )
 
 const opVerify = "verify"
@@ -75,7 +76,7 @@ func (l *Lock) Verify(ctx context.Context) error {
 		if slices.Contains(revoked, true) {
 			err = fmt.Errorf("%w: %w", ErrRevoked, err)
 		}
-		var ev *Event
+		var ev *observe.Event
 		l.mu.Lock()
 		if !l.released {
 			ev = l.lose(err)

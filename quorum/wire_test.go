@@ -371,7 +371,7 @@ func TestWireAbandonedReplyIsDrainedNotMisread(t *testing.T) {
 	rep2 := <-done
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeForeign}, outcomes(rep2))
 	assert.Equal(t, "rl1.other", rep2.Nodes[2].holder)
-	assert.EqualValues(t, 1, st.Late("c"), "the abandoned SET's reply was read and discarded (an EventLateReply)")
+	assert.EqualValues(t, 1, st.Late("c"), "the abandoned SET's reply was read and discarded (an observe.EventLateReply)")
 	assert.Equal(t, dropped, st.Dropped("c"), "the connection stayed in step")
 	assert.Equal(t, "rl1.first", keysOn(t, c, "lock:first")["c"], "the abandoned SET took effect late")
 }
@@ -389,7 +389,7 @@ func TestWireHungMasterDropsTheConnection(t *testing.T) {
 	rep := m.wireRound(ctx, opAcquire, "lock:hung", wireSet, "rl1.hung", "", 60000)
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeError}, outcomes(rep))
 	assert.ErrorIs(t, rep.Nodes[2].Err, os.ErrDeadlineExceeded)
-	require.Eventually(t, func() bool { return st.Dropped("c") == 1 }, time.Second, 5*time.Millisecond, "an EventConnDropped")
+	require.Eventually(t, func() bool { return st.Dropped("c") == 1 }, time.Second, 5*time.Millisecond, "an observe.EventConnDropped")
 	c.Servers[2].Cont()
 	require.NoError(t, c.Servers[2].Client().Set(ctx, "lock:next", "rl1.other", time.Minute).Err())
 	rep = m.wireRound(ctx, opAcquire, "lock:next", wireSet, "rl1.next", "", 60000)

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
@@ -105,7 +106,7 @@ func (p *detailPane) View(ctx *programContext, vm detailVM) string {
 	}
 	lines = append(lines, "  "+strings.Join(info, st.Muted.Render(" · ")))
 	if li.Value != "" {
-		lines = append(lines, "  value "+escape.Text(quorum.Redact(li.Value)))
+		lines = append(lines, "  value "+escape.Text(admin.Redact(li.Value)))
 	}
 	valW := clamp(p.w-8-12-6, 10, 70)
 	lines = append(lines, st.Muted.Render("  "+fit("MASTER", 8)+" "+fit("VALUE", valW)+" PTTL"))
@@ -118,7 +119,7 @@ func (p *detailPane) View(ctx *programContext, vm detailVM) string {
 		case !mv.Present:
 			val = st.Muted.Render("— absent")
 		default:
-			val = escape.Text(quorum.Redact(mv.Value))
+			val = escape.Text(admin.Redact(mv.Value))
 			if mv.Type != "" && mv.Type != "string" {
 				val = escape.Text(mv.Type) + " key"
 			}

@@ -14,7 +14,7 @@ type Event struct {
 	At   time.Time
 	Kind string // one of the Event* kinds
 	Name string
-	// Value is the lock value concerned: a secret, shown only as quorum.Redact
+	// Value is the lock value concerned: a secret, shown only as admin.Redact
 	// shows it.
 	Value string
 	// Owner is decoded from Value when redlock wrote it (nil otherwise).

@@ -51,7 +51,7 @@ func kindFromRow(li *quorum.LockInfo) string {
 	case admin.KeyOther:
 		return "other"
 	}
-	if o := li.Owner; o.Primitive() == quorum.KindMulti {
+	if o := li.Owner; admin.OwnerPrimitive(o) == admin.KindMulti {
 		if o.Count > 0 {
 			return fmt.Sprintf("multi %d", o.Count)
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/quorum"
@@ -93,14 +94,14 @@ func (t taken) ifNotInterrupted(ctx context.Context, err error) (taken, error) {
 // until wait has passed.
 func takeKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time.Duration, opts []quorum.LockOption) (taken, error) {
 	switch k.kind() {
-	case quorum.KindMulti:
+	case admin.KindMulti:
 		mu, err := m.Multi(k.names...)
 		if err != nil {
 			return taken{}, err
 		}
 		l, err := takeOrWait(ctx, ttl, wait, opts, mu.TryAcquire, mu.Acquire)
 		return taken{Lock: l}, err
-	case quorum.KindSemaphore:
+	case admin.KindSemaphore:
 		sem, err := m.Semaphore(k.names[0], k.permits)
 		if err != nil {
 			return taken{}, err
@@ -110,7 +111,7 @@ func takeKind(ctx context.Context, m *quorum.Manager, k lockKind, ttl, wait time
 			return taken{}, err
 		}
 		return taken{p.Lock, p.Slot()}, nil
-	case quorum.KindShared:
+	case admin.KindShared:
 		sh, err := m.Shared(k.names[0])
 		if err != nil {
 			return taken{}, err
@@ -138,9 +139,9 @@ func (s *lockSession) waitNotice(w io.Writer, prog string, k lockKind, wait, tim
 	return func(ctx context.Context, _ error) {
 		var held string
 		switch k.kind() {
-		case quorum.KindMulti:
+		case admin.KindMulti:
 			held = "a name is held by another owner (all or none are taken)"
-		case quorum.KindSemaphore:
+		case admin.KindSemaphore:
 			held = "every permit is held"
 		default:
 			held = s.heldBy(ctx, k.names[0], timeout)

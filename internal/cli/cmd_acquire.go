@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/internal/human"
-	"github.com/redlock/redlock/quorum"
 )
 
 // acquireArgs are the arguments of acquire.
@@ -108,7 +108,7 @@ func (d *acquireJSON) kind(k lockKind, t *taken) {
 	d.Permits, d.Shared = k.permits, k.shared
 	if t != nil {
 		d.detail = heldDetail(k, t)
-		if k.kind() == quorum.KindSemaphore {
+		if k.kind() == admin.KindSemaphore {
 			p := t.slot
 			d.Permit = &p
 		}
@@ -176,11 +176,11 @@ func runAcquire(ctx context.Context, env *Env, s *lockSession, a *acquireArgs) e
 // message: " with b, c", " permit 1 of 3", " shared".
 func heldDetail(k lockKind, t *taken) string {
 	switch k.kind() {
-	case quorum.KindMulti:
+	case admin.KindMulti:
 		return " with " + escape.Line(strings.Join(k.sorted()[1:], ", "), 200)
-	case quorum.KindSemaphore:
+	case admin.KindSemaphore:
 		return fmt.Sprintf(" permit %d of %d", t.slot, k.permits)
-	case quorum.KindShared:
+	case admin.KindShared:
 		return " shared"
 	}
 	return ""

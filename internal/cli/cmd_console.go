@@ -14,6 +14,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/quorum/observe"
 	"github.com/redlock/redlock/topology"
 	"github.com/redlock/redlock/tui"
 )
@@ -74,7 +75,7 @@ type consoleSettings struct {
 	embedded      bool
 	note          string
 	redact        func(string) string
-	observer      quorum.Observer // -metrics-addr: the console's lock metrics
+	observer      observe.Observer // -metrics-addr: the console's lock metrics
 }
 
 // runConsole opens the console on cluster c until the user quits or ctx ends, then

@@ -161,7 +161,7 @@ func runEvents(ctx context.Context, env *Env, s *lockSession, a *eventsArgs) err
 	emit := func(ev events.Event) {
 		out := eventJSON{Time: ev.At, Event: ev.Kind, Name: ev.Name, Mode: *mode, Owner: toOwnerJSON(ev.Owner), Library: ev.Library, Masters: ev.Masters}
 		if ev.Value != "" {
-			out.Value = quorum.Redact(ev.Value)
+			out.Value = admin.Redact(ev.Value)
 		}
 		if out.Masters == nil {
 			out.Masters = []string{}
@@ -397,7 +397,7 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	held := &events.Held{}
 	var kept []quorum.LockInfo
 	for li := range locks {
-		if kind, _, ok := admin.PrimitiveOf(li); ok && kind != quorum.KindShared {
+		if kind, _, ok := admin.PrimitiveOf(li); ok && kind != admin.KindShared {
 			held.Add(li) // shared holders come and go by sharedEvents, one event each
 		}
 		if isPrimitiveKey(li) {

@@ -17,7 +17,7 @@ import (
 	"github.com/redlock/redlock/internal/health"
 	"github.com/redlock/redlock/internal/human"
 	"github.com/redlock/redlock/metrics"
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/quorum/observe"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -251,8 +251,8 @@ func (f *metricsFlag) flags(fl *Flags) {
 }
 
 // start serves the process's metrics when -metrics-addr is set, and returns the
-// quorum.Observer to give the Manager (nil without the flag) and a stop function.
-func (f *metricsFlag) start(env *Env, c *topology.Cluster) (quorum.Observer, func(), error) {
+// observe.Observer to give the Manager (nil without the flag) and a stop function.
+func (f *metricsFlag) start(env *Env, c *topology.Cluster) (observe.Observer, func(), error) {
 	if f.addr == "" {
 		return nil, func() {}, nil
 	}

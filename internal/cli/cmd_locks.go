@@ -75,7 +75,7 @@ type masterViewJSON struct {
 	Master  string `json:"master"`
 	Present bool   `json:"present"`
 	Type    string `json:"type,omitempty"`
-	// Value is shortened with quorum.Redact.
+	// Value is shortened with admin.Redact.
 	Value string `json:"value,omitempty"`
 	// ValueBytes is the value's length when it is longer than a listing reads.
 	ValueBytes int64 `json:"value_bytes,omitempty"`
@@ -169,7 +169,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 			case mv.Value != "" && mv.Value == li.Value:
 				v.Value = out.Value // the same value, redacted once
 			case mv.Value != "":
-				v.Value = quorum.Redact(mv.Value)
+				v.Value = admin.Redact(mv.Value)
 			}
 			if mv.Truncated {
 				v.ValueBytes = mv.Size

@@ -151,7 +151,7 @@ func (s *lockSession) heldKeys(names []string, token string, rep *quorum.Report)
 			keys[i] = s.m.Key(n)
 		}
 		h.text, h.names = lockKind{names: keys}.what(), names
-	case kind == quorum.KindSemaphore && rep != nil && strings.HasPrefix(rep.Key, h.key+":"):
+	case kind == admin.KindSemaphore && rep != nil && strings.HasPrefix(rep.Key, h.key+":"):
 		h.key = rep.Key
 	}
 	if h.text == "" {

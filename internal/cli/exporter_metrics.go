@@ -20,7 +20,7 @@ import (
 // with the number of locks, only with the policies and elections.
 type lockMetrics struct {
 	states   map[quorum.LockState]float64
-	kinds    map[quorum.PrimitiveKind]float64
+	kinds    map[admin.PrimitiveKind]float64
 	policies map[string]*policyMetrics
 	permits  map[string]float64
 	shared   map[string]float64
@@ -49,7 +49,7 @@ type leaderMetrics struct {
 func newLockMetrics(c *topology.Cluster) *lockMetrics {
 	a := &lockMetrics{
 		states:   map[quorum.LockState]float64{quorum.StateHeld: 0, quorum.StatePartial: 0, quorum.StateContested: 0, quorum.StateOrphaned: 0, quorum.StateRevoked: 0},
-		kinds:    map[quorum.PrimitiveKind]float64{quorum.KindLock: 0, quorum.KindMulti: 0, quorum.KindSemaphore: 0, quorum.KindShared: 0, quorum.KindLeader: 0},
+		kinds:    map[admin.PrimitiveKind]float64{admin.KindLock: 0, admin.KindMulti: 0, admin.KindSemaphore: 0, admin.KindShared: 0, admin.KindLeader: 0},
 		policies: map[string]*policyMetrics{metrics.DefaultPolicy: {}},
 		permits:  map[string]float64{},
 		shared:   map[string]float64{},
@@ -73,7 +73,7 @@ func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lo
 		case isPrimitiveKey(li):
 			kept = append(kept, copyLockInfo(li))
 		case !admin.Bookkeeping(li):
-			a.add(c, &admin.Primitive{Kind: quorum.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
+			a.add(c, &admin.Primitive{Kind: admin.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
 		}
 	}
 	if len(kept) == 0 {
@@ -111,21 +111,21 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *admin.Primitive) {
 		a.states[st]++
 	}
 	switch pr.Kind {
-	case quorum.KindSemaphore:
+	case admin.KindSemaphore:
 		a.permits[policyLabel(c, pr.Name)] += float64(pr.Held)
 		for _, li := range pr.Locks {
 			if li.State == quorum.StateHeld {
 				held(pr.Name, li.Owner, li.Validity)
 			}
 		}
-	case quorum.KindShared:
+	case admin.KindShared:
 		a.shared[policyLabel(c, pr.Name)] += float64(pr.Held)
 		for _, h := range pr.Holders {
 			if h.Validity > 0 {
 				held(pr.Name, h.Owner, h.Validity)
 			}
 		}
-	case quorum.KindLeader:
+	case admin.KindLeader:
 		lm := leaderMetrics{name: pr.Name, leading: pr.Leader != nil}
 		if l := pr.Leader; l != nil {
 			lm.term = float64(l.Term)

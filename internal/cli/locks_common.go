@@ -246,7 +246,7 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 	if admin.Class(li).Kind == admin.KeyShared {
 		prims, _ := s.adm().Primitives(cctx, lst)
 		for i := range prims {
-			if p := &prims[i]; p.Kind == quorum.KindShared {
+			if p := &prims[i]; p.Kind == admin.KindShared {
 				out, validity = "held by "+sharedHoldersText(p), 0
 				for _, h := range p.Holders {
 					validity = max(validity, h.Validity)
@@ -279,7 +279,7 @@ func sharedHoldersText(p *admin.Primitive) string {
 		if h.Owner != nil {
 			who = append(who, holderRaw(&quorum.LockInfo{Owner: h.Owner}))
 		} else {
-			who = append(who, quorum.Redact(h.Value))
+			who = append(who, admin.Redact(h.Value))
 		}
 	}
 	n := len(p.Holders)

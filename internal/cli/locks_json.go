@@ -5,6 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -136,7 +137,7 @@ func (e *lockEncoder) appendLock(dst []byte, li *quorum.LockInfo) []byte {
 			case mv.Value != "" && mv.Value == li.Value:
 				v = value // the same value, redacted once
 			case mv.Value != "":
-				v = quorum.Redact(mv.Value)
+				v = admin.Redact(mv.Value)
 			}
 			if v != "" {
 				dst = append(dst, ","+in3+`"value": `...)

@@ -202,7 +202,7 @@ func lockRows(t *blockTable, li *quorum.LockInfo) {
 			var val string
 			switch {
 			case mv.Value != li.Value:
-				val = escape.Line(quorum.Redact(mv.Value), 60)
+				val = escape.Line(admin.Redact(mv.Value), 60)
 			case lead == "":
 				lead = escape.Line(li.RedactedValue(), 60)
 				fallthrough

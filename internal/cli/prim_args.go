@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -67,16 +68,16 @@ type lockKind struct {
 func (k lockKind) multi() bool { return len(k.names) > 1 }
 
 // kind is the primitive k takes, named as quorum names every hold's kind.
-func (k lockKind) kind() quorum.PrimitiveKind {
+func (k lockKind) kind() admin.PrimitiveKind {
 	switch {
 	case k.multi():
-		return quorum.KindMulti
+		return admin.KindMulti
 	case k.permits > 0:
-		return quorum.KindSemaphore
+		return admin.KindSemaphore
 	case k.shared:
-		return quorum.KindShared
+		return admin.KindShared
 	}
-	return quorum.KindLock
+	return admin.KindLock
 }
 
 // sorted returns k's names in sorted order, as a multi-name hold keeps them.
@@ -86,7 +87,7 @@ func (k lockKind) sorted() []string { return slices.Sorted(slices.Values(k.names
 // holders), whose holders heldBy names.
 func (k lockKind) byKey() bool {
 	kind := k.kind()
-	return kind == quorum.KindLock || kind == quorum.KindShared
+	return kind == admin.KindLock || kind == admin.KindShared
 }
 
 // what names the hold for messages: "a", "a, b and c", "a (one of 3 permits)",
@@ -98,9 +99,9 @@ func (k lockKind) what() string {
 		s = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 	}
 	switch k.kind() {
-	case quorum.KindSemaphore:
+	case admin.KindSemaphore:
 		s += fmt.Sprintf(" (one of %d permits)", k.permits)
-	case quorum.KindShared:
+	case admin.KindShared:
 		s += " (shared)"
 	}
 	return s
@@ -221,11 +222,11 @@ func (s *lockSession) maxExtensionsFor(names []string) int {
 // semaphore's count), REDLOCK_SHARED=1 for a shared hold.
 func kindEnv(k lockKind, t taken) []string {
 	switch k.kind() {
-	case quorum.KindMulti:
+	case admin.KindMulti:
 		return []string{"REDLOCK_NAMES=" + strings.Join(k.sorted(), " ")}
-	case quorum.KindSemaphore:
+	case admin.KindSemaphore:
 		return []string{"REDLOCK_PERMIT=" + strconv.Itoa(t.slot), "REDLOCK_PERMITS=" + strconv.Itoa(k.permits)}
-	case quorum.KindShared:
+	case admin.KindShared:
 		return []string{"REDLOCK_SHARED=1"}
 	}
 	return nil

@@ -25,7 +25,7 @@ const conflictSlots = 8
 // store (a usage error: exit 2). A failed read refuses nothing: the
 // acquisition's own round reports the masters.
 func checkKindConflict(ctx context.Context, m *quorum.Manager, k lockKind) error {
-	sem := k.kind() == quorum.KindSemaphore
+	sem := k.kind() == admin.KindSemaphore
 	adm := admin.New(m)
 	for _, name := range k.names {
 		slots := conflictSlots
@@ -34,12 +34,12 @@ func checkKindConflict(ctx context.Context, m *quorum.Manager, k lockKind) error
 		}
 		ha, _ := adm.ReadHeldAs(ctx, name, slots)
 		switch {
-		case sem && ha.Kind == quorum.KindSemaphore && ha.Permits > 0 && ha.Permits != k.permits:
+		case sem && ha.Kind == admin.KindSemaphore && ha.Permits > 0 && ha.Permits != k.permits:
 			return usagef("-permits %d: semaphore %s is held with %d permits (%d held): every holder gives the same count, acquire it with -permits %d",
 				k.permits, name, ha.Permits, ha.Held, ha.Permits)
-		case sem && ha.Kind != "" && ha.Kind != quorum.KindSemaphore:
+		case sem && ha.Kind != "" && ha.Kind != admin.KindSemaphore:
 			return &kindConflictError{fmt.Sprintf("%s is held as a %s, not as a semaphore: one name is one kind of hold", name, kindWord(ha.Kind))}
-		case !sem && ha.Kind == quorum.KindSemaphore && ha.Held > 0:
+		case !sem && ha.Kind == admin.KindSemaphore && ha.Held > 0:
 			return &kindConflictError{fmt.Sprintf("%s is a semaphore (%d of %d permits held): one name is one kind of hold, take a permit with -permits %d",
 				name, ha.Held, ha.Permits, ha.Permits)}
 		}
@@ -55,13 +55,13 @@ func (e *kindConflictError) Error() string        { return e.msg }
 func (e *kindConflictError) Is(target error) bool { return target == quorum.ErrHeld }
 
 // kindWord names a kind of hold in a sentence.
-func kindWord(k quorum.PrimitiveKind) string {
+func kindWord(k admin.PrimitiveKind) string {
 	switch k {
-	case quorum.KindMulti:
+	case admin.KindMulti:
 		return "name of a multi-name hold"
-	case quorum.KindShared:
+	case admin.KindShared:
 		return "shared hold"
-	case quorum.KindLock:
+	case admin.KindLock:
 		return "plain lock"
 	}
 	return string(k)

@@ -31,20 +31,20 @@ func annotateRows(ctx context.Context, adm *admin.Admin, fresh *quorum.Listing) 
 		for _, li := range p.Locks {
 			tag, kind := "", string(p.Kind)
 			switch p.Kind {
-			case quorum.KindSemaphore:
+			case admin.KindSemaphore:
 				tag = fmt.Sprintf("permit %d of %s (%d/%d held)", admin.ClassifyKey(li.Name, "string").Permit, p.Name, p.Held, p.Permits)
 				kind = fmt.Sprintf("sem %d/%d", p.Held, p.Permits)
-			case quorum.KindMulti:
+			case admin.KindMulti:
 				tag = fmt.Sprintf("multi-name hold of %d names", len(p.Names))
 				kind = fmt.Sprintf("multi %d", len(p.Names))
-			case quorum.KindLeader:
+			case admin.KindLeader:
 				tag = "leader of " + p.Name + ", nobody leads on a quorum"
 				if l := p.Leader; l != nil {
 					// The value and term first: the owner column is narrow.
 					tag = fmt.Sprintf("value %s, term %d, leader of %s", l.Value, l.Term, p.Name)
 					kind = fmt.Sprintf("leader t%d", l.Term)
 				}
-			case quorum.KindShared:
+			case admin.KindShared:
 				tag = fmt.Sprintf("shared x%d", p.Held) + otherHolders(p)
 				kind = fmt.Sprintf("shared %d", p.Held)
 				if p.ExclusiveWaiting {
@@ -95,7 +95,7 @@ func otherHolders(p *admin.Primitive) string {
 		case o != nil:
 			who = append(who, fmt.Sprintf("%s pid %d", o.Host, o.PID))
 		default:
-			who = append(who, quorum.Redact(h.Value))
+			who = append(who, admin.Redact(h.Value))
 		}
 	}
 	return ", also " + strings.Join(who, ", ")

@@ -7,7 +7,6 @@ import (
 	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
-	"github.com/redlock/redlock/quorum"
 )
 
 // Events of the primitives: each lock event names the primitive its key belongs
@@ -19,21 +18,21 @@ import (
 // primitiveOfEvent says which primitive an event's key belongs to: its kind, its
 // name and the permit slot (-1 when not a permit). skip is true for a
 // primitive's record, which makes no event.
-func primitiveOfEvent(ev events.Event) (kind quorum.PrimitiveKind, name string, permit int, skip bool) {
+func primitiveOfEvent(ev events.Event) (kind admin.PrimitiveKind, name string, permit int, skip bool) {
 	kc := admin.ClassifyKey(ev.Name, "")
 	switch {
 	case kc.Kind.Bookkeeping():
 		return "", "", -1, true
 	case kc.Kind == admin.KeyPermit:
-		return quorum.KindSemaphore, kc.Name, kc.Permit, false
+		return admin.KindSemaphore, kc.Name, kc.Permit, false
 	case kc.Kind == admin.KeyLeader:
-		return quorum.KindLeader, kc.Name, -1, false
+		return admin.KindLeader, kc.Name, -1, false
 	}
-	switch kind := ev.Owner.Primitive(); kind {
-	case quorum.KindMulti, quorum.KindShared:
+	switch kind := admin.OwnerPrimitive(ev.Owner); kind {
+	case admin.KindMulti, admin.KindShared:
 		return kind, ev.Name, -1, false
 	}
-	return quorum.KindLock, ev.Name, -1, false
+	return admin.KindLock, ev.Name, -1, false
 }
 
 // annotate fills the primitive members of an event line; false for an event
@@ -53,14 +52,14 @@ func (out *eventJSON) annotate(ev events.Event) bool {
 // primitiveText is the primitive of an event line for humans: " (permit 1 of
 // semaphore sem)", " (leadership of crond)", "" for a plain lock.
 func (out *eventJSON) primitiveText() string {
-	switch quorum.PrimitiveKind(out.Kind) {
-	case quorum.KindSemaphore:
+	switch admin.PrimitiveKind(out.Kind) {
+	case admin.KindSemaphore:
 		return fmt.Sprintf(" (permit %d of semaphore %s)", *out.Permit, escape.Line(out.Primitive, 60))
-	case quorum.KindLeader:
+	case admin.KindLeader:
 		return " (leadership of " + escape.Line(out.Primitive, 60) + ")"
-	case quorum.KindMulti:
+	case admin.KindMulti:
 		return " (one name of a multi-name hold)"
-	case quorum.KindShared:
+	case admin.KindShared:
 		return " (shared holder)"
 	}
 	return ""
@@ -74,7 +73,7 @@ func sharedEvents(prev, cur []admin.Primitive, prevAt, now time.Time) []events.E
 	holders := func(prims []admin.Primitive) map[string]map[string]admin.SharedHolder {
 		out := map[string]map[string]admin.SharedHolder{}
 		for _, p := range prims {
-			if p.Kind != quorum.KindShared {
+			if p.Kind != admin.KindShared {
 				continue
 			}
 			hs := map[string]admin.SharedHolder{}

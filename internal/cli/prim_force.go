@@ -29,10 +29,10 @@ func (s *lockSession) primitiveOf(ctx context.Context, name string) (*admin.Prim
 		prims, perr := s.adm().Primitives(ctx, lst)
 		for i := range prims {
 			p := &prims[i]
-			if p.Kind == quorum.KindLock || !(p.Name == name || p.Kind == quorum.KindMulti && slices.Contains(p.Names, name)) {
+			if p.Kind == admin.KindLock || !(p.Name == name || p.Kind == admin.KindMulti && slices.Contains(p.Names, name)) {
 				continue
 			}
-			if p.Kind == quorum.KindMulti && match != "*" {
+			if p.Kind == admin.KindMulti && match != "*" {
 				// A multi-name hold's other names can be anywhere: list them all.
 				match = "*"
 				break
@@ -86,12 +86,12 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *adm
 	}
 	var parts []part
 	switch p.Kind {
-	case quorum.KindShared:
+	case admin.KindShared:
 		for _, h := range p.Holders {
 			if o.token != "" && h.Value != o.token || !o.now && !h.FreeAt.IsZero() {
 				continue // not that holder's; or revoked already (a tombstone)
 			}
-			pt := part{key: key + " holder " + quorum.Redact(h.Value)}
+			pt := part{key: key + " holder " + admin.Redact(h.Value)}
 			switch {
 			case o.now && !h.FreeAt.IsZero():
 				pt.rep, pt.err = s.adm().DeleteSharedTombstone(cctx, p.Name, h.Value)

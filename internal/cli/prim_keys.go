@@ -36,7 +36,7 @@ func (s *lockSession) primitiveKeys(ctx context.Context, env *Env, prog string, 
 // exclusive waiter's marker).
 func isPrimitiveKey(li *quorum.LockInfo) bool {
 	kind, _, ok := admin.PrimitiveOf(li)
-	return !ok || kind != quorum.KindLock
+	return !ok || kind != admin.KindLock
 }
 
 // copyLockInfo returns a copy of li that shares nothing that a streamed

@@ -46,7 +46,7 @@ type primitiveJSON struct {
 
 // sharedHolderJSON is one shared holder.
 type sharedHolderJSON struct {
-	Value      string     `json:"value"` // shortened (quorum.Redact)
+	Value      string     `json:"value"` // shortened (admin.Redact)
 	Owner      *ownerJSON `json:"owner,omitempty"`
 	Votes      int        `json:"votes"`
 	ValidityMS float64    `json:"validity_ms"`
@@ -92,35 +92,35 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 	}
 	first := p.Locks[0]
 	out.State, out.ValidityMS, out.Owner = string(p.State()), validityMS(first), toOwnerJSON(first.Owner)
-	if out.State == string(quorum.StateHeld) && (p.Kind == quorum.KindLock || p.Kind == quorum.KindMulti) {
+	if out.State == string(quorum.StateHeld) && (p.Kind == admin.KindLock || p.Kind == admin.KindMulti) {
 		out.Held = 1
 	}
 	switch p.Kind {
-	case quorum.KindMulti:
+	case admin.KindMulti:
 		for _, li := range p.Locks[1:] {
 			out.ValidityMS = min(out.ValidityMS, validityMS(li))
 		}
 		if first.Value != "" {
-			out.Value = quorum.Redact(first.Value)
+			out.Value = admin.Redact(first.Value)
 		}
-	case quorum.KindSemaphore:
+	case admin.KindSemaphore:
 		out.ValidityMS, out.Owner = 0, nil
 		for _, li := range p.Locks {
 			slot := admin.ClassifyKey(li.Name, "string").Permit
 			pj := permitJSON{Slot: slot, State: string(li.State), Votes: li.Votes, ValidityMS: validityMS(li), Owner: toOwnerJSON(li.Owner)}
 			if li.Value != "" {
-				pj.Value = quorum.Redact(li.Value)
+				pj.Value = admin.Redact(li.Value)
 			}
 			out.Permit = append(out.Permit, pj)
 			out.ValidityMS = max(out.ValidityMS, pj.ValidityMS)
 		}
-	case quorum.KindShared:
+	case admin.KindShared:
 		out.ValidityMS, out.Owner = 0, nil
 		for _, h := range p.Holders {
-			out.Holders = append(out.Holders, sharedHolderJSON{Value: quorum.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity), FreeAt: jsonTime(h.FreeAt)})
+			out.Holders = append(out.Holders, sharedHolderJSON{Value: admin.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity), FreeAt: jsonTime(h.FreeAt)})
 			out.ValidityMS = max(out.ValidityMS, ms(h.Validity))
 		}
-	case quorum.KindLeader:
+	case admin.KindLeader:
 		if l := p.Leader; l != nil {
 			out.Leader = &primLeaderJSON{Value: l.Value, Term: l.Term, Since: timePtr(l.Since), ValidityMS: ms(l.Validity), Votes: l.Votes}
 			out.Held, out.ValidityMS = 1, ms(l.Validity)
@@ -129,7 +129,7 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 		}
 	default:
 		if first.Value != "" {
-			out.Value = quorum.Redact(first.Value)
+			out.Value = admin.Redact(first.Value)
 		}
 	}
 	return out
@@ -151,7 +151,7 @@ func validityMS(li *quorum.LockInfo) float64 {
 func (s *lockSession) primitivesJSON(prims []admin.Primitive) []primitiveJSON {
 	out := []primitiveJSON{}
 	for i := range prims {
-		if prims[i].Kind != quorum.KindLock {
+		if prims[i].Kind != admin.KindLock {
 			out = append(out, s.primitiveJSON(&prims[i]))
 		}
 	}
@@ -160,17 +160,17 @@ func (s *lockSession) primitivesJSON(prims []admin.Primitive) []primitiveJSON {
 
 // kindText says what a primitive is, in the KIND column.
 func kindText(p primitiveJSON) string {
-	switch quorum.PrimitiveKind(p.Kind) {
-	case quorum.KindMulti:
+	switch admin.PrimitiveKind(p.Kind) {
+	case admin.KindMulti:
 		return fmt.Sprintf("multi (%d names)", len(p.Names))
-	case quorum.KindSemaphore:
+	case admin.KindSemaphore:
 		if p.Permits > 0 {
 			return fmt.Sprintf("semaphore %d/%d", p.Held, p.Permits)
 		}
 		return fmt.Sprintf("semaphore %d/?", p.Held)
-	case quorum.KindShared:
+	case admin.KindShared:
 		return fmt.Sprintf("shared x%d", p.Held)
-	case quorum.KindLeader:
+	case admin.KindLeader:
 		if p.Leader != nil {
 			return fmt.Sprintf("leader term %d", p.Leader.Term)
 		}
@@ -191,12 +191,12 @@ func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []
 		first := p.Locks[0]
 		name := escape.Line(p.Name, 60)
 		switch p.Kind {
-		case quorum.KindSemaphore:
+		case admin.KindSemaphore:
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t\n", name, kindText(pj), pj.State, msText(pj.ValidityMS))
 			for j, li := range p.Locks {
 				fmt.Fprintf(tw, "  permit %d\t\t%s\t%d/%d\t%s\t%s\n", pj.Permit[j].Slot, li.State, li.Votes, li.Total, validityText(li), holder(li))
 			}
-		case quorum.KindShared:
+		case admin.KindShared:
 			waiting := ""
 			if p.ExclusiveWaiting {
 				waiting = "an exclusive holder waits: no new shared holders"
@@ -212,12 +212,12 @@ func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []
 				}
 				fmt.Fprintf(tw, "  holder\t\t%s\t%d/%d\t%s\t%s\n", st, h.Votes, first.Total, msText(ms(h.Validity)), sharedHolderText(h))
 			}
-		case quorum.KindMulti:
+		case admin.KindMulti:
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", name, kindText(pj), pj.State, first.Votes, first.Total, msText(pj.ValidityMS), holder(first))
 			for _, li := range p.Locks {
 				fmt.Fprintf(tw, "  %s\t\t%s\t%d/%d\t%s\t\n", escape.Line(li.Name, 60), li.State, li.Votes, li.Total, validityText(li))
 			}
-		case quorum.KindLeader:
+		case admin.KindLeader:
 			who := "nobody leads"
 			if l := p.Leader; l != nil {
 				who = escape.Line(l.Value, 60)
@@ -255,7 +255,7 @@ func printMasters(tw io.Writer, li *quorum.LockInfo) {
 			if mv.PTTL >= 0 {
 				pttl = human.Duration(mv.PTTL)
 			}
-			val := escape.Line(quorum.Redact(mv.Value), 60)
+			val := escape.Line(admin.Redact(mv.Value), 60)
 			if mv.Type != "string" {
 				val = "(" + escape.Line(mv.Type, 20) + ")"
 			}
@@ -270,7 +270,7 @@ func sharedHolderText(h admin.SharedHolder) string {
 		return revokedText(&quorum.LockInfo{State: quorum.StateRevoked, FreeAt: h.FreeAt})
 	}
 	if h.Owner == nil {
-		return escape.Line(quorum.Redact(h.Value), 60)
+		return escape.Line(admin.Redact(h.Value), 60)
 	}
 	li := quorum.LockInfo{Owner: h.Owner}
 	return holder(&li)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -69,7 +70,7 @@ func TestAttackEventsContendedNamesUnderLoad(t *testing.T) {
 						continue
 					}
 					tr.mu.Lock()
-					tr.acquired[quorum.Redact(l.Token())] = name
+					tr.acquired[admin.Redact(l.Token())] = name
 					tr.mu.Unlock()
 					time.Sleep(time.Duration(i%20) * time.Millisecond)
 					if name == "ext" && i%2 == 0 {
@@ -77,7 +78,7 @@ func TestAttackEventsContendedNamesUnderLoad(t *testing.T) {
 						// the node timeout on this loaded machine) may still have reached
 						// a quorum: the masters did extend.
 						tr.mu.Lock()
-						tr.extended[quorum.Redact(l.Token())] = true
+						tr.extended[admin.Redact(l.Token())] = true
 						tr.mu.Unlock()
 						_ = l.Extend(ctx, 3*time.Second)
 						time.Sleep(time.Duration(i%7) * time.Millisecond)
@@ -92,7 +93,7 @@ func TestAttackEventsContendedNamesUnderLoad(t *testing.T) {
 		for time.Now().Before(deadline) {
 			if f.Lock() == nil {
 				tr.mu.Lock()
-				tr.acquired[quorum.Redact(f.value)] = "peer"
+				tr.acquired[admin.Redact(f.value)] = "peer"
 				tr.mu.Unlock()
 				time.Sleep(5 * time.Millisecond)
 				_, _ = f.Unlock()

@@ -31,7 +31,7 @@ type Event struct {
 	At      time.Time
 	Kind    string
 	Name    string
-	Value   string        // the lock value concerned (a secret: show quorum.Redact)
+	Value   string        // the lock value concerned (a secret: show admin.Redact)
 	Owner   *quorum.Owner // decoded from Value when redlock wrote it
 	Library string
 	Masters []string // the masters that reported it

@@ -34,5 +34,5 @@ const RevokedMessage = "revoked"
 // read as its first ValueReadCap bytes and its length (MasterView.Truncated and
 // Size say so), so that one hostile value of hundreds of megabytes costs a
 // listing no more than any other. Every value this package writes is shorter
-// (MaxValueLen).
+// (256 bytes at most).
 const ValueReadCap = 512
