@@ -13,4 +13,3 @@ const tracing = false
 func traceRound(*Report, time.Time, time.Time)      {}
 func traceAwait(time.Time, time.Duration, bool)     {}
 func traceWake(int, string, string, int, time.Time) {}
-func traceMark(string, time.Time)                   {}

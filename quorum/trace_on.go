@@ -38,7 +38,3 @@ func traceWake(node int, ch, payload string, woke int, at time.Time) {
 	names, _ := wakeNames(payload)
 	trace.Add(trace.Record{Kind: "wake", Op: ch, T: at.UnixNano(), End: time.Now().UnixNano(), Node: node, Votes: woke, Note: names})
 }
-
-func traceMark(what string, t0 time.Time) {
-	trace.Add(trace.Record{Kind: "mark", Op: what, T: t0.UnixNano(), End: time.Now().UnixNano()})
-}
