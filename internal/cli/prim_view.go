@@ -122,7 +122,7 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 		}
 	case quorum.KindLeader:
 		if l := p.Leader; l != nil {
-			out.Leader = &primLeaderJSON{Value: l.Value, Term: l.Term, Since: timePtr(l.Since), ValidityMS: ms(l.Validity), Votes: l.Votes}
+			out.Leader = &primLeaderJSON{Value: l.Value, Term: l.Term, Since: jsonTime(l.Since), ValidityMS: ms(l.Validity), Votes: l.Votes}
 			out.Held, out.ValidityMS = 1, ms(l.Validity)
 		} else if p.LeaderErr != nil {
 			out.Error = s.redact(p.LeaderErr.Error())

@@ -1,0 +1,49 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A leader's record is written by whoever can write to the masters: its
+// "since" is hostile input. A record whose since is beyond the years a JSON
+// time can hold (or does not parse: ParseInt then gives the largest int64)
+// made `locks -json` and `leader -json` fail half-way: exit 1, and stdout a
+// document cut short followed by another one, which no JSON reader takes. The
+// documents must stay valid and describe the leader, without the time.
+func TestBugLeaderRecordSinceBeyondJSON(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const token = "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.eyJrIjoibGVhZGVyIn0"
+	for _, since := range []string{"99999999999999999999", "253402300800000", "-62167219200001"} {
+		name := "rec" + since[:3]
+		for _, s := range e.c.Servers {
+			require.NoError(t, s.Client().Set(ctx, "lock:"+name+":leader", token, 10*time.Second).Err())
+			require.NoError(t, s.Client().HSet(ctx, "lock:"+name+":leader:term", "token", token, "term", "7", "since", since, "value", "v").Err())
+		}
+		tests := []struct {
+			command string
+			args    []string
+		}{
+			{"locks", []string{"locks", "-json"}},
+			{"leader", []string{"leader", name, "-json"}},
+		}
+		for _, tt := range tests {
+			t.Run(since+"/"+tt.command, func(t *testing.T) {
+				r := e.run(tt.args...)
+				require.Equal(t, 0, r.code, r.stderr)
+				doc := checkDoc(t, tt.command, r.stdout)
+				assert.Contains(t, r.stdout, `"term": 7`, "the leader is described")
+				assert.NotContains(t, r.stdout, `"since"`, "a time JSON cannot hold is left out")
+				assert.NotNil(t, doc)
+			})
+		}
+		for _, s := range e.c.Servers {
+			require.NoError(t, s.Client().Del(ctx, "lock:"+name+":leader", "lock:"+name+":leader:term").Err())
+		}
+	}
+}
