@@ -47,3 +47,39 @@ func TestBugLeaderRecordSinceBeyondJSON(t *testing.T) {
 		}
 	}
 }
+
+// A term below 1 is none the election hands out (the counter starts at 1), but
+// a hostile record can hold one: `locks -json` and `leader -json` reported a
+// leader of term -5, which their schemas refuse (a term is at least 1). Such a
+// record names no leader.
+func TestBugLeaderRecordTermBelowOne(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const token = "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.eyJrIjoibGVhZGVyIn0"
+	for _, term := range []string{"-5", "-9223372036854775808"} {
+		name := "term" + term[1:2]
+		for _, s := range e.c.Servers {
+			require.NoError(t, s.Client().Set(ctx, "lock:"+name+":leader", token, 10*time.Second).Err())
+			require.NoError(t, s.Client().HSet(ctx, "lock:"+name+":leader:term", "token", token, "term", term, "since", "1764039600000", "value", "v").Err())
+		}
+		tests := []struct {
+			command string
+			args    []string
+			code    int
+		}{
+			{"locks", []string{"locks", "-json"}, 0},
+			{"leader", []string{"leader", name, "-json"}, 3},
+		}
+		for _, tt := range tests {
+			t.Run(term+"/"+tt.command, func(t *testing.T) {
+				r := e.run(tt.args...)
+				assert.Equal(t, tt.code, r.code, r.stderr)
+				checkDoc(t, tt.command, r.stdout)
+				assert.NotContains(t, r.stdout, `"term": `+term)
+			})
+		}
+		for _, s := range e.c.Servers {
+			require.NoError(t, s.Client().Del(ctx, "lock:"+name+":leader", "lock:"+name+":leader:term").Err())
+		}
+	}
+}
