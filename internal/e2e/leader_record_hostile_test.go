@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +84,39 @@ func TestBugLeaderRecordTermBelowOne(t *testing.T) {
 			require.NoError(t, s.Client().Del(ctx, "lock:"+name+":leader", "lock:"+name+":leader:term").Err())
 		}
 	}
+}
+
+// A leadership key without a TTL (written by another tool, or PERSISTed) has a
+// validity without end (quorum.NoExpiry). The primitives' table of `locks`
+// showed it as "--9223372036854ms" (its milliseconds overflowed a duration) and
+// `locks -json` as 9223372036854.775 ms, where every other row of either says
+// "no ttl" and -1.
+func TestBugLeadershipWithoutTTLInTheListing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const token = "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.eyJrIjoibGVhZGVyIn0"
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().Set(ctx, "lock:nottl:leader", token, 0).Err())
+		require.NoError(t, s.Client().HSet(ctx, "lock:nottl:leader:term", "token", token, "term", "3", "since", "1764039600000", "value", "v").Err())
+	}
+	txt := e.run("locks")
+	require.Equal(t, 0, txt.code, txt.stderr)
+	row := ""
+	for _, line := range strings.Split(txt.stdout, "\n") {
+		if strings.HasPrefix(line, "nottl ") {
+			row = line
+		}
+	}
+	require.NotEmpty(t, row, txt.stdout)
+	assert.Contains(t, row, "no ttl")
+	assert.NotContains(t, row, "--")
+
+	r := e.run("locks", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	doc := checkDoc(t, "locks", r.stdout)
+	prims := doc["primitives"].([]any)
+	require.Len(t, prims, 1)
+	p := prims[0].(map[string]any)
+	assert.Equal(t, "-1", fmt.Sprint(p["validity_ms"]), "a primitive without a TTL")
+	assert.Equal(t, "-1", fmt.Sprint(p["leader"].(map[string]any)["validity_ms"]), "its leader")
 }
