@@ -9,10 +9,10 @@ import (
 )
 
 // sharedMembers reads the members of a shared key on every master, each
-// master's clock read in the same call (a pipeline of TIME and ZRANGE): per
-// master in declared order, each member's time left by that master's clock
-// (nil where the master failed), at most the key's TTL there. sent is when the read started, which every
-// master's clock reads later. The error is the round's when fewer than a
+// master's clock read in the same call (a pipeline of TIME, ZRANGE and PTTL):
+// per master in declared order, each member's time left by that master's clock,
+// at most the key's TTL there (nil where the master failed). sent is when the
+// read started, which every master's clock reads later. The error is the round's when fewer than a
 // quorum answered. admin.Admin.Primitives makes the shared holders of it.
 func (m *Manager) sharedMembers(ctx context.Context, key string) (sent time.Time, remaining []map[string]time.Duration, err error) {
 	remaining = make([]map[string]time.Duration, len(m.nodes))
