@@ -21,6 +21,7 @@ type side interface {
 		Listing() (*quorum.Listing, error)
 	}
 	Describe(ctx context.Context, names []string) (*quorum.Listing, error)
+	Leader(ctx context.Context, name string) (*quorum.LeaderInfo, error)
 	SharedMembers(ctx context.Context, key string) (sent time.Time, remaining []map[string]time.Duration, err error)
 
 	ForceExpire(ctx context.Context, name, token string) (*quorum.Report, error)

@@ -33,7 +33,14 @@ func (a *Admin) ExtendToken(ctx context.Context, name, token string, ttl time.Du
 // other slot where the read showed token (a minority leftover) is released too; a
 // permit whose slot is free or another's is missing, not lost. Where it deleted,
 // the holder's quorum.WithLossWatch is told (a shared holder's too, while others remain).
+// A multi-name hold's token given other names than it was taken for
+// (CheckTokenFor) is refused before any I/O, with an error matching
+// ErrOtherLock: a multi-name hold is never released in part. (Other tokens are
+// compared with what the masters hold, as ReleaseToken compares them.)
 func (a *Admin) ReleaseHeld(ctx context.Context, names []string, token string) (*quorum.Report, error) {
+	if err := checkMultiFor(token, names); err != nil {
+		return nil, err
+	}
 	return a.side.ReleaseHeld(ctx, names, token)
 }
 
@@ -46,7 +53,19 @@ func (a *Admin) ReleaseHeld(ctx context.Context, names []string, token string) (
 // and validity is left, returning the new deadline; otherwise the error matches
 // quorum.ErrLost (a majority no longer holds token) or quorum.ErrUnavailable. A leadership's
 // token is refused (quorum.ErrInvalidOption): a leadership lives as long as its
-// candidate process does.
+// candidate process does. A multi-name hold's token given other names than it
+// was taken for is refused before any I/O, as ReleaseHeld refuses it.
 func (a *Admin) ExtendHeld(ctx context.Context, names []string, token string, ttl time.Duration) (time.Time, *quorum.Report, error) {
+	if err := checkMultiFor(token, names); err != nil {
+		return time.Time{}, nil, err
+	}
 	return a.side.ExtendHeld(ctx, names, token, ttl)
+}
+
+// checkMultiFor is CheckTokenFor for a multi-name hold's token only.
+func checkMultiFor(token string, names []string) error {
+	if kind, _ := HeldKind(token); kind != quorum.KindMulti {
+		return nil
+	}
+	return CheckTokenFor(token, names...)
 }

@@ -97,10 +97,9 @@ func (a *Admin) Primitives(ctx context.Context, lst *quorum.Listing) ([]Primitiv
 			})
 		case KindLeader:
 			wg.Go(func() {
-				e, err := a.m.Election(p.Name)
-				if err == nil {
-					p.Leader, err = e.Leader(ctx)
-				}
+				// Any name a listing shows, not only those Election takes.
+				var err error
+				p.Leader, err = a.side.Leader(ctx, p.Name)
 				p.LeaderErr = err
 				if err != nil && !errors.Is(err, quorum.ErrNoLeader) {
 					failed(err)

@@ -47,6 +47,13 @@ func (a adminSide) NewScanner(match string) interface {
 	return a.m.newScanner(match)
 }
 
+// Leader reads the leader of the election name as a listing shows it: any
+// name, as written by any tool (the empty one too: NAME:leader is then
+// ":leader"), not only the names Manager.Election takes. It writes nothing.
+func (a adminSide) Leader(ctx context.Context, name string) (*LeaderInfo, error) {
+	return (&Election{m: a.m, name: name}).leader(ctx)
+}
+
 func (a adminSide) Describe(ctx context.Context, names []string) (*Listing, error) {
 	return a.m.describe(ctx, names)
 }

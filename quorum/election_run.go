@@ -206,6 +206,9 @@ func parseElectView(r []any) (electView, error) {
 		if err != nil {
 			return electView{}, fmt.Errorf("%w: term %q", wire.ErrProtocol, s)
 		}
+		if t < 1 {
+			return v, nil // no term the election hands out (a hostile record): no leader's record
+		}
 		v.term = t
 		v.since, _ = strconv.ParseInt(str(r[3]), 10, 64)
 		v.seq, _ = strconv.ParseInt(str(r[5]), 10, 64)

@@ -99,8 +99,8 @@ func (s *lockSession) leaderDoc(el *quorum.Election, li *quorum.LeaderInfo, err 
 		return out
 	}
 	until := li.ObservedAt.Add(li.Validity)
-	out.ObservedAt, out.Leading, out.Value, out.Term = timePtr(li.ObservedAt), true, li.Value, li.Term
-	out.Since, out.ValidityMS, out.ValidUntil = timePtr(li.Since), ms(li.Validity), &until
+	out.ObservedAt, out.Leading, out.Value, out.Term = jsonTime(li.ObservedAt), true, li.Value, li.Term
+	out.Since, out.ValidityMS, out.ValidUntil = jsonTime(li.Since), ms(li.Validity), &until
 	out.Votes, out.Quorum, out.Owner = li.Votes, li.Quorum, toOwnerJSON(li.Owner)
 	return out
 }

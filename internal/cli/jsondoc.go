@@ -66,14 +66,6 @@ func versioned(v any) ([]byte, error) {
 	return append([]byte(head+","), b[1:]...), nil
 }
 
-// timePtr returns nil for the zero time, so that absent times are omitted.
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
 // healthJSON is a master's health in -json documents (nodes, watch, plan).
 type healthJSON struct {
 	Master              string             `json:"master"`
@@ -108,11 +100,11 @@ func toHealthJSON(h topology.NodeHealth, now time.Time, redact func(string) stri
 	out := healthJSON{
 		Master: h.Master, Address: h.Address, Reachable: h.Reachable, Error: redact(h.Error), AuthFailed: h.AuthFailed,
 		LatencyMS: ms(h.Latency), Role: h.Role, Mode: h.Mode, Version: h.Version, Server: h.ServerName(), RunID: h.RunID,
-		UptimeMS: ms(h.Uptime), Replicas: h.Replicas, QuarantineUntil: timePtr(h.QuarantineUntil),
+		UptimeMS: ms(h.Uptime), Replicas: h.Replicas, QuarantineUntil: jsonTime(h.QuarantineUntil),
 		ClockOffsetMS: ms(h.ClockOffset), ClockUncertaintyMS: ms(h.ClockUncertainty),
 		Config: h.Config, ConfigError: redact(h.ConfigError), InfoError: redact(h.InfoError), EvictedKeys: h.EvictedKeys,
 		AOFLastWriteStatus: h.AOFLastWriteStatus, RDBLastBgsaveStatus: h.RDBLastBgsaveStatus,
-		CheckedAt: timePtr(h.CheckedAt), Findings: h.Findings, State: h.State(now), Healthy: h.Healthy(now),
+		CheckedAt: jsonTime(h.CheckedAt), Findings: h.Findings, State: h.State(now), Healthy: h.Healthy(now),
 	}
 	if out.Findings == nil {
 		out.Findings = []topology.Finding{}

@@ -186,8 +186,8 @@ func (e *lockEncoder) errorOf(err error) string {
 
 // jsonTime returns &t when a JSON document can hold it (time.Time's MarshalJSON
 // writes only the years 0 to 9999), else nil: a time is then omitted as an
-// absent one is. An owner's acquisition time is written by whoever wrote the
-// value: a hostile one must not make a listing's document fail.
+// absent one is. An owner's acquisition time and a leader's record are written
+// by whoever wrote the value: a hostile one must not make a document fail.
 func jsonTime(t time.Time) *time.Time {
 	if t.IsZero() || t.Year() < 0 || t.Year() > 9999 {
 		return nil

@@ -122,8 +122,8 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 		}
 	case admin.KindLeader:
 		if l := p.Leader; l != nil {
-			out.Leader = &primLeaderJSON{Value: l.Value, Term: l.Term, Since: timePtr(l.Since), ValidityMS: ms(l.Validity), Votes: l.Votes}
-			out.Held, out.ValidityMS = 1, ms(l.Validity)
+			out.Leader = &primLeaderJSON{Value: l.Value, Term: l.Term, Since: jsonTime(l.Since), ValidityMS: durationMS(l.Validity), Votes: l.Votes}
+			out.Held, out.ValidityMS = 1, durationMS(l.Validity)
 		} else if p.LeaderErr != nil {
 			out.Error = s.redact(p.LeaderErr.Error())
 		}
@@ -136,12 +136,16 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 }
 
 // validityMS is a lock's validity for JSON: 0 unless held, -1 when it has no TTL.
-func validityMS(li *quorum.LockInfo) float64 {
+func validityMS(li *quorum.LockInfo) float64 { return durationMS(li.Validity) }
+
+// durationMS is a validity for JSON: 0 when none is left, -1 without end
+// (quorum.NoExpiry: no TTL).
+func durationMS(d time.Duration) float64 {
 	switch {
-	case li.Validity == quorum.NoExpiry:
+	case d == quorum.NoExpiry:
 		return -1
-	case li.Validity > 0:
-		return ms(li.Validity)
+	case d > 0:
+		return ms(d)
 	}
 	return 0
 }
