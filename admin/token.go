@@ -64,7 +64,7 @@ func (a *Admin) ExtendHeld(ctx context.Context, names []string, token string, tt
 
 // checkMultiFor is CheckTokenFor for a multi-name hold's token only.
 func checkMultiFor(token string, names []string) error {
-	if kind, _ := HeldKind(token); kind != quorum.KindMulti {
+	if kind, _ := HeldKind(token); kind != KindMulti {
 		return nil
 	}
 	return CheckTokenFor(token, names...)
