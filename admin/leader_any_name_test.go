@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // A listing shows keys of any name, written by any tool; an election whose name
@@ -47,7 +47,7 @@ func TestBugLeaderOfAnyListedNameIsRead(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, prims, 1)
 			p := prims[0]
-			assert.Equal(t, quorum.KindLeader, p.Kind)
+			assert.Equal(t, admin.KindLeader, p.Kind)
 			assert.Equal(t, tt.election, p.Name)
 			require.NoError(t, p.LeaderErr)
 			require.NotNil(t, p.Leader)
