@@ -26,7 +26,8 @@ import (
 const MaxLeaderValue = 4096
 
 // Election is one election name on a Manager. It is safe for concurrent use; it
-// holds no state of its own besides its name.
+// holds no state of its own besides its name. The zero value is not usable: get
+// an Election from Manager.Election.
 type Election struct {
 	m    *Manager
 	name string

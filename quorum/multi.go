@@ -32,7 +32,8 @@ import (
 //
 // It does not guarantee fairness: a waiter is woken by a release of its first
 // name only (the others are noticed at its next retry), and a stream of holders of
-// single names can starve it.
+// single names can starve it. The zero value is not usable: get a Multi from
+// Manager.Multi.
 type Multi struct {
 	m     *Manager
 	names []string // sorted

@@ -27,7 +27,8 @@ import (
 // they do not exclude each other.
 //
 // It does not guarantee that a permit outlives its Until (watch Permit's Done),
-// nor FIFO order unless every client of the name passes WithFair.
+// nor FIFO order unless every client of the name passes WithFair. The zero value
+// is not usable: get a Semaphore from Manager.Semaphore.
 type Semaphore struct {
 	m       *Manager
 	name    string

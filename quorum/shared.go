@@ -38,7 +38,8 @@ import (
 // concurrent use.
 //
 // It does not guarantee fairness among shared holders, nor that a shared hold
-// outlives its Until (watch the Lock's Done).
+// outlives its Until (watch the Lock's Done). The zero value is not usable: get a
+// Shared from Manager.Shared.
 type Shared struct {
 	m    *Manager
 	name string
