@@ -24,6 +24,11 @@ func consoleCluster(t *testing.T, n int) (*redistest.Cluster, *topology.Cluster)
 	rc := redistest.Start(t, n, redistest.Options{})
 	c := topology.NewCluster("console-test")
 	c.RestartQuarantine = false
+	// What these tests check is what the console shows, not the masters' speed:
+	// a node timeout that a loaded machine (the race detector, other tests
+	// beside them) meets, so that a slow read is not taken for a dead master.
+	// A paused master still times out, a second later.
+	c.NodeTimeout = time.Second
 	for _, s := range rc.Servers {
 		c.Masters = append(c.Masters, topology.Master{Name: s.Name, Address: s.Addr()})
 	}
@@ -34,15 +39,21 @@ func consoleCluster(t *testing.T, n int) (*redistest.Cluster, *topology.Cluster)
 func pollUntil(t *testing.T, src tui.Source, visible []string, ok func(tui.Snapshot) bool) tui.Snapshot {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
+	polls, late := 0, 0 // late: polls whose answer came after their deadline (a console drops it)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		snap := src.Poll(ctx, visible)
+		polls++
+		if ctx.Err() != nil {
+			late++
+		}
 		cancel()
 		if ok(snap) {
 			return snap
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("condition not met; last snapshot: %d locks, scan %+v, err %v", len(snap.Locks), snap.Scan, snap.Err)
+			t.Fatalf("condition not met after %d polls (%d late); last snapshot: %d locks, scan %+v, err %v",
+				polls, late, len(snap.Locks), snap.Scan, snap.Err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -135,14 +146,28 @@ func TestConsoleHistoryFromKeyspaceNotifications(t *testing.T) {
 	// fire-and-forget (one published while a master's subscription is being set
 	// up is lost, by design): the blink is repeated each second until one is seen
 	// whole, so what is checked is that a blink reaches the history at all.
+	// A blink that fails (a master slower than the node timeout on a loaded
+	// machine) is not what is checked: it is logged and the next one tried.
+	blinks := 0
 	blink := func() {
 		lk, err := mgr.TryAcquire(ctx, "blink", 10*time.Second)
-		require.NoError(t, err)
-		require.NoError(t, lk.Release(ctx))
+		if err != nil {
+			t.Logf("blink %d not taken: %v", blinks, err)
+			return
+		}
+		if err := lk.Release(ctx); err != nil {
+			t.Logf("blink %d not released: %v", blinks, err)
+		}
+		blinks++
 	}
 	blink()
 	last := time.Now()
 	var seen []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("%d blinks taken and released; events seen: %q", blinks, seen)
+		}
+	}()
 	pollUntil(t, src, nil, func(s tui.Snapshot) bool {
 		for _, e := range s.Events {
 			seen = append(seen, e.Kind+" "+e.Name)
@@ -163,6 +188,9 @@ func TestConsoleHistoryFromKeyspaceNotifications(t *testing.T) {
 // with fewer than a quorum the poll says the listing is incomplete.
 func TestConsoleListingWithMastersDown(t *testing.T) {
 	rc, c := consoleCluster(t, 3)
+	// A paused master's reads end at the node timeout: one that a poll (3 s)
+	// outlasts several times over, and a healthy master on a loaded machine meets.
+	c.NodeTimeout = 300 * time.Millisecond
 	ctx := context.Background()
 	src, mgr, cleanup, err := newClusterSource(c, sourceSettings{interval: 100 * time.Millisecond})
 	require.NoError(t, err)
