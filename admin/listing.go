@@ -13,7 +13,9 @@ import (
 // it does not guarantee: by the time it is read every lock may have changed
 // hands, and nothing in it is held by the reader.
 
-// LockState is the quorum view of one lock name across the masters.
+// LockState is the quorum view of one lock name across the masters, as merged
+// from what each master answered: a description, not a lock; StateHeld says a
+// quorum held one value when it was read, not that it still does.
 type LockState string
 
 // Lock states, as `locks` and the console show them.
@@ -38,7 +40,9 @@ const (
 // (set without PX by some other tool): it never expires by itself.
 const NoExpiry = time.Duration(math.MaxInt64)
 
-// MasterView is what one master holds under one lock key.
+// MasterView is what one master held under one lock key when the listing read
+// it (the key's value, type and TTL read atomically); the master may hold
+// something else by now.
 type MasterView struct {
 	Master string `json:"master"`
 	// Present is false when the key does not exist on this master.
@@ -109,7 +113,8 @@ func (li *LockInfo) KeyType() string { return li.shape().KeyType() }
 // Validity. It is not when the holder's lock ends (its own clock decides that).
 func (li *LockInfo) Deadline() time.Time { return li.shape().Deadline() }
 
-// MasterAnswer says whether one master answered a listing.
+// MasterAnswer says whether one master answered a listing, and how fast; a
+// master that answered may have failed since.
 type MasterAnswer struct {
 	Master string `json:"master"`
 	// Answered is false when the master failed or timed out; Error then says why
