@@ -14,9 +14,9 @@
 // A lock user needs none of this: package quorum takes, extends and releases
 // locks. An Admin costs nothing to make and shares the Manager's connections.
 //
-// The listing itself (quorum.Listing, quorum.LockInfo, quorum.MasterView and
-// the quorum.LockState of each lock) is declared in package quorum, which
-// builds it from what the masters answered; this package reads it.
+// The listing (Listing, LockInfo, MasterView, MasterAnswer and the LockState
+// of each lock) is built by package quorum from what the masters answered and
+// declared here, where it is read.
 package admin
 
 import (

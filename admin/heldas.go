@@ -47,11 +47,11 @@ func (a *Admin) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs,
 			if OwnerPrimitive(li.Owner) == KindSemaphore {
 				out.Permits = max(out.Permits, li.Owner.Count)
 			}
-			if li.State == quorum.StateHeld {
+			if li.State == StateHeld {
 				out.Held++
 				out.Kind = KindSemaphore
 			}
-		case li.State == quorum.StateHeld || kind == KindShared && li.State == quorum.StatePartial:
+		case li.State == StateHeld || kind == KindShared && li.State == StatePartial:
 			return HeldAs{Kind: kind}, err
 		}
 	}

@@ -114,7 +114,7 @@ const (
 
 // ValueReadCap is the most bytes of one value that a listing (Inspect,
 // InspectStream, Describe, a Scanner) reads from a master: a longer value is
-// read as its first ValueReadCap bytes and its length (quorum.MasterView's
+// read as its first ValueReadCap bytes and its length (MasterView's
 // Truncated and Size say so), so that one hostile value of hundreds of
 // megabytes costs a listing no more than any other. Every value the lock
 // library writes is shorter (256 bytes at most).

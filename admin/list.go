@@ -4,8 +4,6 @@ import (
 	"context"
 	"iter"
 	"time"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 // Inspect lists the locks whose names match the glob match ("" or "*" for all;
@@ -15,7 +13,7 @@ import (
 // atomically. Keys longer than 1 MB are not listed. Side keys (names ending
 // ":fence" or ":queue": the queues and the waiting flags) are not listed as
 // locks; a fence counter is reported in the lock's Fence. Per lock it merges the
-// masters' views into a quorum state (quorum.LockState), the votes of the
+// masters' views into a quorum state (LockState), the votes of the
 // leading value, the remaining validity from the quorum's view, the decoded
 // owner and the guessed library.
 //
@@ -28,22 +26,24 @@ import (
 //
 // Inspect holds the whole listing in memory; InspectStream reads the same listing
 // and hands out one lock at a time.
-func (a *Admin) Inspect(ctx context.Context, match string) (*quorum.Listing, error) {
-	return a.side.Inspect(ctx, match)
+func (a *Admin) Inspect(ctx context.Context, match string) (*Listing, error) {
+	l, err := a.side.Inspect(ctx, match)
+	return listingOf(l), err
 }
 
 // InspectStream reads the listing that Inspect returns and hands it out in two
 // parts: the listing without its Locks (the masters' answers, each one's Keys
 // counted) and the locks in name order, one at a time, built as they are
-// iterated. The *quorum.LockInfo the iterator yields (its Masters and Owner
+// iterated. The *LockInfo the iterator yields (its Masters and Owner
 // too) is reused by the next iteration: copy what you keep. Iterating again yields the locks again.
 // The error is Inspect's.
 //
 // Memory: what the masters reported is kept in a compact table (each name and
 // each distinct value once, values capped at ValueReadCap bytes) until the
 // iterator is dropped; no lock is built before it is iterated.
-func (a *Admin) InspectStream(ctx context.Context, match string) (*quorum.Listing, iter.Seq[*quorum.LockInfo], error) {
-	return a.side.InspectStream(ctx, match)
+func (a *Admin) InspectStream(ctx context.Context, match string) (*Listing, iter.Seq[*LockInfo], error) {
+	l, locks, err := a.side.InspectStream(ctx, match)
+	return listingOf(l), locksOf(locks), err
 }
 
 // NewScanner returns a Scanner of the locks whose names match the glob match ("" or
@@ -56,8 +56,9 @@ func (a *Admin) NewScanner(match string) *Scanner {
 // master in one script call per master, and merges them as Inspect does: the fresh
 // rows of a long listing. Names that no master holds are absent from the result.
 // It writes nothing.
-func (a *Admin) Describe(ctx context.Context, names []string) (*quorum.Listing, error) {
-	return a.side.Describe(ctx, names)
+func (a *Admin) Describe(ctx context.Context, names []string) (*Listing, error) {
+	l, err := a.side.Describe(ctx, names)
+	return listingOf(l), err
 }
 
 // Quarantine returns, per master name, when its restart quarantine ends; masters

@@ -9,7 +9,7 @@ import (
 // its version and the first 6 characters of its token ("rl1.3vS4OZ…"; the owner
 // is shown decoded, from quorum.ParseValue); any other value keeps its first 6
 // characters. Full tokens of other owners never reach output. It is what
-// quorum.LockInfo.RedactedValue returns for the lock's value.
+// LockInfo.RedactedValue returns for the lock's value.
 func Redact(value string) string { return keyspace.Redact(value, tokenOf) }
 
 // tokenOf returns the token of a value quorum.ParseValue reads, and whether it

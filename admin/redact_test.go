@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/admin"
+	"github.com/redlock/redlock/quorum"
 )
 
 // Redact shows what the listing's RedactedValue shows, and never a holder's
@@ -42,4 +43,25 @@ func TestRedactMatchesTheListingAndHidesTheToken(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, admin.Redact(tt.value), tt.value)
 	}
+}
+
+// RedactedValue is Redact of the leading value, for values of the lock library
+// and any other.
+func TestRedactedValueIsRedact(t *testing.T) {
+	ctx := context.Background()
+	c, m, a := testCluster(t, 3)
+	_, err := m.TryAcquire(ctx, "ours", time.Minute, quorum.WithLockOwner("job"))
+	require.NoError(t, err)
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().Set(ctx, "lock:foreign", "dGhpcyBpcyByZWRzeW5jIQ==", time.Minute).Err())
+		require.NoError(t, s.Client().Set(ctx, "lock:fake", "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.bm90IGpzb24", time.Minute).Err())
+		require.NoError(t, s.Client().Set(ctx, "lock:short", "rl1.", time.Minute).Err())
+	}
+	lst, err := a.Inspect(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, lst.Locks, 4)
+	for _, li := range lst.Locks {
+		assert.Equal(t, admin.Redact(li.Value), li.RedactedValue(), li.Name)
+	}
+	assert.NotNil(t, lst.Lock("ours").Owner)
 }

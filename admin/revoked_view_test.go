@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 // A revoked shared holder lists as its tombstone, free when the lock-delay
@@ -40,5 +39,5 @@ func TestRevokedSharedHolderListsAsItsTombstone(t *testing.T) {
 	assert.Zero(t, h.Validity)
 	assert.Nil(t, h.Owner)
 	assert.Zero(t, p.Held, "a tombstone holds nothing")
-	assert.Equal(t, quorum.StatePartial, p.State(), "kept out, held by nobody: partial until it ends")
+	assert.Equal(t, admin.StatePartial, p.State(), "kept out, held by nobody: partial until it ends")
 }

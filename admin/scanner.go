@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/redlock/redlock/internal/keyspace"
-	"github.com/redlock/redlock/quorum"
 )
 
 // Scanner lists the locks incrementally, for key spaces too large to read in one
@@ -24,14 +23,14 @@ import (
 // Memory and work: the Scanner keeps one copy of the key space (a row per name,
 // a slot per master), whatever the number of passes; a key read again as it was
 // allocates nothing, and a lock none of whose keys changed is not merged again:
-// the next Listing holds the same quorum.LockInfo (see Listing).
+// the next Listing holds the same LockInfo (see Listing).
 type Scanner struct{ s scanSide }
 
 // scanSide is package quorum's scanner, lent through adminlink (side.NewScanner).
 type scanSide interface {
 	Step(ctx context.Context) error
 	Progress() keyspace.ScanProgress
-	Listing() (*quorum.Listing, error)
+	Listing() (*shape, error)
 }
 
 // ScanProgress says how far a Scanner has got.
@@ -66,7 +65,10 @@ func (s *Scanner) Progress() ScanProgress { return ScanProgress(s.s.Progress()) 
 //
 // A lock none of whose keys changed since an earlier Listing, under the same
 // masters' answers, and whose state time alone cannot have changed yet (no key
-// near its expiry), is that Listing's quorum.LockInfo, Masters and Owner shared: its
+// near its expiry), is that Listing's LockInfo, Masters and Owner shared: its
 // ObservedAt is when it was merged, and its Validity and PTTLs count from then
 // (its Deadline is the same). The Listings are never changed.
-func (s *Scanner) Listing() (*quorum.Listing, error) { return s.s.Listing() }
+func (s *Scanner) Listing() (*Listing, error) {
+	l, err := s.s.Listing()
+	return listingOf(l), err
+}

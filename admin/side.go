@@ -13,14 +13,14 @@ import (
 // operations that need the Manager's masters, connections, scripts and clock.
 // Each is documented on the Admin method that calls it.
 type side interface {
-	Inspect(ctx context.Context, match string) (*quorum.Listing, error)
-	InspectStream(ctx context.Context, match string) (*quorum.Listing, iter.Seq[*quorum.LockInfo], error)
+	Inspect(ctx context.Context, match string) (*shape, error)
+	InspectStream(ctx context.Context, match string) (*shape, iter.Seq[*lockShape], error)
 	NewScanner(match string) interface {
 		Step(ctx context.Context) error
 		Progress() keyspace.ScanProgress
-		Listing() (*quorum.Listing, error)
+		Listing() (*shape, error)
 	}
-	Describe(ctx context.Context, names []string) (*quorum.Listing, error)
+	Describe(ctx context.Context, names []string) (*shape, error)
 	Leader(ctx context.Context, name string) (*quorum.LeaderInfo, error)
 	SharedMembers(ctx context.Context, key string) (sent time.Time, remaining []map[string]time.Duration, err error)
 

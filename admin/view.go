@@ -32,7 +32,7 @@ type Primitive struct {
 	// Locks are the keys behind it, as Inspect saw them: one per name of a
 	// multi-name hold, one per permit slot present, the lock or leadership key,
 	// the shared key (its Masters say which masters hold the sorted set).
-	Locks []*quorum.LockInfo
+	Locks []*LockInfo
 	// Permits is a semaphore's permit count N as its holders' values declare it
 	// (the largest seen); Held how many permits (semaphore) or holders (shared)
 	// are held on a quorum with validity left.
@@ -69,7 +69,7 @@ type SharedHolder struct {
 // each). Keys that only serve a primitive (a leader's record, an exclusive
 // waiter's marker) are folded into it. A read that fails leaves its primitive
 // as listed (Holders nil, LeaderErr set) and the error is returned with the rest.
-func (a *Admin) Primitives(ctx context.Context, lst *quorum.Listing) ([]Primitive, error) {
+func (a *Admin) Primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
 	out := group(lst)
 	var errs []error
 	var mu sync.Mutex
@@ -114,7 +114,7 @@ func (a *Admin) Primitives(ctx context.Context, lst *quorum.Listing) ([]Primitiv
 
 // group groups the locks of lst into primitives, from their names, types and
 // values alone.
-func group(lst *quorum.Listing) []Primitive {
+func group(lst *Listing) []Primitive {
 	var out []Primitive
 	byGroup := map[string]int{} // kind + group -> index in out
 	waiting := map[string]bool{}
@@ -145,7 +145,7 @@ func group(lst *quorum.Listing) []Primitive {
 			if OwnerPrimitive(li.Owner) == KindSemaphore {
 				p.Permits = max(p.Permits, li.Owner.Count)
 			}
-			if li.State == quorum.StateHeld {
+			if li.State == StateHeld {
 				p.Held++
 			}
 		case KindMulti:

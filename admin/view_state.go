@@ -1,7 +1,5 @@
 package admin
 
-import "github.com/redlock/redlock/quorum"
-
 // One description of each kind of hold, for every surface: which keys are a
 // primitive's bookkeeping (never a row or a lock of their own), which primitive
 // a listed key belongs to, and the state of a primitive as a whole. `locks`,
@@ -11,20 +9,20 @@ import "github.com/redlock/redlock/quorum"
 // StateFree is the state of a primitive whose keys are listed but hold nobody:
 // a semaphore or a shared key whose holders are all gone. Keys are never free
 // (a key that holds nobody is not listed).
-const StateFree quorum.LockState = "free"
+const StateFree LockState = "free"
 
 // Class is ClassifyKey of a listed key: its name and the type the masters report.
-func Class(li *quorum.LockInfo) KeyClass { return ClassifyKey(li.Name, li.KeyType()) }
+func Class(li *LockInfo) KeyClass { return ClassifyKey(li.Name, li.KeyType()) }
 
 // Bookkeeping reports whether li is a primitive's bookkeeping key
 // (KeyKind.Bookkeeping), not a lock of its own.
-func Bookkeeping(li *quorum.LockInfo) bool { return Class(li).Kind.Bookkeeping() }
+func Bookkeeping(li *LockInfo) bool { return Class(li).Kind.Bookkeeping() }
 
 // PrimitiveOf says which primitive li belongs to, from its name, type and value
 // alone: the kind, and a group that every key of that one primitive shares
 // (the semaphore's name for a permit, the token for a multi-name hold's name,
 // the name otherwise). ok is false for bookkeeping keys.
-func PrimitiveOf(li *quorum.LockInfo) (kind PrimitiveKind, group string, ok bool) {
+func PrimitiveOf(li *LockInfo) (kind PrimitiveKind, group string, ok bool) {
 	kc := Class(li)
 	switch {
 	case kc.Kind.Bookkeeping():
@@ -50,7 +48,7 @@ func PrimitiveOf(li *quorum.LockInfo) (kind PrimitiveKind, group string, ok bool
 //   - shared holders: held when a holder is held on a quorum; partial when some
 //     holder is on fewer masters (or the members could not be read and the key
 //     is partial); free when the key holds nobody alive.
-func (p *Primitive) State() quorum.LockState {
+func (p *Primitive) State() LockState {
 	if len(p.Locks) == 0 {
 		return StateFree
 	}
@@ -59,20 +57,20 @@ func (p *Primitive) State() quorum.LockState {
 		return worstState(p.Locks)
 	case KindSemaphore:
 		if p.Held > 0 {
-			return quorum.StateHeld
+			return StateHeld
 		}
 		return worstState(p.Locks)
 	case KindShared:
 		if p.Held > 0 {
-			return quorum.StateHeld
+			return StateHeld
 		}
 		for _, h := range p.Holders {
 			if h.Votes > 0 {
-				return quorum.StatePartial
+				return StatePartial
 			}
 		}
-		if p.Holders == nil && p.Locks[0].State == quorum.StatePartial {
-			return quorum.StatePartial
+		if p.Holders == nil && p.Locks[0].State == StatePartial {
+			return StatePartial
 		}
 		return StateFree
 	}
@@ -80,7 +78,7 @@ func (p *Primitive) State() quorum.LockState {
 }
 
 // worstState is the state of lis that most needs an administrator.
-func worstState(lis []*quorum.LockInfo) quorum.LockState {
+func worstState(lis []*LockInfo) LockState {
 	st := lis[0].State
 	for _, li := range lis[1:] {
 		if stateRank(li.State) > stateRank(st) {
@@ -91,13 +89,13 @@ func worstState(lis []*quorum.LockInfo) quorum.LockState {
 }
 
 // stateRank orders states from healthy to needing an administrator.
-func stateRank(s quorum.LockState) int {
+func stateRank(s LockState) int {
 	switch s {
-	case quorum.StateHeld:
+	case StateHeld:
 		return 0
-	case quorum.StatePartial:
+	case StatePartial:
 		return 1
-	case quorum.StateContested:
+	case StateContested:
 		return 2
 	}
 	return 3
@@ -108,7 +106,7 @@ func stateRank(s quorum.LockState) int {
 // view of a few keys must read too to count the primitive whole (the console's
 // filter shows one permit slot; "sem 2/3" needs the other slots). It returns
 // nil at once when no row is a permit or a multi-name hold's name; l may be nil.
-func Siblings(l *quorum.Listing, rows []quorum.LockInfo) []string {
+func Siblings(l *Listing, rows []LockInfo) []string {
 	if l == nil {
 		return nil
 	}

@@ -29,11 +29,11 @@ func init() {
 // unexported operation of the same name, documented on admin.Admin.
 type adminSide struct{ m *Manager }
 
-func (a adminSide) Inspect(ctx context.Context, match string) (*Listing, error) {
+func (a adminSide) Inspect(ctx context.Context, match string) (*lockListing, error) {
 	return a.m.inspect(ctx, match)
 }
 
-func (a adminSide) InspectStream(ctx context.Context, match string) (*Listing, iter.Seq[*LockInfo], error) {
+func (a adminSide) InspectStream(ctx context.Context, match string) (*lockListing, iter.Seq[*lockInfo], error) {
 	return a.m.inspectStream(ctx, match)
 }
 
@@ -42,7 +42,7 @@ func (a adminSide) InspectStream(ctx context.Context, match string) (*Listing, i
 func (a adminSide) NewScanner(match string) interface {
 	Step(ctx context.Context) error
 	Progress() keyspace.ScanProgress
-	Listing() (*Listing, error)
+	Listing() (*lockListing, error)
 } {
 	return a.m.newScanner(match)
 }
@@ -54,7 +54,7 @@ func (a adminSide) Leader(ctx context.Context, name string) (*LeaderInfo, error)
 	return (&Election{m: a.m, name: name}).leader(ctx)
 }
 
-func (a adminSide) Describe(ctx context.Context, names []string) (*Listing, error) {
+func (a adminSide) Describe(ctx context.Context, names []string) (*lockListing, error) {
 	return a.m.describe(ctx, names)
 }
 

@@ -16,12 +16,12 @@ import (
 //   - orphaned: only keys of another type (a Redisson hash), keys without a TTL that
 //     no quorum holds, or a value whose validity is gone;
 //   - revoked: the leading value is a revocation's tombstone, until FreeAt.
-func (m *Manager) classify(li *LockInfo) { m.classifyInto(li, nil, nil) }
+func (m *Manager) classify(li *lockInfo) { m.classifyInto(li, nil, nil) }
 
 // classifyInto is classify, writing the owner into *owner when it is not nil
 // (a listing that reuses one), else into a new Owner, its strings taken from in
 // when they are there. It allocates nothing else for up to 16 masters.
-func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
+func (m *Manager) classifyInto(li *lockInfo, owner *Owner, in *interned) {
 	// The values, per value: a slice on the stack, as there are few masters.
 	var gbuf [16]valueGroup
 	var ibuf [16]int
@@ -43,7 +43,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 	if keyspace.IsTombstone(lead) {
 		// A revocation's lock-delay: nobody holds it, nobody can take it until
 		// the longest of its tombstones ends.
-		li.Owner, li.Library, li.State, li.Validity = nil, "redlock", StateRevoked, 0
+		li.Owner, li.Library, li.State, li.Validity = nil, "redlock", stateRevoked, 0
 		li.FreeAt = li.ObservedAt.Add(max(0, slices.Max(pttls)))
 		return
 	}
@@ -61,7 +61,7 @@ func (m *Manager) classifyInto(li *LockInfo, owner *Owner, in *interned) {
 }
 
 // valueGroup is the masters that hold one string value. Values read truncated
-// (MasterView.Truncated) are told apart by their length too.
+// (masterView.Truncated) are told apart by their length too.
 type valueGroup struct {
 	value   string
 	size    int64
@@ -72,7 +72,7 @@ type valueGroup struct {
 // groupValues groups masters by the string value they hold, appending to counts;
 // of[i] is the group of masters[i], -1 for none. wrongType is the type of a key
 // of another type, when one was read.
-func groupValues(masters []MasterView, counts []valueGroup, of []int) (_ []valueGroup, _ []int, wrongType string) {
+func groupValues(masters []masterView, counts []valueGroup, of []int) (_ []valueGroup, _ []int, wrongType string) {
 	for _, mv := range masters {
 		g := -1
 		switch {
@@ -114,7 +114,7 @@ func leadingGroup(counts []valueGroup) int {
 // classifyLead sets li's Validity and State from the PTTLs of the leading value's
 // masters (sorted here), the type of a key of another type (wrongType, "" for
 // none), and whether other values were read (contested).
-func (m *Manager) classifyLead(li *LockInfo, pttls []time.Duration, wrongType string, contested bool) {
+func (m *Manager) classifyLead(li *lockInfo, pttls []time.Duration, wrongType string, contested bool) {
 	// Sort descending, -1 (no TTL) first: it outlives every other.
 	slices.SortFunc(pttls, func(a, b time.Duration) int {
 		return cmp.Compare(ttlRank(b), ttlRank(a))
@@ -122,24 +122,24 @@ func (m *Manager) classifyLead(li *LockInfo, pttls []time.Duration, wrongType st
 	if li.Votes >= m.quorum {
 		q := pttls[m.quorum-1]
 		if q < 0 {
-			li.Validity = NoExpiry
+			li.Validity = noExpiry
 		} else {
 			li.Validity = q - m.cfg.drift(q)
 		}
 	}
 	switch {
 	case li.Votes >= m.quorum && li.Validity > 0:
-		li.State = StateHeld
+		li.State = stateHeld
 	case wrongType != "" || li.Votes >= m.quorum:
-		li.State = StateOrphaned
+		li.State = stateOrphaned
 	case contested:
-		li.State = StateContested
+		li.State = stateContested
 	case pttls[0] < 0 || pttls[0]-m.cfg.drift(pttls[0]) <= 0:
-		li.State = StateOrphaned
+		li.State = stateOrphaned
 	default:
-		li.State = StatePartial
+		li.State = statePartial
 	}
-	if li.State != StateHeld && li.Validity > 0 {
+	if li.State != stateHeld && li.Validity > 0 {
 		li.Validity = 0
 	}
 }
@@ -151,9 +151,9 @@ func (m *Manager) classifyLead(li *LockInfo, pttls []time.Duration, wrongType st
 // lives, as a string lock's would: held where a quorum has it with validity left
 // (its TTL is its latest holder's expiry), partial on fewer masters; which
 // holders hold it is read by admin.Admin.Primitives. An election's record has no TTL and is
-// no lock: it is never orphaned (StateHeld where a quorum has it, else partial).
-func (m *Manager) classifyOther(li *LockInfo, typ string) {
-	li.State, li.Library, li.Value, li.Votes, li.Owner, li.Validity = StateOrphaned, "unknown", "", 0, nil, 0
+// no lock: it is never orphaned (stateHeld where a quorum has it, else partial).
+func (m *Manager) classifyOther(li *lockInfo, typ string) {
+	li.State, li.Library, li.Value, li.Votes, li.Owner, li.Validity = stateOrphaned, "unknown", "", 0, nil, 0
 	kc := keyspace.ClassifyKey(li.Name, typ)
 	switch {
 	case typ == "zset" && kc.Kind == keyspace.KeyShared, kc.Kind == keyspace.KeyTerm && typ == "hash":
@@ -175,22 +175,22 @@ func (m *Manager) classifyOther(li *LockInfo, typ string) {
 	slices.SortFunc(pttls, func(a, b time.Duration) int { return cmp.Compare(ttlRank(b), ttlRank(a)) })
 	if li.Votes >= m.quorum {
 		if q := pttls[m.quorum-1]; q < 0 {
-			li.Validity = NoExpiry
+			li.Validity = noExpiry
 		} else {
 			li.Validity = max(0, q-m.cfg.drift(q))
 		}
 	}
 	switch {
 	case kc.Kind == keyspace.KeyTerm && li.Votes >= m.quorum:
-		li.State = StateHeld
+		li.State = stateHeld
 	case kc.Kind == keyspace.KeyTerm:
-		li.State = StatePartial
-	case li.Validity > 0 && li.Validity != NoExpiry:
-		li.State = StateHeld
+		li.State = statePartial
+	case li.Validity > 0 && li.Validity != noExpiry:
+		li.State = stateHeld
 	case len(pttls) > 0 && pttls[0] > 0 && pttls[0]-m.cfg.drift(pttls[0]) > 0 && li.Votes < m.quorum:
-		li.State = StatePartial
+		li.State = statePartial
 	}
-	if li.State != StateHeld {
+	if li.State != stateHeld {
 		li.Validity = 0
 	}
 }
@@ -198,7 +198,7 @@ func (m *Manager) classifyOther(li *LockInfo, typ string) {
 // ttlRank orders PTTLs with "no TTL" above every finite one.
 func ttlRank(d time.Duration) time.Duration {
 	if d < 0 {
-		return NoExpiry
+		return noExpiry
 	}
 	return d
 }

@@ -167,7 +167,7 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		q := g.pttls[m.quorum-1]
 		validity := q - m.cfg.drift(q) - observed.Sub(sent)
 		if q < 0 {
-			validity = NoExpiry
+			validity = noExpiry
 		}
 		if validity <= 0 {
 			break

@@ -49,18 +49,18 @@ func TestInspectStates(t *testing.T) {
 
 	tests := []struct {
 		name     string
-		state    LockState
+		state    lockState
 		votes    int
 		library  string
 		validity bool // remaining validity > 0
 		fence    int64
 	}{
-		{"ours", StateHeld, 5, "redlock", true, 17},
-		{"redsync", StateHeld, 5, "redsync", true, 0},
-		{"partial", StatePartial, 2, "node-redlock", false, 0},
-		{"contested", StateContested, 2, "redlock.net/pottery", false, 0},
-		{"nottl", StateOrphaned, 1, "unknown", false, 0},
-		{"redisson", StateOrphaned, 0, "redisson", false, 0},
+		{"ours", stateHeld, 5, "redlock", true, 17},
+		{"redsync", stateHeld, 5, "redsync", true, 0},
+		{"partial", statePartial, 2, "node-redlock", false, 0},
+		{"contested", stateContested, 2, "redlock.net/pottery", false, 0},
+		{"nottl", stateOrphaned, 1, "unknown", false, 0},
+		{"redisson", stateOrphaned, 0, "redisson", false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestInspectStates(t *testing.T) {
 	assert.Equal(t, []int{5, 5, 4, 4, 2}, keyCounts(lst))
 }
 
-func keyCounts(l *Listing) []int {
+func keyCounts(l *lockListing) []int {
 	out := []int{}
 	for _, m := range l.Masters {
 		out = append(out, m.Keys)
@@ -133,7 +133,7 @@ func TestInspectMatchAndManyKeys(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, lst.Locks, tt.want)
 			for _, l := range lst.Locks {
-				assert.Equal(t, StateHeld, l.State, l.Name)
+				assert.Equal(t, stateHeld, l.State, l.Name)
 			}
 		})
 	}
@@ -158,7 +158,7 @@ func TestInspectWithMastersDown(t *testing.T) {
 	assert.False(t, lst.Masters[3].Answered)
 	li := lst.Lock("job")
 	require.NotNil(t, li)
-	assert.Equal(t, StateHeld, li.State)
+	assert.Equal(t, stateHeld, li.State)
 	assert.Equal(t, 3, li.Votes)
 	assert.Error(t, li.Masters[1].Err)
 	assert.False(t, li.Masters[1].Present)
@@ -175,46 +175,46 @@ func TestInspectWithMastersDown(t *testing.T) {
 	}
 	assert.NotContains(t, err.Error(), "master a:")
 	assert.Equal(t, 2, lst.Answered())
-	assert.Equal(t, StatePartial, lst.Lock("job").State)
+	assert.Equal(t, statePartial, lst.Lock("job").State)
 }
 
 func TestClassify(t *testing.T) {
 	m, err := New([]Node{{Name: "a", Addr: "x:1"}, {Name: "b", Addr: "x:2"}, {Name: "c", Addr: "x:3"}}, WithDrift(0.01, 2*time.Millisecond))
 	require.NoError(t, err)
-	s := func(v string, pttl time.Duration) MasterView {
-		return MasterView{Present: true, Type: "string", Value: v, PTTL: pttl}
+	s := func(v string, pttl time.Duration) masterView {
+		return masterView{Present: true, Type: "string", Value: v, PTTL: pttl}
 	}
-	none := MasterView{}
+	none := masterView{}
 	tests := []struct {
 		name     string
-		views    []MasterView
-		state    LockState
+		views    []masterView
+		state    lockState
 		votes    int
 		validity time.Duration
 	}{
-		{"quorum-th largest pttl minus drift", []MasterView{s("v", 9*time.Second), s("v", 5*time.Second), s("v", 7*time.Second)}, StateHeld, 3, 7*time.Second - 72*time.Millisecond},
-		{"two of three", []MasterView{s("v", time.Second), none, s("v", 3*time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
-		{"validity gone", []MasterView{s("v", time.Millisecond), s("v", time.Millisecond), none}, StateOrphaned, 2, -1010 * time.Microsecond},
-		{"no ttl on a quorum", []MasterView{s("v", -1), s("v", -1), none}, StateHeld, 2, NoExpiry},
-		{"one master", []MasterView{s("v", time.Second), none, none}, StatePartial, 1, 0},
-		{"no ttl on one", []MasterView{s("v", -1), none, none}, StateOrphaned, 1, 0},
-		{"contested", []MasterView{s("v", time.Second), s("w", time.Second), none}, StateContested, 1, 0},
-		{"majority beats a minority", []MasterView{s("v", time.Second), s("w", time.Second), s("v", 2*time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
-		{"hash only", []MasterView{{Present: true, Type: "hash", PTTL: time.Second}, none, none}, StateOrphaned, 0, 0},
-		{"hash beside a minority", []MasterView{{Present: true, Type: "hash"}, s("v", time.Second), none}, StateOrphaned, 1, 0},
-		{"revoked: a tombstone on a quorum", []MasterView{s(keyspace.Tombstone("v"), time.Second), s(keyspace.Tombstone("v"), 3*time.Second), none}, StateRevoked, 2, 0},
-		{"revoked: a tombstone on one", []MasterView{s(keyspace.Tombstone("v"), 3*time.Second), none, none}, StateRevoked, 1, 0},
-		{"a holder beside a minority tombstone", []MasterView{s(keyspace.Tombstone("v"), 3*time.Second), s("w", time.Second), s("w", time.Second)}, StateHeld, 2, time.Second - 12*time.Millisecond},
-		{"a forged tombstone (not hex) is a foreign value", []MasterView{s("rl1x."+strings.Repeat("z", 40), time.Second), s("rl1x."+strings.Repeat("z", 40), time.Second), none}, StateHeld, 2, time.Second - 12*time.Millisecond},
+		{"quorum-th largest pttl minus drift", []masterView{s("v", 9*time.Second), s("v", 5*time.Second), s("v", 7*time.Second)}, stateHeld, 3, 7*time.Second - 72*time.Millisecond},
+		{"two of three", []masterView{s("v", time.Second), none, s("v", 3*time.Second)}, stateHeld, 2, time.Second - 12*time.Millisecond},
+		{"validity gone", []masterView{s("v", time.Millisecond), s("v", time.Millisecond), none}, stateOrphaned, 2, -1010 * time.Microsecond},
+		{"no ttl on a quorum", []masterView{s("v", -1), s("v", -1), none}, stateHeld, 2, noExpiry},
+		{"one master", []masterView{s("v", time.Second), none, none}, statePartial, 1, 0},
+		{"no ttl on one", []masterView{s("v", -1), none, none}, stateOrphaned, 1, 0},
+		{"contested", []masterView{s("v", time.Second), s("w", time.Second), none}, stateContested, 1, 0},
+		{"majority beats a minority", []masterView{s("v", time.Second), s("w", time.Second), s("v", 2*time.Second)}, stateHeld, 2, time.Second - 12*time.Millisecond},
+		{"hash only", []masterView{{Present: true, Type: "hash", PTTL: time.Second}, none, none}, stateOrphaned, 0, 0},
+		{"hash beside a minority", []masterView{{Present: true, Type: "hash"}, s("v", time.Second), none}, stateOrphaned, 1, 0},
+		{"revoked: a tombstone on a quorum", []masterView{s(keyspace.Tombstone("v"), time.Second), s(keyspace.Tombstone("v"), 3*time.Second), none}, stateRevoked, 2, 0},
+		{"revoked: a tombstone on one", []masterView{s(keyspace.Tombstone("v"), 3*time.Second), none, none}, stateRevoked, 1, 0},
+		{"a holder beside a minority tombstone", []masterView{s(keyspace.Tombstone("v"), 3*time.Second), s("w", time.Second), s("w", time.Second)}, stateHeld, 2, time.Second - 12*time.Millisecond},
+		{"a forged tombstone (not hex) is a foreign value", []masterView{s("rl1x."+strings.Repeat("z", 40), time.Second), s("rl1x."+strings.Repeat("z", 40), time.Second), none}, stateHeld, 2, time.Second - 12*time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			li := LockInfo{Masters: tt.views}
+			li := lockInfo{Masters: tt.views}
 			m.classify(&li)
 			assert.Equal(t, tt.state, li.State)
 			assert.Equal(t, tt.votes, li.Votes)
 			assert.Equal(t, tt.validity, li.Validity)
-			if tt.state == StateRevoked {
+			if tt.state == stateRevoked {
 				// Free when the longest tombstone ends, as observed.
 				assert.Equal(t, li.ObservedAt.Add(3*time.Second), li.FreeAt)
 				assert.Nil(t, li.Owner)

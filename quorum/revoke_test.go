@@ -262,7 +262,7 @@ func TestRevokeTouchesOnlyWhatItWasShown(t *testing.T) {
 	require.NoError(t, err)
 	li := lst.Lock("cas")
 	require.NotNil(t, li)
-	assert.Equal(t, StateRevoked, li.State)
+	assert.Equal(t, stateRevoked, li.State)
 	assert.WithinDuration(t, time.Now().Add(30*time.Second), li.FreeAt, 2*time.Second)
 }
 

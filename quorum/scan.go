@@ -52,7 +52,7 @@ func (m *Manager) newScanner(match string) *scanner {
 
 // Step reads the next batch from every master in parallel, each under the
 // listing's per-call deadline; a master that has finished the current pass waits
-// for the others. A master that fails is reported by Listing as not
+// for the others. A master that fails is reported by lockListing as not
 // answering until a later Step succeeds on it (retried at most once a second
 // while a quorum answers); its pass goes on where it stopped.
 // Step returns an error matching ErrUnavailable when fewer than a quorum answered.
@@ -170,23 +170,23 @@ func (s *scanner) Progress() keyspace.ScanProgress {
 	return p
 }
 
-// Listing merges what the passes have read so far into a quorum view observed now:
+// lockListing merges what the passes have read so far into a quorum view observed now:
 // per master, the keys of the current pass, and those of the previous complete
 // pass it has not read again yet; remaining TTLs are aged by the time since each
 // key was read, and keys whose TTL ran out are left out. Masters whose last Step
-// failed show as not answering; Listing returns the view with an error matching
+// failed show as not answering; lockListing returns the view with an error matching
 // ErrUnavailable when fewer than a quorum answered, as Inspect does.
 //
-// A lock none of whose keys changed since an earlier Listing, under the same
+// A lock none of whose keys changed since an earlier lockListing, under the same
 // masters' answers, and whose state time alone cannot have changed yet (no key
-// near its expiry), is that Listing's LockInfo, Masters and Owner shared: its
+// near its expiry), is that lockListing's lockInfo, Masters and Owner shared: its
 // ObservedAt is when it was merged, and its Validity and PTTLs count from then
 // (its Deadline is the same). The Listings are never changed.
-func (s *scanner) Listing() (*Listing, error) {
+func (s *scanner) Listing() (*lockListing, error) {
 	now := s.now()
-	lst := &Listing{ObservedAt: now, Match: s.match, Quorum: s.m.quorum, Total: len(s.m.nodes), Masters: make([]MasterAnswer, len(s.m.nodes))}
+	lst := &lockListing{ObservedAt: now, Match: s.match, Quorum: s.m.quorum, Total: len(s.m.nodes), Masters: make([]masterAnswer, len(s.m.nodes))}
 	for i, st := range s.nodes {
-		ans := MasterAnswer{Master: s.m.nodes[i].name, Answered: st.err == nil, Latency: st.latency}
+		ans := masterAnswer{Master: s.m.nodes[i].name, Answered: st.err == nil, Latency: st.latency}
 		if st.err != nil {
 			ans.Err = &NodeError{Node: ans.Master, Op: "scan", Err: s.m.nodes[i].explain(st.err)}
 			ans.Error = ans.Err.Error()
@@ -200,7 +200,7 @@ func (s *scanner) Listing() (*Listing, error) {
 }
 
 // describe is admin.Admin.Describe, which documents it.
-func (m *Manager) describe(ctx context.Context, names []string) (*Listing, error) {
+func (m *Manager) describe(ctx context.Context, names []string) (*lockListing, error) {
 	keys := make([]string, 0, 2*len(names))
 	for _, name := range names {
 		keys = append(keys, m.Key(name), m.Key(name)+fenceSuffix)

@@ -30,7 +30,7 @@ type scanStore struct {
 	added  []int32          // rows added since the last listing
 	order  []int32          // the rows of the last listing, by name
 	dirty  int              // rows marked dirty since the last listing
-	last   []LockInfo       // the last listing's locks (shared with its caller)
+	last   []lockInfo       // the last listing's locks (shared with its caller)
 	lastOf []string         // the last listing's master errors ("" answered): its rows hold them
 	keys   []int            // the last listing's key count of each master
 	until  int64            // ns after epoch: the last listing holds until then if nothing is put
@@ -221,7 +221,7 @@ func (s *scanStore) view(row int32, i int, now int64) (scanSlot, time.Duration, 
 // listing that has not changed since, under the same answers, is that listing's
 // lock: its ObservedAt is when it was merged, its Validity and PTTLs count from
 // then. When no row changed, the locks are the last listing's, the same slice.
-func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []LockInfo {
+func (s *scanStore) listing(m *Manager, at time.Time, answers []masterAnswer) []lockInfo {
 	now := s.since(at)
 	errs := make([]string, len(answers))
 	for i, a := range answers {
@@ -238,9 +238,9 @@ func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []
 		return s.last
 	}
 	s.sortAdded()
-	out := make([]LockInfo, 0, len(s.order))
+	out := make([]lockInfo, 0, len(s.order))
 	until := int64(noEnd)
-	var masters []MasterView // one allocation for the masters of many locks
+	var masters []masterView // one allocation for the masters of many locks
 	var owners []Owner       // and for their owners
 	var in interned
 	var fkey []byte
@@ -272,9 +272,9 @@ func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []
 			continue
 		}
 		if len(masters)+s.n > cap(masters) {
-			masters = make([]MasterView, 0, s.n*min(1024, len(s.order)))
+			masters = make([]masterView, 0, s.n*min(1024, len(s.order)))
 		}
-		li := LockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: s.n, ObservedAt: at}
+		li := lockInfo{Name: name, Key: m.Key(name), Quorum: m.quorum, Total: s.n, ObservedAt: at}
 		recheck := int64(noEnd)
 		// From this much PTTL left on, the drift budget takes a key's whole
 		// validity (or it expires): its lock's state may change.
@@ -283,7 +283,7 @@ func (s *scanStore) listing(m *Manager, at time.Time, answers []MasterAnswer) []
 			floor = int64(float64(m.cfg.drift(0))/(1-f)) + int64(time.Millisecond)
 		}
 		for i := range s.n {
-			mv := MasterView{Master: answers[i].Master}
+			mv := masterView{Master: answers[i].Master}
 			if errs[i] != "" {
 				mv.Err = answers[i].Err
 			} else if sl, pttl, ok := s.view(row, i, now); ok {

@@ -31,7 +31,7 @@ func scanAll(t *testing.T, s *scanner) int {
 }
 
 // names returns the lock names of a listing with their states and votes.
-func summary(lst *Listing) map[string]string {
+func summary(lst *lockListing) map[string]string {
 	out := map[string]string{}
 	for _, li := range lst.Locks {
 		out[li.Name] = fmt.Sprintf("%s %d/%d fence=%d", li.State, li.Votes, li.Total, li.Fence)
@@ -134,7 +134,7 @@ func TestScannerAgesRememberedTTLs(t *testing.T) {
 }
 
 // TestScannerMergesOnlyWhatChanged: a pass over keys that did not change merges
-// no lock again (the next Listing holds the same locks, the same slice); a key
+// no lock again (the next lockListing holds the same locks, the same slice); a key
 // changed on one master, a lock taken and one released are merged or left out at
 // the end of the pass that read them; a lock whose validity runs out is merged
 // again without any read, and shows so.
@@ -168,7 +168,7 @@ func TestScannerMergesOnlyWhatChanged(t *testing.T) {
 	first, err := s.Listing()
 	require.NoError(t, err)
 	require.Len(t, first.Locks, 1502)
-	same := func(a, b *LockInfo) bool { return &a.Masters[0] == &b.Masters[0] }
+	same := func(a, b *lockInfo) bool { return &a.Masters[0] == &b.Masters[0] }
 
 	// A second pass over the same keys.
 	for done := s.Progress().Passes; s.Progress().Passes == done; {
@@ -196,17 +196,17 @@ func TestScannerMergesOnlyWhatChanged(t *testing.T) {
 	assert.Equal(t, "held 2/3 fence=0", summary(third)["bulk/0007"])
 	assert.False(t, same(second.Lock("bulk/0007"), third.Lock("bulk/0007")))
 	assert.True(t, same(second.Lock("bulk/0008"), third.Lock("bulk/0008")))
-	assert.Equal(t, StateHeld, third.Lock("short").State)
+	assert.Equal(t, stateHeld, third.Lock("short").State)
 
 	// The short lock's validity runs out: no read, yet it is not held any more.
 	sh := third.Lock("short")
 	mu.Lock()
-	frozen = sh.ObservedAt.Add(slices.MaxFunc(sh.Masters, func(a, b MasterView) int { return cmp.Compare(a.PTTL, b.PTTL) }).PTTL - time.Millisecond)
+	frozen = sh.ObservedAt.Add(slices.MaxFunc(sh.Masters, func(a, b masterView) int { return cmp.Compare(a.PTTL, b.PTTL) }).PTTL - time.Millisecond)
 	mu.Unlock()
 	fourth, err := s.Listing()
 	require.NoError(t, err)
 	require.NotNil(t, fourth.Lock("short"), "its keys live on a little")
-	assert.NotEqual(t, StateHeld, fourth.Lock("short").State)
+	assert.NotEqual(t, stateHeld, fourth.Lock("short").State)
 	assert.True(t, same(third.Lock("bulk/0008"), fourth.Lock("bulk/0008")))
 }
 
@@ -236,7 +236,7 @@ func TestScannerWithMastersDown(t *testing.T) {
 	lst, err = s.Listing()
 	require.True(t, errors.Is(err, ErrUnavailable))
 	assert.Equal(t, 1, lst.Answered())
-	assert.Equal(t, StatePartial, lst.Lock("job").State)
+	assert.Equal(t, statePartial, lst.Lock("job").State)
 }
 
 // TestDescribeReadsExactNames: Describe reads only the names asked for, glob
@@ -298,7 +298,7 @@ func TestScannerProgressNeverGoesBack(t *testing.T) {
 // TestScannerPassOverUnchangedKeysAllocatesNothing: once the key space is known,
 // a pass that reads it again as it was allocates nothing per key (it took 476
 // bytes per key and master when every pass refilled two maps per master and
-// merged every lock again), and its Listing is the previous one's locks.
+// merged every lock again), and its lockListing is the previous one's locks.
 func TestScannerPassOverUnchangedKeysAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3)

@@ -32,7 +32,7 @@ func (m *Manager) sharedMembers(ctx context.Context, key string) (sent time.Time
 		}
 		// No member outlives its key: a score (any writer's, of any size) counts
 		// up to the key's TTL, in floating point so that none overflows.
-		most := NoExpiry
+		most := noExpiry
 		if d := pt.Val(); d > 0 {
 			most = d
 		}

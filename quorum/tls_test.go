@@ -120,7 +120,7 @@ func TestTLSAcquireExtendRelease(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, 3, lst.Answered())
 			require.NotNil(t, lst.Lock(name))
-			assert.Equal(t, StateHeld, lst.Lock(name).State)
+			assert.Equal(t, stateHeld, lst.Lock(name).State)
 
 			require.NoError(t, l.Release(ctx))
 			assert.Empty(t, keysOn(t, c, m.Key(name)), "nothing left after release")

@@ -154,17 +154,6 @@ func defaultOwner(label string) Owner {
 	return Owner{Host: host, PID: os.Getpid(), Label: label}
 }
 
-// redact shortens a lock value for display (keyspace.Redact): a value of this
-// package keeps its version and the first 6 characters of its token; full
-// tokens of other owners never reach output. Package admin exports it.
-func redact(value string) string { return keyspace.Redact(value, tokenOf) }
-
-// tokenOf returns the token of a value ParseValue reads, and whether it reads it.
-func tokenOf(value string) (string, bool) {
-	v, err := ParseValue(value)
-	return v.Token, err == nil
-}
-
 // library guesses which client wrote a lock value (keyspace.Library): "redlock"
 // for values ParseValue reads.
 func library(value string) string {

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -72,7 +73,7 @@ type expiredMsg struct {
 	rep  *quorum.Report
 	err  error
 	// holder is the lock as read after a force-expire found it changed.
-	holder *quorum.LockInfo
+	holder *admin.LockInfo
 	// now: deleted at once (D); else revoked, the name taken until free (zero when
 	// no tombstone was written).
 	now  bool

@@ -11,7 +11,6 @@ import (
 	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
-	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -38,7 +37,7 @@ type detailPane struct {
 type detailVM struct {
 	now     time.Time
 	polled  bool
-	lock    *quorum.LockInfo
+	lock    *admin.LockInfo
 	holder  string // of lock, escaped
 	node    *topology.NodeHealth
 	latency []float64 // the node's recent latencies

@@ -49,7 +49,7 @@ func (s *fakeSource) Poll(_ context.Context, visible []string) Snapshot {
 	out := s.snap
 	out.At = s.clock.Now()
 	out.Nodes = append([]topology.NodeHealth(nil), s.snap.Nodes...)
-	out.Locks = append([]quorum.LockInfo(nil), s.snap.Locks...)
+	out.Locks = append([]admin.LockInfo(nil), s.snap.Locks...)
 	return out
 }
 
@@ -138,7 +138,7 @@ func (l *fakeLocker) Revoke(ctx context.Context, name string, seen map[string]ad
 	return l.clock.Now().Add(time.Minute), rep, err
 }
 
-func (l *fakeLocker) Lookup(_ context.Context, name string) (*quorum.LockInfo, error) {
+func (l *fakeLocker) Lookup(_ context.Context, name string) (*admin.LockInfo, error) {
 	l.src.mu.Lock()
 	defer l.src.mu.Unlock()
 	for _, li := range l.src.snap.Locks {
@@ -214,28 +214,28 @@ func healthyNodes() []topology.NodeHealth {
 	return out
 }
 
-func mastersWith(value string, pttl time.Duration, on int) []quorum.MasterView {
-	var out []quorum.MasterView
+func mastersWith(value string, pttl time.Duration, on int) []admin.MasterView {
+	var out []admin.MasterView
 	for i, n := range masters {
 		if i < on {
-			out = append(out, quorum.MasterView{Master: n, Present: true, Type: "string", Value: value, PTTL: pttl})
+			out = append(out, admin.MasterView{Master: n, Present: true, Type: "string", Value: value, PTTL: pttl})
 		} else {
-			out = append(out, quorum.MasterView{Master: n})
+			out = append(out, admin.MasterView{Master: n})
 		}
 	}
 	return out
 }
 
-func sampleLocks() []quorum.LockInfo {
-	return []quorum.LockInfo{
+func sampleLocks() []admin.LockInfo {
+	return []admin.LockInfo{
 		{
-			Name: "billing/42", Key: "lock:billing/42", State: quorum.StateHeld, Votes: 5, Quorum: 3, Total: 5,
+			Name: "billing/42", Key: "lock:billing/42", State: admin.StateHeld, Votes: 5, Quorum: 3, Total: 5,
 			Value: opsValue, Owner: &quorum.Owner{Host: "web-1", PID: 4242, Label: "ops", At: t0.Add(-20 * time.Second)},
 			Library: "redlock", Validity: 12500 * time.Millisecond, ObservedAt: t0, Fence: 17,
 			Masters: mastersWith(opsValue, 12800*time.Millisecond, 5),
 		},
 		{
-			Name: "reports/daily", Key: "lock:reports/daily", State: quorum.StatePartial, Votes: 2, Quorum: 3, Total: 5,
+			Name: "reports/daily", Key: "lock:reports/daily", State: admin.StatePartial, Votes: 2, Quorum: 3, Total: 5,
 			Value: "dGhpcyBpcyByZWRzeW5jIQ==", Library: "redsync", Validity: 0, ObservedAt: t0,
 			Masters: mastersWith("dGhpcyBpcyByZWRzeW5jIQ==", 4*time.Second, 2),
 		},

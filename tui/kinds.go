@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 // The KIND column: what primitive a row's key belongs to, as `locks` tells them
@@ -20,10 +19,10 @@ const kindW = 10
 // queue. `locks` folds these into their primitive, and so does the console:
 // they are not rows of their own (a leader's record, which never expires, would
 // otherwise show as an orphaned lock).
-func bookkeeping(li *quorum.LockInfo) bool { return admin.Bookkeeping(li) }
+func bookkeeping(li *admin.LockInfo) bool { return admin.Bookkeeping(li) }
 
 // kindOf is the KIND cell of li: the source's word for it when it has one.
-func kindOf(snap *Snapshot, li *quorum.LockInfo) string {
+func kindOf(snap *Snapshot, li *admin.LockInfo) string {
 	if snap != nil {
 		if k, ok := snap.Kinds[li.Name]; ok {
 			return k
@@ -36,7 +35,7 @@ func kindOf(snap *Snapshot, li *quorum.LockInfo) string {
 // without reading anything else: the permit count of a semaphore's slot (not how
 // many are held), a multi-name hold's name count, that a key is shared or a
 // leadership.
-func kindFromRow(li *quorum.LockInfo) string {
+func kindFromRow(li *admin.LockInfo) string {
 	kc := admin.ClassifyKey(li.Name, li.KeyType())
 	switch kc.Kind {
 	case admin.KeyPermit:

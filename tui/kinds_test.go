@@ -19,13 +19,13 @@ const leaderValue = "rl1.leader-token"
 
 // primitiveRow is a row of one key of a primitive, held on every master with
 // the given Redis type.
-func primitiveRow(name, typ, value string, owner *quorum.Owner, validity time.Duration) quorum.LockInfo {
+func primitiveRow(name, typ, value string, owner *quorum.Owner, validity time.Duration) admin.LockInfo {
 	ms := mastersWith(value, validity+300*time.Millisecond, 5)
 	for i := range ms {
 		ms[i].Type = typ
 	}
-	return quorum.LockInfo{
-		Name: name, Key: "lock:" + name, State: quorum.StateHeld, Votes: 5, Quorum: 3, Total: 5,
+	return admin.LockInfo{
+		Name: name, Key: "lock:" + name, State: admin.StateHeld, Votes: 5, Quorum: 3, Total: 5,
 		Value: value, Owner: owner, Library: "redlock", Validity: validity, ObservedAt: t0, Masters: ms,
 	}
 }
@@ -39,11 +39,11 @@ func primitivesSnapshot(s *Snapshot) {
 	multi := &quorum.Owner{Label: "etl [multi-name hold of 2 names]", Host: "h", Kind: "multi", Count: 2}
 	leader := &quorum.Owner{Label: "[value 10.0.0.5:8080\x1b[2J, term 7, leader of crond]", Host: "h", Kind: "leader"}
 	record := primitiveRow("crond:leader:term", "hash", "", nil, 0)
-	record.State, record.Validity, record.Library = quorum.StateOrphaned, 0, "record of election crond"
+	record.State, record.Validity, record.Library = admin.StateOrphaned, 0, "record of election crond"
 	for i := range record.Masters {
 		record.Masters[i].PTTL = -1
 	}
-	s.Locks = []quorum.LockInfo{
+	s.Locks = []admin.LockInfo{
 		primitiveRow("nightly:permit:0", "string", "rl1.p0", sem("job-a [permit 0 of nightly (2/3 held)]"), 40*time.Second),
 		primitiveRow("nightly:permit:2", "string", "rl1.p2", sem("job-b [permit 2 of nightly (2/3 held)]"), 50*time.Second),
 		primitiveRow("etl/in", "string", "rl1.multi", multi, 30*time.Second),

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // The locks table's sort keys and filter rule: the order of the rows for a key,
@@ -58,7 +58,7 @@ type rowOrder struct {
 func newRowOrder(k listKey) rowOrder { return rowOrder{by: k.sortBy, desc: k.desc, held: k.heldSet()} }
 
 // compare orders two rows.
-func (o rowOrder) compare(a, b *quorum.LockInfo) int {
+func (o rowOrder) compare(a, b *admin.LockInfo) int {
 	c := 0
 	switch o.by {
 	case sortState:
@@ -85,14 +85,14 @@ func (o rowOrder) compare(a, b *quorum.LockInfo) int {
 
 // sorted returns a sorted copy of rows. The owner and kind cells, which take
 // formatting, are computed once per row.
-func (o rowOrder) sorted(rows []*quorum.LockInfo) []*quorum.LockInfo {
+func (o rowOrder) sorted(rows []*admin.LockInfo) []*admin.LockInfo {
 	if o.by != sortOwner && o.by != sortKind {
 		out := slices.Clone(rows)
 		slices.SortFunc(out, o.compare)
 		return out
 	}
 	type keyed struct {
-		li   *quorum.LockInfo
+		li   *admin.LockInfo
 		cell string
 	}
 	ks := make([]keyed, len(rows))
@@ -112,7 +112,7 @@ func (o rowOrder) sorted(rows []*quorum.LockInfo) []*quorum.LockInfo {
 		}
 		return c
 	})
-	out := make([]*quorum.LockInfo, len(ks))
+	out := make([]*admin.LockInfo, len(ks))
 	for i, k := range ks {
 		out[i] = k.li
 	}
@@ -122,12 +122,12 @@ func (o rowOrder) sorted(rows []*quorum.LockInfo) []*quorum.LockInfo {
 // compareLeft orders two rows by the validity they have left: none (not held)
 // first, then by deadline (rows observed at different times compare by what is
 // left at the same instant), no expiry last.
-func compareLeft(a, b *quorum.LockInfo) int {
-	group := func(li *quorum.LockInfo) int {
+func compareLeft(a, b *admin.LockInfo) int {
+	group := func(li *admin.LockInfo) int {
 		switch {
 		case li.Validity <= 0:
 			return 0
-		case li.Validity == quorum.NoExpiry:
+		case li.Validity == admin.NoExpiry:
 			return 2
 		}
 		return 1
@@ -141,13 +141,13 @@ func compareLeft(a, b *quorum.LockInfo) int {
 // newRowMatcher returns whether a row passes the filter of k (nil: every row
 // does): the filter is matched against the name, state, owner, library and
 // kind columns (newMatcher says how).
-func newRowMatcher(k listKey) func(*quorum.LockInfo) bool {
+func newRowMatcher(k listKey) func(*admin.LockInfo) bool {
 	match := newMatcher(k.filter)
 	if match == nil {
 		return nil
 	}
 	held := k.heldSet()
-	return func(li *quorum.LockInfo) bool {
+	return func(li *admin.LockInfo) bool {
 		return match(li.Name) || match(string(li.State)) || match(holderOf(li, held[li.Name])) || match(li.Library) || match(kindFromRow(li))
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
-	"github.com/redlock/redlock/quorum"
 )
 
 // tableVM is what the table's view reads besides the table itself: a narrow view
@@ -25,17 +25,17 @@ type tableVM struct {
 	quorum   int
 }
 
-func lockState(st Styles, s quorum.LockState) (string, lipgloss.Style) {
+func lockState(st Styles, s admin.LockState) (string, lipgloss.Style) {
 	switch s {
-	case quorum.StateHeld:
+	case admin.StateHeld:
 		return "● held", st.Good
-	case quorum.StatePartial:
+	case admin.StatePartial:
 		return "◐ partial", st.Warn
-	case quorum.StateContested:
+	case admin.StateContested:
 		return "◆ contested", st.Info
-	case quorum.StateOrphaned:
+	case admin.StateOrphaned:
 		return "○ orphaned", st.Bad
-	case quorum.StateRevoked:
+	case admin.StateRevoked:
 		return "⊘ revoked", st.Warn
 	}
 	return "? " + string(s), st.Muted
@@ -44,9 +44,9 @@ func lockState(st Styles, s quorum.LockState) (string, lipgloss.Style) {
 // stateAt is a lock's state at now: as observed, except that a held lock whose
 // validity has run out since is orphaned (the documented state of "validity
 // gone"), so that the state and the validity column never disagree.
-func stateAt(li *quorum.LockInfo, now time.Time) quorum.LockState {
-	if li.State == quorum.StateHeld && li.Validity != quorum.NoExpiry && remaining(li, now) <= 0 {
-		return quorum.StateOrphaned
+func stateAt(li *admin.LockInfo, now time.Time) admin.LockState {
+	if li.State == admin.StateHeld && li.Validity != admin.NoExpiry && remaining(li, now) <= 0 {
+		return admin.StateOrphaned
 	}
 	return li.State
 }
@@ -75,7 +75,7 @@ func validityW(barW int) int {
 }
 
 // remaining is the validity left of a lock at now, from the deadline observed at the last poll.
-func remaining(li *quorum.LockInfo, now time.Time) time.Duration { return li.Deadline().Sub(now) }
+func remaining(li *admin.LockInfo, now time.Time) time.Duration { return li.Deadline().Sub(now) }
 
 // View renders the table; empty when it has no room.
 func (t *locksTable) View(ctx *programContext, vm tableVM) string {
@@ -137,7 +137,7 @@ func (t *locksTable) View(ctx *programContext, vm tableVM) string {
 }
 
 // row renders one lock.
-func (t *locksTable) row(ctx *programContext, vm tableVM, li *quorum.LockInfo, isSel bool, nameW, ownerW, barW int) string {
+func (t *locksTable) row(ctx *programContext, vm tableVM, li *admin.LockInfo, isSel bool, nameW, ownerW, barW int) string {
 	st, p := ctx.st, &ctx.paint
 	hi := isSel && t.focused // the selection style covers the row's own styles
 	state := stateAt(li, vm.now)
@@ -179,15 +179,15 @@ func (t *locksTable) row(ctx *programContext, vm tableVM, li *quorum.LockInfo, i
 // validity left of a held lock; "expired" for one whose validity ran out since it
 // was read; for a revoked one, when it is free; for the others, how long their
 // longest key lives on.
-func validityAt(st Styles, li *quorum.LockInfo, state quorum.LockState, now time.Time) (string, lipgloss.Style) {
+func validityAt(st Styles, li *admin.LockInfo, state admin.LockState, now time.Time) (string, lipgloss.Style) {
 	switch {
-	case state == quorum.StateHeld && li.Validity == quorum.NoExpiry:
+	case state == admin.StateHeld && li.Validity == admin.NoExpiry:
 		return "no ttl", st.Warn
-	case state == quorum.StateHeld:
+	case state == admin.StateHeld:
 		return human.Duration(max(remaining(li, now), 0)), st.Plain
-	case li.State == quorum.StateHeld:
+	case li.State == admin.StateHeld:
 		return "expired", st.Bad
-	case state == quorum.StateRevoked:
+	case state == admin.StateRevoked:
 		// The lock-delay: taken by the tombstone until it ends.
 		if left := li.FreeAt.Sub(now); left > 0 {
 			return "free in " + human.Duration(left), st.Warn
@@ -203,7 +203,7 @@ func validityAt(st Styles, li *quorum.LockInfo, state quorum.LockState, now time
 func clampF(f float64) float64 { return min(max(f, 0), 1) }
 
 // maxPTTL is the longest remaining TTL of the lock's keys, as observed.
-func maxPTTL(li *quorum.LockInfo) time.Duration {
+func maxPTTL(li *admin.LockInfo) time.Duration {
 	var d time.Duration
 	for _, mv := range li.Masters {
 		if mv.Present && mv.PTTL > d {

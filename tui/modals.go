@@ -14,7 +14,6 @@ import (
 
 	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
-	"github.com/redlock/redlock/quorum"
 )
 
 // place is where a modal is drawn.
@@ -204,7 +203,7 @@ type confirmation struct {
 }
 
 // newConfirmation is the force-expire of li as the row shows it, held by holder.
-func newConfirmation(li *quorum.LockInfo, holder string) confirmation {
+func newConfirmation(li *admin.LockInfo, holder string) confirmation {
 	c := confirmation{name: li.Name, holder: holder, seen: map[string]admin.Seen{}, unread: map[string]string{}}
 	for _, mv := range li.Masters {
 		switch {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -171,8 +172,8 @@ func TestForceExpireWithAMasterDownNamesIt(t *testing.T) {
 func TestForceExpireSaysWhatWasNotRead(t *testing.T) {
 	m, src, _, _ := fixture(t, 200, 30, false)
 	src.edit(func(s *Snapshot) {
-		s.Locks[0].Masters = append([]quorum.MasterView(nil), s.Locks[0].Masters...)
-		s.Locks[0].Masters[2] = quorum.MasterView{Master: "c", Err: errBoom}
+		s.Locks[0].Masters = append([]admin.MasterView(nil), s.Locks[0].Masters...)
+		s.Locks[0].Masters[2] = admin.MasterView{Master: "c", Err: errBoom}
 	})
 	started(t, m)
 	drive(t, m, keys("x"))
@@ -187,7 +188,7 @@ func TestForceExpireSaysWhatWasNotRead(t *testing.T) {
 func TestForceExpireContestedDeletesOnlyWhatWasShown(t *testing.T) {
 	m, src, lk, _ := fixture(t, 100, 30, false)
 	src.edit(func(s *Snapshot) {
-		s.Locks[0].State = quorum.StateContested
+		s.Locks[0].State = admin.StateContested
 		s.Locks[0].Masters[1].Value = "rl1.other"
 	})
 	started(t, m)
@@ -250,7 +251,7 @@ func TestExtendAndReleaseOnlyOwnLocks(t *testing.T) {
 	assert.Equal(t, "mine/1", m.table.sel, "the new lock is selected")
 	// The lock shows up in the next poll; select it and extend, then release.
 	src.edit(func(s *Snapshot) {
-		s.Locks = append(s.Locks, quorum.LockInfo{Name: "mine/1", State: quorum.StateHeld, Votes: 5, Total: 5, Quorum: 3, ObservedAt: clk.Now(), Validity: 29 * time.Second})
+		s.Locks = append(s.Locks, admin.LockInfo{Name: "mine/1", State: admin.StateHeld, Votes: 5, Total: 5, Quorum: 3, ObservedAt: clk.Now(), Validity: 29 * time.Second})
 	})
 	runCmd(t, m, m.startPoll())
 	assert.Contains(t, rowOf(m.View(), "mine/1 "), "this console")
@@ -409,7 +410,7 @@ func TestResizeUsesTheRoom(t *testing.T) {
 	m, src, _, _ := fixture(t, 80, 24, false)
 	src.edit(func(s *Snapshot) {
 		for i := range 30 {
-			s.Locks = append(s.Locks, quorum.LockInfo{Name: fmt.Sprintf("job/%02d", i), State: quorum.StateHeld, Votes: 3, Total: 5, Quorum: 3, ObservedAt: t0, Validity: time.Second})
+			s.Locks = append(s.Locks, admin.LockInfo{Name: fmt.Sprintf("job/%02d", i), State: admin.StateHeld, Votes: 3, Total: 5, Quorum: 3, ObservedAt: t0, Validity: time.Second})
 		}
 	})
 	started(t, m)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -23,8 +24,8 @@ func manyLocks(src *fakeSource, n int) {
 			if i%2 == 1 {
 				owner = "bob"
 			}
-			s.Locks = append(s.Locks, quorum.LockInfo{
-				Name: fmt.Sprintf("job/%03d", i), Key: fmt.Sprintf("lock:job/%03d", i), State: quorum.StateHeld, Votes: 5, Quorum: 3, Total: 5,
+			s.Locks = append(s.Locks, admin.LockInfo{
+				Name: fmt.Sprintf("job/%03d", i), Key: fmt.Sprintf("lock:job/%03d", i), State: admin.StateHeld, Votes: 5, Quorum: 3, Total: 5,
 				Owner: &quorum.Owner{Label: owner, Host: "h"}, Library: "redlock", Validity: time.Duration(i+1) * time.Second, ObservedAt: t0,
 			})
 		}
@@ -148,7 +149,7 @@ func TestCopyOnlyOwnToken(t *testing.T) {
 	drive(t, m, enter)
 	require.Contains(t, m.hold.held, "mine")
 	src.edit(func(s *Snapshot) {
-		s.Locks = append(s.Locks, quorum.LockInfo{Name: "mine", State: quorum.StateHeld, Votes: 5, Quorum: 3, Total: 5, ObservedAt: t0})
+		s.Locks = append(s.Locks, admin.LockInfo{Name: "mine", State: admin.StateHeld, Votes: 5, Quorum: 3, Total: 5, ObservedAt: t0})
 	})
 	tickPoll(t, m)
 	drive(t, m, keys("gj")) // billing/42, mine, reports/daily

@@ -1,8 +1,8 @@
 package tui
 
 import (
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/events"
-	"github.com/redlock/redlock/quorum"
 )
 
 // prepBase is what a poll's command needs from the model to prepare the answer:
@@ -20,8 +20,8 @@ type prepared struct {
 	set    *lockSet       // its locks: the listing indexed, the fresh rows laid over it
 	events []historyEntry // lock events since the previous answer
 	key    listKey
-	rows   []*quorum.LockInfo // set.rowsFor(key)
-	listed int                // the rows before the filter
+	rows   []*admin.LockInfo // set.rowsFor(key)
+	listed int               // the rows before the filter
 }
 
 // prepare indexes the answer's listing (once per listing: a source shares an
@@ -34,7 +34,7 @@ func (b prepBase) prepare(snap Snapshot) *prepared {
 	evs := snap.Events
 	if snap.EventSource == "" && !b.first && b.prev != nil {
 		evs = nil
-		for _, ev := range events.Diff(&quorum.Listing{Locks: b.prev.merged()}, &quorum.Listing{Locks: p.set.merged()}, snap.At) {
+		for _, ev := range events.Diff(&admin.Listing{Locks: b.prev.merged()}, &admin.Listing{Locks: p.set.merged()}, snap.At) {
 			evs = append(evs, Event(ev))
 		}
 	}
@@ -50,7 +50,7 @@ func (b prepBase) prepare(snap Snapshot) *prepared {
 // value, else (a release or an expiry carries none) from the row the console
 // showed for that name, in the previous answer or this one.
 func (b prepBase) who(ev Event, now *lockSet, mine bool) string {
-	li := quorum.LockInfo{Name: ev.Name, Owner: ev.Owner, Library: ev.Library}
+	li := admin.LockInfo{Name: ev.Name, Owner: ev.Owner, Library: ev.Library}
 	if mine || li.Owner != nil || known(li.Library) {
 		return holderOf(&li, mine)
 	}
@@ -68,4 +68,4 @@ func (b prepBase) who(ev Event, now *lockSet, mine bool) string {
 // known reports whether a library guess names a library.
 func known(lib string) bool { return lib != "" && lib != "unknown" }
 
-func byName(a, b quorum.LockInfo) int { return naturalCompare(a.Name, b.Name) }
+func byName(a, b admin.LockInfo) int { return naturalCompare(a.Name, b.Name) }

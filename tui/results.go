@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/quorum"
 )
@@ -131,15 +132,15 @@ func (m *Model) copyToken() {
 }
 
 // holder describes who holds a lock, without its token (escaped).
-func (m *Model) holder(li *quorum.LockInfo) string { return holderOf(li, m.hold.mine(li.Name)) }
+func (m *Model) holder(li *admin.LockInfo) string { return holderOf(li, m.hold.mine(li.Name)) }
 
 // holderOf describes who holds a lock, without its token: "this console" when
 // mine, else the owner metadata (escaped: another user wrote it) or the library.
-func holderOf(li *quorum.LockInfo, mine bool) string {
+func holderOf(li *admin.LockInfo, mine bool) string {
 	if mine {
 		return "this console"
 	}
-	if li.State == quorum.StateRevoked {
+	if li.State == admin.StateRevoked {
 		return "revoked: free at " + li.FreeAt.Format(time.TimeOnly)
 	}
 	if li.Owner != nil {

@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/stretchr/testify/assert"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 // A revoked lock shows as such, with the time it is free, and who holds it is
@@ -15,7 +14,7 @@ func TestRevokedLockShowsWhenItIsFree(t *testing.T) {
 	m, src, _, _ := fixture(t, 160, 30, false)
 	src.edit(func(s *Snapshot) {
 		li := &s.Locks[0]
-		li.State, li.Owner, li.Validity = quorum.StateRevoked, nil, 0
+		li.State, li.Owner, li.Validity = admin.StateRevoked, nil, 0
 		li.FreeAt = li.ObservedAt.Add(42 * time.Second)
 	})
 	started(t, m)

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // The locks table's data. A poll answer is a listing (Snapshot.Locks: at 100,000
@@ -20,10 +20,10 @@ import (
 // listingIndex is what the table derives from one listing. It is built off the
 // UI goroutine and never changed after, but for its cache of sorted rows (mu).
 type listingIndex struct {
-	src   []quorum.LockInfo  // the listing as the source gave it: its identity
-	locks []quorum.LockInfo  // sorted by name (naturally): src, or a sorted copy
-	rows  []*quorum.LockInfo // the table's rows by name: locks but the bookkeeping keys
-	spans []time.Duration    // the countdown reference of locks[i]
+	src   []admin.LockInfo  // the listing as the source gave it: its identity
+	locks []admin.LockInfo  // sorted by name (naturally): src, or a sorted copy
+	rows  []*admin.LockInfo // the table's rows by name: locks but the bookkeeping keys
+	spans []time.Duration   // the countdown reference of locks[i]
 
 	mu     sync.Mutex
 	sorted []keyedRows // the rows for the keys asked lately, newest last
@@ -32,7 +32,7 @@ type listingIndex struct {
 // keyedRows are the rows of a listing for one key.
 type keyedRows struct {
 	key  listKey
-	rows []*quorum.LockInfo
+	rows []*admin.LockInfo
 }
 
 // sortedKept is how many keys' rows a listingIndex keeps.
@@ -40,13 +40,13 @@ const sortedKept = 4
 
 // newListingIndex indexes the listing src, carrying the countdown spans over
 // from prev (nil for the first answer).
-func newListingIndex(src []quorum.LockInfo, prev *lockSet) *listingIndex {
+func newListingIndex(src []admin.LockInfo, prev *lockSet) *listingIndex {
 	locks := src
 	if !slices.IsSortedFunc(src, byName) {
 		locks = slices.Clone(src)
 		slices.SortStableFunc(locks, byName)
 	}
-	x := &listingIndex{src: src, locks: locks, rows: make([]*quorum.LockInfo, 0, len(locks)), spans: make([]time.Duration, len(locks))}
+	x := &listingIndex{src: src, locks: locks, rows: make([]*admin.LockInfo, 0, len(locks)), spans: make([]time.Duration, len(locks))}
 	for i := range locks {
 		if !bookkeeping(&locks[i]) {
 			x.rows = append(x.rows, &locks[i])
@@ -78,14 +78,14 @@ func newListingIndex(src []quorum.LockInfo, prev *lockSet) *listingIndex {
 
 // find returns the index of name in locks.
 func (x *listingIndex) find(name string) (int, bool) {
-	i, ok := slices.BinarySearchFunc(x.locks, name, func(li quorum.LockInfo, n string) int { return naturalCompare(li.Name, n) })
+	i, ok := slices.BinarySearchFunc(x.locks, name, func(li admin.LockInfo, n string) int { return naturalCompare(li.Name, n) })
 	return i, ok && x.locks[i].Name == name
 }
 
 // rowsFor returns the listing's rows for key k (filtered and sorted), computing
 // them once per key; callers never change them. It can take tens of
 // milliseconds at 100,000 locks: never on the UI goroutine for a large listing.
-func (x *listingIndex) rowsFor(k listKey) []*quorum.LockInfo {
+func (x *listingIndex) rowsFor(k listKey) []*admin.LockInfo {
 	if k.sortBy == sortName && !k.desc && k.filter == "" {
 		return x.rows
 	}
@@ -121,9 +121,9 @@ func (x *listingIndex) rowsFor(k listKey) []*quorum.LockInfo {
 // and the commands that prepare the next answer or re-sort the rows.
 type lockSet struct {
 	idx   *listingIndex
-	fresh map[string]*quorum.LockInfo // replaces the listing's row of the name, or adds one
-	gone  map[string]bool             // left out, even when the listing or fresh has it
-	spans map[string]span             // the countdown reference of the fresh rows
+	fresh map[string]*admin.LockInfo // replaces the listing's row of the name, or adds one
+	gone  map[string]bool            // left out, even when the listing or fresh has it
+	spans map[string]span            // the countdown reference of the fresh rows
 }
 
 // span is the countdown reference of one lock: the longest validity seen for its value.
@@ -148,7 +148,7 @@ func newLockSet(snap Snapshot, prev *lockSet) *lockSet {
 		}
 	}
 	if len(snap.Fresh) > 0 {
-		s.fresh = make(map[string]*quorum.LockInfo, len(snap.Fresh))
+		s.fresh = make(map[string]*admin.LockInfo, len(snap.Fresh))
 		s.spans = make(map[string]span, len(snap.Fresh))
 		for i := range snap.Fresh {
 			li := &snap.Fresh[i]
@@ -166,7 +166,7 @@ func newLockSet(snap Snapshot, prev *lockSet) *lockSet {
 }
 
 // sameListing reports whether a and b are the same slice.
-func sameListing(a, b []quorum.LockInfo) bool {
+func sameListing(a, b []admin.LockInfo) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
@@ -174,7 +174,7 @@ func sameListing(a, b []quorum.LockInfo) bool {
 func (s *lockSet) size() int { return len(s.idx.locks) }
 
 // lock returns the row of name (nil when there is none).
-func (s *lockSet) lock(name string) *quorum.LockInfo {
+func (s *lockSet) lock(name string) *admin.LockInfo {
 	if s.gone[name] {
 		return nil
 	}
@@ -200,7 +200,7 @@ func (s *lockSet) span(name string) (span, bool) {
 
 // spanOf returns the countdown reference of a row: the longest validity seen
 // for its value (0 when none).
-func (s *lockSet) spanOf(li *quorum.LockInfo) time.Duration {
+func (s *lockSet) spanOf(li *admin.LockInfo) time.Duration {
 	if sp, ok := s.span(li.Name); ok && sp.value == li.Value {
 		return sp.max
 	}
@@ -210,7 +210,7 @@ func (s *lockSet) spanOf(li *quorum.LockInfo) time.Duration {
 // rowsFor returns the rows for key k and how many rows there are before the
 // filter: the listing's rows for k (computed once per listing) with the fresh
 // rows in their places and the gone ones left out, in one block move.
-func (s *lockSet) rowsFor(k listKey) (rows []*quorum.LockInfo, listed int) {
+func (s *lockSet) rowsFor(k listKey) (rows []*admin.LockInfo, listed int) {
 	base := s.idx.rowsFor(k)
 	listed = len(s.idx.rows)
 	if len(s.fresh) == 0 && len(s.gone) == 0 {
@@ -233,7 +233,7 @@ func (s *lockSet) rowsFor(k listKey) (rows []*quorum.LockInfo, listed int) {
 			drop = append(drop, j)
 		}
 	}
-	var add []*quorum.LockInfo
+	var add []*admin.LockInfo
 	for name, li := range s.fresh {
 		leave(name)
 		if s.gone[name] || bookkeeping(li) {
@@ -251,7 +251,7 @@ func (s *lockSet) rowsFor(k listKey) (rows []*quorum.LockInfo, listed int) {
 	}
 	slices.Sort(drop)
 	slices.SortFunc(add, ord.compare)
-	rows = make([]*quorum.LockInfo, 0, len(base)-len(drop)+len(add))
+	rows = make([]*admin.LockInfo, 0, len(base)-len(drop)+len(add))
 	from := 0 // the next row of base to copy
 	for _, li := range add {
 		at, _ := slices.BinarySearchFunc(base, li, ord.compare)
@@ -264,7 +264,7 @@ func (s *lockSet) rowsFor(k listKey) (rows []*quorum.LockInfo, listed int) {
 
 // copyKept appends base[from:to] to rows but the indexes in *drop (sorted),
 // consuming the ones it passes.
-func copyKept(rows, base []*quorum.LockInfo, from, to int, drop *[]int) []*quorum.LockInfo {
+func copyKept(rows, base []*admin.LockInfo, from, to int, drop *[]int) []*admin.LockInfo {
 	for len(*drop) > 0 && (*drop)[0] < to {
 		d := (*drop)[0]
 		*drop = (*drop)[1:]
@@ -279,11 +279,11 @@ func copyKept(rows, base []*quorum.LockInfo, from, to int, drop *[]int) []*quoru
 
 // merged returns every row of the answer, bookkeeping keys included, sorted by
 // name: what a console that compares answers itself compares.
-func (s *lockSet) merged() []quorum.LockInfo {
+func (s *lockSet) merged() []admin.LockInfo {
 	if len(s.fresh) == 0 && len(s.gone) == 0 {
 		return s.idx.locks
 	}
-	out := make([]quorum.LockInfo, 0, len(s.idx.locks)+len(s.fresh))
+	out := make([]admin.LockInfo, 0, len(s.idx.locks)+len(s.fresh))
 	for i := range s.idx.locks {
 		name := s.idx.locks[i].Name
 		if _, ok := s.fresh[name]; ok || s.gone[name] {

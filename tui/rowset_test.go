@@ -11,13 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
-func rowsNamed(state quorum.LockState, names ...string) []quorum.LockInfo {
-	out := make([]quorum.LockInfo, len(names))
+func rowsNamed(state admin.LockState, names ...string) []admin.LockInfo {
+	out := make([]admin.LockInfo, len(names))
 	for i, n := range names {
-		out[i] = quorum.LockInfo{Name: n, State: state}
+		out[i] = admin.LockInfo{Name: n, State: state}
 	}
 	return out
 }
@@ -43,12 +44,12 @@ func TestSnapshotMerged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			snap := Snapshot{Locks: rowsNamed(quorum.StatePartial, tt.all...), Fresh: rowsNamed(quorum.StateHeld, tt.fresh...), Gone: tt.gone}
+			snap := Snapshot{Locks: rowsNamed(admin.StatePartial, tt.all...), Fresh: rowsNamed(admin.StateHeld, tt.fresh...), Gone: tt.gone}
 			before := slices.Clone(snap.Locks)
 			got := []string{}
 			for _, li := range snap.Merged() {
 				n := li.Name
-				if li.State == quorum.StateHeld {
+				if li.State == admin.StateHeld {
 					n += "*"
 				}
 				got = append(got, n)
@@ -65,13 +66,13 @@ func TestSnapshotMerged(t *testing.T) {
 // in a descending sort).
 func referenceRows(snap Snapshot, k listKey) (names []string, listed int) {
 	held := k.heldSet()
-	left := func(li *quorum.LockInfo) time.Duration {
-		if li.Validity <= 0 || li.Validity == quorum.NoExpiry {
+	left := func(li *admin.LockInfo) time.Duration {
+		if li.Validity <= 0 || li.Validity == admin.NoExpiry {
 			return li.Validity
 		}
 		return max(li.Deadline().Sub(t0), 1)
 	}
-	var rows []quorum.LockInfo
+	var rows []admin.LockInfo
 	for _, li := range snap.Merged() {
 		if !bookkeeping(&li) {
 			rows = append(rows, li)
@@ -79,11 +80,11 @@ func referenceRows(snap Snapshot, k listKey) (names []string, listed int) {
 	}
 	listed = len(rows)
 	if match := newMatcher(k.filter); match != nil {
-		rows = slices.DeleteFunc(rows, func(li quorum.LockInfo) bool {
+		rows = slices.DeleteFunc(rows, func(li admin.LockInfo) bool {
 			return !(match(li.Name) || match(string(li.State)) || match(holderOf(&li, held[li.Name])) || match(li.Library) || match(kindFromRow(&li)))
 		})
 	}
-	less := func(a, b *quorum.LockInfo) bool {
+	less := func(a, b *admin.LockInfo) bool {
 		switch k.sortBy {
 		case sortState:
 			return a.State < b.State
@@ -114,12 +115,12 @@ func referenceRows(snap Snapshot, k listKey) (names []string, listed int) {
 // bookkeeping keys and names whose digits order them naturally, and fresh rows
 // that change some of them, add others, and gone names.
 func randomAnswer(r *rand.Rand, n int) Snapshot {
-	states := []quorum.LockState{quorum.StateHeld, quorum.StatePartial, quorum.StateContested, quorum.StateOrphaned}
-	row := func(name string) quorum.LockInfo {
-		li := quorum.LockInfo{Name: name, State: states[r.IntN(len(states))], Votes: r.IntN(4), Total: 3, Validity: time.Duration(r.IntN(5)) * time.Second, Library: "redlock", Value: fmt.Sprint(r.IntN(3))}
+	states := []admin.LockState{admin.StateHeld, admin.StatePartial, admin.StateContested, admin.StateOrphaned}
+	row := func(name string) admin.LockInfo {
+		li := admin.LockInfo{Name: name, State: states[r.IntN(len(states))], Votes: r.IntN(4), Total: 3, Validity: time.Duration(r.IntN(5)) * time.Second, Library: "redlock", Value: fmt.Sprint(r.IntN(3))}
 		li.ObservedAt = t0.Add(time.Duration(r.IntN(3)) * 500 * time.Millisecond) // rows merged at different times
 		if r.IntN(10) == 0 {
-			li.Validity = quorum.NoExpiry
+			li.Validity = admin.NoExpiry
 		}
 		switch r.IntN(4) {
 		case 0:
@@ -216,12 +217,12 @@ func TestRowsForEveryKeyFollowTheRule(t *testing.T) {
 // the longest validity seen for its value, across listings and fresh rows; a
 // new value starts over.
 func TestSpansCarryOverListingsAndFreshRows(t *testing.T) {
-	row := func(name, value string, v time.Duration) quorum.LockInfo {
-		return quorum.LockInfo{Name: name, Value: value, Validity: v}
+	row := func(name, value string, v time.Duration) admin.LockInfo {
+		return admin.LockInfo{Name: name, Value: value, Validity: v}
 	}
-	a := newLockSet(Snapshot{Locks: []quorum.LockInfo{row("a", "1", 30*time.Second), row("b", "1", 20*time.Second)}}, nil)
-	b := newLockSet(Snapshot{Locks: []quorum.LockInfo{row("a", "1", 25*time.Second), row("b", "2", 10*time.Second)}, Fresh: []quorum.LockInfo{row("c", "1", 40*time.Second)}}, a)
-	c := newLockSet(Snapshot{Locks: []quorum.LockInfo{row("a", "1", 20*time.Second), row("b", "2", 5*time.Second), row("c", "1", 35*time.Second)}}, b)
+	a := newLockSet(Snapshot{Locks: []admin.LockInfo{row("a", "1", 30*time.Second), row("b", "1", 20*time.Second)}}, nil)
+	b := newLockSet(Snapshot{Locks: []admin.LockInfo{row("a", "1", 25*time.Second), row("b", "2", 10*time.Second)}, Fresh: []admin.LockInfo{row("c", "1", 40*time.Second)}}, a)
+	c := newLockSet(Snapshot{Locks: []admin.LockInfo{row("a", "1", 20*time.Second), row("b", "2", 5*time.Second), row("c", "1", 35*time.Second)}}, b)
 	tests := []struct {
 		set  *lockSet
 		name string

@@ -6,8 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // locksTable is the table of live locks as a component: the rows of the last
@@ -42,7 +41,7 @@ type shownRows struct {
 	set    *lockSet
 	gen    int
 	key    listKey
-	rows   []*quorum.LockInfo
+	rows   []*admin.LockInfo
 	listed int // the rows before the filter
 }
 
@@ -57,7 +56,7 @@ type wantRows struct {
 type rowsMsg struct {
 	gen    int
 	key    listKey
-	rows   []*quorum.LockInfo
+	rows   []*admin.LockInfo
 	listed int
 }
 
@@ -117,7 +116,7 @@ func (t *locksTable) stale() bool {
 // rows returns the locks that pass the filter, in the chosen order: for a small
 // listing always those of the key in force; for a large one, while the rows for
 // a new key are being computed (refresh), the previous ones.
-func (t *locksTable) rows() []*quorum.LockInfo {
+func (t *locksTable) rows() []*admin.LockInfo {
 	if t.stale() && t.set.size() <= inlineRows {
 		rows, listed := t.set.rowsFor(t.key())
 		t.install(shownRows{set: t.set, gen: t.gen, key: t.key(), rows: rows, listed: listed})
@@ -190,7 +189,7 @@ func (t *locksTable) selIndex() int {
 }
 
 // selected returns the selected lock, or nil when no row is shown.
-func (t *locksTable) selected() *quorum.LockInfo {
+func (t *locksTable) selected() *admin.LockInfo {
 	rows := t.rows()
 	if len(rows) == 0 {
 		return nil

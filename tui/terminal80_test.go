@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
@@ -23,8 +24,8 @@ func items(s *Snapshot, prefix string, n int) {
 	for i := range n {
 		j := (i * 7919) % n // a permutation: the source's order is not the screen's
 		name := fmt.Sprintf("%sitem-%d", prefix, j)
-		s.Locks = append(s.Locks, quorum.LockInfo{
-			Name: name, Key: "lock:" + name, State: quorum.StateHeld, Votes: 5, Quorum: 3, Total: 5,
+		s.Locks = append(s.Locks, admin.LockInfo{
+			Name: name, Key: "lock:" + name, State: admin.StateHeld, Votes: 5, Quorum: 3, Total: 5,
 			Owner: &quorum.Owner{Label: "load", Host: "h"}, Library: "redlock", Validity: 285250 * time.Millisecond, ObservedAt: t0,
 			Masters: mastersWith("rl1.x", 285300*time.Millisecond, 5),
 		})
@@ -120,7 +121,7 @@ func TestNaturalOrder(t *testing.T) {
 	src.edit(func(s *Snapshot) {
 		s.Locks = nil
 		for _, n := range []string{"item-10", "item-1", "item-100", "item-2", "item-11"} {
-			s.Locks = append(s.Locks, quorum.LockInfo{Name: n, State: quorum.StateHeld, Votes: 5, Total: 5, Quorum: 3, ObservedAt: t0, Validity: time.Second})
+			s.Locks = append(s.Locks, admin.LockInfo{Name: n, State: admin.StateHeld, Votes: 5, Total: 5, Quorum: 3, ObservedAt: t0, Validity: time.Second})
 		}
 	})
 	started(t, m)

@@ -42,10 +42,10 @@ import (
 type Snapshot struct {
 	At    time.Time
 	Nodes []topology.NodeHealth
-	Locks []quorum.LockInfo
+	Locks []admin.LockInfo
 	// Fresh are rows read for this answer: each replaces the row of its name in
 	// Locks, or adds one.
-	Fresh []quorum.LockInfo
+	Fresh []admin.LockInfo
 	// Gone are names found gone when read for this answer, which Locks (older) may
 	// still show: they are left out, even from Fresh.
 	Gone            []string
@@ -72,7 +72,7 @@ type Snapshot struct {
 // Merged returns the snapshot's locks: Locks with Fresh laid over them and Gone
 // left out, sorted by name (naturally: item-2 before item-10). It copies them;
 // Locks is not changed.
-func (s Snapshot) Merged() []quorum.LockInfo {
+func (s Snapshot) Merged() []admin.LockInfo {
 	out := newLockSet(s, nil).merged()
 	if sameListing(out, s.Locks) {
 		out = slices.Clone(out)
@@ -119,7 +119,7 @@ type Locker interface {
 	// Lookup reads one lock on every master now (admin.Admin.Describe); nil when
 	// no master holds it. A force-expire that found the lock in other hands uses it
 	// to say who holds it now.
-	Lookup(ctx context.Context, name string) (*quorum.LockInfo, error)
+	Lookup(ctx context.Context, name string) (*admin.LockInfo, error)
 }
 
 // Held is a lock this console holds. *quorum.Lock implements it.

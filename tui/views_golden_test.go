@@ -70,8 +70,8 @@ func TestViewsGolden(t *testing.T) {
 func addMany(s *Snapshot, n int) {
 	for i := range n {
 		name := "svc/" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
-		s.Locks = append(s.Locks, quorum.LockInfo{
-			Name: name, Key: "lock:" + name, State: quorum.StateHeld, Votes: 3, Quorum: 3, Total: 5,
+		s.Locks = append(s.Locks, admin.LockInfo{
+			Name: name, Key: "lock:" + name, State: admin.StateHeld, Votes: 3, Quorum: 3, Total: 5,
 			Owner: &quorum.Owner{Label: "w", Host: "h"}, Library: "redlock", Validity: time.Duration(i+1) * time.Second, ObservedAt: t0,
 		})
 	}

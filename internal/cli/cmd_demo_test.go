@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
@@ -56,7 +57,7 @@ func TestDemoEmbedded(t *testing.T) {
 		assert.Empty(t, n.ConfigError, "embedded masters show unknown, not errors")
 	}
 	li := snap.Merged()[0]
-	assert.Equal(t, quorum.StateHeld, li.State)
+	assert.Equal(t, admin.StateHeld, li.State)
 	assert.Equal(t, 5, li.Votes, "%+v", li.Masters)
 	assert.Contains(t, demoNames, li.Name)
 	require.NotNil(t, li.Owner)

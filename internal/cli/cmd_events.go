@@ -14,7 +14,6 @@ import (
 	"github.com/redlock/redlock/internal/connect"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/events"
-	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -103,7 +102,7 @@ type eventLine struct {
 func (l eventLine) humanLine() string {
 	who := ""
 	if l.ev.Owner != nil || l.ev.Library != "" {
-		li := quorum.LockInfo{Owner: l.ev.Owner, Library: l.ev.Library}
+		li := admin.LockInfo{Owner: l.ev.Owner, Library: l.ev.Library}
 		who = " by " + holder(&li)
 	}
 	return fmt.Sprintf("%s %-13s %s%s%s (%d of %d masters) [%s]", l.ev.At.Format("15:04:05.000"), l.ev.Kind, escape.Line(l.ev.Name, 60), l.primitiveText(), who, len(l.ev.Masters), l.total, l.Mode)
@@ -395,7 +394,7 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 		return nil, nil, err
 	}
 	held := &events.Held{}
-	var kept []quorum.LockInfo
+	var kept []admin.LockInfo
 	for li := range locks {
 		if kind, _, ok := admin.PrimitiveOf(li); ok && kind != admin.KindShared {
 			held.Add(li) // shared holders come and go by sharedEvents, one event each
@@ -407,7 +406,7 @@ func (s *lockSession) pollHeld(ctx context.Context, match string) (*events.Held,
 	if len(kept) == 0 {
 		return held, nil, nil
 	}
-	prims, err := s.adm().Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
+	prims, err := s.adm().Primitives(ctx, &admin.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
 		Total: head.Total, Masters: head.Masters, Locks: kept})
 	return held, prims, err
 }

@@ -235,8 +235,8 @@ func (s *lockSession) showForceExpire(ctx context.Context, env *Env, name string
 	default:
 		li := lst.Lock(name)
 		fmt.Fprintf(env.Stderr, "%s is %s (%d/%d masters), validity %s, holder: %s\n", escape.Text(li.Key), li.State, li.Votes, li.Total, validityText(li), holder(li))
-		one := &quorum.Listing{Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Masters: lst.Masters, Locks: []quorum.LockInfo{*li}}
-		s.printPrimitives(env.Stderr, one, []admin.Primitive{{Kind: admin.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{&one.Locks[0]}}})
+		one := &admin.Listing{Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Masters: lst.Masters, Locks: []admin.LockInfo{*li}}
+		s.printPrimitives(env.Stderr, one, []admin.Primitive{{Kind: admin.KindLock, Name: li.Name, Locks: []*admin.LockInfo{&one.Locks[0]}}})
 		for _, mv := range li.Masters {
 			if mv.Present {
 				seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}

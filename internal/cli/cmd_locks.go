@@ -115,7 +115,7 @@ type lockJSON struct {
 	ValidityMS float64    `json:"validity_ms"`
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	NoExpiry   bool       `json:"no_expiry,omitempty"`
-	// FreeAt is a revoked lock's end of its lock-delay (quorum.LockInfo.FreeAt).
+	// FreeAt is a revoked lock's end of its lock-delay (admin.LockInfo.FreeAt).
 	FreeAt  *time.Time       `json:"free_at,omitempty"`
 	Fence   int64            `json:"fence,omitempty"`
 	Masters []masterViewJSON `json:"masters"`
@@ -144,14 +144,14 @@ type listingJSON struct {
 	Error      string          `json:"error,omitempty"`
 }
 
-func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
+func (s *lockSession) lockJSON(li *admin.LockInfo) lockJSON {
 	out := lockJSON{Name: li.Name, Key: li.Key, State: string(li.State), Votes: li.Votes, Quorum: li.Quorum, Total: li.Total,
 		Owner: toOwnerJSON(li.Owner), Library: li.Library, Fence: li.Fence, Masters: []masterViewJSON{}}
 	if li.Value != "" {
 		out.Value = li.RedactedValue()
 	}
 	switch {
-	case li.Validity == quorum.NoExpiry:
+	case li.Validity == admin.NoExpiry:
 		out.NoExpiry = true
 	case li.Validity > 0:
 		out.ValidityMS = ms(li.Validity)
@@ -183,7 +183,7 @@ func (s *lockSession) lockJSON(li *quorum.LockInfo) lockJSON {
 	return out
 }
 
-func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
+func (s *lockSession) listingJSON(lst *admin.Listing, err error) listingJSON {
 	out := listingJSON{ObservedAt: lst.ObservedAt, Match: lst.Match, Quorum: lst.Quorum, Total: lst.Total, Answered: lst.Answered(),
 		Locks: []lockJSON{}, Primitives: []primitiveJSON{}}
 	for _, a := range lst.Masters {
@@ -202,10 +202,10 @@ func (s *lockSession) listingJSON(lst *quorum.Listing, err error) listingJSON {
 
 // holder describes who holds a lock, in a few words, escaped for a terminal (owner
 // labels and host names are written by other users) and cut to 80 columns.
-func holder(li *quorum.LockInfo) string { return escape.Line(holderRaw(li), 80) }
+func holder(li *admin.LockInfo) string { return escape.Line(holderRaw(li), 80) }
 
-func holderRaw(li *quorum.LockInfo) string {
-	if li.State == quorum.StateRevoked {
+func holderRaw(li *admin.LockInfo) string {
+	if li.State == admin.StateRevoked {
 		return revokedText(li)
 	}
 	if li.Owner == nil {
@@ -229,15 +229,15 @@ func holderRaw(li *quorum.LockInfo) string {
 
 // revokedText says when a revoked lock's name is free: "revoked, free at
 // 15:04:05 (in 12s)".
-func revokedText(li *quorum.LockInfo) string {
+func revokedText(li *admin.LockInfo) string {
 	in := max(0, time.Until(li.FreeAt)).Round(time.Second)
 	return fmt.Sprintf("revoked, free at %s (in %s)", li.FreeAt.Format(time.TimeOnly), in)
 }
 
 // validityText formats the remaining validity of a lock for humans.
-func validityText(li *quorum.LockInfo) string {
+func validityText(li *admin.LockInfo) string {
 	switch {
-	case li.Validity == quorum.NoExpiry:
+	case li.Validity == admin.NoExpiry:
 		return "no ttl"
 	case li.Validity > 0:
 		return human.Duration(li.Validity)
@@ -250,8 +250,8 @@ func validityText(li *quorum.LockInfo) string {
 // kept aside as they pass and shown after the plain locks.
 type locksView struct {
 	s     *lockSession
-	head  *quorum.Listing
-	locks iter.Seq[*quorum.LockInfo]
+	head  *admin.Listing
+	locks iter.Seq[*admin.LockInfo]
 	err   error
 	prims *primitiveKeys
 }

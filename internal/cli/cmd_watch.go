@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/health"
-	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 )
 
@@ -67,7 +67,7 @@ type snapshotJSON struct {
 	// states counts the primitives by state (admin.Primitive.State): a
 	// multi-name hold, a semaphore, a name's shared holders or an election count
 	// once, bookkeeping keys never.
-	states map[quorum.LockState]int
+	states map[admin.LockState]int
 }
 
 // watchNodeJSON is a master's health in a watch line: its findings by code.
@@ -107,7 +107,7 @@ func (l watchLine) humanLine() string {
 	s, prev := l.snapshotJSON, l.prev
 	states := s.states
 	line := fmt.Sprintf("%s  %d/%d masters healthy (quorum %d)  locks: %d held, %d partial, %d contested, %d orphaned",
-		s.Time.Format("15:04:05"), s.Healthy, s.Total, s.Quorum, states[quorum.StateHeld], states[quorum.StatePartial], states[quorum.StateContested], states[quorum.StateOrphaned])
+		s.Time.Format("15:04:05"), s.Healthy, s.Total, s.Quorum, states[admin.StateHeld], states[admin.StatePartial], states[admin.StateContested], states[admin.StateOrphaned])
 	if prev != nil {
 		was := map[string]string{}
 		for _, n := range prev.Nodes {
@@ -196,7 +196,7 @@ func (s *lockSession) snapshot(ctx context.Context, prober *health.Prober, match
 		snap.Locks = s.listingJSON(lst, err).Locks
 		prims, perr := s.adm().Primitives(cctx, lst)
 		snap.Primitives = s.primitivesJSON(prims)
-		snap.states = map[quorum.LockState]int{}
+		snap.states = map[admin.LockState]int{}
 		for i := range prims {
 			snap.states[prims[i].State()]++
 		}

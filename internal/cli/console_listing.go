@@ -7,7 +7,6 @@ import (
 
 	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/events"
-	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/tui"
 )
 
@@ -26,7 +25,7 @@ type listingLoop struct {
 
 	mu        sync.Mutex
 	published chan struct{} // closed at the first publication
-	lst       *quorum.Listing
+	lst       *admin.Listing
 	err       error
 	progress  admin.ScanProgress
 	events    []tui.Event
@@ -63,8 +62,8 @@ func (l *listingLoop) run(ctx context.Context, s *admin.Scanner) {
 	defer close(l.done)
 	var (
 		passes    int
-		prevPass  []quorum.LockInfo // the locks of the last complete pass
-		prevHeld  *events.Held      // and the held ones among them
+		prevPass  []admin.LockInfo // the locks of the last complete pass
+		prevHeld  *events.Held     // and the held ones among them
 		passStart = time.Now()
 		lastPub   time.Time
 	)
@@ -126,12 +125,12 @@ func (l *listingLoop) run(ctx context.Context, s *admin.Scanner) {
 }
 
 // sameLocks reports whether a and b are the same slice of locks.
-func sameLocks(a, b []quorum.LockInfo) bool {
+func sameLocks(a, b []admin.LockInfo) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // publish makes a listing the one polls take.
-func (l *listingLoop) publish(lst *quorum.Listing, err error, p admin.ScanProgress, evs []events.Event) {
+func (l *listingLoop) publish(lst *admin.Listing, err error, p admin.ScanProgress, evs []events.Event) {
 	l.publishEvents(evs)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -166,13 +165,13 @@ func (l *listingLoop) publishEvents(evs []events.Event) {
 
 // listingView is what a poll takes from the loop.
 type listingView struct {
-	lst      *quorum.Listing // shared: never changed
+	lst      *admin.Listing // shared: never changed
 	err      error
 	progress admin.ScanProgress
 }
 
 // peek returns the latest listing, nil before the first, without waiting.
-func (l *listingLoop) peek() *quorum.Listing {
+func (l *listingLoop) peek() *admin.Listing {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lst

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/tui"
 )
 
@@ -42,7 +42,7 @@ func TestAttackPollQuorumLostShowsStaleHeldRows(t *testing.T) {
 	require.Error(t, snap.Err, "the rows on screen could not be read from a quorum")
 	assert.Less(t, snap.Answered, 2, "the banner says the listing is incomplete")
 	for _, li := range snap.Merged() {
-		assert.NotEqual(t, quorum.StateHeld, li.State, "%s shown as held with two of three masters dead: %+v", li.Name, li.Masters)
+		assert.NotEqual(t, admin.StateHeld, li.State, "%s shown as held with two of three masters dead: %+v", li.Name, li.Masters)
 		for _, mv := range li.Masters[1:] {
 			assert.False(t, mv.Present, "%s shown present on dead master %s", li.Name, mv.Master)
 		}

@@ -113,7 +113,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 	var (
 		wg       sync.WaitGroup
 		nodes    []topology.NodeHealth
-		fresh    *quorum.Listing
+		fresh    *admin.Listing
 		freshErr error
 		kinds    map[string]string
 	)
@@ -137,7 +137,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 		snap.Answered, snap.Total = v.lst.Answered(), v.lst.Total
 	}
 	err := v.err
-	var rows []quorum.LockInfo
+	var rows []admin.LockInfo
 	if fresh != nil {
 		// Also when fewer than a quorum answered now: the listing may predate the
 		// failure, and the rows on screen must not show keys on masters that did
@@ -162,7 +162,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 	}
 	gone := s.forget(remembered, rows, v.progress.Passes)
 	for _, n := range visible {
-		if !slices.ContainsFunc(rows, func(li quorum.LockInfo) bool { return li.Name == n }) {
+		if !slices.ContainsFunc(rows, func(li admin.LockInfo) bool { return li.Name == n }) {
 			gone[n] = true
 		}
 	}
@@ -189,7 +189,7 @@ func (s *clusterSource) Poll(ctx context.Context, visible []string) tui.Snapshot
 // slots and names the listing knows are read too, although the filter hides
 // them ("sem 2/3" when one slot is on screen, not "sem 1/3"). Only fresh's own
 // rows are kept.
-func (s *clusterSource) annotateWhole(ctx context.Context, fresh *quorum.Listing) map[string]string {
+func (s *clusterSource) annotateWhole(ctx context.Context, fresh *admin.Listing) map[string]string {
 	n := len(fresh.Locks)
 	if extra := admin.Siblings(s.listing.peek(), fresh.Locks); len(extra) > 0 {
 		if more, err := s.adm.Describe(ctx, extra); err == nil && more != nil {
@@ -204,11 +204,11 @@ func (s *clusterSource) annotateWhole(ctx context.Context, fresh *quorum.Listing
 // forget records which visible names the fresh rows show gone (and which came
 // back), drops the records the listing has caught up with, and returns the names
 // the listing may still show although they are gone.
-func (s *clusterSource) forget(visible []string, fresh []quorum.LockInfo, passes int) map[string]bool {
+func (s *clusterSource) forget(visible []string, fresh []admin.LockInfo, passes int) map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range visible {
-		if slices.ContainsFunc(fresh, func(li quorum.LockInfo) bool { return li.Name == n }) {
+		if slices.ContainsFunc(fresh, func(li admin.LockInfo) bool { return li.Name == n }) {
 			delete(s.gone, n)
 		} else {
 			s.gone[n] = passes
@@ -255,7 +255,7 @@ func (l managerLocker) TryAcquire(ctx context.Context, name string, ttl time.Dur
 }
 
 // Lookup reads one lock on every master now.
-func (l managerLocker) Lookup(ctx context.Context, name string) (*quorum.LockInfo, error) {
+func (l managerLocker) Lookup(ctx context.Context, name string) (*admin.LockInfo, error) {
 	lst, err := admin.New(l.m).Describe(ctx, []string{name})
 	if err != nil {
 		return nil, err

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/events"
 	"github.com/redlock/redlock/internal/redistest"
-	"github.com/redlock/redlock/quorum"
 	"github.com/redlock/redlock/topology"
 	"github.com/redlock/redlock/tui"
 )
@@ -93,7 +93,7 @@ func TestConsoleListingIsIncrementalAndRowsOnScreenAreFresh(t *testing.T) {
 	require.NoError(t, snap.Err)
 	assert.Len(t, snap.Locks, 3000)
 	assert.Equal(t, 3, snap.Answered)
-	assert.True(t, slices.IsSortedFunc(snap.Locks, func(a, b quorum.LockInfo) int { return strings.Compare(a.Name, b.Name) }))
+	assert.True(t, slices.IsSortedFunc(snap.Locks, func(a, b admin.LockInfo) int { return strings.Compare(a.Name, b.Name) }))
 
 	lk, err := mgr.TryAcquire(ctx, "bulk/0000x", 30*time.Second)
 	require.NoError(t, err)
@@ -204,7 +204,7 @@ func TestConsoleListingWithMastersDown(t *testing.T) {
 	snap := pollUntil(t, src, []string{"job"}, func(s tui.Snapshot) bool { return s.Answered == 2 })
 	require.NoError(t, snap.Err)
 	require.Equal(t, []string{"job"}, lockNames(snap))
-	assert.Equal(t, quorum.StateHeld, snap.Merged()[0].State)
+	assert.Equal(t, admin.StateHeld, snap.Merged()[0].State)
 
 	rc.Servers[1].Kill()
 	snap = pollUntil(t, src, []string{"job"}, func(s tui.Snapshot) bool { return s.Answered < 2 })

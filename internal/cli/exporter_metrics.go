@@ -19,7 +19,7 @@ import (
 // passed and then grouped (admin.Admin.Primitives). Its size does not grow
 // with the number of locks, only with the policies and elections.
 type lockMetrics struct {
-	states   map[quorum.LockState]float64
+	states   map[admin.LockState]float64
 	kinds    map[admin.PrimitiveKind]float64
 	policies map[string]*policyMetrics
 	permits  map[string]float64
@@ -48,7 +48,7 @@ type leaderMetrics struct {
 
 func newLockMetrics(c *topology.Cluster) *lockMetrics {
 	a := &lockMetrics{
-		states:   map[quorum.LockState]float64{quorum.StateHeld: 0, quorum.StatePartial: 0, quorum.StateContested: 0, quorum.StateOrphaned: 0, quorum.StateRevoked: 0},
+		states:   map[admin.LockState]float64{admin.StateHeld: 0, admin.StatePartial: 0, admin.StateContested: 0, admin.StateOrphaned: 0, admin.StateRevoked: 0},
 		kinds:    map[admin.PrimitiveKind]float64{admin.KindLock: 0, admin.KindMulti: 0, admin.KindSemaphore: 0, admin.KindShared: 0, admin.KindLeader: 0},
 		policies: map[string]*policyMetrics{metrics.DefaultPolicy: {}},
 		permits:  map[string]float64{},
@@ -67,19 +67,19 @@ func newLockMetrics(c *topology.Cluster) *lockMetrics {
 func (s *lockSession) lockMetrics(ctx context.Context, c *topology.Cluster) (*lockMetrics, error) {
 	head, locks, err := s.adm().InspectStream(ctx, "*")
 	a := newLockMetrics(c)
-	var kept []quorum.LockInfo
+	var kept []admin.LockInfo
 	for li := range locks {
 		switch {
 		case isPrimitiveKey(li):
 			kept = append(kept, copyLockInfo(li))
 		case !admin.Bookkeeping(li):
-			a.add(c, &admin.Primitive{Kind: admin.KindLock, Name: li.Name, Locks: []*quorum.LockInfo{li}})
+			a.add(c, &admin.Primitive{Kind: admin.KindLock, Name: li.Name, Locks: []*admin.LockInfo{li}})
 		}
 	}
 	if len(kept) == 0 {
 		return a, err
 	}
-	prims, perr := s.adm().Primitives(ctx, &quorum.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
+	prims, perr := s.adm().Primitives(ctx, &admin.Listing{ObservedAt: head.ObservedAt, Match: head.Match, Quorum: head.Quorum,
 		Total: head.Total, Masters: head.Masters, Locks: kept})
 	for i := range prims {
 		a.add(c, &prims[i])
@@ -100,7 +100,7 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *admin.Primitive) {
 		}
 	}
 	for _, li := range pr.Locks {
-		if li.State == quorum.StateRevoked {
+		if li.State == admin.StateRevoked {
 			if pm := a.policies[policyLabel(c, pr.Name)]; li.FreeAt.After(pm.freeAt) {
 				pm.freeAt = li.FreeAt
 			}
@@ -114,7 +114,7 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *admin.Primitive) {
 	case admin.KindSemaphore:
 		a.permits[policyLabel(c, pr.Name)] += float64(pr.Held)
 		for _, li := range pr.Locks {
-			if li.State == quorum.StateHeld {
+			if li.State == admin.StateHeld {
 				held(pr.Name, li.Owner, li.Validity)
 			}
 		}
@@ -134,7 +134,7 @@ func (a *lockMetrics) add(c *topology.Cluster, pr *admin.Primitive) {
 		a.leaders = append(a.leaders, lm)
 	default: // a lock, each name of a multi-name hold
 		for _, li := range pr.Locks {
-			if li.State == quorum.StateHeld {
+			if li.State == admin.StateHeld {
 				held(li.Name, li.Owner, li.Validity)
 			}
 		}
@@ -180,7 +180,7 @@ func (a *lockMetrics) collect(gauge func(d *prometheus.Desc, v float64, labels .
 		if !pm.freeAt.IsZero() {
 			gauge(descRevokedFree, float64(pm.freeAt.UnixMilli())/1000, name)
 		}
-		if pm.n > 0 && pm.minValid != quorum.NoExpiry {
+		if pm.n > 0 && pm.minValid != admin.NoExpiry {
 			gauge(descMinValidity, pm.minValid.Seconds(), name)
 		}
 	}

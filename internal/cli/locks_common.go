@@ -238,7 +238,7 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 		return "held by another owner"
 	}
 	li := lst.Lock(name)
-	if li.State == quorum.StateRevoked {
+	if li.State == admin.StateRevoked {
 		return revokedText(li)
 	}
 	out := "held by " + holderRaw(li)
@@ -256,7 +256,7 @@ func (s *lockSession) heldBy(ctx context.Context, name string, timeout time.Dura
 		}
 	}
 	switch {
-	case validity == quorum.NoExpiry:
+	case validity == admin.NoExpiry:
 		out += " with no TTL"
 	case validity > 0:
 		out += " for " + human.Duration(validity) + " more"
@@ -277,7 +277,7 @@ func sharedHoldersText(p *admin.Primitive) string {
 			break
 		}
 		if h.Owner != nil {
-			who = append(who, holderRaw(&quorum.LockInfo{Owner: h.Owner}))
+			who = append(who, holderRaw(&admin.LockInfo{Owner: h.Owner}))
 		} else {
 			who = append(who, admin.Redact(h.Value))
 		}

@@ -6,11 +6,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 // The locks of a `locks -json` listing are encoded by hand, straight from each
-// quorum.LockInfo and already indented: byte for byte what encoding/json writes
+// admin.LockInfo and already indented: byte for byte what encoding/json writes
 // for s.lockJSON(li), indented as writeDoc indents it (FuzzLockEncoderMatchesJSON
 // holds the two equal), without the reflection, the intermediate lockJSON and
 // the second pass of indentation. The rest of the document (its head, the
@@ -30,7 +29,7 @@ type lockEncoder struct {
 
 // appendLock appends the JSON of li, as "\n    " followed by the indented object
 // encoding/json and appendIndented(…, "    ") write for s.lockJSON(li).
-func (e *lockEncoder) appendLock(dst []byte, li *quorum.LockInfo) []byte {
+func (e *lockEncoder) appendLock(dst []byte, li *admin.LockInfo) []byte {
 	const in1, in2, in3 = lockIndent + "  ", lockIndent + "    ", lockIndent + "      "
 	dst = append(dst, lockIndent+"{"+in1+`"name": `...)
 	dst = appendJSONString(dst, li.Name)
@@ -92,7 +91,7 @@ func (e *lockEncoder) appendLock(dst []byte, li *quorum.LockInfo) []byte {
 	dst = appendJSONString(dst, li.Library)
 	dst = append(dst, ","+in1+`"validity_ms": `...)
 	switch {
-	case li.Validity == quorum.NoExpiry:
+	case li.Validity == admin.NoExpiry:
 		dst = append(dst, '0')
 	case li.Validity > 0:
 		dst = appendMS(dst, li.Validity)
@@ -103,7 +102,7 @@ func (e *lockEncoder) appendLock(dst []byte, li *quorum.LockInfo) []byte {
 	default:
 		dst = append(dst, '0')
 	}
-	if li.Validity == quorum.NoExpiry {
+	if li.Validity == admin.NoExpiry {
 		dst = append(dst, ","+in1+`"no_expiry": true`...)
 	}
 	if at := jsonTime(li.FreeAt); at != nil {

@@ -12,14 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
 // fuzzLock builds a lock of two masters from the fuzzer's strings and numbers:
 // every field the encoder writes, hostile where a user can write it.
-func fuzzLock(name, value, other, label, typ, errMsg string, pid int, atMS, ttl, pttl, validity, fence, size int64, flags uint8) *quorum.LockInfo {
+func fuzzLock(name, value, other, label, typ, errMsg string, pid int, atMS, ttl, pttl, validity, fence, size int64, flags uint8) *admin.LockInfo {
 	at := time.Date(2026, 11, 25, 3, 0, 0, 123456789, time.UTC)
-	li := &quorum.LockInfo{Name: name, Key: "lock:" + name, State: quorum.LockState(typ), Votes: pid % 7, Quorum: 2, Total: 2,
+	li := &admin.LockInfo{Name: name, Key: "lock:" + name, State: admin.LockState(typ), Votes: pid % 7, Quorum: 2, Total: 2,
 		Value: value, Library: label, Validity: time.Duration(validity), ObservedAt: at, Fence: fence}
 	if flags&1 != 0 {
 		li.Owner = &quorum.Owner{Label: label, Host: other, PID: pid, TTL: time.Duration(ttl)}
@@ -28,14 +29,14 @@ func fuzzLock(name, value, other, label, typ, errMsg string, pid int, atMS, ttl,
 		}
 	}
 	if flags&4 != 0 {
-		li.Validity = quorum.NoExpiry
+		li.Validity = admin.NoExpiry
 	}
-	li.Masters = []quorum.MasterView{
+	li.Masters = []admin.MasterView{
 		{Master: "a", Present: true, Type: "string", Value: value, Size: int64(len(value)), PTTL: time.Duration(pttl)},
 		{Master: label, Present: flags&8 != 0, Type: typ, Value: other, Size: size, Truncated: flags&16 != 0, PTTL: time.Duration(-pttl)},
 	}
 	if flags&32 != 0 {
-		li.Masters[1] = quorum.MasterView{Master: other, Err: errors.New(errMsg)}
+		li.Masters[1] = admin.MasterView{Master: other, Err: errors.New(errMsg)}
 	}
 	if flags&64 != 0 {
 		li.Masters = nil

@@ -15,7 +15,6 @@ import (
 	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
-	"github.com/redlock/redlock/quorum"
 )
 
 // The output of `locks`, written while the listing is iterated: a listing of
@@ -31,7 +30,7 @@ const tableBlock = 500
 //
 // The primitives' keys are kept aside as they pass (copies: few, against the
 // plain locks) and their "primitives" member is written after the locks.
-func (s *lockSession) writeListingJSON(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo], err error, prims *primitiveKeys) error {
+func (s *lockSession) writeListingJSON(w io.Writer, head *admin.Listing, locks iter.Seq[*admin.LockInfo], err error, prims *primitiveKeys) error {
 	doc, derr := versioned(s.listingJSON(head, err))
 	if derr != nil {
 		return derr
@@ -146,7 +145,7 @@ func (cw *chunkWriter) close(last []byte) error {
 //
 // The primitives' keys are left out of the table and kept aside (copies: few,
 // against the plain locks); the primitives follow in a table of their own.
-func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks iter.Seq[*quorum.LockInfo], prims *primitiveKeys) {
+func (s *lockSession) printLockTable(w io.Writer, head *admin.Listing, locks iter.Seq[*admin.LockInfo], prims *primitiveKeys) {
 	t := &blockTable{w: bufio.NewWriterSize(w, 64<<10)}
 	header := func() { t.row("NAME", "STATE", "VOTES", "VALIDITY", "HOLDER") }
 	n, plain, inBlock := 0, 0, 0
@@ -184,7 +183,7 @@ func (s *lockSession) printLockTable(w io.Writer, head *quorum.Listing, locks it
 }
 
 // lockRows adds one lock's line and its masters' lines to the table.
-func lockRows(t *blockTable, li *quorum.LockInfo) {
+func lockRows(t *blockTable, li *admin.LockInfo) {
 	t.row(escape.Line(li.Name, 60), string(li.State), fmt.Sprintf("%d/%d", li.Votes, li.Total), validityText(li), holder(li))
 	lead := "" // the leading value redacted, shared by the masters that hold it
 	for _, mv := range li.Masters {
@@ -255,8 +254,8 @@ func (t *blockTable) flush() {
 }
 
 // lockSeq yields the locks of a whole listing.
-func lockSeq(lst *quorum.Listing) iter.Seq[*quorum.LockInfo] {
-	return func(yield func(*quorum.LockInfo) bool) {
+func lockSeq(lst *admin.Listing) iter.Seq[*admin.LockInfo] {
+	return func(yield func(*admin.LockInfo) bool) {
 		for i := range lst.Locks {
 			if !yield(&lst.Locks[i]) {
 				return

@@ -15,14 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 // streamListing is a listing with the shapes the output must survive: several
 // masters, one not answering, a truncated value, names that look like JSON.
-func streamListing(locks int) *quorum.Listing {
+func streamListing(locks int) *admin.Listing {
 	at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
-	lst := &quorum.Listing{ObservedAt: at, Match: `*"locks": []<&>`, Quorum: 2, Total: 3, Masters: []quorum.MasterAnswer{
+	lst := &admin.Listing{ObservedAt: at, Match: `*"locks": []<&>`, Quorum: 2, Total: 3, Masters: []admin.MasterAnswer{
 		{Master: "a", Answered: true, Keys: locks, Latency: time.Millisecond},
 		{Master: "b", Answered: true, Keys: locks, Latency: 2 * time.Millisecond},
 		{Master: "c", Err: errors.New("no reply"), Error: "no reply"},
@@ -32,9 +31,9 @@ func streamListing(locks int) *quorum.Listing {
 		if i%7 == 3 {
 			name += strings.Repeat("x", i%40) + `"locks": [] <b>`
 		}
-		li := quorum.LockInfo{Name: name, Key: "lock:" + name, State: quorum.StateHeld, Votes: 2, Quorum: 2, Total: 3,
+		li := admin.LockInfo{Name: name, Key: "lock:" + name, State: admin.StateHeld, Votes: 2, Quorum: 2, Total: 3,
 			Value: "dGhpcyBpcyByZWRzeW5jIQ==", Library: "redsync", Validity: time.Duration(i) * time.Millisecond, ObservedAt: at}
-		li.Masters = []quorum.MasterView{
+		li.Masters = []admin.MasterView{
 			{Master: "a", Present: true, Type: "string", Value: li.Value, Size: 24, PTTL: time.Second},
 			{Master: "b", Present: i%5 != 0, Type: "string", Value: li.Value, Size: 24, PTTL: -1},
 			{Master: "c", Err: errors.New("no reply")},

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 // The console's rows of the primitives' keys. The console lists keys; the rows
@@ -22,7 +21,7 @@ import (
 // and the elections' leaders are read (one quorum read each); a failed read
 // leaves its row as listed. It returns the KIND column of the rows it read as
 // primitives (tui.Snapshot.Kinds), by row name.
-func annotateRows(ctx context.Context, adm *admin.Admin, fresh *quorum.Listing) map[string]string {
+func annotateRows(ctx context.Context, adm *admin.Admin, fresh *admin.Listing) map[string]string {
 	rows := fresh.Locks
 	prims, _ := adm.Primitives(ctx, fresh)
 	kinds := map[string]string{}
@@ -52,7 +51,7 @@ func annotateRows(ctx context.Context, adm *admin.Admin, fresh *quorum.Listing) 
 				}
 				if p.Held > 0 {
 					best := p.Holders[0]
-					li.State, li.Votes, li.Validity, li.Owner = quorum.StateHeld, best.Votes, best.Validity, best.Owner
+					li.State, li.Votes, li.Validity, li.Owner = admin.StateHeld, best.Votes, best.Validity, best.Owner
 				} else if st := p.State(); st != admin.StateFree {
 					li.State = st
 				}
@@ -105,7 +104,7 @@ func otherHolders(p *admin.Primitive) string {
 // label first: the KIND column already names the primitive, and the owner column
 // is narrow at 80 columns): into a copy of its owner (the console escapes it),
 // or as its library when no owner was decoded.
-func tagRow(li *quorum.LockInfo, tag string) {
+func tagRow(li *admin.LockInfo, tag string) {
 	if tag == "" {
 		return
 	}

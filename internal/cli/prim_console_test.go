@@ -41,7 +41,7 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 
 	visible := []string{"crond:leader", "crond:leader:term", "doc", "sem:permit:0"}
 	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return len(s.Merged()) >= 4 })
-	rows := map[string]quorum.LockInfo{}
+	rows := map[string]admin.LockInfo{}
 	for _, li := range snap.Merged() {
 		rows[li.Name] = li
 	}
@@ -53,7 +53,7 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 		return li.Library
 	}
 	assert.Equal(t, "carol [permit 0 of sem (1/3 held)]", label("sem:permit:0"))
-	assert.Equal(t, quorum.StateHeld, rows["doc"].State, "a shared key held by its holders is held")
+	assert.Equal(t, admin.StateHeld, rows["doc"].State, "a shared key held by its holders is held")
 	assert.True(t, strings.HasPrefix(label("doc"), "[shared x2, also "), label("doc"))
 	assert.Contains(t, label("crond:leader"), "value 10.1.1.1:80\x1b[2J, term 1, leader of crond", "the console escapes it when it prints it")
 	assert.Equal(t, map[string]string{"sem:permit:0": "sem 1/3", "doc": "shared 2", "crond:leader": "leader t1"}, snap.Kinds,
@@ -76,7 +76,7 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	li, err = locker.Lookup(ctx, "sem:permit:0")
 	require.NoError(t, err)
 	require.NotNil(t, li)
-	assert.Equal(t, quorum.StateRevoked, li.State)
+	assert.Equal(t, admin.StateRevoked, li.State)
 	seen = map[string]admin.Seen{}
 	for _, mv := range li.Masters {
 		seen[mv.Master] = admin.Seen{Type: mv.Type, Value: mv.Value}

@@ -19,7 +19,7 @@ import (
 
 // primitiveOf reads NAME's primitive when it is not a plain lock: nil for a
 // plain lock or nothing at all. lst is the listing it was read from.
-func (s *lockSession) primitiveOf(ctx context.Context, name string) (*admin.Primitive, *quorum.Listing, error) {
+func (s *lockSession) primitiveOf(ctx context.Context, name string) (*admin.Primitive, *admin.Listing, error) {
 	match := admin.EscapeGlob(name) + "*"
 	for {
 		lst, err := s.adm().Inspect(ctx, match)
@@ -47,7 +47,7 @@ func (s *lockSession) primitiveOf(ctx context.Context, name string) (*admin.Prim
 
 // seenOf is what a listing saw of li per master: with a token, only where the
 // value is that token.
-func seenOf(li *quorum.LockInfo, token string) map[string]admin.Seen {
+func seenOf(li *admin.LockInfo, token string) map[string]admin.Seen {
 	seen := map[string]admin.Seen{}
 	for _, mv := range li.Masters {
 		if mv.Present && (token == "" || mv.Value == token) {
@@ -67,7 +67,7 @@ type forceOpts struct {
 
 // forceExpirePrimitive shows p, asks unless o.yes, and revokes (with o.now
 // deletes) what it showed (with o.token, only that holder's part).
-func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *admin.Primitive, lst *quorum.Listing, o forceOpts) error {
+func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *admin.Primitive, lst *admin.Listing, o forceOpts) error {
 	fmt.Fprintf(env.Stderr, "%s is %s:\n", escape.Text(p.Name), kindText(s.primitiveJSON(p)))
 	s.printPrimitives(env.Stderr, lst, []admin.Primitive{*p})
 	key := s.m.Key(p.Name)

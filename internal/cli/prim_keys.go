@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 // primitiveKeys keeps the keys of a streamed listing that belong to a primitive
@@ -20,28 +19,28 @@ type primitiveKeys struct {
 	ctx    context.Context
 	env    *Env
 	prog   string
-	head   *quorum.Listing
-	keys   []quorum.LockInfo
+	head   *admin.Listing
+	keys   []admin.LockInfo
 	prims  []admin.Primitive
 	groupd bool
 }
 
-func (s *lockSession) primitiveKeys(ctx context.Context, env *Env, prog string, head *quorum.Listing) *primitiveKeys {
+func (s *lockSession) primitiveKeys(ctx context.Context, env *Env, prog string, head *admin.Listing) *primitiveKeys {
 	return &primitiveKeys{s: s, ctx: ctx, env: env, prog: prog, head: head}
 }
 
 // isPrimitiveKey reports whether li belongs to a primitive other than a plain
-// lock (quorum.LockInfo.PrimitiveOf): a permit, a leadership, a shared key, a
+// lock (admin.LockInfo.PrimitiveOf): a permit, a leadership, a shared key, a
 // name of a multi-name hold, or a primitive's bookkeeping (a leader's record, an
 // exclusive waiter's marker).
-func isPrimitiveKey(li *quorum.LockInfo) bool {
+func isPrimitiveKey(li *admin.LockInfo) bool {
 	kind, _, ok := admin.PrimitiveOf(li)
 	return !ok || kind != admin.KindLock
 }
 
 // copyLockInfo returns a copy of li that shares nothing that a streamed
 // listing reuses (its Masters and Owner).
-func copyLockInfo(li *quorum.LockInfo) quorum.LockInfo {
+func copyLockInfo(li *admin.LockInfo) admin.LockInfo {
 	c := *li
 	c.Masters = slices.Clone(li.Masters)
 	if li.Owner != nil {
@@ -52,7 +51,7 @@ func copyLockInfo(li *quorum.LockInfo) quorum.LockInfo {
 }
 
 // keep reports whether li is a primitive's key, and keeps a copy of it then.
-func (p *primitiveKeys) keep(li *quorum.LockInfo) bool {
+func (p *primitiveKeys) keep(li *admin.LockInfo) bool {
 	if p == nil || !isPrimitiveKey(li) {
 		return false
 	}
@@ -65,7 +64,7 @@ func (p *primitiveKeys) keep(li *quorum.LockInfo) bool {
 func (p *primitiveKeys) group() []admin.Primitive {
 	if !p.groupd {
 		p.groupd = true
-		lst := &quorum.Listing{ObservedAt: p.head.ObservedAt, Match: p.head.Match, Quorum: p.head.Quorum, Total: p.head.Total,
+		lst := &admin.Listing{ObservedAt: p.head.ObservedAt, Match: p.head.Match, Quorum: p.head.Quorum, Total: p.head.Total,
 			Masters: p.head.Masters, Locks: p.keys}
 		p.prims = p.s.primitives(p.ctx, p.env, p.prog, lst)
 	}
@@ -94,7 +93,7 @@ func (p *primitiveKeys) writeJSON(after []byte) ([]byte, error) {
 }
 
 // print writes the primitives' table under the locks' one, when there are any.
-func (p *primitiveKeys) print(w io.Writer, head *quorum.Listing) {
+func (p *primitiveKeys) print(w io.Writer, head *admin.Listing) {
 	if p == nil || len(p.keys) == 0 {
 		return
 	}

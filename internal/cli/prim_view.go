@@ -10,7 +10,6 @@ import (
 	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
-	"github.com/redlock/redlock/quorum"
 )
 
 // The primitives as locks, watch and the console show them: a multi-name hold's
@@ -76,7 +75,7 @@ type primLeaderJSON struct {
 
 // primitives reads what lst holds as primitives; a failed read is reported on
 // stderr (prog names the command) and leaves what it could not read out.
-func (s *lockSession) primitives(ctx context.Context, env *Env, prog string, lst *quorum.Listing) []admin.Primitive {
+func (s *lockSession) primitives(ctx context.Context, env *Env, prog string, lst *admin.Listing) []admin.Primitive {
 	prims, err := s.adm().Primitives(ctx, lst)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "redlock %s: %s\n", prog, escape.Text(s.redact(err.Error())))
@@ -92,7 +91,7 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 	}
 	first := p.Locks[0]
 	out.State, out.ValidityMS, out.Owner = string(p.State()), validityMS(first), toOwnerJSON(first.Owner)
-	if out.State == string(quorum.StateHeld) && (p.Kind == admin.KindLock || p.Kind == admin.KindMulti) {
+	if out.State == string(admin.StateHeld) && (p.Kind == admin.KindLock || p.Kind == admin.KindMulti) {
 		out.Held = 1
 	}
 	switch p.Kind {
@@ -136,13 +135,13 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 }
 
 // validityMS is a lock's validity for JSON: 0 unless held, -1 when it has no TTL.
-func validityMS(li *quorum.LockInfo) float64 { return durationMS(li.Validity) }
+func validityMS(li *admin.LockInfo) float64 { return durationMS(li.Validity) }
 
 // durationMS is a validity for JSON: 0 when none is left, -1 without end
-// (quorum.NoExpiry: no TTL).
+// (admin.NoExpiry: no TTL).
 func durationMS(d time.Duration) float64 {
 	switch {
-	case d == quorum.NoExpiry:
+	case d == admin.NoExpiry:
 		return -1
 	case d > 0:
 		return ms(d)
@@ -186,7 +185,7 @@ func kindText(p primitiveJSON) string {
 // printPrimitives writes the listing as primitives: one row each, with the
 // masters' view of a plain lock and the permits, holders or names of the others
 // below it.
-func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []admin.Primitive) {
+func (s *lockSession) printPrimitives(w io.Writer, lst *admin.Listing, prims []admin.Primitive) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tVOTES\tVALIDITY\tHOLDER")
 	for i := range prims {
@@ -207,12 +206,12 @@ func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\t%s\t%s\n", name, kindText(pj), pj.State, msText(pj.ValidityMS), waiting)
 			for _, h := range p.Holders {
-				st := string(quorum.StateHeld)
+				st := string(admin.StateHeld)
 				switch {
 				case !h.FreeAt.IsZero():
-					st = string(quorum.StateRevoked)
+					st = string(admin.StateRevoked)
 				case h.Validity <= 0:
-					st = string(quorum.StatePartial)
+					st = string(admin.StatePartial)
 				}
 				fmt.Fprintf(tw, "  holder\t\t%s\t%d/%d\t%s\t%s\n", st, h.Votes, first.Total, msText(ms(h.Validity)), sharedHolderText(h))
 			}
@@ -246,7 +245,7 @@ func (s *lockSession) printPrimitives(w io.Writer, lst *quorum.Listing, prims []
 }
 
 // printMasters writes one line per master under a lock: its value and PTTL.
-func printMasters(tw io.Writer, li *quorum.LockInfo) {
+func printMasters(tw io.Writer, li *admin.LockInfo) {
 	for _, mv := range li.Masters {
 		master := escape.Line(mv.Master, 30)
 		switch {
@@ -271,12 +270,12 @@ func printMasters(tw io.Writer, li *quorum.LockInfo) {
 // sharedHolderText describes a shared holder: its owner, else its shortened value.
 func sharedHolderText(h admin.SharedHolder) string {
 	if !h.FreeAt.IsZero() {
-		return revokedText(&quorum.LockInfo{State: quorum.StateRevoked, FreeAt: h.FreeAt})
+		return revokedText(&admin.LockInfo{State: admin.StateRevoked, FreeAt: h.FreeAt})
 	}
 	if h.Owner == nil {
 		return escape.Line(admin.Redact(h.Value), 60)
 	}
-	li := quorum.LockInfo{Owner: h.Owner}
+	li := admin.LockInfo{Owner: h.Owner}
 	return holder(&li)
 }
 

@@ -87,7 +87,7 @@ func TestBugLeaderRecordTermBelowOne(t *testing.T) {
 }
 
 // A leadership key without a TTL (written by another tool, or PERSISTed) has a
-// validity without end (quorum.NoExpiry). The primitives' table of `locks`
+// validity without end (admin.NoExpiry). The primitives' table of `locks`
 // showed it as "--9223372036854ms" (its milliseconds overflowed a duration) and
 // `locks -json` as 9223372036854.775 ms, where every other row of either says
 // "no ttl" and -1.

@@ -53,6 +53,6 @@ func describe(ev *Event) {
 // a new held lock is acquired, a new value changed hands, a lock gone is expired
 // when its validity had ended by now and released otherwise, a validity that grew
 // is an extension. Tracker does the same for listings that stream by.
-func Diff(prev, cur *quorum.Listing, now time.Time) []Event {
+func Diff(prev, cur *admin.Listing, now time.Time) []Event {
 	return HeldOf(prev).Diff(HeldOf(cur), now)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 func TestMergerEmitsOnceAQuorumReported(t *testing.T) {
@@ -222,13 +221,13 @@ func TestMergerMemoryStaysBounded(t *testing.T) {
 
 func TestDiff(t *testing.T) {
 	now := time.Now()
-	lock := func(name, value string, validity time.Duration) quorum.LockInfo {
-		return quorum.LockInfo{Name: name, Value: value, State: quorum.StateHeld, Validity: validity, ObservedAt: now,
-			Masters: []quorum.MasterView{{Master: "a", Present: true, Value: value}}}
+	lock := func(name, value string, validity time.Duration) admin.LockInfo {
+		return admin.LockInfo{Name: name, Value: value, State: admin.StateHeld, Validity: validity, ObservedAt: now,
+			Masters: []admin.MasterView{{Master: "a", Present: true, Value: value}}}
 	}
-	prev := &quorum.Listing{Locks: []quorum.LockInfo{lock("kept", "v", time.Second), lock("gone", "v", 10*time.Second),
+	prev := &admin.Listing{Locks: []admin.LockInfo{lock("kept", "v", time.Second), lock("gone", "v", 10*time.Second),
 		lock("timed", "v", -time.Millisecond), lock("swapped", "v", time.Second), lock("longer", "v", time.Second)}}
-	cur := &quorum.Listing{Locks: []quorum.LockInfo{lock("kept", "v", time.Second), lock("new", "v", time.Second),
+	cur := &admin.Listing{Locks: []admin.LockInfo{lock("kept", "v", time.Second), lock("new", "v", time.Second),
 		lock("swapped", "w", time.Second), lock("longer", "v", 5*time.Second)}}
 	got := map[string]string{}
 	for _, ev := range Diff(prev, cur, now) {

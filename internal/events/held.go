@@ -3,7 +3,7 @@ package events
 import (
 	"time"
 
-	"github.com/redlock/redlock/quorum"
+	"github.com/redlock/redlock/admin"
 )
 
 // Held (its zero value: none) is the held locks of one listing, as much of each as a diff needs: its
@@ -14,7 +14,7 @@ import (
 // filled while the listing streams by.
 type Held struct {
 	locks   map[string]heldLock
-	revoked map[string]bool     // the names revoked (quorum.StateRevoked)
+	revoked map[string]bool     // the names revoked (admin.StateRevoked)
 	sets    map[uint64][]string // the sets of masters, once each (by bit mask)
 }
 
@@ -27,7 +27,7 @@ type heldLock struct {
 }
 
 // HeldOf returns the held locks of a whole listing (nil: none).
-func HeldOf(l *quorum.Listing) *Held {
+func HeldOf(l *admin.Listing) *Held {
 	h := &Held{locks: map[string]heldLock{}}
 	if l != nil {
 		for i := range l.Locks {
@@ -39,14 +39,14 @@ func HeldOf(l *quorum.Listing) *Held {
 
 // Add records li when it is held; nothing of li is kept but its name, its value
 // and the masters' names (strings, which li's reuse does not change).
-func (h *Held) Add(li *quorum.LockInfo) {
-	if li.State == quorum.StateRevoked {
+func (h *Held) Add(li *admin.LockInfo) {
+	if li.State == admin.StateRevoked {
 		if h.revoked == nil {
 			h.revoked = map[string]bool{}
 		}
 		h.revoked[li.Name] = true
 	}
-	if li.State != quorum.StateHeld {
+	if li.State != admin.StateHeld {
 		return
 	}
 	if h.locks == nil {
@@ -76,7 +76,7 @@ func (h *Held) Add(li *quorum.LockInfo) {
 }
 
 // sameMasters reports whether set is the masters of li that hold its value.
-func sameMasters(set []string, li *quorum.LockInfo) bool {
+func sameMasters(set []string, li *admin.LockInfo) bool {
 	j := 0
 	for _, mv := range li.Masters {
 		if mv.Present && mv.Value == li.Value {
@@ -119,7 +119,7 @@ func (h *Held) Diff(cur *Held, now time.Time) []Event {
 		switch {
 		case cur.revoked[name]:
 			add(Revoked, name, hl)
-		case hl.validity != quorum.NoExpiry && !now.Before(hl.deadline):
+		case hl.validity != admin.NoExpiry && !now.Before(hl.deadline):
 			add(Expired, name, hl)
 		default:
 			add(Released, name, hl)

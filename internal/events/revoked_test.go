@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/admin"
-	"github.com/redlock/redlock/quorum"
 )
 
 // A revocation (the holder's value replaced by its tombstone, SET PX over it)
@@ -39,9 +38,9 @@ func TestMergerRevocationIsARevokedEventOfTheHolder(t *testing.T) {
 // A poll that finds a held lock revoked reports it so, not as released.
 func TestDiffReportsARevocation(t *testing.T) {
 	now := time.Now()
-	held := quorum.LockInfo{Name: "job", State: quorum.StateHeld, Value: "rl1.holder", Validity: time.Minute, ObservedAt: now}
-	revoked := quorum.LockInfo{Name: "job", State: quorum.StateRevoked, Value: admin.Tombstone("rl1.holder"), ObservedAt: now, FreeAt: now.Add(time.Minute)}
-	evs := Diff(&quorum.Listing{Locks: []quorum.LockInfo{held}}, &quorum.Listing{Locks: []quorum.LockInfo{revoked}}, now)
+	held := admin.LockInfo{Name: "job", State: admin.StateHeld, Value: "rl1.holder", Validity: time.Minute, ObservedAt: now}
+	revoked := admin.LockInfo{Name: "job", State: admin.StateRevoked, Value: admin.Tombstone("rl1.holder"), ObservedAt: now, FreeAt: now.Add(time.Minute)}
+	evs := Diff(&admin.Listing{Locks: []admin.LockInfo{held}}, &admin.Listing{Locks: []admin.LockInfo{revoked}}, now)
 	require.Len(t, evs, 1)
 	assert.Equal(t, Revoked, evs[0].Kind)
 	assert.Equal(t, "rl1.holder", evs[0].Value)
