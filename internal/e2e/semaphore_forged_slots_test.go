@@ -89,3 +89,26 @@ func TestBugSemaphoreForgedSlotsNeverInflateHeld(t *testing.T) {
 	assert.Equal(t, 2.0, v, "the permits held, never more than the limit")
 	assert.False(t, strings.Contains(fmt.Sprint(mfs), "forger"), "no owner label from Redis in the metrics")
 }
+
+// TestBugSemaphoreForgedLimitIsNotTaken: a value declaring another limit in a
+// slot of a semaphore (slot 2 of a semaphore of 2, declaring 5) made acquire
+// -permits 5 believe the semaphore was one of 5 (the largest count seen) and
+// take a permit of it: four holders of a semaphore of 2. The count most of
+// its values declare is its limit: -permits 5 is refused, naming 2 permits and
+// never more held than that.
+func TestBugSemaphoreForgedLimitIsNotTaken(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.acquireToken("hs", "-permits", "2", "-ttl", "9s")
+	e.acquireToken("hs", "-permits", "2", "-ttl", "9s")
+	owner := base64.RawURLEncoding.EncodeToString([]byte(`{"o":"forger","k":"sem","n":5}`))
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().Set(ctx, "lock:hs:permit:2", "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA."+owner, time.Minute).Err())
+	}
+	r := e.run("acquire", "hs", "-permits", "5", "-ttl", "9s", "-wait", "0")
+	assert.Equal(t, 2, r.code, "refused as a usage error: %s", r.stderr)
+	assert.Contains(t, r.stderr, "held with 2 permits (2 held)")
+	for _, slot := range []string{"3", "4"} {
+		assert.Empty(t, e.keys("lock:hs:permit:"+slot), "no permit beyond the semaphore's limit was taken")
+	}
+}
