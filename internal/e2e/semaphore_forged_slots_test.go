@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,9 @@ func TestBugSemaphoreForgedSlotsNeverInflateHeld(t *testing.T) {
 	assert.NotContains(t, txt.stdout, "\x1b", "escaped")
 	for _, key := range []string{"pool/s:permit:7", "pool/s:permit:01", "pool/s:permit:3", `pool/s:permit:x\x1b[2J`} {
 		assert.Contains(t, txt.stdout, "\n"+key+" ", "listed as a key of its own")
+	}
+	for _, key := range []string{"pool/s:permit:7", "pool/s:permit:3", "pool/s:permit:999999999"} {
+		assert.Regexp(t, `\n`+regexp.QuoteMeta(key)+` +stray permit `, txt.stdout, "said to be no slot of the semaphore")
 	}
 
 	var mfs map[string]*dto.MetricFamily
