@@ -154,6 +154,8 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 	case err != nil || rep == nil || countOutcome(rep, quorum.OutcomeForeign) == 0:
 	case token == "":
 		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
+	case rep.Votes > 0:
+		words = tokenForceWords(a.now) // the token's keys went; another's were kept
 	default:
 		// Another value than the token's is there: the name is not free, and
 		// nothing of its holder was touched.
