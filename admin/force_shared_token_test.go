@@ -82,3 +82,30 @@ func tombstoneOf(value string) string {
 	sum := sha1.Sum([]byte(value))
 	return "rl1x." + hex.EncodeToString(sum[:])
 }
+
+// TestBugForceExpireByTokenOfARevokedSharedHolder: ForceExpire by token of a
+// revoked shared holder removes its tombstone (force-expire -now after a
+// revocation: the name is free of it at once) and reports it removed on every
+// master, not missing.
+func TestBugForceExpireByTokenOfARevokedSharedHolder(t *testing.T) {
+	ctx := context.Background()
+	c, m, adm := testCluster(t, 3)
+	sh, err := m.Shared("fst-revoked")
+	require.NoError(t, err)
+	gone, err := sh.TryAcquire(ctx, time.Minute)
+	require.NoError(t, err)
+	stays, err := sh.TryAcquire(ctx, time.Minute)
+	require.NoError(t, err)
+	defer func() { _ = stays.Release(ctx) }()
+	_, _, err = adm.RevokeToken(ctx, "fst-revoked", gone.Token())
+	require.NoError(t, err)
+
+	rep, err := adm.ForceExpire(ctx, "fst-revoked", gone.Token())
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Votes, "its tombstone removed on every master: %+v", rep.Nodes)
+	for _, s := range c.Servers {
+		members, err := s.Client().ZRange(ctx, m.Key("fst-revoked"), 0, -1).Result()
+		require.NoError(t, err)
+		assert.Equal(t, []string{stays.Token()}, members, s.Name)
+	}
+}

@@ -39,8 +39,8 @@ var sharedReleaseRun = redis.NewScript(sharedReleaseLua)
 // it is there (an administrator's force-expire is not a handoff: it wakes every
 // waiter, and announces ForceExpiredMessage so that an event stream tells it from
 // a release): a string key only where it holds token (force_expire.lua), a
-// shared key's member token (and its tombstone) only, the other shared holders
-// kept. Where it removed token it publishes ForceExpiredMessage on the name's
+// shared key's member token and its tombstone (a revoked holder's) only, the
+// other shared holders kept. Where it removed token it publishes ForceExpiredMessage on the name's
 // wake-up channel, so waiters and the holder's loss watch hear of it.
 func (m *Manager) forceExpireToken(ctx context.Context, key, token string) *Report {
 	channel := wakeChannel(key)
@@ -49,8 +49,11 @@ func (m *Manager) forceExpireToken(ctx context.Context, key, token string) *Repo
 		if err != nil || r != -1 {
 			return forceOutcome(r, err)
 		}
-		// Not a string holding token: a shared key's member, maybe.
-		if r, err = sharedReleaseRun.Run(ctx, n.client, []string{key}, token, channel).Int64(); err != nil || r != 1 {
+		// Not a string holding token: a shared key's member, maybe, or a
+		// revoked one's tombstone, which goes with it (shared_release.lua): its
+		// removal is a deletion too (an error here: not a sorted set).
+		tomb := n.client.ZScore(ctx, key, keyspace.Tombstone(token)).Err() == nil
+		if r, err = sharedReleaseRun.Run(ctx, n.client, []string{key}, token, channel).Int64(); err != nil || r == -1 || r == 0 && !tomb {
 			return forceOutcome(r, err)
 		}
 		// Removed: a lost announcement costs the holder's watch nothing (its
