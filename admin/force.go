@@ -8,8 +8,11 @@ import (
 )
 
 // ForceExpire deletes the lock name on every master. With a non-empty token it
-// deletes only where the value still equals token (compare-and-delete); with an
-// empty token it deletes whatever is there. Either way it publishes on the name's
+// deletes only where the value still equals token (compare-and-delete), and
+// where name is a shared hold it removes the shared holder token only (and its
+// tombstone), the other holders kept; with an empty token it deletes whatever
+// is there. A token that nothing holds leaves every master as it was: the
+// report says missing, or foreign where another value is there. Either way it publishes on the name's
 // wake-up channel where it deleted, so waiters and a holder's quorum.WithLossWatch learn
 // at once. It is an administrative action: it breaks the mutual exclusion of
 // whoever holds the lock. name may be any key listing shows (ValidateKeyName).
@@ -61,7 +64,8 @@ func (a *Admin) RevokeSeen(ctx context.Context, name string, seen map[string]See
 }
 
 // RevokeToken is RevokeSeen of token on every master: only where the lock name
-// still holds token.
+// still holds token. Where name is a shared hold, it revokes the shared holder
+// token only, as RevokeShared does; the other holders are kept.
 func (a *Admin) RevokeToken(ctx context.Context, name, token string) (time.Time, *quorum.Report, error) {
 	return a.side.RevokeToken(ctx, name, token)
 }

@@ -16,7 +16,8 @@ type HeldAs struct {
 	// KindSemaphore for its permit slots.
 	Kind PrimitiveKind
 	// Permits is a semaphore's permit count as its holders store it (the
-	// largest seen), Held how many of its permits are held on a quorum.
+	// count most of them declare, as Primitive.Permits), Held how many of its
+	// permits are held on a quorum, among its slots below Permits when known.
 	Permits, Held int
 }
 
@@ -35,7 +36,7 @@ func (a *Admin) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs,
 	if lst == nil {
 		return HeldAs{}, err
 	}
-	var out HeldAs
+	sem := Primitive{Kind: KindSemaphore, Name: name}
 	for i := range lst.Locks {
 		li := &lst.Locks[i]
 		kind, _, ok := PrimitiveOf(li)
@@ -44,18 +45,16 @@ func (a *Admin) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs,
 		}
 		switch {
 		case kind == KindSemaphore:
-			if OwnerPrimitive(li.Owner) == KindSemaphore {
-				out.Permits = max(out.Permits, li.Owner.Count)
-			}
-			if li.State == StateHeld {
-				out.Held++
-				out.Kind = KindSemaphore
-			}
+			sem.Locks = append(sem.Locks, li)
 		case li.State == StateHeld || kind == KindShared && li.State == StatePartial:
 			return HeldAs{Kind: kind}, err
 		}
 	}
-	if out.Kind == "" && out.Permits > 0 {
+	// The limit its values declare, and the permits held among its own slots
+	// (a forged slot or limit is counted as Primitives counts it).
+	settleSemaphore(&sem)
+	out := HeldAs{Permits: sem.Permits, Held: sem.Held}
+	if out.Held > 0 || out.Permits > 0 {
 		out.Kind = KindSemaphore // permits on fewer than a quorum: still its limit
 	}
 	return out, err

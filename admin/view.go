@@ -34,8 +34,11 @@ type Primitive struct {
 	// the shared key (its Masters say which masters hold the sorted set).
 	Locks []*LockInfo
 	// Permits is a semaphore's permit count N as its holders' values declare it
-	// (the largest seen); Held how many permits (semaphore) or holders (shared)
-	// are held on a quorum with validity left.
+	// (the count most of them declare, from the slots below it; 0 when none
+	// does); Held how many permits (semaphore: of its slots 0..N-1, so never
+	// more than N) or holders (shared) are held on a quorum with validity left.
+	// A permit key of a slot at or above N is no slot of it: it is listed as a
+	// key of its own (KindLock, Name the key's name).
 	Permits, Held int
 	// Holders are a shared key's holders, longest validity first.
 	Holders []SharedHolder
@@ -140,21 +143,18 @@ func group(lst *Listing) []Primitive {
 		}
 		p := &out[j]
 		p.Locks = append(p.Locks, li)
-		switch kind {
-		case KindSemaphore:
-			if OwnerPrimitive(li.Owner) == KindSemaphore {
-				p.Permits = max(p.Permits, li.Owner.Count)
-			}
-			if li.State == StateHeld {
-				p.Held++
-			}
-		case KindMulti:
+		if kind == KindMulti {
 			p.Names = append(p.Names, li.Name)
 		}
 	}
 	for i := range out {
 		p := &out[i]
 		switch p.Kind {
+		case KindSemaphore:
+			for _, li := range settleSemaphore(p) {
+				out = append(out, Primitive{Kind: KindLock, Name: li.Name, Locks: []*LockInfo{li}})
+				p = &out[i] // out may have moved
+			}
 		case KindMulti:
 			slices.Sort(p.Names)
 			p.Name = strings.Join(p.Names, " ")

@@ -45,12 +45,24 @@ func (m *Manager) revokeSeen(ctx context.Context, name string, seen map[string]k
 }
 
 // revokeToken is admin.Admin.RevokeToken, which documents it.
+// A string key is revoked where it holds token; a shared key's member token
+// where the key is a shared one (revoke_shared.lua: the other holders are kept).
 func (m *Manager) revokeToken(ctx context.Context, name, token string) (time.Time, *Report, error) {
-	seen := make(map[string]keyspace.Seen, len(m.nodes))
-	for _, n := range m.nodes {
-		seen[n.name] = keyspace.Seen{Type: "string", Value: token}
+	if err := keyspace.ValidateKeyName(name); err != nil {
+		return time.Time{}, nil, err
 	}
-	return m.revokeSeen(ctx, name, seen)
+	key := m.Key(name)
+	channel := wakeChannel(key)
+	factor, extra := m.driftArgs()
+	return m.revokeRound(ctx, key, func(ctx context.Context, n *node) (int64, error) {
+		r, err := revokeScript.Run(ctx, n.client, []string{key}, token, channel, "string", factor, extra, "").Int64()
+		if err != nil || r != -1 {
+			return r, err
+		}
+		// Not a string holding token: a shared key's member, maybe (-1 again
+		// when the key is not a shared one: kept).
+		return revokeSharedScript.Run(ctx, n.client, []string{key}, token, channel, factor, extra).Int64()
+	})
 }
 
 // revokeListed is admin.Admin.RevokeListed, which documents it.

@@ -31,20 +31,45 @@ func (m *Manager) releaseQuiet(ctx context.Context, op, key, value string) *Repo
 	return m.scriptRound(ctx, op, key, releaseW, c, 1, 2, decodeInt)
 }
 
-// releaseWakingAll is a compare-and-delete of value at key that wakes every waiter
-// of the name where it deleted: an administrator's force-expire is not a handoff,
-// and a holder's loss watch and every waiter hear of it. It announces
-// ForceExpiredMessage (force_expire.lua over a string key), so that an event stream
-// tells it from a release.
-func (m *Manager) releaseWakingAll(ctx context.Context, op, key, value string) *Report {
+// sharedReleaseRun is shared_release.lua run on one master at a time, for the
+// by-token actions that find a shared key where they expected a string.
+var sharedReleaseRun = redis.NewScript(sharedReleaseLua)
+
+// forceExpireToken deletes token at key on every master, whatever kind of hold
+// it is there (an administrator's force-expire is not a handoff: it wakes every
+// waiter, and announces ForceExpiredMessage so that an event stream tells it from
+// a release): a string key only where it holds token (force_expire.lua), a
+// shared key's member token and its tombstone (a revoked holder's) only, the
+// other shared holders kept. Where it removed token it publishes ForceExpiredMessage on the name's
+// wake-up channel, so waiters and the holder's loss watch hear of it.
+func (m *Manager) forceExpireToken(ctx context.Context, key, token string) *Report {
 	channel := wakeChannel(key)
-	return m.fanout(ctx, op, key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, value, channel, "string").Int64()
-		if err != nil {
-			return OutcomeError, err
+	return m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
+		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, token, channel, "string").Int64()
+		if err != nil || r != -1 {
+			return forceOutcome(r, err)
 		}
-		return outcomeOf(r), nil
+		// Not a string holding token: a shared key's member, maybe, or a
+		// revoked one's tombstone, which goes with it (shared_release.lua): its
+		// removal is a deletion too (an error here: not a sorted set).
+		tomb := n.client.ZScore(ctx, key, keyspace.Tombstone(token)).Err() == nil
+		if r, err = sharedReleaseRun.Run(ctx, n.client, []string{key}, token, channel).Int64(); err != nil || r == -1 || r == 0 && !tomb {
+			return forceOutcome(r, err)
+		}
+		// Removed: a lost announcement costs the holder's watch nothing (its
+		// tracking hears the member go) and the waiters a retry delay.
+		_ = n.client.Publish(ctx, channel, keyspace.ForceExpiredMessage).Err()
+		return OutcomeOK, nil
 	})
+}
+
+// forceOutcome is the outcome of a force-expire script's reply: 1 removed, 0
+// missing, -1 kept (another value, or another kind of key).
+func forceOutcome(r int64, err error) (Outcome, error) {
+	if err != nil {
+		return OutcomeError, err
+	}
+	return outcomeOf(r), nil
 }
 
 // releaseToken is admin.Admin.ReleaseToken, which documents it.
@@ -71,7 +96,7 @@ func (m *Manager) forceExpire(ctx context.Context, name, token string) (*Report,
 	}
 	key := m.Key(name)
 	if token != "" {
-		rep := m.releaseWakingAll(ctx, opForceExpire, key, token)
+		rep := m.forceExpireToken(ctx, key, token)
 		return rep, releaseError(rep, time.Time{})
 	}
 	channel := wakeChannel(key)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -79,11 +80,13 @@ came after: an exclusive acquirer stays out until the revoked holder's validity
 ends; with -token only that holder), an election (the leadership shown: the
 leader's command is stopped and the next candidate is elected under a higher
 term), or one name of a multi-name hold (every name of the hold, as shown). With
--json, "parts" reports each key.`,
+-json, "parts" reports each key. A -token that nothing of NAME holds touches
+nothing: exit 0 when the name is free, 1 when others hold it.`,
 	Exits: []Exit{
 		{0, "deleted (-now), or nothing to revoke: the name is free"},
-		{1, `error (some master did not answer), aborted at the prompt, or the lock
-changed hands since it was shown (nothing of the new holder is touched)`},
+		{1, `error (some master did not answer), aborted at the prompt, the lock
+changed hands since it was shown (nothing of the new holder is touched), or
+with -token, others hold the name and none of them has TOKEN (nothing touched)`},
 		exitBadInput,
 		{ExitRevoked, `revoked: the name stays taken until "free_at" (the holder's validity
 plus the drift budget), or until the holder releases`},
@@ -95,6 +98,14 @@ var forceWords = map[quorum.Outcome]string{
 	quorum.OutcomeOK:      "deleted",
 	quorum.OutcomeMissing: "missing (nothing to delete)",
 	quorum.OutcomeForeign: "changed since it was shown: kept",
+}
+
+// tokenForceWords are the per-master words of force-expire -token: a master
+// where another value is there holds another holder's, not a changed one.
+func tokenForceWords(now bool) map[quorum.Outcome]string {
+	words := maps.Clone(forceWordsFor(now))
+	words[quorum.OutcomeForeign] = "held by another token: kept"
+	return words
 }
 
 func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpireArgs) error {
@@ -138,10 +149,20 @@ func runForceExpire(ctx context.Context, env *Env, s *lockSession, a *forceExpir
 			err = e
 		}
 	}
-	if err == nil && token == "" && rep != nil && countOutcome(rep, quorum.OutcomeForeign) > 0 {
+	words := forceWordsFor(a.now)
+	switch {
+	case err != nil || rep == nil || countOutcome(rep, quorum.OutcomeForeign) == 0:
+	case token == "":
 		err = fmt.Errorf("%s changed hands since it was shown: %s; its keys were kept", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
+	case rep.Votes > 0:
+		words = tokenForceWords(a.now) // the token's keys went; another's were kept
+	default:
+		// Another value than the token's is there: the name is not free, and
+		// nothing of its holder was touched.
+		words = tokenForceWords(a.now)
+		err = fmt.Errorf("%s does not hold that token where it is held: %s; nothing of it was touched", s.m.Key(name), s.holderNow(ctx, name, a.timeout))
 	}
-	return s.finishForce(env, s.deleteDoc(name, heldKeys{key: s.m.Key(name), text: s.m.Key(name)}, rep, forceWordsFor(a.now), ""), free, err, a.json)
+	return s.finishForce(env, s.deleteDoc(name, heldKeys{key: s.m.Key(name), text: s.m.Key(name)}, rep, words, ""), free, err, a.json)
 }
 
 // shownName returns the name of the lock that locks showed as shown: shown itself,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
@@ -66,12 +67,15 @@ type leaderJSON struct {
 	Since      *time.Time `json:"since,omitempty"`
 	ValidityMS float64    `json:"validity_ms"`
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
-	Votes      int        `json:"votes"`
-	Quorum     int        `json:"quorum"`
-	Total      int        `json:"total"`
-	Owner      *ownerJSON `json:"owner,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	err        error      // the read's error: nil, quorum.ErrNoLeader or a failed read
+	// NoExpiry: the leadership's keys on the quorum have no TTL (set by hand, or
+	// PERSISTed): ValidityMS is 0 and ValidUntil absent, as in locks -json.
+	NoExpiry bool       `json:"no_expiry,omitempty"`
+	Votes    int        `json:"votes"`
+	Quorum   int        `json:"quorum"`
+	Total    int        `json:"total"`
+	Owner    *ownerJSON `json:"owner,omitempty"`
+	Error    string     `json:"error,omitempty"`
+	err      error      // the read's error: nil, quorum.ErrNoLeader or a failed read
 }
 
 // human prints one read as a block.
@@ -98,9 +102,14 @@ func (s *lockSession) leaderDoc(el *quorum.Election, li *quorum.LeaderInfo, err 
 		}
 		return out
 	}
-	until := li.ObservedAt.Add(li.Validity)
 	out.ObservedAt, out.Leading, out.Value, out.Term = jsonTime(li.ObservedAt), true, li.Value, li.Term
-	out.Since, out.ValidityMS, out.ValidUntil = jsonTime(li.Since), ms(li.Validity), &until
+	out.Since = jsonTime(li.Since)
+	if li.Validity == admin.NoExpiry {
+		out.NoExpiry = true
+	} else {
+		until := li.ObservedAt.Add(li.Validity)
+		out.ValidityMS, out.ValidUntil = ms(li.Validity), &until
+	}
 	out.Votes, out.Quorum, out.Owner = li.Votes, li.Quorum, toOwnerJSON(li.Owner)
 	return out
 }
@@ -118,7 +127,7 @@ func printLeader(w io.Writer, d leaderJSON, err error, oneLine bool) {
 		switch {
 		case d.Leading:
 			fmt.Fprintf(w, "%s  %s  term %d  %s  (%s; %d/%d masters, valid %v)\n", stamp, name, d.Term, escape.Line(d.Value, 80),
-				leaderHolder(d.Owner), d.Votes, d.Total, human.Duration(time.Duration(d.ValidityMS)*time.Millisecond))
+				leaderHolder(d.Owner), d.Votes, d.Total, d.validityText())
 		case err != nil && !errors.Is(err, quorum.ErrNoLeader):
 			fmt.Fprintf(w, "%s  %s  read failed: %s\n", stamp, name, escape.Text(d.Error))
 		default:
@@ -135,8 +144,17 @@ func printLeader(w io.Writer, d leaderJSON, err error, oneLine bool) {
 	if d.Since != nil {
 		fmt.Fprintf(w, "  since    %s (%s ago)\n", d.Since.Format(time.RFC3339), human.Duration(time.Since(*d.Since)))
 	}
-	fmt.Fprintf(w, "  validity %s (%d of %d masters, quorum %d)\n", human.Duration(time.Duration(d.ValidityMS)*time.Millisecond), d.Votes, d.Total, d.Quorum)
+	fmt.Fprintf(w, "  validity %s (%d of %d masters, quorum %d)\n", d.validityText(), d.Votes, d.Total, d.Quorum)
 	fmt.Fprintf(w, "  holder   %s\n", leaderHolder(d.Owner))
+}
+
+// validityText is the leadership's validity for humans: "no ttl" when its keys
+// have none (as locks says it).
+func (d leaderJSON) validityText() string {
+	if d.NoExpiry {
+		return "no ttl"
+	}
+	return human.Duration(time.Duration(d.ValidityMS) * time.Millisecond)
 }
 
 // leaderHolder says which process leads: "label, host pid 42", escaped.

@@ -51,7 +51,9 @@ own, each shown for what it is (KIND): a multi-name hold (its names under one
 token, each name below it); a semaphore (holders k/N, each permit below it); a
 shared hold (its holders and their count, each below it, and whether an
 exclusive holder waits); an election's leader (its value and term, read from a
-quorum as 'redlock leader' does). With -json, "locks" lists every key and
+quorum as 'redlock leader' does). A semaphore counts its own slots only
+(below the limit most of its values declare): a permit key of another slot
+is a "stray permit" of its own. With -json, "locks" lists every key and
 "primitives" the same groups.
 
 States:

@@ -33,6 +33,11 @@ func annotateRows(ctx context.Context, adm *admin.Admin, fresh *admin.Listing) m
 			case admin.KindSemaphore:
 				tag = fmt.Sprintf("permit %d of %s (%d/%d held)", admin.ClassifyKey(li.Name, "string").Permit, p.Name, p.Held, p.Permits)
 				kind = fmt.Sprintf("sem %d/%d", p.Held, p.Permits)
+			case admin.KindLock:
+				if kc := admin.ClassifyKey(li.Name, "string"); kc.Kind == admin.KeyPermit {
+					// Listed apart from its semaphore: no slot of it.
+					tag, kind = "stray permit key: no slot of semaphore "+kc.Name, "stray"
+				}
 			case admin.KindMulti:
 				tag = fmt.Sprintf("multi-name hold of %d names", len(p.Names))
 				kind = fmt.Sprintf("multi %d", len(p.Names))

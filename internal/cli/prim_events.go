@@ -23,6 +23,10 @@ func primitiveOfEvent(ev events.Event) (kind admin.PrimitiveKind, name string, p
 	switch {
 	case kc.Kind.Bookkeeping():
 		return "", "", -1, true
+	case kc.Kind == admin.KeyPermit && admin.OwnerPrimitive(ev.Owner) == admin.KindSemaphore && kc.Permit >= ev.Owner.Count:
+		// A semaphore's value in a slot beyond the limit it declares: no
+		// permit of it (a forged or stray key), shown as the key it is.
+		return admin.KindLock, ev.Name, -1, false
 	case kc.Kind == admin.KeyPermit:
 		return admin.KindSemaphore, kc.Name, kc.Permit, false
 	case kc.Kind == admin.KeyLeader:

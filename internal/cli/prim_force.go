@@ -143,6 +143,10 @@ func (s *lockSession) forceExpirePrimitive(ctx context.Context, env *Env, p *adm
 	}
 	if len(parts) == 0 {
 		fmt.Fprintf(env.Stderr, "redlock force-expire: nothing of %s holds that token: nothing deleted\n", escape.Text(p.Name))
+		if st := p.State(); st != admin.StateFree {
+			// Others hold it: the name is not free, which exit 0 would say.
+			errs = append(errs, fmt.Errorf("no holder of %s has that token (it is %s by others): nothing deleted", p.Name, st))
+		}
 	}
 	if changed > 0 {
 		errs = append(errs, fmt.Errorf("part of %s changed hands since it was shown: kept on %d master(s)", p.Name, changed))

@@ -179,6 +179,9 @@ func kindText(p primitiveJSON) string {
 		}
 		return "leader (none)"
 	}
+	if admin.ClassifyKey(p.Name, "string").Kind == admin.KeyPermit {
+		return "stray permit" // a permit key of no slot of its semaphore (admin.Primitive.Permits)
+	}
 	return "lock"
 }
 

@@ -120,3 +120,42 @@ func TestBugLeadershipWithoutTTLInTheListing(t *testing.T) {
 	assert.Equal(t, "-1", fmt.Sprint(p["validity_ms"]), "a primitive without a TTL")
 	assert.Equal(t, "-1", fmt.Sprint(p["leader"].(map[string]any)["validity_ms"]), "its leader")
 }
+
+// A leadership whose keys have no TTL (set by hand, or PERSISTed) never ends by
+// itself. `leader -json` showed its validity as 9223372036854.775 ms with a
+// valid_until centuries away, and `leader` as "--9223372036854ms", where locks
+// says "no ttl" (no_expiry in -json). Both say there is no expiry now, and the
+// document matches its schema.
+func TestBugLeaderWithoutTTLSaysNoExpiry(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const token = "rl1.AAAAAAAAAAAAAAAAAAAAAAAAAAA.eyJrIjoibGVhZGVyIn0"
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().Set(ctx, "lock:forever:leader", token, 0).Err())
+		require.NoError(t, s.Client().HSet(ctx, "lock:forever:leader:term", "token", token, "term", "4", "since", "1764039600000", "value", "v").Err())
+	}
+	r := e.run("leader", "forever", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	doc := checkDoc(t, "leader", r.stdout)
+	assert.Equal(t, true, doc["leading"])
+	assert.Equal(t, true, doc["no_expiry"], r.stdout)
+	assert.Equal(t, "0", fmt.Sprint(doc["validity_ms"]), r.stdout)
+	assert.NotContains(t, doc, "valid_until", "no end to show")
+
+	txt := e.run("leader", "forever")
+	require.Equal(t, 0, txt.code, txt.stderr)
+	assert.Contains(t, txt.stdout, "validity no ttl")
+	assert.NotContains(t, txt.stdout, "--")
+	assert.NotContains(t, txt.stdout, "9223372036854")
+
+	// A leadership with a TTL still shows its validity and its end.
+	for _, s := range e.c.Servers {
+		require.NoError(t, s.Client().PExpire(ctx, "lock:forever:leader", time.Minute).Err())
+	}
+	r = e.run("leader", "forever", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	doc = checkDoc(t, "leader", r.stdout)
+	assert.NotContains(t, doc, "no_expiry")
+	assert.NotEmpty(t, doc["valid_until"])
+	assert.NotEqual(t, "0", fmt.Sprint(doc["validity_ms"]))
+}

@@ -128,9 +128,9 @@ func TestForceExpire(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	current := strings.TrimSpace(r.stdout)
 
-	// A stale token deletes nothing.
+	// A stale token deletes nothing, and exits 1: the name is not free.
 	r = e.run("force-expire", "fx", "-token", stale, "-yes", "-json")
-	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 1, r.code, r.stderr)
 	var doc struct {
 		Deleted int `json:"deleted"`
 	}

@@ -141,7 +141,9 @@ func CutPermit(s string) (base string, slot int, ok bool) {
 		return "", 0, false
 	}
 	digits := s[i+len(PermitInfix):]
-	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" || len(digits) > 9 {
+	// Only the slot's own spelling (strconv.Itoa): "01" is not slot 1, which
+	// would be counted twice.
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" || len(digits) > 9 || len(digits) > 1 && digits[0] == '0' {
 		return "", 0, false
 	}
 	n, err := strconv.Atoi(digits)
