@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/internal/escape"
 	"github.com/redlock/redlock/internal/human"
-	"github.com/redlock/redlock/admin"
 	"github.com/redlock/redlock/quorum"
 )
 
