@@ -49,8 +49,8 @@ type Cmd struct {
 	Keys   []string
 	Args   []string
 	// Want lists the reply types the command can get besides an error reply
-	// ('+', ':', '$'; '$' includes nil). Any other type means the connection is out
-	// of step: it is dropped. Empty: any of the three.
+	// ('+', ':', '$', '*'; '$' and '*' include nil). Any other type means the
+	// connection is out of step: it is dropped. Empty: any of '+', ':' and '$'.
 	Want string
 	// NXGet marks Args as SET key value NX PX ms, which a master that takes it
 	// (Redis >= 7, learned at the handshake) gets as SET key value NX GET PX ms:
@@ -62,12 +62,18 @@ type Cmd struct {
 // Result is one master's answer to one round's command.
 type Result struct {
 	// Type is the reply's type: '+' (Str), ':' (Int), '$' (Str, Int its length, -1
-	// for nil) or '-' (an error reply: Err is an ErrorReply); 0 when there was no
-	// reply (Err says why: a deadline, the connection, a cancellation).
-	Type byte
-	Str  string
-	Int  int64
-	Err  error
+	// for nil), '*' (an array: Array its elements, Int their number, -1 for nil)
+	// or '-' (an error reply: Err is an ErrorReply); 0 when there was no reply (Err
+	// says why: a deadline, the connection, a cancellation). An element of an
+	// array is a Result of the same types, without Latency; an error reply there
+	// is an element, with its Err set, and does not fail the command. A bulk string
+	// longer than the transport keeps (4 KiB in a whole reply, 1 MiB in an array)
+	// has Int its length and Str empty.
+	Type  byte
+	Str   string
+	Int   int64
+	Array []Result
+	Err   error
 	// NXGet tells that a Cmd with NXGet went out as SET NX GET.
 	NXGet   bool
 	Latency time.Duration
