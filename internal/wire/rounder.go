@@ -57,6 +57,10 @@ type Cmd struct {
 	// the reply is then nil when it set the key, and the value there when it did
 	// not (Result.NXGet tells which way it went).
 	NXGet bool
+	// Only, when set (one element per master), sends the command only to the
+	// masters i where Only[i]; the others' results are ErrNotAsked, and nothing
+	// is written to them.
+	Only []bool
 }
 
 // Result is one master's answer to one round's command.
@@ -86,6 +90,9 @@ func (e ErrorReply) Error() string { return string(e) }
 
 // ErrProtocol is a reply the command cannot get; the connection is dropped.
 var ErrProtocol = errors.New("unexpected reply")
+
+// ErrNotAsked is the result of a master a Cmd's Only left out.
+var ErrNotAsked = errors.New("not asked")
 
 // ErrNoReply is the result of a command the master did not answer in time.
 var ErrNoReply = fmt.Errorf("no reply within the node timeout: %w", os.ErrDeadlineExceeded)
