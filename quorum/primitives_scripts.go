@@ -51,7 +51,7 @@ var (
 	sharedReleaseScript = wire.NewScript(sharedReleaseLua)
 	xwaitMarkScript     = wire.NewScript(xwaitMarkLua)
 	electTermScript     = wire.NewScript(electTermLua)
-	electReadScript     = redis.NewScript(electReadLua)
+	electReadScript     = wire.NewScript(electReadLua)
 	semFindScript       = redis.NewScript(semFindLua)
 	electProclaimScript = wire.NewScript(electProclaimLua)
 )
