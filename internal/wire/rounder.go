@@ -13,8 +13,8 @@ import (
 // Rounder sends one command to every master as one round: the narrow interface
 // between the lock algorithm and its transport.
 type Rounder interface {
-	// Round sends cmd to every master and sets out[i] to master i's result (out has
-	// one element per master). Each master's command, dialling included, ends
+	// Round sends cmd to every master (those cmd.Only names, when set) and sets
+	// out[i] to master i's result (out has one element per master). Each master's command, dialling included, ends
 	// within the Rounder's timeout, or ctx's deadline when sooner; a cancellation
 	// of ctx ends the round at once, counting the masters that had not answered as
 	// failed (their commands may still take effect). A command is never sent twice.
