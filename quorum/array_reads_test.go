@@ -3,11 +3,14 @@ package quorum
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // TestArrayReadsOnTheWirePath: the reads whose replies are arrays (the
@@ -75,4 +78,57 @@ func TestArrayReadsOnTheWirePath(t *testing.T) {
 			assert.Less(t, time.Since(t0), 2*time.Second, "ended by the cancellation, not the 3 s node timeout")
 		}
 	})
+}
+
+// TestScriptReadsAndFairCleanUpGoThroughTheTransport: the election's read, the
+// search of a permit by its token, a fair waiter's leave and its unwind are sent
+// through the Manager's transport (the pipelined wire path), not beside it; the
+// unwind only to the masters where the failed round may have set the key: a
+// master that refused it keeps the key it holds.
+func TestScriptReadsAndFairCleanUpGoThroughTheTransport(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3)
+	var mu sync.Mutex
+	sent := map[string][]bool{} // script hash -> Only
+	wrapRounder(m, func(cmd *wire.Cmd) (*wire.Cmd, func(*wire.Result)) {
+		if cmd.Script != nil {
+			mu.Lock()
+			sent[cmd.Script.Hash()] = append([]bool(nil), cmd.Only...)
+			mu.Unlock()
+		}
+		return cmd, nil
+	})
+	e, err := m.Election("through")
+	require.NoError(t, err)
+	ld, err := e.Campaign(ctx, "v", time.Minute)
+	require.NoError(t, err)
+	_, err = e.Leader(ctx)
+	require.NoError(t, err)
+	require.NoError(t, ld.Release(ctx))
+	permits := takePermits(t, m, "through-sem", 2, time.Minute)
+	_, _, err = m.extendHeld(ctx, []string{"through-sem"}, permits[1].Token(), time.Minute)
+	require.NoError(t, err)
+
+	const key = "lock:through-fair"
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().Set(ctx, key, "ours", time.Minute).Err())
+	}
+	w := &fairWaiter{id: "w1", mode: "wait", score: "100", hbMS: "60000"}
+	refused := &Report{Nodes: []NodeResult{{Outcome: OutcomeError}, {Outcome: OutcomeForeign}, {Outcome: OutcomeOK}}}
+	m.unwind(ctx, key, "ours", w, refused)
+	m.leave(ctx, key, w)
+	for i, s := range c.Servers {
+		n, err := s.Client().Exists(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(map[bool]int{true: 1}[i == 1]), n, "master %d: unwound only where the round was not refused", i)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for name, h := range map[string]string{"elect_read": electReadScript.Hash(), "sem_find": semFindScript.Hash(), "fair_leave": fairLeaveScript.Hash()} {
+		only, ok := sent[h]
+		assert.True(t, ok, "%s went through the transport", name)
+		assert.Nil(t, only, "%s went to every master", name)
+	}
+	assert.Equal(t, []bool{true, false, true}, sent[fairUnwindScript.Hash()], "fair_unwind went to the masters that did not refuse")
 }
