@@ -121,16 +121,12 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 	// whole round against it, or a slow reply reports a leadership that has
 	// already ended.
 	sent := time.Now()
-	rep := m.fanout(ctx, "leader", leader, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := electReadScript.Run(ctx, n.client, []string{leader, record}).Slice()
+	rep := m.scriptEach(ctx, "leader", leader, electReadScript, "*", nil, []string{leader, record}, func(i int, r *wire.Result) (Outcome, error) {
+		v, err := parseElectView(r.Array)
 		if err != nil {
 			return OutcomeError, err
 		}
-		v, err := parseElectView(r)
-		if err != nil {
-			return OutcomeError, err
-		}
-		views[m.nodeIndex(n)] = v
+		views[i] = v
 		return OutcomeOK, nil
 	})
 	observed := time.Now()
@@ -189,13 +185,19 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 }
 
 // parseElectView decodes elect_read.lua's reply.
-func parseElectView(r []any) (electView, error) {
+func parseElectView(r []wire.Result) (electView, error) {
 	if len(r) != 6 {
 		return electView{}, fmt.Errorf("%w: election read gave %d values", wire.ErrProtocol, len(r))
 	}
-	str := func(x any) string { s, _ := x.(string); return s }
+	str := func(e wire.Result) string {
+		if e.Type == '$' {
+			return e.Str
+		}
+		return ""
+	}
 	v := electView{holder: str(r[0]), value: str(r[4])}
-	if ms, ok := r[1].(int64); ok {
+	if r[1].Type == ':' {
+		ms := r[1].Int
 		v.pttl = time.Duration(ms) * time.Millisecond
 		if ms < 0 {
 			v.pttl = time.Duration(ms)

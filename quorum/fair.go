@@ -8,11 +8,10 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/redlock/redlock/internal/keyspace"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // Fair locks: the FIFO queue of waiters of the fair-lock thesis, on every master.
@@ -53,8 +52,8 @@ var (
 )
 
 var (
-	fairUnwindScript = redis.NewScript(fairUnwindLua)
-	fairLeaveScript  = redis.NewScript(fairLeaveLua)
+	fairUnwindScript = wire.NewScript(fairUnwindLua)
+	fairLeaveScript  = wire.NewScript(fairLeaveLua)
 )
 
 // replyFairShared is fair_acquire.lua's reply where the key is held by something
@@ -175,9 +174,9 @@ func (m *Manager) leave(ctx context.Context, key string, w *fairWaiter) {
 	qkey := key + queueSuffix
 	keys := []string{key, qkey}
 	channel := wakeChannel(key)
-	m.fanout(ctx, "leave", qkey, func(ctx context.Context, n *node) (Outcome, error) {
-		return OutcomeOK, fairLeaveScript.Run(ctx, n.client, keys, w.id, channel).Err()
-	})
+	m.scriptEach(ctx, "leave", qkey, fairLeaveScript, ":", nil, keys, func(int, *wire.Result) (Outcome, error) {
+		return OutcomeOK, nil
+	}, w.id, channel)
 }
 
 // leaveStragglers removes a fair lock's winner from the queue on the masters that did
@@ -216,38 +215,24 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 // second round. A master that failed, timed out or is quarantined may have set it:
 // it is cleaned up. A "try" waiter was never queued: plain release.
 func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter, rep *Report) {
-	var todo []*node
+	only := make([]bool, len(m.nodes))
+	todo := 0
 	for i, nr := range rep.Nodes {
-		if nr.Outcome != OutcomeForeign {
-			todo = append(todo, m.nodes[i])
+		if only[i] = nr.Outcome != OutcomeForeign; only[i] {
+			todo++
 		}
 	}
 	switch {
-	case len(todo) == 0:
+	case todo == 0:
 		return
 	case w.mode != "wait":
 		m.releaseQuiet(ctx, opRelease, key, value)
 		return
 	}
-	keys := []string{key, key + queueSuffix}
-	channel := wakeChannel(key)
-	ctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
-	defer cancel()
 	// Best effort: a key left set expires with its TTL, and the waiter's next
-	// round re-enqueues it at its place. The Observer hears of each master's answer.
-	done := &Report{Op: opRelease, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(todo))}
-	var wg sync.WaitGroup
-	for i, n := range todo {
-		wg.Go(func() {
-			t0 := time.Now()
-			r, err := fairUnwindScript.Run(ctx, n.client, keys, value, w.id, w.score, w.hbMS, channel).Int64()
-			nr := NodeResult{Node: n.name, Outcome: outcomeOf(r), Latency: time.Since(t0)}
-			if err != nil {
-				nr.Outcome, nr.Err = OutcomeError, n.explain(err)
-			}
-			done.Nodes[i] = nr
-		})
-	}
-	wg.Wait()
-	m.observeRound(done)
+	// round re-enqueues it at its place. The Observer hears of each master's
+	// answer; the masters left alone are not in its report.
+	m.scriptEach(ctx, opRelease, key, fairUnwindScript, ":", only, []string{key, key + queueSuffix}, func(_ int, r *wire.Result) (Outcome, error) {
+		return outcomeOf(r.Int), nil
+	}, value, w.id, w.score, w.hbMS, wakeChannel(key))
 }

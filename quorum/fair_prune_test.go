@@ -69,7 +69,7 @@ func TestFairScriptsDropExpiredWaitersBeyondOneRead(t *testing.T) {
 				require.NoError(t, cl.Del(ctx, tKey).Err())
 				fillQueue(t, cl, append([]queued{{me, true}}, deadAhead(dead, queued{next, true})...)...)
 				pubs := published(t, cl, true, func() {
-					require.NoError(t, fairLeaveScript.Run(ctx, cl, []string{tKey, tQueue}, me, tChan).Err())
+					require.NoError(t, goRedisScript(fairLeaveScript).Run(ctx, cl, []string{tKey, tQueue}, me, tChan).Err())
 				})
 				assert.Equal(t, map[string][]string{tOwn: {named(next)}, tAny: {named(next)}}, pubs)
 			})

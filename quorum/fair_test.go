@@ -39,7 +39,7 @@ func TestFairUnwindPutsTheWaiterBack(t *testing.T) {
 			if tt.lock != "" {
 				require.NoError(t, cl.Set(ctx, "lock:u", tt.lock, time.Minute).Err())
 			}
-			r, err := fairUnwindScript.Run(ctx, cl, keys, "v", "me", "100", 1000).Int64()
+			r, err := goRedisScript(fairUnwindScript).Run(ctx, cl, keys, "v", "me", "100", 1000).Int64()
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, r)
 			q, err := cl.ZRangeArgs(ctx, zrange0("lock:u:queue")).Result()

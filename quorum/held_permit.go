@@ -2,7 +2,10 @@ package quorum
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // A permit resumed from its token: the token says which semaphore and how many
@@ -23,20 +26,19 @@ const opFindPermit = "find-permit"
 func (m *Manager) findPermit(ctx context.Context, l *Lock, p *permitLock) *Report {
 	slots := p.slotKeys()
 	held := make([][]int, len(m.nodes)) // per master, the slots holding the value
-	rep := m.fanout(ctx, opFindPermit, p.base, func(ctx context.Context, n *node) (Outcome, error) {
-		found, err := semFindScript.Run(ctx, n.client, slots, l.value).Int64Slice()
-		if err != nil {
-			return OutcomeError, err
-		}
+	rep := m.scriptEach(ctx, opFindPermit, p.base, semFindScript, "*", nil, slots, func(i int, r *wire.Result) (Outcome, error) {
 		var mine []int
-		for _, s := range found {
-			if s >= 0 && s < int64(p.n) {
-				mine = append(mine, int(s))
+		for _, e := range r.Array {
+			if e.Type != ':' {
+				return OutcomeError, fmt.Errorf("%w: a slot's index of type %q", wire.ErrProtocol, e.Type)
+			}
+			if e.Int >= 0 && e.Int < int64(p.n) {
+				mine = append(mine, int(e.Int))
 			}
 		}
-		held[m.nodeIndex(n)] = mine
+		held[i] = mine
 		return OutcomeMissing, nil
-	})
+	}, l.value)
 	votes := make([]int, p.n)
 	best := -1
 	for _, mine := range held {

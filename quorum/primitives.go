@@ -161,39 +161,65 @@ func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
 }
 
 // scriptOnAll runs script on every master as one round of the pipelined wire
-// path (hot.go): EVALSHA, EVAL after NOSCRIPT, each master's command within the
-// node timeout (or ctx's deadline when sooner), a cancellation of ctx ending the
-// round at once. An integer reply r maps to outcomeOf(r) (1 ours, 0 missing, else
-// foreign) unless out is given (i is the master's index in declared order; an
-// error it returns makes the outcome OutcomeError); an error reply (WRONGTYPE
-// matches ErrWrongType) and a reply of another type (the connection is dropped)
-// are OutcomeError. keys and args are not referenced once it has returned.
+// path (scriptEach) and counts its integer replies: r maps to outcomeOf(r) (1
+// ours, 0 missing, else foreign) unless out is given (i is the master's index in
+// declared order; an error it returns makes the outcome OutcomeError).
 func (m *Manager) scriptOnAll(ctx context.Context, op, key string, script *wire.Script, keys []string, out func(i int, r int64) (Outcome, error), args ...string) *Report {
+	return m.scriptEach(ctx, op, key, script, ":", nil, keys, func(i int, r *wire.Result) (Outcome, error) {
+		if out != nil {
+			return out(i, r.Int)
+		}
+		return outcomeOf(r.Int), nil
+	}, args...)
+}
+
+// scriptEach runs script over keys and args as one round of the pipelined wire
+// path (hot.go) on the masters only marks (one element per master; every master
+// when nil): EVALSHA, EVAL after NOSCRIPT, each master's command within the node
+// timeout (or ctx's deadline when sooner), a cancellation of ctx ending the round
+// at once. A reply of a type in want ('*' an array, ':' an integer...) goes to
+// decode (i is the master's index in declared order; an error it returns makes
+// the outcome OutcomeError); no reply, an error reply (WRONGTYPE matches
+// ErrWrongType) and a reply of another type (the connection is dropped) are
+// OutcomeError. The report has the asked masters only, in declared order. keys
+// and args are not referenced once it has returned; nor is a reply's text, unless
+// decode keeps it.
+func (m *Manager) scriptEach(ctx context.Context, op, key string, script *wire.Script, want string, only []bool, keys []string, decode func(i int, r *wire.Result) (Outcome, error), args ...string) *Report {
 	c := m.getCall()
-	c.cmd = wire.Cmd{Script: script, Keys: keys, Args: args, Want: ":"}
+	c.cmd = wire.Cmd{Script: script, Keys: keys, Args: args, Want: want, Only: only}
 	if len(args) <= len(c.args) {
 		c.cmd.Args = c.args[:copy(c.args[:], args)]
 	}
 	m.tr.Round(ctx, &c.cmd, c.res)
-	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, len(m.nodes))}
+	asked := len(m.nodes)
+	if only != nil {
+		asked = 0
+		for _, yes := range only {
+			if yes {
+				asked++
+			}
+		}
+	}
+	rep := &Report{Op: op, Key: key, Quorum: m.quorum, Nodes: make([]NodeResult, 0, asked)}
 	for i, n := range m.nodes {
+		if only != nil && !only[i] {
+			continue
+		}
 		r := &c.res[i]
 		nr := NodeResult{Node: n.name, Outcome: OutcomeError, Latency: r.Latency}
 		var err error
 		switch {
 		case r.Type == 0:
 			err = noReply(r)
-		case r.Type != ':':
+		case r.Type == '-' || strings.IndexByte(want, r.Type) < 0:
 			err = replyErr(r)
-		case out != nil:
-			nr.Outcome, err = out(i, r.Int)
 		default:
-			nr.Outcome = outcomeOf(r.Int)
+			nr.Outcome, err = decode(i, r)
 		}
 		if err != nil {
 			nr.Outcome, nr.Err = OutcomeError, n.explain(err)
 		}
-		rep.Nodes[i] = nr
+		rep.Nodes = append(rep.Nodes, nr)
 	}
 	m.putCall(c)
 	rep.Votes = rep.count(OutcomeOK)

@@ -3,16 +3,13 @@ package quorum
 import (
 	_ "embed"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlock/redlock/internal/wire"
 )
 
 // The primitives' Lua scripts (scripts/*.lua), run with EVALSHA and EVAL after
-// NOSCRIPT like the others; their SHA1s are pinned by a test. Those whose reply
-// is an integer run on the pipelined wire path (scriptOnAll); the election's
-// read and the search of a permit by its value, whose replies are arrays, run
-// through go-redis.
+// NOSCRIPT like the others, on the pipelined wire path (scriptOnAll for an
+// integer reply, scriptEach for the election's read and the search of a permit
+// by its value, whose replies are arrays); their SHA1s are pinned by a test.
 var (
 	//go:embed scripts/sem_acquire.lua
 	semAcquireLua string
@@ -51,7 +48,7 @@ var (
 	sharedReleaseScript = wire.NewScript(sharedReleaseLua)
 	xwaitMarkScript     = wire.NewScript(xwaitMarkLua)
 	electTermScript     = wire.NewScript(electTermLua)
-	electReadScript     = redis.NewScript(electReadLua)
-	semFindScript       = redis.NewScript(semFindLua)
+	electReadScript     = wire.NewScript(electReadLua)
+	semFindScript       = wire.NewScript(semFindLua)
 	electProclaimScript = wire.NewScript(electProclaimLua)
 )

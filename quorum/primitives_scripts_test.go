@@ -13,7 +13,7 @@ import (
 func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 	pins := map[string]struct {
 		src, sha string
-		script   interface{ Hash() string } // a wire.Script, or a go-redis one for a reply the wire path does not read
+		script   interface{ Hash() string } // a wire.Script
 	}{
 		"sem_acquire":    {semAcquireLua, "f88215d7afd3e40b50716c450fe06080fd0f1616", semAcquireScript},
 		"sem_find":       {semFindLua, "d49ffe118d2e0e07e5d67d511e690b4f80c6956b", semFindScript},

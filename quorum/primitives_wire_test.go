@@ -23,11 +23,15 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
+// goRedisScript is s as go-redis runs it (EVALSHA, EVAL after NOSCRIPT): tests
+// call a script on one master with it.
+func goRedisScript(s *wire.Script) *redis.Script { return redis.NewScript(s.Source()) }
+
 // goRedisScriptFanout is how the primitives ran their scripts before they moved
 // to the wire path: go-redis on every master (fanout), Int64 replies. Kept here
 // as the reference scriptOnAll must agree with.
 func (m *Manager) goRedisScriptFanout(ctx context.Context, op, key string, s *wire.Script, keys []string, out func(i int, r int64) (Outcome, error), args ...string) *Report {
-	script := redis.NewScript(s.Source())
+	script := goRedisScript(s)
 	argv := make([]any, len(args))
 	for i, a := range args {
 		argv[i] = a

@@ -161,7 +161,7 @@ func TestWaiterScriptsKeepTheWaitingFlag(t *testing.T) {
 				if err := cl.Set(ctx, tKey, "mine", time.Minute).Err(); err != nil {
 					return err
 				}
-				return fairUnwindScript.Run(ctx, cl, []string{tKey, tQueue}, "mine", "w1", "100", "4000").Err()
+				return goRedisScript(fairUnwindScript).Run(ctx, cl, []string{tKey, tQueue}, "mine", "w1", "100", "4000").Err()
 			}},
 	}
 	for _, tt := range tests {

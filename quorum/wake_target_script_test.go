@@ -172,7 +172,7 @@ func TestFairLeaveScriptWakesTheNextHead(t *testing.T) {
 				require.NoError(t, cl.Set(ctx, tKey, "x", time.Minute).Err())
 			}
 			pubs := published(t, cl, true, func() {
-				n, err := fairLeaveScript.Run(ctx, cl, []string{tKey, tQueue}, tt.who, tChan).Int64()
+				n, err := goRedisScript(fairLeaveScript).Run(ctx, cl, []string{tKey, tQueue}, tt.who, tChan).Int64()
 				require.NoError(t, err)
 				assert.EqualValues(t, 2, n, "its two entries removed")
 			})
@@ -210,7 +210,7 @@ func TestFairUnwindScriptWakesTheHeadNotItself(t *testing.T) {
 				require.NoError(t, cl.Set(ctx, tKey, tt.lock, time.Minute).Err())
 			}
 			pubs := published(t, cl, true, func() {
-				r, err := fairUnwindScript.Run(ctx, cl, []string{tKey, tQueue}, "v", b, tt.score, 60000, tChan).Int64()
+				r, err := goRedisScript(fairUnwindScript).Run(ctx, cl, []string{tKey, tQueue}, "v", b, tt.score, 60000, tChan).Int64()
 				require.NoError(t, err)
 				assert.Equal(t, tt.want, r)
 			})

@@ -188,7 +188,7 @@ func (p *pipe) deliver(r *req, rp reply, now time.Time) error {
 		return nil
 	}
 	var err error
-	res := Result{Type: rp.typ, Str: rp.str, Int: rp.num}
+	res := Result{Type: rp.typ, Str: rp.str, Int: rp.num, Array: rp.arr}
 	switch {
 	case !rd.wants(rp.typ, r.nxget):
 		err = fmt.Errorf("%w %q", ErrProtocol, rp.typ)
@@ -215,7 +215,9 @@ func (wc *wireConn) readLineSafe() (byte, []byte, error) {
 		if n := wc.rd.Buffered(); n > 0 {
 			buf, _ := wc.rd.Peek(n)
 			if need, _ := replyNeed(buf); need > 0 {
-				if n >= need {
+				// A reply too long for the buffer (an array's) is read as it
+				// comes: an error in its middle is not a timeout (readArray).
+				if n >= need || n == wc.rd.Size() {
 					return wc.readLine()
 				}
 			} else if n == wc.rd.Size() {
@@ -229,21 +231,41 @@ func (wc *wireConn) readLineSafe() (byte, []byte, error) {
 }
 
 // replyNeed returns how many bytes of buf the reply at its start takes before
-// readLineSafe reads it (its first line, and a bulk string's contents), 0 when
-// its first line is not all in buf; long: a bulk string longer than maxBulk,
-// whose contents readReply reads past as they come.
-func replyNeed(buf []byte) (need int, long bool) {
+// readLineSafe reads it (its first line, a bulk string's contents, an array's
+// elements), 0 when its first line is not all in buf, more than len(buf) when
+// the rest is not; long: a bulk string longer than maxBulk, whose contents
+// readReply reads past as they come.
+func replyNeed(buf []byte) (need int, long bool) { return needAt(buf, 0) }
+
+// needAt is replyNeed for a reply nested depth deep in an array. Its work is
+// bounded by len(buf) whatever lengths the reply claims: every element takes at
+// least one byte. A malformed line counts as whole: readReply reports it.
+func needAt(buf []byte, depth int) (need int, long bool) {
 	i := bytes.IndexByte(buf, '\n')
 	if i < 0 {
 		return 0, false
 	}
 	need = i + 1
-	if buf[0] == '$' && i >= 2 && buf[i-1] == '\r' {
-		if l, ok := ParseInt(buf[1 : i-1]); ok && l >= 0 {
-			if l > maxBulk {
-				return need, true
+	if i < 2 || buf[i-1] != '\r' || buf[0] != '$' && buf[0] != '*' {
+		return need, false
+	}
+	l, ok := ParseInt(buf[1 : i-1])
+	switch {
+	case !ok || l < 0:
+	case buf[0] == '$' && depth == 0 && l > maxBulk:
+		return need, true
+	case buf[0] == '$':
+		need += int(min(l, maxArrayBulk+2)) + 2 // longer ones never fit the buffer
+	case depth < maxDepth && l <= maxArrayLen: // else whole: readReply reports it
+		for range l {
+			if need >= len(buf) {
+				return len(buf) + 1, false
 			}
-			need += int(l) + 2
+			n, _ := needAt(buf[need:], depth+1)
+			if n == 0 {
+				return len(buf) + 1, false
+			}
+			need += n
 		}
 	}
 	return need, false

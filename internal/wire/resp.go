@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -39,61 +40,155 @@ func ParseInt(b []byte) (int64, bool) {
 	return n, true
 }
 
-// reply is one reply of a hot command, read whole and copied out of the
-// connection's buffer, so that it can be decoded after the reader's role passed on.
+// maxArrayBulk bounds a bulk string kept inside an array reply (a script's read:
+// an election's record, a listing's records); a longer one is read past and not
+// kept, like a long bulk string outside an array.
+const maxArrayBulk = 1 << 20
+
+// maxArrayLen bounds the elements of an array reply, and maxDepth how deep arrays
+// nest: a reply past either is taken as out of step.
+const (
+	maxArrayLen = 1 << 20
+	maxDepth    = 8
+)
+
+// reply is one reply, read whole and copied out of the connection's buffer, so
+// that it can be decoded after the reader's role passed on.
 type reply struct {
 	typ byte
-	str string // a simple string, an error reply, or a bulk string's contents
-	num int64  // an integer reply, or a bulk string's length (-1: nil)
+	str string   // a simple string, an error reply, or a bulk string's contents
+	num int64    // an integer reply, a bulk string's length (-1: nil), or an array's (-1: nil)
+	arr []Result // an array's elements
 }
 
-// readReply reads one whole reply: a simple string, an error, an integer, or a
+// readReply reads one whole reply: a simple string, an error, an integer, a
 // bulk string (whose contents are kept up to maxBulk bytes; lock values are
-// far shorter). Anything else leaves the connection out of step: an error. A
-// deadline that passes before the whole reply is there consumes nothing
-// (readLineSafe).
+// far shorter), or an array of those (readElem). Anything else leaves the
+// connection out of step: an error. A deadline that passes before the whole
+// reply is there consumes nothing (readLineSafe), unless the reply is too long
+// for the buffer: then it is read as it comes, and a deadline in its middle is
+// an error that is not a timeout (the connection is out of step).
 func (wc *wireConn) readReply() (reply, error) {
 	typ, line, err := wc.readLineSafe()
 	if err != nil {
 		return reply{}, err
 	}
-	rp := reply{typ: typ}
+	// The usual replies of the hot commands first, without parse's copying.
 	switch typ {
 	case '+':
 		if string(line) == "OK" {
-			rp.str = "OK" // no allocation for the usual reply
+			return reply{typ: '+', str: "OK"}, nil
+		}
+	case ':':
+		if n, ok := ParseInt(line); ok {
+			return reply{typ: ':', num: n}, nil
+		}
+	case '$':
+		if len(line) == 2 && line[0] == '-' && line[1] == '1' {
+			return reply{typ: '$', num: -1}, nil
+		}
+	}
+	r, err := wc.parse(typ, line, 0)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{typ: r.Type, str: r.Str, num: r.Int, arr: r.Array}, nil
+}
+
+// bulkContents reads the contents of a bulk string of length n (-1: nil, "") and
+// its CRLF. Longer than keep, it is read past as it comes and not kept: a
+// deadline in its middle leaves the connection out of step, so the error is not
+// a timeout and the connection is dropped.
+func (wc *wireConn) bulkContents(n, keep int64) (string, error) {
+	switch {
+	case n < 0:
+		return "", nil
+	case n <= keep:
+		return wc.readBulkBody(n)
+	}
+	if _, err := wc.rd.Discard(int(n)); err != nil {
+		return "", fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
+	}
+	return "", wc.readCRLF()
+}
+
+// readArray reads the n elements of an array reply whose first line was read
+// (-1: a nil array, nil), nested depth deep. An error reply inside is an element
+// (Type '-', Err an ErrorReply), not an error. Any error leaves the connection
+// out of step, and is never a timeout.
+func (wc *wireConn) readArray(n int64, depth int) ([]Result, error) {
+	switch {
+	case n > maxArrayLen:
+		return nil, fmt.Errorf("%w: an array of %d elements", ErrProtocol, n)
+	case depth > maxDepth:
+		return nil, fmt.Errorf("%w: arrays nested deeper than %d", ErrProtocol, maxDepth)
+	case n < 0:
+		return nil, nil
+	}
+	out := make([]Result, 0, min(n, 64))
+	for range n {
+		e, err := wc.readElem(depth)
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				err = fmt.Errorf("%w: an array cut short: %v", ErrProtocol, err)
+			}
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// readElem reads one element of an array reply nested depth deep.
+func (wc *wireConn) readElem(depth int) (Result, error) {
+	typ, line, err := wc.readLine()
+	if err != nil {
+		return Result{}, err
+	}
+	return wc.parse(typ, line, depth)
+}
+
+// parse decodes the reply whose first line (type and body) was read, nested
+// depth deep (0: a whole reply), and reads the rest of it. A bulk string is kept
+// up to maxBulk bytes in a whole reply (a lock value; a long one is not: SET NX
+// GET on a key holding any long string is Foreign, holder unknown), maxArrayBulk
+// in an array. An error reply inside an array has its Err set.
+func (wc *wireConn) parse(typ byte, line []byte, depth int) (Result, error) {
+	r := Result{Type: typ}
+	var err error
+	switch typ {
+	case '+':
+		if string(line) == "OK" {
+			r.Str = "OK" // no allocation for the usual reply
 		} else {
-			rp.str = string(line)
+			r.Str = string(line)
 		}
 	case '-':
-		rp.str = string(line)
-	case ':', '$':
-		n, ok := ParseInt(line)
-		switch {
-		case !ok || typ == '$' && n < -1:
-			return reply{}, fmt.Errorf("%w: %q length", ErrProtocol, typ)
-		case typ == '$' && n > maxBulk:
-			// Not a lock value, and too long to keep: read past it (SET NX GET
-			// on a key holding any long string is Foreign, holder unknown).
-			// Unlike the rest of a reply, it is read as it comes: a deadline
-			// in its middle leaves the connection out of step, so the error
-			// is not a timeout and the connection is dropped.
-			if _, err := wc.rd.Discard(int(n)); err != nil {
-				return reply{}, fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
-			}
-			if err := wc.readCRLF(); err != nil {
-				return reply{}, err
-			}
-		case typ == '$' && n >= 0:
-			if rp.str, err = wc.readBulkBody(n); err != nil {
-				return reply{}, err
-			}
+		r.Str = string(line)
+		if depth > 0 {
+			r.Err = ErrorReply(r.Str)
 		}
-		rp.num = n
+	case ':', '$', '*':
+		n, ok := ParseInt(line)
+		if !ok || n < -1 && typ != ':' {
+			return Result{}, fmt.Errorf("%w: %q length", ErrProtocol, typ)
+		}
+		r.Int = n
+		switch {
+		case typ == '$' && depth == 0:
+			r.Str, err = wc.bulkContents(n, maxBulk)
+		case typ == '$':
+			r.Str, err = wc.bulkContents(n, maxArrayBulk)
+		case typ == '*':
+			r.Array, err = wc.readArray(n, depth+1)
+		}
+		if err != nil {
+			return Result{}, err
+		}
 	default:
-		return reply{}, fmt.Errorf("%w %q", ErrProtocol, typ)
+		return Result{}, fmt.Errorf("%w %q", ErrProtocol, typ)
 	}
-	return rp, nil
+	return r, nil
 }
 
 // readLine reads one reply line and returns its type byte and its body (valid

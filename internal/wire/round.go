@@ -194,13 +194,27 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 	if cmd.NXGet {
 		rd.bufGt = appendSetGet(rd.bufGt[:0], cmd.Args)
 	}
-	rd.remaining.Store(int32(len(rd.reqs)))
+	asked := len(rd.reqs)
 	for i := range rd.reqs {
 		r := &rd.reqs[i]
 		r.eval, r.nxget, r.res, r.polled = false, false, Result{}, nil
+		if cmd.Only != nil && !cmd.Only[i] {
+			r.res = Result{Err: ErrNotAsked}
+			r.state.Store(reqDone)
+			asked--
+			continue
+		}
 		r.state.Store(reqQueued)
 	}
-	if len(rd.reqs) > 1 {
+	rd.remaining.Store(int32(asked))
+	if asked == 0 {
+		for i := range out {
+			out[i] = rd.reqs[i].res
+		}
+		ps.rounds.put(rd)
+		return
+	}
+	if len(rd.reqs) > 1 && cmd.Only == nil {
 		ps.precheck(rd)
 	}
 	// The last master first: the first masters are those that a waiter listens on
@@ -211,6 +225,9 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 	// the others first, and be refused there).
 	own := 0
 	for i := len(rd.reqs) - 1; i >= 0; i-- {
+		if rd.own[i] = nil; cmd.Only != nil && !cmd.Only[i] {
+			continue
+		}
 		rd.own[i] = ps.pipes[i].submit(&rd.reqs[i])
 		if rd.own[i] != nil {
 			own++

@@ -13,8 +13,8 @@ import (
 // Rounder sends one command to every master as one round: the narrow interface
 // between the lock algorithm and its transport.
 type Rounder interface {
-	// Round sends cmd to every master and sets out[i] to master i's result (out has
-	// one element per master). Each master's command, dialling included, ends
+	// Round sends cmd to every master (those cmd.Only names, when set) and sets
+	// out[i] to master i's result (out has one element per master). Each master's command, dialling included, ends
 	// within the Rounder's timeout, or ctx's deadline when sooner; a cancellation
 	// of ctx ends the round at once, counting the masters that had not answered as
 	// failed (their commands may still take effect). A command is never sent twice.
@@ -49,25 +49,35 @@ type Cmd struct {
 	Keys   []string
 	Args   []string
 	// Want lists the reply types the command can get besides an error reply
-	// ('+', ':', '$'; '$' includes nil). Any other type means the connection is out
-	// of step: it is dropped. Empty: any of the three.
+	// ('+', ':', '$', '*'; '$' and '*' include nil). Any other type means the
+	// connection is out of step: it is dropped. Empty: any of '+', ':' and '$'.
 	Want string
 	// NXGet marks Args as SET key value NX PX ms, which a master that takes it
 	// (Redis >= 7, learned at the handshake) gets as SET key value NX GET PX ms:
 	// the reply is then nil when it set the key, and the value there when it did
 	// not (Result.NXGet tells which way it went).
 	NXGet bool
+	// Only, when set (one element per master), sends the command only to the
+	// masters i where Only[i]; the others' results are ErrNotAsked, and nothing
+	// is written to them.
+	Only []bool
 }
 
 // Result is one master's answer to one round's command.
 type Result struct {
 	// Type is the reply's type: '+' (Str), ':' (Int), '$' (Str, Int its length, -1
-	// for nil) or '-' (an error reply: Err is an ErrorReply); 0 when there was no
-	// reply (Err says why: a deadline, the connection, a cancellation).
-	Type byte
-	Str  string
-	Int  int64
-	Err  error
+	// for nil), '*' (an array: Array its elements, Int their number, -1 for nil)
+	// or '-' (an error reply: Err is an ErrorReply); 0 when there was no reply (Err
+	// says why: a deadline, the connection, a cancellation). An element of an
+	// array is a Result of the same types, without Latency; an error reply there
+	// is an element, with its Err set, and does not fail the command. A bulk string
+	// longer than the transport keeps (4 KiB in a whole reply, 1 MiB in an array)
+	// has Int its length and Str empty.
+	Type  byte
+	Str   string
+	Int   int64
+	Array []Result
+	Err   error
 	// NXGet tells that a Cmd with NXGet went out as SET NX GET.
 	NXGet   bool
 	Latency time.Duration
@@ -80,6 +90,9 @@ func (e ErrorReply) Error() string { return string(e) }
 
 // ErrProtocol is a reply the command cannot get; the connection is dropped.
 var ErrProtocol = errors.New("unexpected reply")
+
+// ErrNotAsked is the result of a master a Cmd's Only left out.
+var ErrNotAsked = errors.New("not asked")
 
 // ErrNoReply is the result of a command the master did not answer in time.
 var ErrNoReply = fmt.Errorf("no reply within the node timeout: %w", os.ErrDeadlineExceeded)

@@ -44,6 +44,10 @@ func (f *Forgetful) Round(ctx context.Context, cmd *wire.Cmd, out []wire.Result)
 	chs := make([]chan wire.Result, len(f.Dial))
 	fcs := make([]*forgetfulConn, len(f.Dial))
 	for i := range f.Dial {
+		if cmd.Only != nil && !cmd.Only[i] {
+			out[i] = wire.Result{Err: wire.ErrNotAsked}
+			continue
+		}
 		fc, err := f.conn(ctx, i)
 		if err != nil {
 			out[i] = wire.Result{Err: err}
@@ -196,6 +200,20 @@ func readReply(rd *bufio.Reader) (wire.Result, error) {
 			return wire.Result{}, err
 		}
 		return wire.Result{Type: '$', Str: string(buf[:n]), Int: n}, nil
+	case '*':
+		n, err := strconv.ParseInt(body, 10, 64)
+		if err != nil || n < 0 {
+			return wire.Result{Type: '*', Int: -1}, err
+		}
+		r := wire.Result{Type: '*', Int: n, Array: make([]wire.Result, 0, min(n, 64))}
+		for range n {
+			e, err := readReply(rd)
+			if err != nil {
+				return wire.Result{}, err
+			}
+			r.Array = append(r.Array, e)
+		}
+		return r, nil
 	}
 	return wire.Result{}, wire.ErrProtocol
 }

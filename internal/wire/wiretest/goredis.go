@@ -33,6 +33,10 @@ func (g *GoRedis) Round(ctx context.Context, cmd *wire.Cmd, out []wire.Result) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for i, c := range g.Clients {
+		if cmd.Only != nil && !cmd.Only[i] {
+			out[i] = wire.Result{Err: wire.ErrNotAsked}
+			continue
+		}
 		wg.Go(func() {
 			out[i] = do(nctx, c, cmd)
 			out[i].Latency = time.Since(t0)
@@ -72,12 +76,27 @@ func do(ctx context.Context, c *redis.Client, cmd *wire.Cmd) wire.Result {
 	case err != nil:
 		return wire.Result{Err: err}
 	}
+	return result(v, cmd.Want)
+}
+
+// result converts a go-redis reply value.
+func result(v any, want string) wire.Result {
 	switch v := v.(type) {
+	case []any:
+		r := wire.Result{Type: '*', Int: int64(len(v)), Array: make([]wire.Result, len(v))}
+		for i, e := range v {
+			r.Array[i] = result(e, "$")
+		}
+		return r
+	case nil:
+		return wire.Result{Type: '$', Int: -1}
+	case redis.Error:
+		return wire.Result{Type: '-', Str: v.Error(), Err: wire.ErrorReply(v.Error())}
 	case int64:
 		return wire.Result{Type: ':', Int: v}
 	case string:
 		// go-redis gives a status reply and a bulk string alike.
-		if v == "OK" && (cmd.Want == "" || strings.Contains(cmd.Want, "+")) {
+		if v == "OK" && (want == "" || strings.Contains(want, "+")) {
 			return wire.Result{Type: '+', Str: v}
 		}
 		return wire.Result{Type: '$', Str: v, Int: int64(len(v))}
