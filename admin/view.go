@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -40,8 +41,12 @@ type Primitive struct {
 	// A permit key of a slot at or above N is no slot of it: it is listed as a
 	// key of its own (KindLock, Name the key's name).
 	Permits, Held int
-	// Holders are a shared key's holders, longest validity first.
-	Holders []SharedHolder
+	// Holders are a shared key's holders, longest validity first. HoldersErr
+	// is set when some master's members were not read: Holders and Held then
+	// count what the masters that answered hold, which may be fewer holders
+	// (or fewer votes) than there are.
+	Holders    []SharedHolder
+	HoldersErr error
 	// Leader is an election's leader as a quorum reads it; nil when nobody leads
 	// (LeaderErr says why).
 	Leader    *quorum.LeaderInfo
@@ -71,7 +76,7 @@ type SharedHolder struct {
 // the members of shared keys and the leader of each election (one quorum read
 // each). Keys that only serve a primitive (a leader's record, an exclusive
 // waiter's marker) are folded into it. A read that fails leaves its primitive
-// as listed (Holders nil, LeaderErr set) and the error is returned with the rest.
+// as listed (HoldersErr or LeaderErr set) and the error is returned with the rest.
 func (a *Admin) Primitives(ctx context.Context, lst *Listing) ([]Primitive, error) {
 	out := group(lst)
 	var errs []error
@@ -87,8 +92,13 @@ func (a *Admin) Primitives(ctx context.Context, lst *Listing) ([]Primitive, erro
 		switch p.Kind {
 		case KindShared:
 			wg.Go(func() {
-				holders, err := a.sharedHolders(ctx, a.m.Key(p.Name), lst.ObservedAt)
-				p.Holders = holders
+				holders, unread, err := a.sharedHolders(ctx, a.m.Key(p.Name), lst.ObservedAt)
+				p.Holders, p.HoldersErr = holders, err
+				if err == nil && len(unread) > 0 {
+					// A quorum answered: the read stands, but a holder on the
+					// others may be missing or short of votes.
+					p.HoldersErr = fmt.Errorf("members not read on %s", strings.Join(unread, ", "))
+				}
 				for _, h := range holders {
 					if h.Validity > 0 {
 						p.Held++
@@ -170,13 +180,17 @@ func group(lst *Listing) []Primitive {
 // master's own clock, minus the drift budget), the masters' clocks read in the
 // same call. A master's clock is read after the read started (sent), so the
 // expiry is at least sent + what it showed left: at observed, before sent, that
-// much and sent - observed more is left.
-func (a *Admin) sharedHolders(ctx context.Context, key string, observed time.Time) ([]SharedHolder, error) {
+// much and sent - observed more is left. unread names the masters whose members
+// were not read (err is set only when fewer than a quorum answered).
+func (a *Admin) sharedHolders(ctx context.Context, key string, observed time.Time) (holders []SharedHolder, unread []string, err error) {
 	sent, remaining, err := a.side.SharedMembers(ctx, key)
 	masters := a.m.Nodes()
 	byValue := map[string][]time.Duration{}
 	on := map[string][]string{}
 	for i, left := range remaining {
+		if left == nil {
+			unread = append(unread, masters[i])
+		}
 		for v, d := range left {
 			byValue[v] = append(byValue[v], d)
 			on[v] = append(on[v], masters[i])
@@ -205,5 +219,5 @@ func (a *Admin) sharedHolders(ctx context.Context, key string, observed time.Tim
 	slices.SortFunc(out, func(a, b SharedHolder) int {
 		return cmp.Or(cmp.Compare(b.Validity, a.Validity), cmp.Compare(b.Votes, a.Votes), cmp.Compare(a.Value, b.Value))
 	})
-	return out, err
+	return out, unread, err
 }

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/redlock/redlock/admin"
+	"github.com/redlock/redlock/quorum"
 )
 
 // The console's rows of the primitives' keys. The console lists keys; the rows
@@ -43,6 +45,10 @@ func annotateRows(ctx context.Context, adm *admin.Admin, fresh *admin.Listing) m
 				kind = fmt.Sprintf("multi %d", len(p.Names))
 			case admin.KindLeader:
 				tag = "leader of " + p.Name + ", nobody leads on a quorum"
+				if p.LeaderErr != nil && !errors.Is(p.LeaderErr, quorum.ErrNoLeader) {
+					// Not read: who leads is not known, which is not "nobody".
+					tag, kind = "leader of "+p.Name+", not read: "+p.LeaderErr.Error(), "leader ?"
+				}
 				if l := p.Leader; l != nil {
 					// The value and term first: the owner column is narrow.
 					tag = fmt.Sprintf("value %s, term %d, leader of %s", l.Value, l.Term, p.Name)
@@ -51,6 +57,11 @@ func annotateRows(ctx context.Context, adm *admin.Admin, fresh *admin.Listing) m
 			case admin.KindShared:
 				tag = fmt.Sprintf("shared x%d", p.Held) + otherHolders(p)
 				kind = fmt.Sprintf("shared %d", p.Held)
+				if p.HoldersErr != nil {
+					// Counted on the masters that answered: there may be more.
+					tag = fmt.Sprintf("shared x%d or more (members not read on every master: %v)", p.Held, p.HoldersErr) + otherHolders(p)
+					kind = fmt.Sprintf("shared %d+?", p.Held)
+				}
 				if p.ExclusiveWaiting {
 					tag += ", an exclusive holder waits"
 				}

@@ -89,3 +89,49 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	_, err = locker.ForceExpire(ctx, "crond:leader:term", map[string]admin.Seen{"a": {Type: "hash"}})
 	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a leader's record is not force-expired alone")
 }
+
+// TestBugConsoleCountsWithAMasterNotAnswering: with a master paused, the
+// console's KIND column said "shared 2" for a shared key and "leader" with
+// "nobody leads on a quorum" for an election whose leader it could not read: a
+// count or an absence that the masters were not asked about. It says that the
+// count is a lower bound, and that the leader was not read.
+func TestBugConsoleCountsWithAMasterNotAnswering(t *testing.T) {
+	ctx := context.Background()
+	rc, c := consoleCluster(t, 3)
+	c.NodeTimeout = 300 * time.Millisecond // a paused master's reads end then
+	src, mgr, cleanup, err := newClusterSource(c, sourceSettings{interval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer cleanup()
+	doc, err := mgr.Shared("doc")
+	require.NoError(t, err)
+	for range 2 {
+		_, err = doc.TryAcquire(ctx, 30*time.Second)
+		require.NoError(t, err)
+	}
+	el, err := mgr.Election("crond")
+	require.NoError(t, err)
+	lead, err := el.Campaign(ctx, "10.1.1.1:80", 30*time.Second)
+	require.NoError(t, err)
+	defer lead.Release(ctx)
+	visible := []string{"crond:leader", "doc"}
+	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return s.Kinds["doc"] == "shared 2" && s.Kinds["crond:leader"] == "leader t1" })
+
+	rc.Servers[2].Stop() // one master paused: a quorum still answers
+	t.Cleanup(rc.Servers[2].Cont)
+	snap = pollUntil(t, src, visible, func(s tui.Snapshot) bool { return s.Answered == 2 && s.Kinds["doc"] != "shared 2" })
+	assert.Equal(t, "shared 2+?", snap.Kinds["doc"], "counted on the masters that answered")
+
+	rc.Servers[1].Stop() // a second one: the leader cannot be read
+	t.Cleanup(rc.Servers[1].Cont)
+	snap = pollUntil(t, src, visible, func(s tui.Snapshot) bool { return s.Kinds["crond:leader"] != "leader t1" })
+	assert.Equal(t, "leader ?", snap.Kinds["crond:leader"], "not read is not nobody")
+	for _, li := range snap.Merged() {
+		if li.Name == "crond:leader" {
+			label := li.Library
+			if li.Owner != nil {
+				label = li.Owner.Label
+			}
+			assert.Contains(t, label, "not read")
+		}
+	}
+}

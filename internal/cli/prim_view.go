@@ -119,6 +119,9 @@ func (s *lockSession) primitiveJSON(p *admin.Primitive) primitiveJSON {
 			out.Holders = append(out.Holders, sharedHolderJSON{Value: admin.Redact(h.Value), Owner: toOwnerJSON(h.Owner), Votes: h.Votes, ValidityMS: ms(h.Validity), FreeAt: jsonTime(h.FreeAt)})
 			out.ValidityMS = max(out.ValidityMS, ms(h.Validity))
 		}
+		if p.HoldersErr != nil {
+			out.Error = s.redact(p.HoldersErr.Error())
+		}
 	case admin.KindLeader:
 		if l := p.Leader; l != nil {
 			out.Leader = &primLeaderJSON{Value: l.Value, Term: l.Term, Since: jsonTime(l.Since), ValidityMS: durationMS(l.Validity), Votes: l.Votes}
