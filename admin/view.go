@@ -191,7 +191,7 @@ func (a *Admin) sharedHolders(ctx context.Context, key string, observed time.Tim
 			out = append(out, h)
 			continue
 		}
-		if pv, err := quorum.ParseValue(v); err == nil {
+		if pv, err := ParseValue(v); err == nil {
 			o := pv.Owner
 			h.Owner = &o
 		}
