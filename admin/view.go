@@ -152,8 +152,7 @@ func group(lst *Listing) []Primitive {
 		switch p.Kind {
 		case KindSemaphore:
 			for _, li := range settleSemaphore(p) {
-				out = append(out, Primitive{Kind: KindLock, Name: li.Name, Locks: []*LockInfo{li}})
-				p = &out[i] // out may have moved
+				out = append(out, Primitive{Kind: KindLock, Name: li.Name, Locks: []*LockInfo{li}}) // p is not read again: out may have moved
 			}
 		case KindMulti:
 			slices.Sort(p.Names)
