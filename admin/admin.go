@@ -2,7 +2,8 @@
 // lists what the masters hold (Inspect, InspectStream, a Scanner for large key
 // spaces, Describe for a few names), groups the keys into the primitives that
 // wrote them (Primitives), and acts on holds it does not own: force-expire and
-// revocation, release and extension by token.
+// revocation, release and extension by token. ParseValue decodes the value a
+// lock key holds (the token and who took it), with no Admin and no I/O.
 //
 // A listing describes, it does not guarantee: every lock may have changed hands
 // by the time it is read, and nothing here takes a lock. The actions that

@@ -65,7 +65,7 @@ func (a *Admin) ReadHeldAs(ctx context.Context, name string, slots int) (HeldAs,
 // the lock library), and its count (a semaphore's permits, a multi-name hold's
 // number of names). It does no I/O.
 func HeldKind(token string) (kind PrimitiveKind, count int) {
-	v, err := quorum.ParseValue(token)
+	v, err := ParseValue(token)
 	if err != nil {
 		return "", 0
 	}

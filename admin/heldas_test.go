@@ -57,7 +57,7 @@ func TestHeldKindReadsTheTokenAsTheLockDoes(t *testing.T) {
 			t.Cleanup(func() { _ = l.Release(context.Background()) })
 			kind, count := admin.HeldKind(l.Token())
 			assert.Equal(t, tt.kind, kind)
-			v, err := quorum.ParseValue(l.Token())
+			v, err := admin.ParseValue(l.Token())
 			require.NoError(t, err)
 			assert.Equal(t, tt.kind, admin.OwnerPrimitive(&v.Owner), "the value's owner")
 			if kind == admin.KindSemaphore {

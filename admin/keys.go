@@ -2,7 +2,6 @@ package admin
 
 import (
 	"github.com/redlock/redlock/internal/keyspace"
-	"github.com/redlock/redlock/quorum"
 )
 
 // What a key under the key prefix is, from its name and Redis type alone: the
@@ -75,14 +74,14 @@ func WriterWaitingName(name string) string { return keyspace.WriterWaitingName(n
 func ValidateKeyName(name string) error { return keyspace.ValidateKeyName(name) }
 
 // Library guesses which client wrote a lock value, from its shape: "redlock"
-// for values of the lock library (quorum.ParseValue reads them), "redsync"
+// for values of the lock library (ParseValue reads them), "redsync"
 // (24-char base64 ending "=="), "node-redlock" (32 hex chars),
 // "redlock.net/pottery" (36-char UUID), else "unknown". A Redisson lock is a
 // hash, recognised by its type, not its value. It is a guess: any client may
 // write any value.
 func Library(value string) string {
 	return keyspace.Library(value, func(v string) bool {
-		_, err := quorum.ParseValue(v)
+		_, err := ParseValue(v)
 		return err == nil
 	})
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestLinkMatches checks that what package quorum lends through adminlink.Of
-// has every method of side, with the same signatures: a change on either side
+// and adminlink.Values has every method of side and valueCodec, with the same signatures: a change on either side
 // fails here rather than when an Admin is made.
 func TestLinkMatches(t *testing.T) {
 	m, err := quorum.New([]quorum.Node{{Name: "a", Addr: "127.0.0.1:1"}})
@@ -18,6 +18,9 @@ func TestLinkMatches(t *testing.T) {
 	defer m.Close()
 	if _, ok := adminlink.Of(m).(side); !ok {
 		t.Fatalf("adminlink.Of returns %T, which does not implement admin's side", adminlink.Of(m))
+	}
+	if _, ok := adminlink.Values.(valueCodec); !ok {
+		t.Fatalf("adminlink.Values is %T, which does not implement admin's valueCodec", adminlink.Values)
 	}
 	if New(m).Manager() != m {
 		t.Fatal("New(m).Manager() is not m")

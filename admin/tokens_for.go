@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/redlock/redlock/internal/keyspace"
-	"github.com/redlock/redlock/quorum"
 )
 
 // ErrOtherLock: a token was given for a name it was not taken for.
@@ -22,7 +21,7 @@ var ErrOtherLock = errors.New("the token was taken for another lock")
 // version's, another client's, not a value of the lock library) passes. It does
 // no I/O and says nothing of whether the lock is held.
 func CheckTokenFor(token string, names ...string) error {
-	v, err := quorum.ParseValue(token)
+	v, err := ParseValue(token)
 	if err != nil || v.Owner.For == "" || len(names) == 0 {
 		return nil
 	}

@@ -26,7 +26,7 @@ func TestBugTokenCarriesItsName(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mu.Release(context.Background()) })
 	plain, multi := l.Token(), mu.Token()
-	old := quorum.Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: quorum.Owner{Host: "h"}}.String()
+	old := admin.Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: quorum.Owner{Host: "h"}}.String()
 	tests := []struct {
 		name  string
 		token string

@@ -162,8 +162,7 @@ func group(lst *Listing) []Primitive {
 		switch p.Kind {
 		case KindSemaphore:
 			for _, li := range settleSemaphore(p) {
-				out = append(out, Primitive{Kind: KindLock, Name: li.Name, Locks: []*LockInfo{li}})
-				p = &out[i] // out may have moved
+				out = append(out, Primitive{Kind: KindLock, Name: li.Name, Locks: []*LockInfo{li}}) // p is not read again: out may have moved
 			}
 		case KindMulti:
 			slices.Sort(p.Names)
@@ -205,7 +204,7 @@ func (a *Admin) sharedHolders(ctx context.Context, key string, observed time.Tim
 			out = append(out, h)
 			continue
 		}
-		if pv, err := quorum.ParseValue(v); err == nil {
+		if pv, err := ParseValue(v); err == nil {
 			o := pv.Owner
 			h.Owner = &o
 		}

@@ -23,6 +23,22 @@ func init() {
 		}
 		return adminSide{mgr}
 	}
+	adminlink.Values = valueCodec{}
+}
+
+// valueCodec is the codec of lock values seen by package admin (admin.Value):
+// the value format is this package's, its parsing and writing are not exported.
+type valueCodec struct{}
+
+// Parse is parseValue, split into the token and the owner.
+func (valueCodec) Parse(s string) (string, Owner, error) {
+	v, err := parseValue(s)
+	return v.Token, v.Owner, err
+}
+
+// Format is lockValue.String.
+func (valueCodec) Format(token string, owner Owner) string {
+	return lockValue{Token: token, Owner: owner}.String()
 }
 
 // adminSide is a Manager seen by package admin; each method is the

@@ -175,7 +175,7 @@ func (e *Election) leader(ctx context.Context) (*LeaderInfo, error) {
 		// not reported.
 		slices.Sort(g.seqs)
 		li.Value = g.vals[g.seqs[len(g.seqs)-m.quorum]]
-		if pv, err := ParseValue(g.v.holder); err == nil {
+		if pv, err := parseValue(g.v.holder); err == nil {
 			owner := pv.Owner
 			li.Owner = &owner
 		}

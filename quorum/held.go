@@ -60,7 +60,7 @@ func (m *Manager) releaseHeld(ctx context.Context, names []string, token string)
 // package), and its count (a semaphore's permits, a multi-name hold's number of
 // names).
 func heldKind(token string) (kind string, count int) {
-	v, err := ParseValue(token)
+	v, err := parseValue(token)
 	if err != nil {
 		return "", 0
 	}

@@ -7,27 +7,29 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/redlock/redlock/internal/keyspace"
 )
 
 // Listings decode the owner of every value they show: the owner's JSON, as
-// Value.String writes it, is decoded by hand (no reflection, nothing allocated
+// lockValue.String writes it, is decoded by hand (no reflection, nothing allocated
 // but the host and label strings); anything else that json.Unmarshal takes (other
 // spacing, escapes, key case, unknown members) goes to json.Unmarshal, so the
 // result is json.Unmarshal's either way (FuzzOwnerDecoder checks it).
 
-// parseValueOwner parses a value written by this package into *o (ParseValue
+// parseValueOwner parses a value written by this package into *o (parseValue
 // without the token); it never panics, and any other string gives an error
-// matching ErrBadValue, *o then unspecified.
+// matching keyspace.ErrBadValue, *o then unspecified.
 func parseValueOwner(s string, o *Owner) error { return parseValueOwnerIn(s, o, nil) }
 
 // The ways a value is not one of this package's: made once, as a listing meets
 // one per lock of another library.
 var (
-	errValueTooLong   = fmt.Errorf("%w: longer than %d bytes", ErrBadValue, maxValueLen)
-	errValueFormat    = fmt.Errorf("%w: want rl1.<token>.<owner>", ErrBadValue)
-	errValueToken     = fmt.Errorf("%w: token is not base64url of %d bytes", ErrBadValue, tokenBytes)
-	errValueOwner     = fmt.Errorf("%w: owner is not base64url", ErrBadValue)
-	errValueOwnerJSON = fmt.Errorf("%w: owner is not a JSON object", ErrBadValue)
+	errValueTooLong   = fmt.Errorf("%w: longer than %d bytes", keyspace.ErrBadValue, maxValueLen)
+	errValueFormat    = fmt.Errorf("%w: want rl1.<token>.<owner>", keyspace.ErrBadValue)
+	errValueToken     = fmt.Errorf("%w: token is not base64url of %d bytes", keyspace.ErrBadValue, tokenBytes)
+	errValueOwner     = fmt.Errorf("%w: owner is not base64url", keyspace.ErrBadValue)
+	errValueOwnerJSON = fmt.Errorf("%w: owner is not a JSON object", keyspace.ErrBadValue)
 )
 
 // parseValueOwnerIn is parseValueOwner, taking the owners' strings from in (nil:

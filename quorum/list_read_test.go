@@ -227,7 +227,7 @@ func FuzzOwnerDecoder(f *testing.F) {
 		{Host: "h", PID: 1, Label: "nightly <report> & co", At: time.UnixMilli(1732500000000), TTL: time.Minute, Kind: "sem", Count: 3},
 		{Host: "é\u2028\x01", Label: "\"quoted\"\\", PID: -5},
 	} {
-		v := Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
+		v := lockValue{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
 		_, enc, _ := strings.Cut(strings.TrimPrefix(v.String(), "rl1."), ".")
 		raw, err := b64.DecodeString(enc)
 		require.NoError(f, err)
@@ -250,13 +250,13 @@ func FuzzOwnerDecoder(f *testing.F) {
 
 func TestOwnerDecoderTakesWhatValuesHold(t *testing.T) {
 	o := Owner{Host: "host-1", PID: 42, Label: "nightly", At: time.UnixMilli(1732500000000), TTL: 30 * time.Second, Kind: "multi", Count: 2}
-	v := Value{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
+	v := lockValue{Token: "AAAAAAAAAAAAAAAAAAAAAAAAAAA", Owner: o}
 	_, enc, _ := strings.Cut(strings.TrimPrefix(v.String(), "rl1."), ".")
 	raw, err := b64.DecodeString(enc)
 	require.NoError(t, err)
 	var w ownerWire
 	require.True(t, decodeOwnerFast(raw, &w, nil), "%s", raw)
-	got, err := ParseValue(v.String())
+	got, err := parseValue(v.String())
 	require.NoError(t, err)
 	assert.Equal(t, v.Token, got.Token)
 	assert.Equal(t, o, got.Owner)

@@ -31,7 +31,7 @@ func TestSemaphoreGivesAtMostNPermits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, p.Slot())
 	require.NoError(t, p.Extend(ctx, 2*time.Second))
-	v, err := ParseValue(p.Token())
+	v, err := parseValue(p.Token())
 	require.NoError(t, err)
 	assert.Equal(t, "sem", v.Owner.Kind)
 	assert.Equal(t, 3, v.Owner.Count)

@@ -100,7 +100,7 @@ func TestAcquireReleaseExtendHappyPath(t *testing.T) {
 	assert.WithinDuration(t, start.Add(2*time.Second-m.DriftBudget(2*time.Second)), l.Until(), time.Millisecond)
 	assert.False(t, l.Until().After(start.Add(2*time.Second-m.DriftBudget(2*time.Second)+time.Millisecond)))
 	assert.True(t, l.Until().After(time.Now()))
-	val, err := ParseValue(l.Token())
+	val, err := parseValue(l.Token())
 	require.NoError(t, err)
 	assert.NotZero(t, val.Owner.PID)
 

@@ -8,8 +8,8 @@ import "github.com/redlock/redlock/internal/keyspace"
 // values through it, as admin.Redact does.
 func redact(value string) string { return keyspace.Redact(value, tokenOf) }
 
-// tokenOf returns the token of a value ParseValue reads, and whether it reads it.
+// tokenOf returns the token of a value parseValue reads, and whether it reads it.
 func tokenOf(value string) (string, bool) {
-	v, err := ParseValue(value)
+	v, err := parseValue(value)
 	return v.Token, err == nil
 }

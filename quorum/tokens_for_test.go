@@ -17,8 +17,8 @@ func TestTokenCarriesItsNameTag(t *testing.T) {
 	var got Owner
 	require.NoError(t, parseValueOwner(plain, &got))
 	assert.Equal(t, nameTag("tokA"), got.For, "the tag survives the listing's fast decoder")
-	v, err := ParseValue(plain)
+	v, err := parseValue(plain)
 	require.NoError(t, err)
-	assert.Equal(t, nameTag("tokA"), v.Owner.For, "and ParseValue")
+	assert.Equal(t, nameTag("tokA"), v.Owner.For, "and parseValue")
 	assert.NotContains(t, plain, "tokA", "the name itself is not in the value")
 }

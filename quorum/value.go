@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -65,29 +64,27 @@ const (
 	ownerLeader = keyspace.OwnerLeader
 )
 
-// Value is a parsed lock value "rl1.<token>.<owner>".
-type Value struct {
+// lockValue is a parsed lock value "rl1.<token>.<owner>" (admin.Value hands
+// it out, through adminlink.Values).
+type lockValue struct {
 	// Token is base64url (no padding) of 20 random bytes.
 	Token string
 	Owner Owner
 }
 
-// ErrBadValue: a string is not a value written by this package.
-var ErrBadValue = errors.New("not a redlock value")
-
-// ParseValue parses a value written by this package. It never panics; any other
-// string gives an error matching ErrBadValue.
-func ParseValue(s string) (Value, error) {
-	var v Value
+// parseValue parses a value written by this package. It never panics; any other
+// string gives an error matching keyspace.ErrBadValue (admin.ErrBadValue).
+func parseValue(s string) (lockValue, error) {
+	var v lockValue
 	if err := parseValueOwner(s, &v.Owner); err != nil {
-		return Value{}, err
+		return lockValue{}, err
 	}
 	v.Token, _, _ = strings.Cut(s[len(valueVersion)+1:], ".")
 	return v, nil
 }
 
 // String formats the value as it is stored in Redis.
-func (v Value) String() string {
+func (v lockValue) String() string {
 	w := v.Owner.wire()
 	raw, _ := json.Marshal(w) // cannot fail: strings and ints only
 	return valueVersion + "." + v.Token + "." + b64.EncodeToString(raw)
@@ -103,7 +100,7 @@ func (o *Owner) wire() ownerWire {
 }
 
 // newValue returns a fresh value with 20 random bytes and the owner description,
-// trimmed so the whole stays within maxValueLen: Value{Token, Owner}.String(),
+// trimmed so the whole stays within maxValueLen: lockValue{Token, Owner}.String(),
 // built with one allocation (appendValue).
 func newValue(owner Owner) (string, error) {
 	var tok [tokenBytes]byte
@@ -155,10 +152,10 @@ func defaultOwner(label string) Owner {
 }
 
 // library guesses which client wrote a lock value (keyspace.Library): "redlock"
-// for values ParseValue reads.
+// for values parseValue reads.
 func library(value string) string {
 	return keyspace.Library(value, func(v string) bool {
-		_, err := ParseValue(v)
+		_, err := parseValue(v)
 		return err == nil
 	})
 }

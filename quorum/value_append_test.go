@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzAppendOwnerJSON: the value built on the stack (appendValue) is, byte for
-// byte, the one Value.String builds with encoding/json, for any owner, including
+// byte, the one lockValue.String builds with encoding/json, for any owner, including
 // one that changes between calls (the cached parts must follow it).
 func FuzzAppendOwnerJSON(f *testing.F) {
 	f.Add("host-1", 4242, "worker", int64(1700000000123), int64(10000), "", 0, "other")
@@ -49,9 +49,9 @@ func TestNewValueMatchesString(t *testing.T) {
 		s, err := newValue(o)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(s), maxValueLen)
-		v, err := ParseValue(s)
+		v, err := parseValue(s)
 		require.NoError(t, err)
-		assert.Equal(t, s, v.String(), "newValue and Value.String disagree")
+		assert.Equal(t, s, v.String(), "newValue and lockValue.String disagree")
 	}
 }
 

@@ -45,7 +45,7 @@ func TestKindOfAHoldIsReadOneWay(t *testing.T) {
 			assert.Equal(t, tt.kind, kindOf(l), "the Lock's primitive")
 			kind, _ := heldKind(l.Token())
 			assert.Equal(t, tt.kind, kind, "heldKind")
-			v, err := ParseValue(l.Token())
+			v, err := parseValue(l.Token())
 			require.NoError(t, err)
 			assert.Equal(t, tt.kind, keyspace.Primitive(v.Owner.Kind), "the value's Owner.Kind")
 		})

@@ -195,7 +195,7 @@ func report(n, q int) quorum.Report {
 var masters = []string{"a", "b", "c", "d", "e"}
 
 // opsValue is a value of this package held by ops on web-1.
-var opsValue = quorum.Value{
+var opsValue = admin.Value{
 	Token: base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{7}, 20)),
 	Owner: quorum.Owner{Host: "web-1", PID: 4242, Label: "ops", At: t0.Add(-20 * time.Second)},
 }.String()

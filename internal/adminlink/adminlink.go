@@ -11,3 +11,9 @@ package adminlink
 // methods package admin declares in an interface. It is set by package quorum
 // at init, so it is never nil once quorum is imported.
 var Of func(m any) any
+
+// Values is package quorum's codec of lock values: a value whose methods
+// (Parse and Format) package admin declares in an interface and hands out as
+// admin.ParseValue and admin.Value.String. It is set by package quorum at
+// init, so it is never nil once quorum is imported.
+var Values any

@@ -91,7 +91,7 @@ func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) err
 	if err != nil {
 		return err
 	}
-	if v, err := quorum.ParseValue(token); err == nil && v.Owner.TTL > 0 && !a.f.given("ttl") {
+	if v, err := admin.ParseValue(token); err == nil && v.Owner.TTL > 0 && !a.f.given("ttl") {
 		lockTTL = min(v.Owner.TTL, s.cluster.MaxTTL) // the TTL it was taken with
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)

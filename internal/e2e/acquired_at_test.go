@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redlock/redlock/admin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/redlock/redlock/quorum"
 )
 
 // TestBugAcquiredAtIsWhenTheLockWasTaken: a lock taken after a wait said it was
@@ -69,7 +68,7 @@ func TestBugAcquiredAtIsWhenTheLockWasTaken(t *testing.T) {
 				key = findKeyOf(t, e, tok)
 			}
 			for master, v := range e.keys(key) {
-				pv, err := quorum.ParseValue(v)
+				pv, err := admin.ParseValue(v)
 				require.NoError(t, err)
 				assert.False(t, pv.Owner.At.Before(released), "%s on %s: acquired at %v, before the blocker let go at %v", key, master, pv.Owner.At, released)
 			}

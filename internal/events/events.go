@@ -43,7 +43,7 @@ func describe(ev *Event) {
 		return
 	}
 	ev.Library = admin.Library(ev.Value)
-	if v, err := quorum.ParseValue(ev.Value); err == nil {
+	if v, err := admin.ParseValue(ev.Value); err == nil {
 		o := v.Owner
 		ev.Owner = &o
 	}
