@@ -114,7 +114,9 @@ func TestBugConsoleCountsWithAMasterNotAnswering(t *testing.T) {
 	require.NoError(t, err)
 	defer lead.Release(ctx)
 	visible := []string{"crond:leader", "doc"}
-	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool { return s.Kinds["doc"] == "shared 2" && s.Kinds["crond:leader"] == "leader t1" })
+	snap := pollUntil(t, src, visible, func(s tui.Snapshot) bool {
+		return s.Kinds["doc"] == "shared 2" && s.Kinds["crond:leader"] == "leader t1"
+	})
 
 	rc.Servers[2].Stop() // one master paused: a quorum still answers
 	t.Cleanup(rc.Servers[2].Cont)
