@@ -179,7 +179,8 @@ func (m *Manager) scriptOnAll(ctx context.Context, op, key string, script *wire.
 // timeout (or ctx's deadline when sooner), a cancellation of ctx ending the round
 // at once. A reply of a type in want ('*' an array, ':' an integer...) goes to
 // decode (i is the master's index in declared order; an error it returns makes
-// the outcome OutcomeError); no reply, an error reply (WRONGTYPE matches
+// the outcome OutcomeError), and so does an error reply when want has '-' (its
+// Err an ErrorReply); no reply, an error reply otherwise (WRONGTYPE matches
 // ErrWrongType) and a reply of another type (the connection is dropped) are
 // OutcomeError. The report has the asked masters only, in declared order. keys
 // and args are not referenced once it has returned; nor is a reply's text, unless
@@ -211,7 +212,7 @@ func (m *Manager) scriptEach(ctx context.Context, op, key string, script *wire.S
 		switch {
 		case r.Type == 0:
 			err = noReply(r)
-		case r.Type == '-' || strings.IndexByte(want, r.Type) < 0:
+		case strings.IndexByte(want, r.Type) < 0:
 			err = replyErr(r)
 		default:
 			nr.Outcome, err = decode(i, r)
