@@ -269,9 +269,22 @@ func granted(_ int, r int64) (Outcome, error) {
 	return OutcomeForeign, nil
 }
 
-// verifier is a primitive whose keys Lock.Verify reads its own way: verify says
-// what one master holds of l, and revoked whether it holds l's tombstone
-// instead (a revocation).
+// verifier is a primitive whose keys Lock.Verify reads its own way, with a
+// read-only script whose reply is an array: verifyRead gives the script and its
+// keys and args; verifyReply says from one master's reply what it holds of l,
+// and revoked whether it holds l's tombstone instead (a revocation).
 type verifier interface {
-	verify(ctx context.Context, l *Lock, n *node) (out Outcome, revoked bool, err error)
+	verifyRead(l *Lock) (script *wire.Script, keys, args []string)
+	verifyReply(l *Lock, r *wire.Result) (out Outcome, revoked bool, err error)
+}
+
+// isWrongType reports whether err is a WRONGTYPE error reply.
+func isWrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
+
+// arrayOf checks that r is an array of n elements.
+func arrayOf(r *wire.Result, n int) error {
+	if r.Int != int64(n) || len(r.Array) != n {
+		return fmt.Errorf("%w: an array of %d elements, not %d", wire.ErrProtocol, r.Int, n)
+	}
+	return nil
 }

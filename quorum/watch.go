@@ -47,11 +47,12 @@ func (l *Lock) Verify(ctx context.Context) error {
 	revoked := make([]bool, len(l.m.nodes))
 	var rep *Report
 	if v, ok := l.prim.(verifier); ok {
-		rep = l.m.fanout(ctx, opVerify, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-			out, tomb, err := v.verify(ctx, l, n)
-			revoked[l.m.nodeIndex(n)] = tomb
+		script, keys, args := v.verifyRead(l)
+		rep = l.m.scriptEach(ctx, opVerify, l.key, script, "*", nil, keys, func(i int, r *wire.Result) (Outcome, error) {
+			out, tomb, err := v.verifyReply(l, r)
+			revoked[i] = tomb
 			return out, err
-		})
+		}, args...)
 	} else {
 		rep = l.m.scriptEach(ctx, opVerify, l.key, nil, "$-", nil, nil, func(i int, r *wire.Result) (Outcome, error) {
 			switch {
