@@ -10,7 +10,7 @@ import (
 // NOSCRIPT like the others, on the pipelined wire path (scriptOnAll for an
 // integer reply, scriptEach for the election's read and the search of a permit
 // by its value and Lock.Verify's reads of a multi-name lock and of a shared
-// hold, whose replies are arrays); their SHA1s are pinned by a test.
+// hold and an administrator's read of a shared key's members, whose replies are arrays); their SHA1s are pinned by a test.
 var (
 	//go:embed scripts/sem_acquire.lua
 	semAcquireLua string
@@ -42,6 +42,8 @@ var (
 	verifyMultiLua string
 	//go:embed scripts/verify_shared.lua
 	verifySharedLua string
+	//go:embed scripts/shared_members.lua
+	sharedMembersLua string
 
 	semAcquireScript    = wire.NewScript(semAcquireLua)
 	semUnwindScript     = wire.NewScript(semUnwindLua)
@@ -58,4 +60,5 @@ var (
 	electProclaimScript = wire.NewScript(electProclaimLua)
 	verifyMultiScript   = wire.NewScript(verifyMultiLua)
 	verifySharedScript  = wire.NewScript(verifySharedLua)
+	sharedMembersScript = wire.NewScript(sharedMembersLua)
 )
