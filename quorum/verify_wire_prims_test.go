@@ -18,8 +18,9 @@ import (
 // (verify_multi.lua, verify_shared.lua) on every master; it still tells a
 // master holding them (a paused master costs no vote of the others) from one
 // where a name holds a hostile value or a key of another type (another
-// holder's) and from one holding the tombstone (a revocation: ErrRevoked);
-// a cancellation while two masters are paused ends it at once, leaving the
+// holder's) and from one holding the tombstone (a revocation: ErrRevoked),
+// also after every master's script cache was flushed (EVAL after NOSCRIPT); a
+// cancellation while two masters are paused ends it at once, leaving the
 // lock as it is.
 func TestVerifyOfMultiAndSharedReadsThroughTheTransport(t *testing.T) {
 	ctx := context.Background()
@@ -40,6 +41,21 @@ func TestVerifyOfMultiAndSharedReadsThroughTheTransport(t *testing.T) {
 	}
 	assert.NotEmpty(t, sent.matching(ofScript(verifyMultiScript)), "verify_multi went through the transport")
 	assert.NotEmpty(t, sent.matching(ofScript(verifySharedScript)), "verify_shared went through the transport")
+
+	t.Run("script caches flushed", func(t *testing.T) {
+		for _, s := range c.Servers {
+			require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+		}
+		for _, l := range []*Lock{multi, shared} {
+			require.NoError(t, l.Verify(ctx), "%s: EVAL after NOSCRIPT", l.Name())
+		}
+		for _, s := range c.Servers {
+			require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+		}
+		_, rem, err := m.sharedMembers(ctx, shared.Key())
+		require.NoError(t, err)
+		assert.Contains(t, rem[0], shared.Token())
+	})
 
 	t.Run("a master paused", func(t *testing.T) {
 		c.Servers[2].Stop()
