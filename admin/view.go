@@ -42,9 +42,9 @@ type Primitive struct {
 	// key of its own (KindLock, Name the key's name).
 	Permits, Held int
 	// Holders are a shared key's holders, longest validity first. HoldersErr
-	// is set when some master's members were not read: Holders and Held then
-	// count what the masters that answered hold, which may be fewer holders
-	// (or fewer votes) than there are.
+	// is set when the read failed, or when some master's members were not read
+	// and a holder seen short of a quorum may hold one with them: Held may then
+	// count fewer holders than there are.
 	Holders    []SharedHolder
 	HoldersErr error
 	// Leader is an election's leader as a quorum reads it; nil when nobody leads
@@ -94,9 +94,9 @@ func (a *Admin) Primitives(ctx context.Context, lst *Listing) ([]Primitive, erro
 			wg.Go(func() {
 				holders, unread, err := a.sharedHolders(ctx, a.m.Key(p.Name), lst.ObservedAt)
 				p.Holders, p.HoldersErr = holders, err
-				if err == nil && len(unread) > 0 {
-					// A quorum answered: the read stands, but a holder on the
-					// others may be missing or short of votes.
+				if err == nil && len(unread) > 0 && uncertain(holders, a.m.Quorum(), len(unread)) {
+					// A quorum answered, but a holder seen short of a quorum
+					// may hold one with the masters that did not answer.
 					p.HoldersErr = fmt.Errorf("members not read on %s", strings.Join(unread, ", "))
 				}
 				for _, h := range holders {
@@ -172,6 +172,19 @@ func group(lst *Listing) []Primitive {
 		}
 	}
 	return out
+}
+
+// uncertain reports whether holders, read with unread masters not answering,
+// may count fewer holders than there are: when a holder seen on fewer than q
+// masters reaches q with the unread ones. (A holder seen on none would need
+// unread >= q, which fails the read itself.)
+func uncertain(holders []SharedHolder, q, unread int) bool {
+	for _, h := range holders {
+		if h.FreeAt.IsZero() && h.Votes < q && h.Votes+unread >= q {
+			return true
+		}
+	}
+	return false
 }
 
 // sharedHolders reads the members of a shared key on every master: each
