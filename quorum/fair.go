@@ -185,16 +185,24 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 	if w == nil || w.mode != "wait" {
 		return
 	}
-	only := make([]bool, len(m.nodes))
-	todo := false
+	qkey := key + queueSuffix
+	var todo []*node
 	for i, nr := range rep.Nodes {
-		only[i] = nr.Outcome != OutcomeOK
-		todo = todo || only[i]
+		if nr.Outcome != OutcomeOK {
+			todo = append(todo, m.nodes[i])
+		}
 	}
-	if todo {
-		// Best effort: when it fails, the heartbeat TTL drops the entry anyway.
-		m.bestEffort(ctx, only, "ZREM", key+queueSuffix, "q:"+w.id, "h:"+w.id)
+	if len(todo) == 0 {
+		return
 	}
+	m.background(func() {
+		for _, n := range todo {
+			nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
+			// Best effort: when it fails, the heartbeat TTL drops the entry anyway.
+			_ = n.client.ZRem(nctx, qkey, "q:"+w.id, "h:"+w.id).Err()
+			cancel()
+		}
+	})
 }
 
 // unwind cleans up a failed fair round rep: on every master where the round may

@@ -9,8 +9,7 @@ import (
 // The primitives' Lua scripts (scripts/*.lua), run with EVALSHA and EVAL after
 // NOSCRIPT like the others, on the pipelined wire path (scriptOnAll for an
 // integer reply, scriptEach for the election's read and the search of a permit
-// by its value and Lock.Verify's reads of a multi-name lock and of a shared
-// hold and an administrator's read of a shared key's members, whose replies are arrays); their SHA1s are pinned by a test.
+// by its value, whose replies are arrays); their SHA1s are pinned by a test.
 var (
 	//go:embed scripts/sem_acquire.lua
 	semAcquireLua string
@@ -38,12 +37,6 @@ var (
 	electReadLua string
 	//go:embed scripts/elect_proclaim.lua
 	electProclaimLua string
-	//go:embed scripts/verify_multi.lua
-	verifyMultiLua string
-	//go:embed scripts/verify_shared.lua
-	verifySharedLua string
-	//go:embed scripts/shared_members.lua
-	sharedMembersLua string
 
 	semAcquireScript    = wire.NewScript(semAcquireLua)
 	semUnwindScript     = wire.NewScript(semUnwindLua)
@@ -58,7 +51,4 @@ var (
 	electReadScript     = wire.NewScript(electReadLua)
 	semFindScript       = wire.NewScript(semFindLua)
 	electProclaimScript = wire.NewScript(electProclaimLua)
-	verifyMultiScript   = wire.NewScript(verifyMultiLua)
-	verifySharedScript  = wire.NewScript(verifySharedLua)
-	sharedMembersScript = wire.NewScript(sharedMembersLua)
 )
