@@ -1,9 +1,12 @@
 package quorum
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,9 +35,16 @@ func TestFairHeadGoneDoesNotStallTheQueue(t *testing.T) {
 		gone  func(*exec.Cmd, func()) // ends the head: signal the child, or cancel its context
 		bound func(m *Manager) time.Duration
 	}{
-		{"head killed", true, func(c *exec.Cmd, _ func()) { _ = c.Process.Kill() },
+		// A signal takes effect when the child's threads next run: on a busy
+		// machine one of them may still act on the release's wake-up and take the
+		// lock (a holder then, for its 30 s TTL). The release waits for the child
+		// to be gone or stopped, as the case means.
+		{"head killed", true, func(c *exec.Cmd, _ func()) { _ = c.Process.Kill(); _ = c.Wait() },
 			func(m *Manager) time.Duration { return m.heartbeatTTL() + delay + jitter + 500*time.Millisecond }},
-		{"head stopped, its context never polled", true, func(c *exec.Cmd, _ func()) { _ = c.Process.Signal(syscall.SIGSTOP) },
+		{"head stopped, its context never polled", true, func(c *exec.Cmd, _ func()) {
+			_ = c.Process.Signal(syscall.SIGSTOP)
+			waitStopped(c.Process.Pid)
+		},
 			func(m *Manager) time.Duration { return m.heartbeatTTL() + delay + jitter + 500*time.Millisecond }},
 		{"head's context cancelled just before the release", false, func(_ *exec.Cmd, cancel func()) { cancel() },
 			func(*Manager) time.Duration { return 500 * time.Millisecond }},
@@ -51,7 +61,12 @@ func TestFairHeadGoneDoesNotStallTheQueue(t *testing.T) {
 				child = exec.Command(os.Args[0], "-test.run=^TestFairWakeChild$")
 				child.Env = append(os.Environ(), "REDLOCK_FAIR_WAKE_CHILD="+strings.Join(c.Addrs(), ","))
 				require.NoError(t, child.Start())
-				t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+				t.Cleanup(func() {
+					if child.ProcessState == nil { // not reaped by the case
+						_ = child.Process.Kill()
+						_ = child.Wait()
+					}
+				})
 			} else {
 				var hctx context.Context
 				hctx, cancel = context.WithCancel(ctx)
@@ -90,7 +105,7 @@ func TestFairHeadGoneDoesNotStallTheQueue(t *testing.T) {
 				assert.Less(t, time.Since(t0), tt.bound(m), "served within the bound")
 				require.NoError(t, r.l.Release(ctx))
 			case <-time.After(tt.bound(m) + 5*time.Second):
-				t.Fatal("queue stuck behind its head")
+				t.Fatalf("queue stuck behind its head; the masters hold:\n%s", fairStateOn(c, "lock:gone"))
 			}
 		})
 	}
@@ -186,4 +201,47 @@ func TestFairContentionWithAMasterPaused(t *testing.T) {
 	assert.EqualValues(t, 1, maxHolders.Load(), "never two holders")
 	assert.EqualValues(t, clients*ops, done.Load())
 	assert.Eventually(t, func() bool { return len(queueOn(t, c, "lock:paused")) == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+// fairStateOn describes a fair lock's key and queue on every master (members with
+// their scores, the server's time), for a failure's message.
+func fairStateOn(c *redistest.Cluster, key string) string {
+	ctx := context.Background()
+	var b strings.Builder
+	for _, s := range c.Servers {
+		cl := s.Client()
+		now, _ := cl.Time(ctx).Result()
+		val, verr := cl.Get(ctx, key).Result()
+		pttl, _ := cl.PTTL(ctx, key).Result()
+		zs, zerr := cl.ZRangeWithScores(ctx, key+queueSuffix, 0, -1).Result()
+		fmt.Fprintf(&b, "%s: now %d ms; %s = %q (%v, pttl %v); queue (%v):", s.Name, now.UnixMilli(), key, val, verr, pttl, zerr)
+		for _, z := range zs {
+			fmt.Fprintf(&b, " %v=%.0f", z.Member, z.Score)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// waitStopped returns when every thread of process pid is stopped (state T in
+// /proc), or after 10 s.
+func waitStopped(pid int) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(tasks) == 0 {
+			return // no /proc: nothing to wait on
+		}
+		stopped := true
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			// The state follows the command's closing parenthesis: "pid (comm) T ...".
+			if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) && b[i+2] != 'T' {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return
+		}
+	}
 }
