@@ -59,21 +59,11 @@ bash scripts/check-module-graph.sh
 # quiet frame times (every other package, the bench module, the model check) run
 # beside it, and its output is printed when it ends. The two checks of the
 # console's frame times and screen run after it, on a machine it no longer loads.
-# It runs in a session of its own (setsid, where there is one), so that a step
-# failing or an interrupt stops its test binaries too, not only the go command.
 race_log=$(mktemp)
 race_pid=
-stop_race() {
-  if [ -n "$race_pid" ]; then
-    kill -- "-$race_pid" 2>/dev/null || kill "$race_pid" 2>/dev/null || true
-  fi
-  rm -f "$race_log"
-}
-trap stop_race EXIT
-own_session=()
-command -v setsid >/dev/null 2>&1 && own_session=(setsid)
+trap '[ -n "$race_pid" ] && kill "$race_pid" 2>/dev/null; rm -f "$race_log"' EXIT
 echo "== go test, in the background (race detector on the lock algorithm, the CLI and run's guard)"
-${own_session[@]+"${own_session[@]}"} go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/ >"$race_log" 2>&1 &
+go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/ >"$race_log" 2>&1 &
 race_pid=$!
 
 echo "== go test (every other package)"
