@@ -54,17 +54,11 @@ go mod tidy -diff
 echo "== module graph (a program importing quorum pulls in no benchmark peer)"
 bash scripts/check-module-graph.sh
 
-# The race-detector run of the lock algorithm takes about ten minutes, most of it
-# waiting on timeouts and TTLs with the CPUs idle; the packages that do not need
-# quiet frame times (every other package, the bench module, the model check) run
-# beside it, and its output is printed when it ends. The two checks of the
-# console's frame times and screen run after it, on a machine it no longer loads.
-race_log=$(mktemp)
-race_pid=
-trap '[ -n "$race_pid" ] && kill "$race_pid" 2>/dev/null; rm -f "$race_log"' EXIT
-echo "== go test, in the background (race detector on the lock algorithm, the CLI and run's guard)"
-go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/ >"$race_log" 2>&1 &
-race_pid=$!
+echo "== go test (race detector on the lock algorithm, the CLI and run's guard)"
+go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/
+
+echo "== go test (the console's frames while a listing of 100,000 locks runs: without the race detector, whose frame times are not the console's)"
+go test -count=1 -run 'TestConsoleFramesWhileListing100k' ./internal/cli/
 
 echo "== go test (every other package)"
 go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/internal/cli$' -e '/internal/guard$')
@@ -74,18 +68,6 @@ echo "== go test (the bench module: benchmark peers, the floor, interop with red
 
 echo "== model check (spec/: Promela models checked by Spin)"
 bash scripts/model-check.sh
-
-echo "== go test (race detector on the lock algorithm, the CLI and run's guard): waiting for it"
-race_status=0
-wait "$race_pid" || race_status=$?
-race_pid=
-cat "$race_log"
-if [ "$race_status" -ne 0 ]; then
-  exit "$race_status"
-fi
-
-echo "== go test (the console's frames while a listing of 100,000 locks runs: without the race detector, whose frame times are not the console's)"
-go test -count=1 -run 'TestConsoleFramesWhileListing100k' ./internal/cli/
 
 echo "== console end-to-end (tmux)"
 bash scripts/e2e-console.sh
