@@ -39,7 +39,7 @@ func (a *Admin) ForceExpireSeen(ctx context.Context, name string, seen map[strin
 // slot's channel (its holder's quorum.WithLossWatch). A shared key (a sorted set)
 // is deleted where it is still one, its members not compared: to remove one shared
 // holder, ReleaseHeld its value. A leader's record and an exclusive waiter's
-// marker are refused (quorum.ErrInvalidOption): they go with their primitive.
+// marker are refused (quorum.ErrInvalidArgument): they go with their primitive.
 func (a *Admin) ForceExpireListed(ctx context.Context, listed string, seen map[string]Seen) (*quorum.Report, error) {
 	return a.side.ForceExpireListed(ctx, listed, seenOf(seen))
 }
@@ -73,7 +73,7 @@ func (a *Admin) RevokeToken(ctx context.Context, name, token string) (time.Time,
 // RevokeListed is RevokeSeen for any key a listing shows, the keys of the
 // primitives included (a permit slot, a leadership, one name of a multi-name
 // hold), with the wake-up on the primitive's channel as ForceExpireListed
-// sends it. A shared key is refused (quorum.ErrInvalidOption): revoke its holders one
+// sends it. A shared key is refused (quorum.ErrInvalidArgument): revoke its holders one
 // by one with RevokeShared.
 func (a *Admin) RevokeListed(ctx context.Context, listed string, seen map[string]Seen) (time.Time, *quorum.Report, error) {
 	return a.side.RevokeListed(ctx, listed, seenOf(seen))

@@ -8,56 +8,45 @@ import (
 // one description of each kind's keys that every surface uses.
 
 // KeyKind says what a key under the key prefix is, from its name and type alone.
-type KeyKind string
+// It is the one description every surface uses; its Bookkeeping method reports
+// the kinds that only serve a primitive (an election's record, an exclusive
+// waiter's marker, a fence counter, a fair queue or a waiting flag), which a
+// surface folds into their primitive (Primitives does) and never counts or
+// lists as locks.
+type KeyKind = keyspace.KeyKind
 
-// Kinds of keys.
+// Kinds of keys. KeyLock: a plain lock, or one name of a multi-name hold (a
+// string at NAME). KeyShared: the shared holders of NAME (a zset at NAME).
+// KeyWriterWaiting: an exclusive waiter's marker at NAME:xwait. KeyPermit:
+// permit slot I of semaphore NAME, at NAME:permit:I. KeyLeader: the leadership
+// of election NAME, at NAME:leader. KeyTerm: the leader's record of election
+// NAME, at NAME:leader:term. KeyFence: a fence or term counter, at X:fence.
+// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at
+// "X waiting:queue". KeyOther: a key of another type at NAME (a Redisson hash,
+// say).
 const (
-	// KeyLock: a plain lock, or one name of a multi-name hold (a string at NAME).
-	KeyLock KeyKind = "lock"
-	// KeyShared: the shared holders of NAME (a zset at NAME).
-	KeyShared KeyKind = "shared"
-	// KeyWriterWaiting: an exclusive waiter's marker at NAME:xwait.
-	KeyWriterWaiting KeyKind = "writer-waiting"
-	// KeyPermit: permit slot I of semaphore NAME, at NAME:permit:I.
-	KeyPermit KeyKind = "permit"
-	// KeyLeader: the leadership of election NAME, at NAME:leader.
-	KeyLeader KeyKind = "leader"
-	// KeyTerm: the leader's record of election NAME, at NAME:leader:term.
-	KeyTerm KeyKind = "term"
-	// KeyFence: a fence or term counter, at X:fence.
-	KeyFence KeyKind = "fence"
-	// KeyQueue: a fair queue, at X:queue, or a lock's waiting flag, at
-	// "X waiting:queue".
-	KeyQueue KeyKind = "queue"
-	// KeyOther: a key of another type at NAME (a Redisson hash, say).
-	KeyOther KeyKind = "other"
+	KeyLock          = keyspace.KeyLock
+	KeyShared        = keyspace.KeyShared
+	KeyWriterWaiting = keyspace.KeyWriterWaiting
+	KeyPermit        = keyspace.KeyPermit
+	KeyLeader        = keyspace.KeyLeader
+	KeyTerm          = keyspace.KeyTerm
+	KeyFence         = keyspace.KeyFence
+	KeyQueue         = keyspace.KeyQueue
+	KeyOther         = keyspace.KeyOther
 )
 
-// Bookkeeping reports whether keys of kind k only serve a primitive: an
-// election's record, an exclusive waiter's marker, a fence counter, a fair queue
-// or a waiting flag. They are not locks: a surface folds them into their
-// primitive (Primitives does) and never counts or lists them as locks.
-func (k KeyKind) Bookkeeping() bool { return keyspace.KeyKind(k).Bookkeeping() }
-
-// KeyClass is what ClassifyKey tells about one key.
-type KeyClass struct {
-	Kind KeyKind
-	// Name is the primitive's name: the lock, semaphore or election name the key
-	// belongs to (for KeyFence and KeyQueue, the key they sit beside, without
-	// the prefix).
-	Name string
-	// Permit is the slot index of a KeyPermit (and of its fence counter), else -1.
-	Permit int
-}
+// KeyClass is what ClassifyKey tells about one key: its Kind; its Name, the
+// primitive's name (the lock, semaphore or election name the key belongs to;
+// for KeyFence and KeyQueue, the key they sit beside, without the prefix); and
+// its Permit, the slot index of a KeyPermit (and of its fence counter), else -1.
+type KeyClass = keyspace.KeyClass
 
 // ClassifyKey tells what a key is from its name (the key without the prefix) and
 // its Redis type ("string", "zset", "hash", ...; "" when unknown, read as
 // "string"). It does no I/O and never fails: a key the lock library does not
 // write is KeyLock (a string) or KeyOther.
-func ClassifyKey(name, redisType string) KeyClass {
-	kc := keyspace.ClassifyKey(name, redisType)
-	return KeyClass{Kind: KeyKind(kc.Kind), Name: kc.Name, Permit: kc.Permit}
-}
+func ClassifyKey(name, redisType string) KeyClass { return keyspace.ClassifyKey(name, redisType) }
 
 // WriterWaitingName is the name (without the key prefix) of the marker an
 // exclusive waiter keeps beside name while shared holders hold it

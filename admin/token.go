@@ -52,7 +52,7 @@ func (a *Admin) ReleaseHeld(ctx context.Context, names []string, token string) (
 // extended), or a shared hold of names[0]. It never recreates what expired. It succeeds when a quorum extended
 // and validity is left, returning the new deadline; otherwise the error matches
 // quorum.ErrLost (a majority no longer holds token) or quorum.ErrUnavailable. A leadership's
-// token is refused (quorum.ErrInvalidOption): a leadership lives as long as its
+// token is refused (quorum.ErrInvalidArgument): a leadership lives as long as its
 // candidate process does. A multi-name hold's token given other names than it
 // was taken for is refused before any I/O, as ReleaseHeld refuses it.
 func (a *Admin) ExtendHeld(ctx context.Context, names []string, token string, ttl time.Duration) (time.Time, *quorum.Report, error) {

@@ -21,9 +21,10 @@ import (
 // message on the election's channel is only a hint to read again; what it reports
 // is always a quorum read.
 
-// MaxLeaderValue bounds the value a leader publishes (Campaign, Proclaim), in
-// bytes: it is stored on every master and read by every observer.
-const MaxLeaderValue = 4096
+// maxLeaderValue bounds the value a leader publishes (Campaign, Proclaim), in
+// bytes: it is stored on every master and read by every observer. A longer
+// value is refused with ErrInvalidArgument, whose message gives the bound.
+const maxLeaderValue = 4096
 
 // Election is one election name on a Manager. It is safe for concurrent use; it
 // holds no state of its own besides its name. The zero value is not usable: get
@@ -77,9 +78,8 @@ type Observation struct {
 // Until.
 type Leadership struct {
 	*Lock
-	e     *Election
-	term  int64
-	since time.Time
+	e    *Election
+	term int64
 
 	mu       sync.Mutex
 	value    string
@@ -108,8 +108,8 @@ func (e *Election) Key() string { return e.m.Key(e.name) + leaderSuffix }
 // in opts replaces the default, Fraction 0.5 without caps) and is lost when a
 // majority no longer holds it: Done and Context fire no later than Until. ttl is
 // the leadership's TTL, checked as Acquire checks it; value is at most
-// MaxLeaderValue bytes; opts may also carry WithLockOwner and WithLossWatch
-// (others are ErrInvalidOption).
+// 4096 bytes; opts may also carry WithLockOwner and WithLossWatch
+// (others are ErrInvalidArgument).
 func (e *Election) Campaign(ctx context.Context, value string, ttl time.Duration, opts ...LockOption) (*Leadership, error) {
 	return e.campaign(ctx, value, ttl, opts)
 }
@@ -147,9 +147,6 @@ func (l *Leadership) Value() string {
 	defer l.mu.Unlock()
 	return l.value
 }
-
-// Since returns when this candidate took office.
-func (l *Leadership) Since() time.Time { return l.since }
 
 // Proclaim publishes a new value without an election (etcd's Proclaim): it
 // rewrites the record on every master where the leadership is still ours and

@@ -20,8 +20,8 @@ func (e *Election) keys() (leader, counter, record string) {
 
 // checkLeaderValue bounds a published value before any I/O.
 func checkLeaderValue(value string) error {
-	if len(value) > MaxLeaderValue {
-		return fmt.Errorf("%w: a leader's value of %d bytes, more than %d", ErrInvalidOption, len(value), MaxLeaderValue)
+	if len(value) > maxLeaderValue {
+		return fmt.Errorf("%w: a leader's value of %d bytes, more than %d", ErrInvalidArgument, len(value), maxLeaderValue)
 	}
 	return nil
 }
@@ -35,7 +35,7 @@ func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration
 		o(&lc)
 	}
 	if lc.semaphore || lc.shared || lc.multi != nil || lc.fair || lc.fencing || lc.wait != 0 {
-		return nil, fmt.Errorf("%w: Campaign takes only WithKeepAlive, WithLockOwner and WithLossWatch", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: Campaign takes only WithKeepAlive, WithLockOwner and WithLossWatch", ErrInvalidArgument)
 	}
 	if lc.keepAlive == nil {
 		opts = append(slices.Clip(opts), WithKeepAlive(KeepAlive{Fraction: defaultKeepAliveFraction}))
@@ -55,17 +55,16 @@ func (e *Election) campaign(ctx context.Context, value string, ttl time.Duration
 	if err != nil {
 		return nil, err
 	}
-	term, since := acq.termOf()
-	return &Leadership{Lock: l, e: e, term: term, since: since, value: value}, nil
+	return &Leadership{Lock: l, e: e, term: acq.termOf(), value: value}, nil
 }
 
 // termer is the acquirer of a leadership: it tells the term it handed out.
 type termer interface {
 	acquirer
-	termOf() (int64, time.Time)
+	termOf() int64
 }
 
-func (a *electAcquirer) termOf() (int64, time.Time) { return a.term, a.since }
+func (a *electAcquirer) termOf() int64 { return a.term }
 
 // electAcquirer takes the leadership: a plain round on NAME:leader, then the term.
 type electAcquirer struct {

@@ -115,9 +115,9 @@ func TestLeaderNeverNamesAMinority(t *testing.T) {
 	ld, err := e.Campaign(ctx, "real", time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, int64(8), ld.Term())
-	_, err = e.Campaign(ctx, strings.Repeat("x", MaxLeaderValue+1), time.Second)
-	require.ErrorIs(t, err, ErrInvalidOption)
-	require.ErrorIs(t, ld.Proclaim(ctx, strings.Repeat("x", MaxLeaderValue+1)), ErrInvalidOption)
+	_, err = e.Campaign(ctx, strings.Repeat("x", maxLeaderValue+1), time.Second)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.ErrorIs(t, ld.Proclaim(ctx, strings.Repeat("x", maxLeaderValue+1)), ErrInvalidArgument)
 	require.NoError(t, ld.Release(ctx))
 }
 

@@ -28,8 +28,11 @@ var (
 	ErrLost = errors.New("lock lost")
 	// ErrReleased: the operation came after Release.
 	ErrReleased = errors.New("lock released")
-	// ErrInvalidTTL: a TTL <= 0 or above the maximum; detected before any I/O.
-	ErrInvalidTTL = errors.New("invalid ttl")
+	// ErrInvalidArgument: an argument refused before any I/O: a TTL under 1ms, not
+	// whole milliseconds or above the maximum; options a primitive does not take
+	// (WithFencing or WithFair on a shared or multi-name hold, ...); a permit
+	// count out of range; a leader's value too long. The message says which.
+	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrInvalidName: an empty lock name or one that collides with a reserved key suffix.
 	ErrInvalidName = keyspace.ErrInvalidName
 	// ErrQuarantined: a master restarted (or is younger than the quarantine window) and

@@ -30,9 +30,9 @@ var (
 	fenceRaiseScript = wire.NewScript(fenceRaiseLua)
 )
 
-// ErrFenceStale: a master's fence counter was already at or above the fence an
+// errFenceStale: a master's fence counter was already at or above the fence an
 // acquisition tried to set (a newer holder, or a read that missed a master).
-var ErrFenceStale = errors.New("fence counter already at or above the new fence")
+var errFenceStale = errors.New("fence counter already at or above the new fence")
 
 // WithFencing gives the acquisition a fencing token (Lock.Fence). Acquiring with
 // fencing costs two more rounds: read the counter from every master that answers
@@ -98,7 +98,7 @@ func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what strin
 	// means next may repeat an earlier number: give the lock up rather than hand
 	// out a number that does not fence.
 	for _, nr := range rep.Nodes {
-		if errors.Is(nr.Err, ErrFenceStale) {
+		if errors.Is(nr.Err, errFenceStale) {
 			m.release(context.Background(), opRelease, l.key, l.value)
 			return 0, fmt.Errorf("%w: %s: master %s: %w", ErrNotAcquired, what, nr.Node, nr.Err)
 		}
@@ -107,10 +107,10 @@ func (m *Manager) raiseCounter(ctx context.Context, l *Lock, counter, what strin
 }
 
 // raised reads a raise script's reply v for the number next: replyStale (the
-// counter is already at or above next) is an error matching ErrFenceStale.
+// counter is already at or above next) is an error matching errFenceStale.
 func raised(v, next int64) (Outcome, error) {
 	if v == replyStale {
-		return OutcomeError, fmt.Errorf("%w (%d)", ErrFenceStale, next)
+		return OutcomeError, fmt.Errorf("%w (%d)", errFenceStale, next)
 	}
 	return outcomeOf(v), nil
 }

@@ -71,7 +71,7 @@ func heldKind(token string) (kind string, count int) {
 // permit in no slot yet (findPermit finds it).
 func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%w: no name", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: no name", ErrInvalidArgument)
 	}
 	for _, n := range names {
 		if err := checkName(n); err != nil {
@@ -80,7 +80,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 	}
 	kind, count := heldKind(token)
 	if kind != keyspace.PrimMulti && len(names) > 1 {
-		return nil, fmt.Errorf("%w: the token holds one name, %d given", ErrInvalidOption, len(names))
+		return nil, fmt.Errorf("%w: the token holds one name, %d given", ErrInvalidArgument, len(names))
 	}
 	name := names[0]
 	lock := func(key string, p primitive) *Lock {
@@ -91,10 +91,10 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 		sorted := slices.Clone(names)
 		slices.Sort(sorted)
 		if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
-			return nil, fmt.Errorf("%w: a name given twice", ErrInvalidOption)
+			return nil, fmt.Errorf("%w: a name given twice", ErrInvalidArgument)
 		}
 		if count > 0 && len(sorted) != count {
-			return nil, fmt.Errorf("%w: the token holds %d names, %d given: give every name it was taken with", ErrInvalidOption, count, len(sorted))
+			return nil, fmt.Errorf("%w: the token holds %d names, %d given: give every name it was taken with", ErrInvalidArgument, count, len(sorted))
 		}
 		keys := make([]string, len(sorted))
 		for i, n := range sorted {
@@ -112,7 +112,7 @@ func (m *Manager) heldLock(names []string, token string) (*Lock, error) {
 	case keyspace.PrimShared:
 		return lock(m.Key(name), sharedLock{}), nil
 	case keyspace.PrimLeader:
-		return nil, fmt.Errorf("%w: a leadership's token: it ends with its candidate process (elect), or with its TTL", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: a leadership's token: it ends with its candidate process (elect), or with its TTL", ErrInvalidArgument)
 	}
 	return lock(m.Key(name), nil), nil
 }
@@ -129,7 +129,7 @@ func (m *Manager) forceExpireListed(ctx context.Context, listed string, seen map
 // listedChannel returns the wake-up channel of a key a listing shows, as
 // ForceExpireListed publishes on it: the primitive's for a permit slot or a
 // leadership, the key's own else. The keys that go with their primitive are
-// refused (ErrInvalidOption).
+// refused (ErrInvalidArgument).
 func (m *Manager) listedChannel(listed string, seen map[string]keyspace.Seen) (string, error) {
 	typ := ""
 	for _, sn := range seen {
@@ -150,7 +150,7 @@ func (m *Manager) listedChannel(listed string, seen map[string]keyspace.Seen) (s
 			return "", err
 		}
 	case keyspace.KeyTerm, keyspace.KeyFence, keyspace.KeyQueue, keyspace.KeyWriterWaiting:
-		return "", fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidOption, listed, kc.Kind, kc.Name, kc.Name)
+		return "", fmt.Errorf("%w: %s is a %s key of %s: force-expire %s itself", ErrInvalidArgument, listed, kc.Kind, kc.Name, kc.Name)
 	default:
 		if err := keyspace.ValidateKeyName(listed); err != nil {
 			return "", err
@@ -167,7 +167,7 @@ func (m *Manager) forceExpireSeenKey(ctx context.Context, key, channel string, s
 		if sn.Type == "" {
 			return OutcomeMissing, nil
 		}
-		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, sn.Value, channel, sn.Type).Int64()
+		r, err := m.evalOn(ctx, n, forceExpireW, []string{key}, sn.Value, channel, sn.Type)
 		if err != nil {
 			return OutcomeError, err
 		}

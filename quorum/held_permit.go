@@ -102,14 +102,10 @@ func (m *Manager) announceLoss(ctx context.Context, rep *Report, key, msg string
 	for i, nr := range rep.Nodes {
 		deleted[i] = nr.Outcome == OutcomeOK
 	}
-	channel := wakeChannel(key)
 	ctx = backgroundFor(ctx) // the deletion is done: its news goes out
-	m.fanout(ctx, "announce", key, func(ctx context.Context, n *node) (Outcome, error) {
-		if !deleted[m.nodeIndex(n)] {
-			return OutcomeMissing, nil
-		}
-		return OutcomeOK, n.client.Publish(ctx, channel, msg).Err()
-	})
+	m.scriptEach(ctx, "announce", key, nil, ":", deleted, nil, func(int, *wire.Result) (Outcome, error) {
+		return OutcomeOK, nil
+	}, "PUBLISH", wakeChannel(key), msg)
 }
 
 // slotKeys returns the keys of the semaphore's slots, NAME:permit:0 .. N-1.

@@ -66,11 +66,11 @@ func TestHeldRefusesWhatTheTokenDoesNotHold(t *testing.T) {
 	plain, err := m.TryAcquire(ctx, "r-p", time.Second)
 	require.NoError(t, err)
 	_, _, err = m.extendHeld(ctx, []string{"r-a", "r-b"}, multi.Token(), time.Second)
-	assert.ErrorIs(t, err, ErrInvalidOption, "a multi-name token covers every name it was taken with")
+	assert.ErrorIs(t, err, ErrInvalidArgument, "a multi-name token covers every name it was taken with")
 	_, err = m.releaseHeld(ctx, []string{"r-a", "r-a", "r-b"}, multi.Token())
-	assert.ErrorIs(t, err, ErrInvalidOption)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
 	_, _, err = m.extendHeld(ctx, []string{"r-p", "r-q"}, plain.Token(), time.Second)
-	assert.ErrorIs(t, err, ErrInvalidOption, "a plain token holds one name")
+	assert.ErrorIs(t, err, ErrInvalidArgument, "a plain token holds one name")
 	_, _, err = m.extendHeld(ctx, []string{"r-p"}, plain.Token(), 0)
 	assert.Error(t, err, "the TTL is checked before any I/O")
 }
@@ -119,5 +119,5 @@ func TestForceExpireListedPrimitiveKeys(t *testing.T) {
 	_, err = e.Leader(ctx)
 	assert.ErrorIs(t, err, ErrNoLeader)
 	_, err = m.forceExpireListed(ctx, "fx-el:leader:term", map[string]keyspace.Seen{"a": {Type: "hash"}})
-	assert.ErrorIs(t, err, ErrInvalidOption, "a leader's record goes with its leadership")
+	assert.ErrorIs(t, err, ErrInvalidArgument, "a leader's record goes with its leadership")
 }

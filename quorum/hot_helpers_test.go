@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -193,4 +194,47 @@ func goRedisAsked(opts []Option) bool {
 		}
 	}
 	return false
+}
+
+// sentLog is what recordSent saw: a copy of each command m's transport sent.
+type sentLog struct {
+	mu   sync.Mutex
+	cmds []wire.Cmd
+}
+
+// recordSent makes m's transport log a copy of each command it sends.
+func recordSent(m *Manager) *sentLog {
+	log := &sentLog{}
+	wrapRounder(m, func(cmd *wire.Cmd) (*wire.Cmd, func(*wire.Result)) {
+		c := *cmd
+		c.Args, c.Keys, c.Only = slices.Clone(cmd.Args), slices.Clone(cmd.Keys), slices.Clone(cmd.Only)
+		log.mu.Lock()
+		log.cmds = append(log.cmds, c)
+		log.mu.Unlock()
+		return cmd, nil
+	})
+	return log
+}
+
+// matching returns the commands sent that match.
+func (l *sentLog) matching(match func(c *wire.Cmd) bool) []wire.Cmd {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []wire.Cmd
+	for i := range l.cmds {
+		if match(&l.cmds[i]) {
+			out = append(out, l.cmds[i])
+		}
+	}
+	return out
+}
+
+// ofScript matches the commands that run s.
+func ofScript(s *wire.Script) func(c *wire.Cmd) bool {
+	return func(c *wire.Cmd) bool { return c.Script == s }
+}
+
+// ofCommand matches the plain commands named name.
+func ofCommand(name string) func(c *wire.Cmd) bool {
+	return func(c *wire.Cmd) bool { return c.Script == nil && len(c.Args) > 0 && c.Args[0] == name }
 }

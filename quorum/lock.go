@@ -110,7 +110,7 @@ type Lock struct {
 	op    chan struct{}
 	until time.Time
 	// untilFrom is the start of the round that set until (the clock's reading
-	// before its first command was sent): ValidFrom.
+	// before its first command was sent): validFrom.
 	untilFrom time.Time
 	ttl       time.Duration
 	// keysUntil bounds when the copies on the masters expire (by the clock): the
@@ -132,11 +132,11 @@ type Lock struct {
 func (m *Manager) checkTTL(ttl time.Duration) error {
 	switch {
 	case ttl < time.Millisecond:
-		return fmt.Errorf("%w: %v must be at least 1ms", ErrInvalidTTL, ttl)
+		return fmt.Errorf("%w: ttl %v must be at least 1ms", ErrInvalidArgument, ttl)
 	case ttl%time.Millisecond != 0:
-		return fmt.Errorf("%w: %v is not a whole number of milliseconds", ErrInvalidTTL, ttl)
+		return fmt.Errorf("%w: ttl %v is not a whole number of milliseconds", ErrInvalidArgument, ttl)
 	case ttl > m.cfg.maxTTL:
-		return fmt.Errorf("%w: %v above the maximum %v", ErrInvalidTTL, ttl, m.cfg.maxTTL)
+		return fmt.Errorf("%w: ttl %v above the maximum %v", ErrInvalidArgument, ttl, m.cfg.maxTTL)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func (m *Manager) Multi(names ...string) (*Multi, error) {
 // of the first name wakes it; WithWait bounds the wait). The Lock holds them all:
 // Name is the names, sorted, joined by a space; Key the first name's key; Extend,
 // Release, Verify, the keep-alive and Done cover every name. It takes neither
-// WithFair nor WithFencing (ErrInvalidOption). A cancelled ctx gives an error
+// WithFair nor WithFencing (ErrInvalidArgument). A cancelled ctx gives an error
 // matching both ErrNotAcquired and ctx.Err(); nothing is left set on any master.
 func (mu *Multi) Acquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
 	return mu.m.acquireMulti(ctx, mu.names, ttl, mu.m.cfg.attempts, opts)
@@ -105,7 +105,7 @@ type multiAcquirer struct {
 
 func (m *Manager) newMultiAcquirer(lc *lockConfig) (acquirer, error) {
 	if lc.fair || lc.fencing {
-		return nil, fmt.Errorf("%w: a multi-name lock takes neither WithFair nor WithFencing", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: a multi-name lock takes neither WithFair nor WithFencing", ErrInvalidArgument)
 	}
 	a := &multiAcquirer{m: m, names: lc.multi}
 	for _, name := range lc.multi { // checked by Manager.Multi

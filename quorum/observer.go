@@ -32,7 +32,7 @@ func resultOf(err error, acquired string) string {
 	switch {
 	case err == nil:
 		return acquired
-	case errors.Is(err, ErrInvalidTTL), errors.Is(err, ErrInvalidName):
+	case errors.Is(err, ErrInvalidArgument), errors.Is(err, ErrInvalidName):
 		return observe.ResultInvalid
 	case errors.Is(err, context.Canceled):
 		return observe.ResultCancelled

@@ -70,10 +70,6 @@ const (
 
 // Errors of the primitives.
 var (
-	// ErrInvalidOption: options a primitive does not take (WithFencing or
-	// WithFair on a shared or multi-name hold, ...), or a permit count out of
-	// range; detected before any I/O.
-	ErrInvalidOption = errors.New("invalid lock options")
 	// ErrNoLeader: no candidate holds the election's leadership on a quorum of
 	// masters.
 	ErrNoLeader = errors.New("no leader")
@@ -147,7 +143,7 @@ func (m *Manager) acquirerFor(name string, lc *lockConfig) (acquirer, error) {
 		}
 	}
 	if kinds > 1 {
-		return nil, fmt.Errorf("%w: permits, shared holds and several names do not go together", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: permits, shared holds and several names do not go together", ErrInvalidArgument)
 	}
 	switch {
 	case lc.semaphore:

@@ -28,6 +28,7 @@ func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 		"elect_term":     {electTermLua, "b08ecb16ccf68ec721c8749c4aa7c194f6c62c4e", electTermScript},
 		"elect_read":     {electReadLua, "535ccb0cea3876333be847be930f061e2b6cea6a", electReadScript},
 		"elect_proclaim": {electProclaimLua, "a01a81308b54f06aa947b8a231092bbb955ff707", electProclaimScript},
+		"shared_members": {sharedMembersLua, "6e6b87042258e40f3ecd9fdda146a88ce967d637", sharedMembersScript},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))

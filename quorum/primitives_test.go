@@ -41,7 +41,7 @@ func TestSemaphoreRefusesBadInput(t *testing.T) {
 	_, m := testCluster(t, 3)
 	for _, n := range []int{0, -1, MaxPermits + 1} {
 		_, err := m.Semaphore("sem", n)
-		require.ErrorIs(t, err, ErrInvalidOption, "%d permits", n)
+		require.ErrorIs(t, err, ErrInvalidArgument, "%d permits", n)
 	}
 	_, err := m.Semaphore("sem:permit:1", 2)
 	require.ErrorIs(t, err, ErrInvalidName)
@@ -97,9 +97,9 @@ func TestMultiNameRefusesBadInput(t *testing.T) {
 	_, err = m.tryMulti(ctx, nil, time.Second)
 	require.ErrorIs(t, err, ErrInvalidName)
 	_, err = m.tryMulti(ctx, []string{"a", "b"}, time.Second, WithFencing())
-	require.ErrorIs(t, err, ErrInvalidOption)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 	_, err = m.TryAcquire(ctx, "a", time.Second, withShared(), withPermits(2))
-	require.ErrorIs(t, err, ErrInvalidOption)
+	require.ErrorIs(t, err, ErrInvalidArgument)
 }
 
 func TestSharedHoldsExcludeExclusive(t *testing.T) {
@@ -140,7 +140,7 @@ func TestSharedRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	for _, opt := range []LockOption{WithFair(), WithFencing()} {
 		_, err = sh.TryAcquire(context.Background(), time.Second, opt)
-		require.ErrorIs(t, err, ErrInvalidOption)
+		require.ErrorIs(t, err, ErrInvalidArgument)
 	}
 }
 

@@ -116,7 +116,7 @@ func TestPrimitiveScriptsOnTheWireMatchGoRedis(t *testing.T) {
 				assert.Equal(t, w.Node, g.Node, "declared order")
 				assert.Equal(t, w.Err == nil, g.Err == nil, "%s: go-redis %v, wire %v", states[i], w.Err, g.Err)
 				assert.Equal(t, errors.Is(w.Err, ErrWrongType), errors.Is(g.Err, ErrWrongType), "%s: go-redis %v, wire %v", states[i], w.Err, g.Err)
-				assert.Equal(t, errors.Is(w.Err, ErrFenceStale), errors.Is(g.Err, ErrFenceStale), "%s: go-redis %v, wire %v", states[i], w.Err, g.Err)
+				assert.Equal(t, errors.Is(w.Err, errFenceStale), errors.Is(g.Err, errFenceStale), "%s: go-redis %v, wire %v", states[i], w.Err, g.Err)
 			}
 			assert.Equal(t, want.Votes, got.Votes)
 			assert.Equal(t, wantKeys, dumpKeys(t, c, tt.keys), "keys left")

@@ -58,18 +58,19 @@ func TestScriptSHA1sArePinned(t *testing.T) {
 		src, sha string
 		script   interface{ Hash() string } // a go-redis script, or a wire.Script
 	}{
-		"release":       {releaseLua, "6c6ae35e3bad29fc6c4da8e61cae6bfe054a106c", releaseScript},
-		"extend":        {extendLua, "cf5157c7c104b20204fecb087d986152a092a580", extendScript},
-		"fence_read":    {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
-		"fence":         {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
-		"fair_acquire":  {fairAcquireLua, "56cca0077caa83cda0582853f66dbeeadbea5683", fairAcquireScript},
-		"fair_unwind":   {fairUnwindLua, "41961e82b8a8408f8b65903ec7d4ee3e9ea23f29", fairUnwindScript},
-		"fair_leave":    {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
-		"force_expire":  {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireScript},
-		"wait_round":    {waitRoundLua, "da1510c0b91a073cde274367352ec12207c0f4bd", waitRoundW},
-		"wait_mark":     {waitMarkLua, "75aea98ce3fd7f086977a94aac3177a11b4f4806", waitMarkW},
-		"revoke":        {revokeLua, "0f9c103d6b95508e8dedc161f0d6795e64fb647c", revokeScript},
-		"revoke_shared": {revokeSharedLua, "8e26e930a870c9e0aac96c8e9faf69f83d8803a7", revokeSharedScript},
+		"release":         {releaseLua, "6c6ae35e3bad29fc6c4da8e61cae6bfe054a106c", releaseScript},
+		"extend":          {extendLua, "cf5157c7c104b20204fecb087d986152a092a580", extendScript},
+		"fence_read":      {fenceReadLua, "728f2de662f20a84f34a9be5d4f6201f06a8d307", fenceReadScript},
+		"fence":           {fenceRaiseLua, "67c60f06318340e57683af9c99d6b114f9eefbcd", fenceRaiseScript},
+		"fair_acquire":    {fairAcquireLua, "56cca0077caa83cda0582853f66dbeeadbea5683", fairAcquireScript},
+		"fair_unwind":     {fairUnwindLua, "41961e82b8a8408f8b65903ec7d4ee3e9ea23f29", fairUnwindScript},
+		"fair_leave":      {fairLeaveLua, "35abe1b722a42dac31252c80eadd08eed5353263", fairLeaveScript},
+		"force_expire":    {forceExpireLua, "8f83924ae51a46d1c69f402b8d8edb6de36df895", forceExpireW},
+		"wait_round":      {waitRoundLua, "da1510c0b91a073cde274367352ec12207c0f4bd", waitRoundW},
+		"wait_mark":       {waitMarkLua, "75aea98ce3fd7f086977a94aac3177a11b4f4806", waitMarkW},
+		"revoke":          {revokeLua, "0f9c103d6b95508e8dedc161f0d6795e64fb647c", revokeW},
+		"delete_announce": {deleteAnnounceLua, "a90791cd180889505016e99af82c06f8f2f84383", deleteAnnounceW},
+		"revoke_shared":   {revokeSharedLua, "8e26e930a870c9e0aac96c8e9faf69f83d8803a7", revokeSharedW},
 	}
 	for name, p := range pins {
 		sum := sha1.Sum([]byte(p.src))
@@ -236,14 +237,14 @@ func TestExtendTTLValidatedBeforeIO(t *testing.T) {
 	l, err := m.TryAcquire(context.Background(), "ttl", time.Second)
 	require.NoError(t, err)
 	for _, ttl := range []time.Duration{0, -time.Second, time.Microsecond, 10 * time.Minute} {
-		assert.ErrorIs(t, l.Extend(context.Background(), ttl), ErrInvalidTTL, "ttl %v", ttl)
+		assert.ErrorIs(t, l.Extend(context.Background(), ttl), ErrInvalidArgument, "ttl %v", ttl)
 		_, _, err := m.extendToken(context.Background(), "ttl", l.Token(), ttl)
-		assert.ErrorIs(t, err, ErrInvalidTTL, "ttl %v", ttl)
+		assert.ErrorIs(t, err, ErrInvalidArgument, "ttl %v", ttl)
 	}
 	// PEXPIRE 0 would have deleted the key: it must still be everywhere.
 	assert.Len(t, keysOn(t, c, l.Key()), 3)
 	_, err = m.TryAcquire(context.Background(), "x", 0)
-	assert.ErrorIs(t, err, ErrInvalidTTL)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
 }
 
 func TestForeignTokenNeverTouchesOwnersKey(t *testing.T) {
@@ -408,12 +409,12 @@ func TestBug4SubMillisecondTTLIsRefused(t *testing.T) {
 	ctx := context.Background()
 	for _, ttl := range []time.Duration{10900 * time.Microsecond, time.Second + time.Nanosecond, 1500 * time.Microsecond} {
 		_, err := m.TryAcquire(ctx, "review/4", ttl)
-		require.ErrorIs(t, err, ErrInvalidTTL, "%v", ttl)
+		require.ErrorIs(t, err, ErrInvalidArgument, "%v", ttl)
 		assert.Contains(t, err.Error(), "whole number of milliseconds")
 	}
 	l, err := m.TryAcquire(ctx, "review/4", time.Second) // whole ms: accepted
 	require.NoError(t, err)
-	assert.ErrorIs(t, l.Extend(ctx, 10900*time.Microsecond), ErrInvalidTTL)
+	assert.ErrorIs(t, l.Extend(ctx, 10900*time.Microsecond), ErrInvalidArgument)
 	_, _, err = m.extendToken(ctx, "review/4", l.Token(), 10900*time.Microsecond)
-	assert.ErrorIs(t, err, ErrInvalidTTL)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
 }

@@ -29,18 +29,6 @@ type PartialReleaseError struct {
 	Expires time.Time
 }
 
-// Unreached returns the names of the masters that did not answer (or failed), in
-// declared order.
-func (e *PartialReleaseError) Unreached() []string {
-	var out []string
-	for _, nr := range e.Nodes {
-		if nr.Outcome == OutcomeError {
-			out = append(out, nr.Node)
-		}
-	}
-	return out
-}
-
 // Error says that the lock was deleted on every master that answered, names the
 // masters that did not answer and says when their copy expires.
 func (e *PartialReleaseError) Error() string {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/redlock/redlock/internal/keyspace"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // Revocation with a lock-delay: what force-expire does by default. Each value
@@ -25,8 +25,8 @@ var (
 	//go:embed scripts/revoke_shared.lua
 	revokeSharedLua string
 
-	revokeScript       = redis.NewScript(revokeLua)
-	revokeSharedScript = redis.NewScript(revokeSharedLua)
+	revokeW       = wire.NewScript(revokeLua)
+	revokeSharedW = wire.NewScript(revokeSharedLua)
 )
 
 // Revoke's replies other than a tombstone's TTL (revoke.lua).
@@ -55,13 +55,13 @@ func (m *Manager) revokeToken(ctx context.Context, name, token string) (time.Tim
 	channel := wakeChannel(key)
 	factor, extra := m.driftArgs()
 	return m.revokeRound(ctx, key, func(ctx context.Context, n *node) (int64, error) {
-		r, err := revokeScript.Run(ctx, n.client, []string{key}, token, channel, "string", factor, extra, "").Int64()
+		r, err := m.evalOn(ctx, n, revokeW, []string{key}, token, channel, "string", factor, extra, "")
 		if err != nil || r != -1 {
 			return r, err
 		}
 		// Not a string holding token: a shared key's member, maybe (-1 again
 		// when the key is not a shared one: kept).
-		return revokeSharedScript.Run(ctx, n.client, []string{key}, token, channel, factor, extra).Int64()
+		return m.evalOn(ctx, n, revokeSharedW, []string{key}, token, channel, factor, extra)
 	})
 }
 
@@ -73,7 +73,7 @@ func (m *Manager) revokeListed(ctx context.Context, listed string, seen map[stri
 	}
 	for _, sn := range seen {
 		if sn.Type == "zset" {
-			return time.Time{}, nil, fmt.Errorf("%w: %s holds shared holders: revoke them one by one (RevokeShared; redlock force-expire %s), or delete the key now", ErrInvalidOption, listed, listed)
+			return time.Time{}, nil, fmt.Errorf("%w: %s holds shared holders: revoke them one by one (RevokeShared; redlock force-expire %s), or delete the key now", ErrInvalidArgument, listed, listed)
 		}
 	}
 	key, also := m.Key(listed), ""
@@ -94,7 +94,7 @@ func (m *Manager) revokeShared(ctx context.Context, name, value string) (time.Ti
 	channel := wakeChannel(key)
 	factor, extra := m.driftArgs()
 	return m.revokeRound(ctx, key, func(ctx context.Context, n *node) (int64, error) {
-		return revokeSharedScript.Run(ctx, n.client, []string{key}, value, channel, factor, extra).Int64()
+		return m.evalOn(ctx, n, revokeSharedW, []string{key}, value, channel, factor, extra)
 	})
 }
 
@@ -107,7 +107,7 @@ func (m *Manager) revokeSeenKey(ctx context.Context, key, channel, also string, 
 		if sn.Type == "" {
 			return 0, nil
 		}
-		return revokeScript.Run(ctx, n.client, []string{key}, sn.Value, channel, sn.Type, factor, extra, also).Int64()
+		return m.evalOn(ctx, n, revokeW, []string{key}, sn.Value, channel, sn.Type, factor, extra, also)
 	})
 }
 
@@ -156,7 +156,7 @@ func (m *Manager) deleteSharedTombstone(ctx context.Context, name, tombstone str
 		return nil, err
 	}
 	if !keyspace.IsTombstone(tombstone) {
-		return nil, fmt.Errorf("%w: not a tombstone", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: not a tombstone", ErrInvalidArgument)
 	}
 	key := m.Key(name)
 	rep := m.scriptOnAll(ctx, opForceExpire, key, sharedReleaseScript, []string{key}, nil, tombstone, wakeChannel(key))

@@ -74,7 +74,7 @@ func typed(err error) bool {
 	var re *RoundError
 	var ne *NodeError
 	return errors.As(err, &re) || errors.As(err, &ne) ||
-		errors.Is(err, ErrInvalidTTL) || errors.Is(err, ErrInvalidName) || errors.Is(err, ErrReleased) || errors.Is(err, ErrLost)
+		errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrInvalidName) || errors.Is(err, ErrReleased) || errors.Is(err, ErrLost)
 }
 
 // roundOf returns the lock's deadline and the start of the round that set it, as

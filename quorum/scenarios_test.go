@@ -194,12 +194,12 @@ func scenEdgeCases(s *scen) {
 	require.NotNil(s.t, h)
 	for _, bad := range []time.Duration{0, -time.Second, time.Hour} {
 		s.foreignCheck(h.l.Key(), h.l.Token(), func() {
-			if err := h.extend(ctx, bad); !errors.Is(err, ErrInvalidTTL) {
-				s.violate("extend with ttl %v: want ErrInvalidTTL, got %v", bad, err)
+			if err := h.extend(ctx, bad); !errors.Is(err, ErrInvalidArgument) {
+				s.violate("extend with ttl %v: want ErrInvalidArgument, got %v", bad, err)
 			}
 		})
-		if _, _, err := a.m.extendToken(ctx, scenLock, h.l.Token(), bad); !errors.Is(err, ErrInvalidTTL) {
-			s.violate("ExtendToken with ttl %v: want ErrInvalidTTL, got %v", bad, err)
+		if _, _, err := a.m.extendToken(ctx, scenLock, h.l.Token(), bad); !errors.Is(err, ErrInvalidArgument) {
+			s.violate("ExtendToken with ttl %v: want ErrInvalidArgument, got %v", bad, err)
 		}
 	}
 	// B must not get in while A holds.

@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // The Lua scripts, embedded from scripts/*.lua. They run with EVALSHA and fall
@@ -19,7 +19,7 @@ var (
 	//go:embed scripts/force_expire.lua
 	forceExpireLua string
 
-	forceExpireScript = redis.NewScript(forceExpireLua)
+	forceExpireW = wire.NewScript(forceExpireLua)
 )
 
 // Redis scripts cannot include one another: a script that shares functions with

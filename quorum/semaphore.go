@@ -36,7 +36,7 @@ type Semaphore struct {
 }
 
 // Semaphore returns the semaphore of name with permits permits on m. The name
-// follows ValidateName; permits must be in [1, MaxPermits] (ErrInvalidOption). It
+// follows ValidateName; permits must be in [1, MaxPermits] (ErrInvalidArgument). It
 // does no I/O.
 func (m *Manager) Semaphore(name string, permits int) (*Semaphore, error) {
 	if err := checkName(name); err != nil {
@@ -241,7 +241,7 @@ func (a *permitAcquirer) releaseSlots(ctx context.Context, value string, keep in
 // checkPermits validates a permit count before any I/O.
 func checkPermits(n int) error {
 	if n < 1 || n > MaxPermits {
-		return fmt.Errorf("%w: %d permits, want 1 to %d", ErrInvalidOption, n, MaxPermits)
+		return fmt.Errorf("%w: %d permits, want 1 to %d", ErrInvalidArgument, n, MaxPermits)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func (m *Manager) Shared(name string) (*Shared, error) {
 // last shared holder's release, or the exclusive holder's, wakes it; WithWait
 // bounds the wait). The Lock is this holder's share: Until, Done, Extend, Release,
 // Verify and the keep-alive apply to it alone; it has no fence (Fence is 0). It
-// takes neither WithFair nor WithFencing (ErrInvalidOption). A cancelled ctx gives
+// takes neither WithFair nor WithFencing (ErrInvalidArgument). A cancelled ctx gives
 // an error matching both ErrNotAcquired and ctx.Err(); nothing is left set on any
 // master.
 func (s *Shared) Acquire(ctx context.Context, ttl time.Duration, opts ...LockOption) (*Lock, error) {
@@ -99,7 +99,7 @@ func (m *Manager) newSharedAcquirer(name string, lc *lockConfig) (acquirer, erro
 		return nil, err
 	}
 	if lc.fair || lc.fencing {
-		return nil, fmt.Errorf("%w: a shared hold takes neither WithFair nor WithFencing", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: a shared hold takes neither WithFair nor WithFencing", ErrInvalidArgument)
 	}
 	return newSharedAcquirer(m, name, m.Key(name)), nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/redlock/redlock/internal/keyspace"
 )
 
@@ -31,10 +30,6 @@ func (m *Manager) releaseQuiet(ctx context.Context, op, key, value string) *Repo
 	return m.scriptRound(ctx, op, key, releaseW, c, 1, 2, decodeInt)
 }
 
-// sharedReleaseRun is shared_release.lua run on one master at a time, for the
-// by-token actions that find a shared key where they expected a string.
-var sharedReleaseRun = redis.NewScript(sharedReleaseLua)
-
 // forceExpireToken deletes token at key on every master, whatever kind of hold
 // it is there (an administrator's force-expire is not a handoff: it wakes every
 // waiter, and announces ForceExpiredMessage so that an event stream tells it from
@@ -45,20 +40,21 @@ var sharedReleaseRun = redis.NewScript(sharedReleaseLua)
 func (m *Manager) forceExpireToken(ctx context.Context, key, token string) *Report {
 	channel := wakeChannel(key)
 	return m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
-		r, err := forceExpireScript.Run(ctx, n.client, []string{key}, token, channel, "string").Int64()
+		r, err := m.evalOn(ctx, n, forceExpireW, []string{key}, token, channel, "string")
 		if err != nil || r != -1 {
 			return forceOutcome(r, err)
 		}
 		// Not a string holding token: a shared key's member, maybe, or a
 		// revoked one's tombstone, which goes with it (shared_release.lua): its
 		// removal is a deletion too (an error here: not a sorted set).
-		tomb := n.client.ZScore(ctx, key, keyspace.Tombstone(token)).Err() == nil
-		if r, err = sharedReleaseRun.Run(ctx, n.client, []string{key}, token, channel).Int64(); err != nil || r == -1 || r == 0 && !tomb {
+		score, err := m.doOn(ctx, n, "$", "ZSCORE", key, keyspace.Tombstone(token))
+		tomb := err == nil && score.Int >= 0
+		if r, err = m.evalOn(ctx, n, sharedReleaseScript, []string{key}, token, channel); err != nil || r == -1 || r == 0 && !tomb {
 			return forceOutcome(r, err)
 		}
 		// Removed: a lost announcement costs the holder's watch nothing (its
 		// tracking hears the member go) and the waiters a retry delay.
-		_ = n.client.Publish(ctx, channel, keyspace.ForceExpiredMessage).Err()
+		_, _ = m.doOn(ctx, n, ":", "PUBLISH", channel, keyspace.ForceExpiredMessage)
 		return OutcomeOK, nil
 	})
 }
@@ -101,16 +97,11 @@ func (m *Manager) forceExpire(ctx context.Context, name, token string) (*Report,
 	}
 	channel := wakeChannel(key)
 	rep := m.fanout(ctx, opForceExpire, key, func(ctx context.Context, n *node) (Outcome, error) {
-		var del *redis.IntCmd
-		_, err := n.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			del = p.Del(ctx, key)
-			p.Publish(ctx, channel, keyspace.ForceExpiredMessage)
-			return nil
-		})
-		if err != nil {
+		deleted, err := m.evalOn(ctx, n, deleteAnnounceW, []string{key}, channel, keyspace.ForceExpiredMessage)
+		switch {
+		case err != nil:
 			return OutcomeError, err
-		}
-		if del.Val() == 0 {
+		case deleted == 0:
 			return OutcomeMissing, nil
 		}
 		return OutcomeOK, nil

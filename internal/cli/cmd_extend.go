@@ -97,7 +97,7 @@ func runExtend(ctx context.Context, env *Env, s *lockSession, a *extendArgs) err
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	until, rep, err := s.adm().ExtendHeld(cctx, a.names, token, lockTTL)
-	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
+	if errors.Is(err, quorum.ErrInvalidArgument) { // names that the token does not hold
 		return usagef("%s", s.redact(err.Error()))
 	}
 	held := s.heldKeys(a.names, token, rep)

@@ -112,7 +112,7 @@ func runRelease(ctx context.Context, env *Env, s *lockSession, a *releaseArgs) e
 		return usagef("release %s: %v", strings.Join(a.names, " "), err)
 	}
 	rep, err := s.adm().ReleaseHeld(cctx, a.names, a.tok)
-	if errors.Is(err, quorum.ErrInvalidOption) { // names that the token does not hold
+	if errors.Is(err, quorum.ErrInvalidArgument) { // names that the token does not hold
 		return usagef("%s", s.redact(err.Error()))
 	}
 	note := ""

@@ -85,9 +85,9 @@ func TestConsoleRowsShowThePrimitives(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Votes)
 	_, _, err = locker.Revoke(ctx, "doc", map[string]admin.Seen{"a": {Type: "zset"}})
-	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a shared key's holders are revoked one by one")
+	assert.ErrorIs(t, err, quorum.ErrInvalidArgument, "a shared key's holders are revoked one by one")
 	_, err = locker.ForceExpire(ctx, "crond:leader:term", map[string]admin.Seen{"a": {Type: "hash"}})
-	assert.ErrorIs(t, err, quorum.ErrInvalidOption, "a leader's record is not force-expired alone")
+	assert.ErrorIs(t, err, quorum.ErrInvalidArgument, "a leader's record is not force-expired alone")
 }
 
 // TestBugConsoleCountsWithAMasterNotAnswering: with a master paused, the
