@@ -185,24 +185,16 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 	if w == nil || w.mode != "wait" {
 		return
 	}
-	qkey := key + queueSuffix
-	var todo []*node
+	only := make([]bool, len(m.nodes))
+	todo := false
 	for i, nr := range rep.Nodes {
-		if nr.Outcome != OutcomeOK {
-			todo = append(todo, m.nodes[i])
-		}
+		only[i] = nr.Outcome != OutcomeOK
+		todo = todo || only[i]
 	}
-	if len(todo) == 0 {
-		return
+	if todo {
+		// Best effort: when it fails, the heartbeat TTL drops the entry anyway.
+		m.bestEffort(ctx, only, "ZREM", key+queueSuffix, "q:"+w.id, "h:"+w.id)
 	}
-	m.background(func() {
-		for _, n := range todo {
-			nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
-			// Best effort: when it fails, the heartbeat TTL drops the entry anyway.
-			_ = n.client.ZRem(nctx, qkey, "q:"+w.id, "h:"+w.id).Err()
-			cancel()
-		}
-	})
 }
 
 // unwind cleans up a failed fair round rep: on every master where the round may

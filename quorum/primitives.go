@@ -223,6 +223,18 @@ func (m *Manager) scriptEach(ctx context.Context, op, key string, script *wire.S
 	return rep
 }
 
+// bestEffort sends the command args to the masters only marks (every master
+// when nil) as one round of the transport, in the background, each master's
+// command within the node timeout, and drops the replies: for clean-ups that
+// something else undoes when they fail (a heartbeat's or a key's TTL). It is
+// not observed as a round.
+func (m *Manager) bestEffort(ctx context.Context, only []bool, args ...string) {
+	m.background(func() {
+		out := make([]wire.Result, len(m.nodes))
+		m.tr.Round(ctx, &wire.Cmd{Args: args, Want: ":", Only: only}, out)
+	})
+}
+
 // noReply is the error of a master that gave no reply to a round's command.
 func noReply(r *wire.Result) error {
 	switch {

@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redlock/redlock/internal/wire"
@@ -125,16 +124,5 @@ func (m *Manager) markWaiting(ctx context.Context, key string, w *waitMark, ttl 
 // effort: a marker left behind expires with the key that kept its waiter out, and
 // until then only makes that key's release publish.
 func (m *Manager) unmark(ctx context.Context, key string, w *waitMark) {
-	qkey, member := key+queueSuffix, "h:"+w.id
-	m.background(func() {
-		var wg sync.WaitGroup
-		for _, n := range m.nodes {
-			wg.Go(func() {
-				nctx, cancel := context.WithTimeout(ctx, m.cfg.nodeTimeout)
-				defer cancel()
-				_ = n.client.ZRem(nctx, qkey, member).Err()
-			})
-		}
-		wg.Wait()
-	})
+	m.bestEffort(ctx, nil, "ZREM", key+queueSuffix, "h:"+w.id)
 }
