@@ -73,14 +73,16 @@ func TestFairRoundRefusedEverywhereCostsNoCleanUp(t *testing.T) {
 			holder, err := m.Acquire(ctx, "cost", 10*time.Second, WithFair())
 			require.NoError(t, err)
 			defer func() { _ = holder.Release(ctx) }()
-			// The name's wake-up channel is subscribed already (a name waited for
-			// recently), so the waiter listens from before its first round.
-			w, unreg := m.hub().register("lock:cost", "")
-			select {
-			case <-w.ready:
-			case <-time.After(5 * time.Second):
-				t.Fatal("no subscription")
-			}
+			// The name's wake-up channel is subscribed already on every master (a
+			// name waited for recently), so the waiter listens from before its first
+			// round (a master's confirmation after it would cost another round).
+			h := m.hub()
+			_, unreg := h.register("lock:cost", "")
+			require.Eventually(t, func() bool {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				return len(h.confirmed["lock:cost:wake"]) == len(h.subs)
+			}, 5*time.Second, time.Millisecond, "no subscription")
 			unreg()
 			resetStats(t, c)
 			if tt.try {

@@ -32,6 +32,10 @@ import (
 //   - the first round of an acquisition writes no marker (an uncontended
 //     acquisition costs nothing more); after it failed, the loop subscribes and
 //     tries again at once, marking;
+//   - a marker makes a release publish, but a waiter hears it only from a master
+//     that subscribed it before: a master's confirmation that comes after the
+//     waiter's round started ends its wait (wakeHub.confirm), so a release between
+//     the two is followed by another round;
 //   - an acquisition that ends drops its marker (a plain round that wins does
 //     where it set the key; the others in the background, best effort);
 //   - a marker lives as long as the key that keeps its waiter out (the release of

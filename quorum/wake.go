@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,10 +18,11 @@ import (
 // subscription per Manager and master, started when the first waiter appears and
 // closed by Close, is shared by every waiter of the Manager; the channels it listens
 // to follow the names being waited for. A wake-up is a hint: the retry delay stays
-// the fallback, so a lost message (a master down, a subscription not yet in place)
-// costs one delay, never correctness. A release of a fair lock wakes only the head of
-// its queue (wake_target.go), and a channel only fair waiters wait on is listened to
-// on fewer masters (wake_narrow.go).
+// the fallback, so a lost message (a master down) costs one delay, never
+// correctness; a message published before the master confirmed the subscription is
+// made up for by a round after the confirmation (confirm). A release of a fair lock
+// wakes only the head of its queue (wake_target.go), and a channel only fair waiters
+// wait on is listened to on fewer masters (wake_narrow.go).
 
 // wakeLinger is how long a channel stays subscribed after its last waiter left, so
 // that a client taking the same lock again and again does not resubscribe each time.
@@ -131,7 +133,9 @@ func (m *Manager) closeWake() {
 // register adds a waiter for key's wake-ups; id is a fair waiter's id (it then
 // sleeps through the wake-ups that name other waiters), "" for any other. The
 // returned function removes it. w.ready is closed once some master has confirmed the
-// subscription: a release after that moment wakes w.
+// subscription: a release on that master after that moment wakes w. Each master's
+// confirmation wakes w too (confirm), so a release on a master that subscribed only
+// after w's round there is followed by another round.
 func (h *wakeHub) register(key, id string) (*waiter, func()) {
 	chs := []string{wakeChannel(key), anyWakeChannel(key)}
 	if id != "" {
@@ -349,8 +353,20 @@ func (h *wakeHub) notify(ch, payload string, at time.Time) int {
 }
 
 // confirm records a master's (un)subscription of a channel and tells the waiters
-// that were waiting for their subscription to be in place.
+// that were waiting for their subscription to be in place. A subscription also
+// wakes every waiter of the channel: a release on that master after the waiter's
+// last round there, but before the master subscribed, published to nobody (the
+// waiter's round marked there, so the release published), and only a round after
+// this moment learns of it. A waiter whose last round started after the
+// confirmation ignores it (waiter.wokenAfter), so this costs a round only to the
+// waiters that were waiting when a master (re)subscribed: at the first waiter of a
+// channel, whose marking round runs once one master confirmed (subscribed), the
+// others' confirmations may come after it; and after a master's connection broke.
+// The Manager's own channel is the exception: a release publishes there only where
+// it is listened to, and on the lock's channel elsewhere (wake_target.go).
 func (h *wakeHub) confirm(s *nodeSub, sub *redis.Subscription) {
+	at := time.Now()
+	own := strings.HasSuffix(sub.Channel, ":wake:"+h.m.wakeTag)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	set := h.confirmed[sub.Channel]
@@ -366,6 +382,9 @@ func (h *wakeHub) confirm(s *nodeSub, sub *redis.Subscription) {
 			case <-w.ready:
 			default:
 				close(w.ready)
+			}
+			if !own {
+				w.wake(at)
 			}
 		}
 	case "unsubscribe":
