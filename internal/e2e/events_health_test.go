@@ -53,6 +53,25 @@ func (r *eventsRun) exit(t *testing.T) int {
 	}
 }
 
+// waitStderr waits (at most 30 s) until events has written want on stderr; when
+// it has not, the failure shows what events had written by then, and whether it
+// had exited.
+func (r *eventsRun) waitStderr(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(r.stderr.String(), want) {
+		select {
+		case code := <-r.done:
+			r.done <- code
+			t.Fatalf("events exited %d before it wrote %q: stdout %q stderr %q", code, want, r.stdout.String(), r.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events did not write %q within 30 s: stdout %q stderr %q", want, r.stdout.String(), r.stderr.String())
+		}
+	}
+}
+
 // jsonEvents are the JSON lines printed so far, each checked against the schema.
 func (r *eventsRun) jsonEvents(t *testing.T) []map[string]any {
 	var out []map[string]any
@@ -86,7 +105,7 @@ func TestBugEventsDeadClusterIsNotQuiet(t *testing.T) {
 	t.Run("two of three masters killed mid-stream", func(t *testing.T) {
 		c := redistest.Start(t, 3, redistest.Options{})
 		r := startEvents(t, strings.Join(c.Addrs(), ","), "-json", "-mode", "poll", "-interval", "100ms", "-quorum-wait", "2s")
-		require.Eventually(t, func() bool { return strings.Contains(r.stderr.String(), "poll mode") }, 10*time.Second, 10*time.Millisecond, r.stderr.String())
+		r.waitStderr(t, "poll mode")
 		c.Servers[1].Kill()
 		c.Servers[2].Kill()
 		assert.Equal(t, 1, r.exit(t), "stdout %s stderr %s", r.stdout, r.stderr)
@@ -110,7 +129,7 @@ func TestBugEventsDeadClusterIsNotQuiet(t *testing.T) {
 	t.Run("a master down and back, then Ctrl-C", func(t *testing.T) {
 		c := redistest.Start(t, 3, redistest.Options{})
 		r := startEvents(t, strings.Join(c.Addrs(), ","), "-interval", "100ms")
-		require.Eventually(t, func() bool { return strings.Contains(r.stderr.String(), "mode") }, 10*time.Second, 10*time.Millisecond, r.stderr.String())
+		r.waitStderr(t, "mode")
 		c.Servers[2].Kill()
 		require.Eventually(t, func() bool { return strings.Contains(r.stdout.String(), "master-unreachable") }, 10*time.Second, 20*time.Millisecond, r.stdout.String())
 		assert.Contains(t, r.stdout.String(), "(2 of 3 masters answer)")
