@@ -3,7 +3,6 @@ package quorum
 import (
 	"context"
 	_ "embed"
-	"strings"
 
 	"github.com/redlock/redlock/internal/wire"
 )
@@ -36,14 +35,7 @@ func (m *Manager) onMaster(ctx context.Context, n *node, cmd wire.Cmd) (wire.Res
 	cmd.Only = only
 	res := make([]wire.Result, len(m.nodes))
 	m.tr.Round(ctx, &cmd, res)
-	r := res[i]
-	switch {
-	case r.Type == 0:
-		return r, noReply(&r)
-	case r.Type == '-' || strings.IndexByte(cmd.Want, r.Type) < 0:
-		return r, replyErr(&r)
-	}
-	return r, nil
+	return res[i], replyFailure(&res[i], cmd.Want)
 }
 
 // evalOn runs script over keys and args on the master n alone (EVALSHA, EVAL

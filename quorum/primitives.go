@@ -203,13 +203,8 @@ func (m *Manager) scriptEach(ctx context.Context, op, key string, script *wire.S
 		}
 		r := &c.res[i]
 		nr := NodeResult{Node: n.name, Outcome: OutcomeError, Latency: r.Latency}
-		var err error
-		switch {
-		case r.Type == 0:
-			err = noReply(r)
-		case r.Type == '-' || strings.IndexByte(want, r.Type) < 0:
-			err = replyErr(r)
-		default:
+		err := replyFailure(r, want)
+		if err == nil {
 			nr.Outcome, err = decode(i, r)
 		}
 		if err != nil {
@@ -233,6 +228,19 @@ func (m *Manager) bestEffort(ctx context.Context, only []bool, args ...string) {
 		out := make([]wire.Result, len(m.nodes))
 		m.tr.Round(ctx, &wire.Cmd{Args: args, Want: ":", Only: only}, out)
 	})
+}
+
+// replyFailure is the error of a master's result r for a command that takes the
+// reply types in want: no reply (noReply), an error reply or a reply of another
+// type (replyErr); nil when r is a reply to decode.
+func replyFailure(r *wire.Result, want string) error {
+	switch {
+	case r.Type == 0:
+		return noReply(r)
+	case r.Type == '-' || strings.IndexByte(want, r.Type) < 0:
+		return replyErr(r)
+	}
+	return nil
 }
 
 // noReply is the error of a master that gave no reply to a round's command.
