@@ -130,11 +130,11 @@ func (m *Manager) sendTo(ctx context.Context, rep *Report, c *call, decode decod
 		}
 		rep.Nodes[i] = nr
 	}
-	m.putCall(c)
 	rep.Votes = rep.count(OutcomeOK)
 	if tracing {
-		traceRound(rep, t0, time.Now())
+		traceRound(rep, c.res, t0, time.Now())
 	}
+	m.putCall(c)
 	m.observeRound(rep)
 	return rep
 }

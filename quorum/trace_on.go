@@ -3,9 +3,12 @@
 package quorum
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlock/redlock/internal/trace"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // The handoff trace: with the redlocktrace build tag, a Manager records, with
@@ -18,12 +21,23 @@ import (
 // tracing is true: the hooks read the clock.
 const tracing = true
 
-func traceRound(rep *Report, t0, end time.Time) {
+func traceRound(rep *Report, res []wire.Result, t0, end time.Time) {
 	lat := make([]int32, len(rep.Nodes))
+	replies := make([]string, len(res))
 	for i, nr := range rep.Nodes {
 		lat[i] = int32(nr.Latency / time.Microsecond)
 	}
-	trace.Add(trace.Record{Kind: "round", Op: rep.Op, T: t0.UnixNano(), End: end.UnixNano(), Lat: lat, Votes: rep.Votes})
+	for i, r := range res {
+		switch r.Type {
+		case ':':
+			replies[i] = strconv.FormatInt(r.Int, 10)
+		case 0:
+			replies[i] = "none"
+		default:
+			replies[i] = string(r.Type)
+		}
+	}
+	trace.Add(trace.Record{Kind: "round", Op: rep.Op, T: t0.UnixNano(), End: end.UnixNano(), Lat: lat, Votes: rep.Votes, Note: strings.Join(replies, " ")})
 }
 
 func traceAwait(t0 time.Time, d time.Duration, woken bool) {
