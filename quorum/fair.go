@@ -18,7 +18,7 @@ import (
 //
 // Each master keeps, beside the lock key, a sorted set "<lock key>:queue" of the
 // waiters. A waiter enqueues with a score it chooses once (its enqueue time in Unix
-// ms, from one clock read) and the same member everywhere, so all masters agree on
+// ms to the microsecond, from one clock read: queueScore) and the same member everywhere, so all masters agree on
 // the order (ties broken by the member). In one script per master it prunes waiters
 // whose heartbeat expired, re-enqueues itself and refreshes its heartbeat, and takes
 // the lock with SET NX only if it is the head of the queue there; it needs a quorum
@@ -102,32 +102,64 @@ type fairWaiter struct {
 	hbMS  string
 	mode  string // "wait" or "try"
 	soon  int    // short pauses in a row (releaseInFlight)
+	climb bool   // they double: they follow a newcomer's first grant (releaseInFlight)
+	head  bool   // a round of this acquisition was granted somewhere (releaseInFlight)
 }
 
 // maxSoon bounds the short pauses in a row of releaseInFlight.
 const maxSoon = 3
 
-// releaseInFlight reports whether the waiter's failed round last, which followed a
-// wake-up (woken) or a pause of this kind, was granted by some masters (the waiter
-// is the head there and the lock free) but not by a quorum: the release that woke
-// it has not been run by the others yet (the first master that published woke it;
-// it was sent to them before: a round writes the masters the waiters listen on
-// last, wake_narrow.go, but a master may run it late). Their messages may go where the waiter does not listen
-// (wake_narrow.go), so it tries again after a short pause (shortDelay) instead of
-// its whole retry delay, at most maxSoon times in a row. A round granted nowhere
-// (a waiter behind others), or that no wake-up started, keeps the retry delay: a
-// head that a holder keeps out on a quorum makes no more rounds than before.
-func (w *fairWaiter) releaseInFlight(last error, woken bool) bool {
+// releaseInFlight reports whether the waiter's failed round last was granted by
+// some masters (the waiter is the head there and the lock free) but not by a
+// quorum, where a release is likely on its way to the others, and so the waiter
+// tries again after a short pause instead of its whole retry delay delay: pause.
+// Two cases:
+//   - the round followed a wake-up (woken) or a pause of this kind: the release
+//     that woke it has not been run by the others yet (the first master that
+//     published woke it; it was sent to them before: a round writes the masters
+//     the waiters listen on last, wake_narrow.go, but a master may run it late).
+//     Their messages may go where the waiter does not listen (wake_narrow.go), so
+//     it tries again after short pauses, at most maxSoon in a row;
+//   - the first round of this acquisition granted anywhere, which no wake-up
+//     started: the waiter became the head on those masters while a release was
+//     running on the others. That release may have woken another waiter where the
+//     newcomer was not queued yet (the newcomer sorts ahead of it: the same enqueue
+//     time to the microsecond, or another client's clock), and woken the newcomer
+//     only where it does not listen (wake_narrow.go): nobody wakes it, and the
+//     queue stood still for the newcomer's whole retry delay
+//     (TestBugFairNewcomerAheadOfTheWokenHeadStallsTheQueue). It tries again after
+//     pauses that double each time (backoffDelay), while its rounds are granted
+//     somewhere, until a pause could reach the retry delay delay.
+//
+// A round granted nowhere (a waiter behind others) keeps the retry delay, and so
+// does a later round that no wake-up started: a head that a holder keeps out on a
+// quorum makes a few more rounds once in its wait (about log2 of the retry delay
+// over a round's length) and none after that.
+func (w *fairWaiter) releaseInFlight(last error, woken bool, delay time.Duration) (pause time.Duration, ok bool) {
 	if w == nil || w.mode != "wait" {
-		return false
+		return 0, false
 	}
 	var re *RoundError
-	if (!woken && w.soon == 0) || !errors.As(last, &re) || re.Report.Votes == 0 || !errors.Is(re.Kind, ErrHeld) || w.soon >= maxSoon {
-		w.soon = 0
-		return false
+	granted := errors.As(last, &re) && re.Report.Votes > 0 && errors.Is(re.Kind, ErrHeld)
+	n := 0
+	first := granted && !w.head
+	w.head = w.head || granted
+	switch {
+	case !granted:
+	case first && !woken:
+		w.soon, w.climb, n = 1, true, 1
+	case w.climb && backoffSpan(last, w.soon+1) < delay:
+		w.soon++
+		n = w.soon
+	case !w.climb && woken && w.soon < maxSoon:
+		w.soon++
+		n = 1
 	}
-	w.soon++
-	return true
+	if n == 0 {
+		w.soon, w.climb = 0, false
+		return 0, false
+	}
+	return backoffDelay(last, delay, n), true
 }
 
 func (m *Manager) newFairWaiter(try bool) (*fairWaiter, error) {
@@ -137,7 +169,7 @@ func (m *Manager) newFairWaiter(try bool) (*fairWaiter, error) {
 	}
 	w := &fairWaiter{
 		id:    base64.RawURLEncoding.EncodeToString(b[:]) + "." + m.wakeTag,
-		score: strconv.FormatInt(time.Now().UnixMilli(), 10),
+		score: queueScore(time.Now()),
 		hbMS:  strconv.FormatInt(m.heartbeatTTL().Milliseconds(), 10),
 		mode:  "wait",
 	}
@@ -145,6 +177,25 @@ func (m *Manager) newFairWaiter(try bool) (*fairWaiter, error) {
 		w.mode = "try"
 	}
 	return w, nil
+}
+
+// queueScore is a waiter's place in the queue: its enqueue time in Unix
+// milliseconds, to the microsecond ("1795801312499.968"). Whole milliseconds made
+// two waiters of one millisecond tie, and the tie went by their random ids: a
+// newcomer sorted ahead of the waiter that asked up to a millisecond before it, and
+// could take its place after a release had woken it
+// (TestBugFairNewcomerAheadOfTheWokenHeadStallsTheQueue). Microseconds keep the
+// order of asking within one host; the queue's clients may still disagree by
+// their clocks' difference, which releaseInFlight copes with. A sorted set's score
+// is a double: today's Unix time in ms with three decimals has 16 significant
+// digits, which a double holds to within a fraction of a microsecond, so the order
+// is exact; a waiter of an older version (whole milliseconds) sorts among these by
+// the same clock.
+func queueScore(t time.Time) string {
+	us := t.UnixMicro()
+	b := strconv.AppendInt(make([]byte, 0, 24), us/1000, 10)
+	frac := us % 1000
+	return string(append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10)))
 }
 
 // wakeID is the id under which the waiter listens for wake-ups: a release of the

@@ -49,8 +49,10 @@ func (p *retryPolicy) next(last error, woken bool) (time.Duration, bool) {
 		delay, soon = backoffDelay(last, delay, p.clash), true
 	case p.fw == nil && !p.short && splitVote(last):
 		delay, p.short = shortDelay(last, delay), true
-	case p.fw.releaseInFlight(last, woken):
-		delay, soon = shortDelay(last, delay), true
+	case p.fw != nil:
+		if d, ok := p.fw.releaseInFlight(last, woken, delay); ok {
+			delay, soon = d, true
+		}
 	default:
 		p.short = false
 	}
@@ -120,12 +122,22 @@ func oneHolds(rep *Report) bool {
 // least a millisecond) times 2^(n-1), the n-th short pause in a row, never above
 // delay.
 func backoffDelay(last error, delay time.Duration, n int) time.Duration {
-	var re *RoundError
-	if !errors.As(last, &re) {
+	span := backoffSpan(last, n)
+	if span == 0 {
 		return delay
 	}
-	span := max(2*re.Report.Elapsed, time.Millisecond) << max(n-1, 0)
 	return min(time.Duration(rand.Int64N(int64(span))+1), delay)
+}
+
+// backoffSpan is the longest n-th short pause in a row after the failed round
+// last: twice its duration (at least a millisecond) times 2^(n-1); 0 when last is
+// not a round's error.
+func backoffSpan(last error, n int) time.Duration {
+	var re *RoundError
+	if !errors.As(last, &re) {
+		return 0
+	}
+	return max(2*re.Report.Elapsed, time.Millisecond) << min(max(n-1, 0), 30)
 }
 
 // otherMayHold reports whether some value other than ours may hold a quorum of rep's
