@@ -167,8 +167,10 @@ func TestContentionWorker(t *testing.T) {
 // runContention runs the experiment with clients worker processes of kind.
 func runContention(tb testing.TB, kind string, addrs []string, clients int) (experiment.Summary, pathsRun) {
 	tb.Helper()
+	masters := watchMasters(tb, addrs)
 	results, run := runWorkers(tb, "TestContentionWorker", clients, envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
 		envOps+"="+strconv.Itoa(contentionOps()), envClients+"="+strconv.Itoa(clients))
+	run.waited = masters.finish() + "\n" + workersSched(results)
 	return experiment.Summarize(kind, contentionOps(), results), run
 }
 

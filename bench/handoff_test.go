@@ -66,8 +66,10 @@ func BenchmarkHandoff(b *testing.B) {
 // each taking the lock ops times.
 func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) (experiment.Summary, pathsRun) {
 	tb.Helper()
+	masters := watchMasters(tb, addrs)
 	results, run := runWorkers(tb, "TestHandoffWorker", clients, envHandoffWorker+"="+kind,
 		envAddrs+"="+strings.Join(addrs, ","), envOps+"="+strconv.Itoa(ops))
+	run.waited = masters.finish() + "\n" + workersSched(results)
 	return experiment.Summarize(kind, ops, results), run
 }
 

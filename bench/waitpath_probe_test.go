@@ -92,6 +92,7 @@ type pathsRun struct {
 	stalls   []stall
 	runnable []runnable
 	cpu      cpuShare
+	waited   string // who waited for what: the masters' own time, the processes' waits for a processor
 }
 
 // runnableDuring is the mean count of runnable tasks sampled in [from, to] (all

@@ -69,6 +69,9 @@ func (run pathsRun) explain(top int) string {
 		fmt.Fprintf(&sb, "; the CPUs %v", run.cpu)
 	}
 	sb.WriteString("\n")
+	if run.waited != "" {
+		sb.WriteString(run.waited + "\n")
+	}
 	sb.WriteString(run.gaps(top))
 	if q, ok := run.atQuorum(); ok {
 		sb.WriteString(q)

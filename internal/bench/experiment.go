@@ -37,12 +37,17 @@ type WorkerResult struct {
 	Started  int64  `json:"started_unix_ns"`
 	Finished int64  `json:"finished_unix_ns"`
 	Error    string `json:"error,omitempty"`
+	// Sched is how long the process waited for a processor while it worked.
+	Sched SchedStats `json:"sched"`
 }
 
 // Work takes the lock ops times with acquire, holding it hold each time, and
 // records every wait. It stops early, with Error set, when ctx ends.
-func Work(ctx context.Context, id string, acquire Acquirer, ops int, hold time.Duration) WorkerResult {
-	r := WorkerResult{ID: id, Started: time.Now().UnixNano()}
+func Work(ctx context.Context, id string, acquire Acquirer, ops int, hold time.Duration) (r WorkerResult) {
+	r = WorkerResult{ID: id, Started: time.Now().UnixNano()}
+	var probe SchedProbe
+	probe.Start()
+	defer func() { r.Sched = probe.Stop() }()
 	for len(r.Waits) < ops {
 		t0 := time.Now()
 		var release func()

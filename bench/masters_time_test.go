@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+
+	experiment "github.com/redlock/redlock/internal/bench"
+)
+
+// The masters' share of a benchmark's waits, measured on the masters: how long
+// their commands ran (Redis's own latency tracking, INFO latencystats: the
+// percentiles of each command's time inside the server), whether anything in a
+// master took a millisecond or more (the latency monitor at 1 ms: a slow command
+// or script, an active expiry cycle, a fork, ...: LATENCY LATEST), and how long
+// the masters' threads waited for a processor (their schedstat, as the workers'
+// in experiment.SchedStats). A round that takes milliseconds while the masters'
+// own work stays in microseconds and nothing crossed the monitor's threshold was
+// spent outside the masters' work: in the network stack or waiting for a processor.
+
+// masterTime is the masters' figures over one row of a benchmark.
+type masterTime struct {
+	addrs   []string
+	pids    []int
+	threads []experiment.SchedStats
+	err     error
+}
+
+// watchMasters resets the masters' latency figures and reads their threads'
+// counters; finish reports the span since.
+func watchMasters(tb testing.TB, addrs []string) *masterTime {
+	tb.Helper()
+	mt := &masterTime{addrs: addrs}
+	ctx := context.Background()
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		err := firstError(
+			c.ConfigSet(ctx, "latency-monitor-threshold", "1").Err(),
+			c.Do(ctx, "LATENCY", "RESET").Err(),
+			c.ConfigResetStat(ctx).Err(),
+		)
+		pid := 0
+		if err == nil {
+			if pid = int(infoInt(c.Info(ctx, "server").Val(), "process_id")); pid == 0 {
+				err = errors.New("INFO server has no process_id")
+			}
+		}
+		_ = c.Close()
+		if err != nil {
+			mt.err = fmt.Errorf("master %s: %w", a, err)
+			return mt
+		}
+		s, _ := experiment.ThreadSched(pid)
+		mt.pids, mt.threads = append(mt.pids, pid), append(mt.threads, s)
+	}
+	return mt
+}
+
+// finish reads the masters' figures since watchMasters and sums them up.
+func (mt *masterTime) finish() string {
+	if mt.err != nil {
+		return "the masters' own time: not measured: " + mt.err.Error()
+	}
+	ctx := context.Background()
+	var threads experiment.SchedStats
+	var events []string
+	worst := map[string]float64{} // command -> the worst master's p99.9, µs
+	p99 := map[string]float64{}
+	for i, a := range mt.addrs {
+		if now, err := experiment.ThreadSched(mt.pids[i]); err == nil {
+			d := now.Sub(mt.threads[i])
+			threads.CPU += d.CPU
+			threads.RunDelay += d.RunDelay
+			threads.Slices += d.Slices
+		}
+		c := redis.NewClient(&redis.Options{Addr: a})
+		if latest, err := c.Do(ctx, "LATENCY", "LATEST").Slice(); err == nil {
+			for _, e := range latest {
+				if ev, ok := e.([]any); ok && len(ev) >= 4 {
+					events = append(events, fmt.Sprintf("%s on master %d: %v ms (the longest; latest %v ms)", ev[0], i+1, ev[3], ev[2]))
+				}
+			}
+		}
+		for cmd, ps := range latencyStats(c.Info(ctx, "latencystats").Val()) {
+			worst[cmd] = max(worst[cmd], ps["p99.9"])
+			p99[cmd] = max(p99[cmd], ps["p99"])
+		}
+		_ = c.Close()
+	}
+	cmds := make([]string, 0, len(worst))
+	for cmd := range worst {
+		cmds = append(cmds, cmd)
+	}
+	slices.Sort(cmds)
+	var sb strings.Builder
+	sb.WriteString("the masters' own time per command (the worst master's p99 / p99.9):")
+	for _, cmd := range cmds {
+		fmt.Fprintf(&sb, " %s %.0f / %.0f µs;", cmd, p99[cmd], worst[cmd])
+	}
+	if len(events) == 0 {
+		sb.WriteString(" nothing in a master took 1 ms or more (latency monitor)")
+	} else {
+		sb.WriteString(" took 1 ms or more (latency monitor): " + strings.Join(events, ", "))
+	}
+	if threads.Slices > 0 {
+		sb.WriteString("; the masters' " + threads.Threads())
+	}
+	return sb.String()
+}
+
+// latencyStats parses INFO latencystats: per command, its percentiles in µs
+// ("latency_percentiles_usec_evalsha:p50=11.007,p99=27.007,p99.9=55.039").
+func latencyStats(info string) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		cmd, found := strings.CutPrefix(name, "latency_percentiles_usec_")
+		if !ok || !found {
+			continue
+		}
+		ps := map[string]float64{}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if f, err := strconv.ParseFloat(v, 64); ok && err == nil {
+				ps[k] = f
+			}
+		}
+		out[cmd] = ps
+	}
+	return out
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workersSched sums up the workers' waits for a processor (experiment.SchedStats):
+// the worst goroutine figures of any worker, the threads' in all.
+func workersSched(results []experiment.WorkerResult) string {
+	var all experiment.SchedStats
+	for _, r := range results {
+		s := r.Sched
+		all.GoWakeups += s.GoWakeups
+		all.GoP99, all.GoP999, all.GoMax = max(all.GoP99, s.GoP99), max(all.GoP999, s.GoP999), max(all.GoMax, s.GoMax)
+		all.CPU += s.CPU
+		all.RunDelay += s.RunDelay
+		all.Slices += s.Slices
+	}
+	return "the workers (the worst one's goroutine figures, every thread's in all): " + all.String()
+}
+
+func TestLatencyStatsParse(t *testing.T) {
+	info := "# Latencystats\r\nlatency_percentiles_usec_evalsha:p50=11.007,p99=27.007,p99.9=55.039\r\nlatency_percentiles_usec_ping:p50=1.003,p99=2.007,p99.9=4.015\r\n"
+	assert.Equal(t, map[string]map[string]float64{
+		"evalsha": {"p50": 11.007, "p99": 27.007, "p99.9": 55.039},
+		"ping":    {"p50": 1.003, "p99": 2.007, "p99.9": 4.015},
+	}, latencyStats(info))
+}

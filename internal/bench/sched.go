@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SchedStats is how long a process waited for a processor during a span of its
+// run: its goroutines, from runnable to running (the Go runtime's
+// /sched/latencies:seconds, in the runtime's buckets: a figure is the upper bound
+// of the bucket it fell in), and its threads, on the kernel's run queues
+// (/proc/PID/task/*/schedstat: Linux only, zero elsewhere; threads that exited
+// during the span are not counted). It tells the machine's share of a wait apart
+// from the program's: a goroutine or a thread that waits for a processor is
+// ready to run and does not.
+type SchedStats struct {
+	GoWakeups int64         `json:"go_wakeups,omitempty"`
+	GoP99     time.Duration `json:"go_p99_ns,omitempty"`
+	GoP999    time.Duration `json:"go_p999_ns,omitempty"`
+	GoMax     time.Duration `json:"go_max_ns,omitempty"`
+	CPU       time.Duration `json:"cpu_ns,omitempty"`       // the threads' time on a processor
+	RunDelay  time.Duration `json:"run_delay_ns,omitempty"` // the threads' time on a run queue, ready
+	Slices    int64         `json:"slices,omitempty"`       // the threads' times on a processor
+}
+
+// String sums s up for a report.
+func (s SchedStats) String() string {
+	var parts []string
+	if s.GoWakeups > 0 {
+		parts = append(parts, fmt.Sprintf("goroutines waited for a processor p99 %v, p99.9 %v, max %v (%d wake-ups)",
+			Round(s.GoP99), Round(s.GoP999), Round(s.GoMax), s.GoWakeups))
+	}
+	if s.Slices > 0 {
+		parts = append(parts, s.Threads())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Threads sums up the threads' waits on the run queue.
+func (s SchedStats) Threads() string {
+	share := 0.0
+	if s.CPU > 0 {
+		share = 100 * float64(s.RunDelay) / float64(s.CPU)
+	}
+	return fmt.Sprintf("threads waited on the run queue %v for %v on a processor (%.0f %%), %v per slice",
+		Round(s.RunDelay), Round(s.CPU), share, Round(s.RunDelay/time.Duration(max(s.Slices, 1))))
+}
+
+// Sub returns the stats of the span between before and s (both read by the same
+// process: ReadSched).
+func (s SchedStats) Sub(before SchedStats) SchedStats {
+	return SchedStats{CPU: s.CPU - before.CPU, RunDelay: s.RunDelay - before.RunDelay, Slices: s.Slices - before.Slices}
+}
+
+// SchedProbe measures this process's SchedStats over a span: Start, then Stop.
+type SchedProbe struct {
+	hist    *metrics.Float64Histogram
+	threads SchedStats
+}
+
+const schedLatencies = "/sched/latencies:seconds"
+
+// Start reads the counters at the span's start.
+func (p *SchedProbe) Start() {
+	p.hist = readGoLatencies()
+	p.threads, _ = ThreadSched(os.Getpid())
+}
+
+// Stop returns the stats of the span since Start.
+func (p *SchedProbe) Stop() SchedStats {
+	now, _ := ThreadSched(os.Getpid())
+	s := now.Sub(p.threads)
+	if h := readGoLatencies(); h != nil && p.hist != nil && len(h.Counts) == len(p.hist.Counts) {
+		counts := make([]uint64, len(h.Counts))
+		for i := range counts {
+			counts[i] = h.Counts[i] - p.hist.Counts[i]
+		}
+		s.GoWakeups, s.GoP99, s.GoP999, s.GoMax = histogramFigures(h.Buckets, counts)
+	}
+	return s
+}
+
+func readGoLatencies() *metrics.Float64Histogram {
+	sample := []metrics.Sample{{Name: schedLatencies}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return nil
+	}
+	return sample[0].Value.Float64Histogram()
+}
+
+// histogramFigures returns the count of a histogram (counts[i] in [buckets[i],
+// buckets[i+1]) seconds) and the upper bounds of the buckets of its p99, p99.9 and
+// last sample.
+func histogramFigures(buckets []float64, counts []uint64) (n int64, p99, p999, top time.Duration) {
+	var total uint64
+	for _, c := range counts {
+		total += c
+	}
+	if total == 0 {
+		return 0, 0, 0, 0
+	}
+	bound := func(i int) time.Duration {
+		b := buckets[i+1]
+		if math.IsInf(b, 1) {
+			b = buckets[i]
+		}
+		return time.Duration(b * float64(time.Second))
+	}
+	at := func(q float64) time.Duration {
+		want := uint64(math.Ceil(q * float64(total)))
+		var seen uint64
+		for i, c := range counts {
+			if seen += c; seen >= want {
+				return bound(i)
+			}
+		}
+		return 0
+	}
+	for i := len(counts) - 1; i >= 0; i-- {
+		if counts[i] > 0 {
+			top = bound(i)
+			break
+		}
+	}
+	return int64(total), at(0.99), at(0.999), top
+}
+
+// ThreadSched reads the run-queue figures of every thread of process pid
+// (/proc/PID/task/*/schedstat: time on a processor, time waiting on a run queue,
+// and the number of slices, in that order). An error off Linux, or when the
+// process is gone.
+func ThreadSched(pid int) (SchedStats, error) {
+	dirs, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "schedstat"))
+	if err != nil || len(dirs) == 0 {
+		return SchedStats{}, fmt.Errorf("no schedstat for process %d", pid)
+	}
+	var s SchedStats
+	for _, f := range dirs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread exited
+		}
+		fields := strings.Fields(string(data))
+		if len(fields) < 3 {
+			continue
+		}
+		cpu, err1 := strconv.ParseInt(fields[0], 10, 64)
+		delay, err2 := strconv.ParseInt(fields[1], 10, 64)
+		slices, err3 := strconv.ParseInt(fields[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
+		}
+		s.CPU += time.Duration(cpu)
+		s.RunDelay += time.Duration(delay)
+		s.Slices += slices
+	}
+	return s, nil
+}
