@@ -26,7 +26,9 @@ const handoffOps = 100
 // BenchmarkHandoff measures the handoff (the time from a release to the next
 // acquisition by anyone) with 5 processes taking one name, in plain and in fair
 // mode, side by side on the same five masters, with the wait (its mean, its maximum
-// and their ratio) to show that fair mode stays fair. Run it once per measurement:
+// and their ratio) to show that fair mode stays fair, and beside them the same
+// handoff's floor on this machine (floorRing: the same steps on raw connections,
+// without the protocol). Run it once per measurement:
 //
 //	go -C bench test . -run '^$' -bench Handoff -benchtime 1x
 //
@@ -39,7 +41,7 @@ func BenchmarkHandoff(b *testing.B) {
 		ops = n
 	}
 	c := redistest.Start(b, 5, redistest.Options{})
-	for _, kind := range []string{"quorum-plain", "quorum-fair"} {
+	for _, kind := range []string{"quorum-plain", "quorum-fair", "floor-ring"} {
 		b.Run(strings.TrimPrefix(kind, "quorum-"), func(b *testing.B) {
 			var s experiment.Summary
 			var run pathsRun
@@ -68,7 +70,7 @@ func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) (e
 	tb.Helper()
 	masters := watchMasters(tb, addrs)
 	results, run := runWorkers(tb, "TestHandoffWorker", clients, envHandoffWorker+"="+kind,
-		envAddrs+"="+strings.Join(addrs, ","), envOps+"="+strconv.Itoa(ops))
+		envAddrs+"="+strings.Join(addrs, ","), envOps+"="+strconv.Itoa(ops), envClients+"="+strconv.Itoa(clients))
 	run.waited = masters.finish() + "\n" + workersSched(results)
 	return experiment.Summarize(kind, ops, results), run
 }
@@ -82,15 +84,24 @@ func TestHandoffWorker(t *testing.T) {
 	}
 	addrs := strings.Split(os.Getenv(envAddrs), ",")
 	rec := &pathRecorder{masters: len(addrs)}
-	acquire, closeFn, err := acquirerFor(kind, addrs, rec)
-	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var acquire experiment.Acquirer
+	var closeFn func()
+	var err error
+	if kind == "floor-ring" {
+		clients, _ := strconv.Atoi(os.Getenv(envClients))
+		acquire, closeFn, err = floorRingAcquirer(addrs, os.Getenv(envID), clients, rec)
+		require.NoError(t, err)
+	} else {
+		acquire, closeFn, err = acquirerFor(kind, addrs, rec)
+		require.NoError(t, err)
+		warmWake(ctx, acquire)
+	}
 	startNS, err := strconv.ParseInt(os.Getenv(envStart), 10, 64)
 	require.NoError(t, err)
 	ops, err := strconv.Atoi(os.Getenv(envOps))
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	warmWake(ctx, acquire)
 	rec.paths = nil
 	require.NoError(t, experiment.SleepUntil(ctx, time.Unix(0, startNS)))
 	res := experiment.Work(ctx, os.Getenv(envID), acquire, ops, 0)
