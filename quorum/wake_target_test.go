@@ -174,7 +174,10 @@ func TestFairReleaseWakesOnlyTheHead(t *testing.T) {
 				// has reached the last master (its vote there is "foreign"); it then
 				// leaves that master's queue, and the release arriving there later
 				// names the new head of that queue: the next waiter gets one spurious
-				// wake-up (a hint: its round fails), never a lost one.
+				// wake-up (a hint: its round fails), never a lost one. Its round wins
+				// that master (the head there, the lock free) and no other: a woken round
+				// granted short of a quorum, which tries again after at most maxSoon
+				// short pauses (fair.go: releaseInFlight), then sleeps its retry delay.
 				votes := l.Votes()
 				late := votes.count(OutcomeOK) < len(votes.Nodes)
 				for i := range counts {
@@ -183,7 +186,7 @@ func TestFairReleaseWakesOnlyTheHead(t *testing.T) {
 					case i == turn:
 						assert.GreaterOrEqual(t, ran, int64(len(c.Servers)), "turn %d: the head ran a round", turn)
 					case i == turn+1 && late:
-						assert.LessOrEqual(t, ran, int64(len(c.Servers)), "turn %d: waiter %d ran more than the round a late release on one master explains (head votes %v)", turn, i, outcomes(&votes))
+						assert.LessOrEqual(t, ran, int64((1+maxSoon)*len(c.Servers)), "turn %d: waiter %d ran more than the rounds a late release on one master explains (head votes %v)", turn, i, outcomes(&votes))
 					default:
 						assert.Zero(t, ran, "turn %d: waiter %d was not woken (head votes %v)", turn, i, outcomes(&votes))
 					}
