@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,12 @@ func Dial(ctx context.Context, m Master, deadline time.Time) (*Conn, error) {
 
 // NewConn returns a Conn over c, whose handshake (if any) is done.
 func NewConn(c net.Conn) *Conn { return &Conn{wc: newWireConn(c, connBuf)} }
+
+// NetConn returns the Conn's connection and its read buffer, for a caller that
+// reads on it what the Conn does not (RESP3 pushes): its reads go through the
+// buffer, which may hold what the master sent. The Conn is then not used for
+// reading any more.
+func (c *Conn) NetConn() (net.Conn, *bufio.Reader) { return c.wc.c, c.wc.rd }
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.wc.c.Close() }
