@@ -11,7 +11,7 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// The connections of listings (list_resp.go): a wire.Conn per
+// The connections of listings (list_resp.go, list_read.go): a wire.Conn per
 // master, dialled and opened as the transport's connections are (the node's
 // wire.Master: its Dialer, TLS, AUTH, SELECT), kept idle between listings and
 // closed by Manager.Close. Its replies are read piece by piece, each bulk string
@@ -29,6 +29,7 @@ type listConn struct {
 	c     *wire.Conn
 	out   []byte    // the commands being written
 	batch scanBatch // reused by every listing on the connection
+	blob  []byte    // list_read.lua's records (list_read.go)
 }
 
 // listConns keeps one idle listing connection of a master between listings.
@@ -76,6 +77,16 @@ func (n *node) openList(ctx context.Context, timeout time.Duration, first func(l
 		return nil, err
 	}
 	return lc, nil
+}
+
+// withListConn runs fn as openList does, then keeps the connection for the next
+// listing.
+func (n *node) withListConn(ctx context.Context, timeout time.Duration, fn func(lc *listConn) error) error {
+	lc, err := n.openList(ctx, timeout, fn)
+	if err == nil {
+		n.putListConn(lc, nil)
+	}
+	return err
 }
 
 // putListConn keeps lc for the next listing (closing what it replaces), or
@@ -132,6 +143,16 @@ func (lc *listConn) roundTrip(ctx context.Context, timeout time.Duration, read f
 		return err
 	}
 	return read()
+}
+
+// dbSize asks DBSIZE.
+func (lc *listConn) dbSize(ctx context.Context, timeout time.Duration) (size int64, err error) {
+	lc.out = wire.AppendCommand(lc.out, "DBSIZE")
+	err = lc.roundTrip(ctx, timeout, func() error {
+		size, err = lc.c.Header(':')
+		return err
+	})
+	return size, err
 }
 
 // The commands that read one key of a batch, around its name.

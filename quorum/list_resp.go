@@ -139,11 +139,8 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 			return cursor, err
 		}
 		put(b.records)
-		if len(b.again) > 0 {
-			var buf []listRecord
-			if _, err := m.readKeys(ctx, n, 0, "", b.again, &buf, put); err != nil {
-				return cursor, err
-			}
+		if err := m.readAgain(ctx, lc, b.again, put); err != nil {
+			return cursor, err
 		}
 		if !more {
 			return cursor, nil
