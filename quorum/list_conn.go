@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -54,10 +55,11 @@ func (n *node) listConn(ctx context.Context, timeout time.Duration) (lc *listCon
 
 // openList runs first on n's idle listing connection, or a new one, and
 // returns the connection, for the caller to put back (putListConn). When first
-// fails on an idle connection, not on an error reply, and ctx is not done, it
-// runs once more on a new connection: the master may have closed the idle one
-// (a restart, its idle timeout). first must write nothing the master keeps
-// (SCAN, reads). On failure the connection is closed.
+// fails on an idle connection, neither on an error reply nor at its deadline
+// (a master that does not answer is not waited for twice), and ctx is not
+// done, it runs once more on a new connection: the master may have closed the
+// idle one (a restart, its idle timeout). first must write nothing the master
+// keeps (SCAN, reads). On failure the connection is closed.
 func (n *node) openList(ctx context.Context, timeout time.Duration, first func(lc *listConn) error) (*listConn, error) {
 	lc, reused, err := n.listConn(ctx, timeout)
 	if err != nil {
@@ -65,7 +67,7 @@ func (n *node) openList(ctx context.Context, timeout time.Duration, first func(l
 	}
 	err = first(lc)
 	var re wire.ErrorReply
-	if err != nil && reused && ctx.Err() == nil && !errors.As(err, &re) {
+	if err != nil && reused && ctx.Err() == nil && !errors.As(err, &re) && !errors.Is(err, os.ErrDeadlineExceeded) {
 		_ = lc.c.Close()
 		if lc, err = n.dialList(ctx, timeout); err != nil {
 			return nil, err

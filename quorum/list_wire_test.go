@@ -210,3 +210,37 @@ func TestListingOfAMasterThatAnswersGarbage(t *testing.T) {
 		})
 	}
 }
+
+// TestBugListingWaitsTwiceForAPausedMaster: a listing on a master paused since
+// the last listing waited for it twice, the listing's per-call timeout on the
+// idle connection and again on a new one (taken for a connection the master had
+// closed), so that Inspect took 4 s where a paused master costs 2 s, and the
+// console's poll ran out of time before it read the shared keys' holders.
+func TestBugListingWaitsTwiceForAPausedMaster(t *testing.T) {
+	ctx := context.Background()
+	c, m := testCluster(t, 3) // per-call timeout: 2 s
+	_, err := m.TryAcquire(ctx, "paused", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Second, m.inspectCallTimeout())
+	tests := []struct {
+		name string
+		list func() (*lockListing, error)
+	}{
+		{"inspect", func() (*lockListing, error) { return m.inspect(ctx, "") }},
+		{"describe", func() (*lockListing, error) { return m.describe(ctx, []string{"paused"}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.list() // leaves an idle listing connection to every master
+			require.NoError(t, err)
+			c.Servers[1].Stop()
+			defer c.Servers[1].Cont()
+			t0 := time.Now()
+			lst, err := tt.list()
+			took := time.Since(t0)
+			require.NoError(t, err)
+			assert.False(t, lst.Masters[1].Answered)
+			assert.Less(t, took, 3500*time.Millisecond, "one per-call timeout (2 s), not two")
+		})
+	}
+}
