@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/redlock/redlock/internal/keyspace"
@@ -103,6 +104,8 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 		return cursor, fmt.Errorf("SCAN: %w", err)
 	}
 	defer func() { n.putListConn(lc, err) }()
+	stop := lc.c.Bind(ctx, time.Now().Add(timeout)) // each round trip extends it
+	defer stop()
 	b := &lc.batch
 	for step := 1; ; step++ {
 		b.keys, b.next = b.next, b.keys
@@ -123,20 +126,20 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 		if more {
 			lc.appendSCAN(next, pattern)
 		}
-		err := lc.roundTrip(ctx, timeout, func() error {
-			if err := lc.readBatch(b, queued, m.cfg.prefix); err != nil {
-				return fmt.Errorf("read: %w", err)
-			}
-			cursor = next
-			if more {
-				if next, err = lc.readSCAN(b); err != nil {
-					return fmt.Errorf("SCAN: %w", err)
-				}
-			}
-			return nil
-		})
+		lc.c.Extend(ctx, time.Now().Add(timeout))
+		err := lc.c.Send(lc.out)
+		lc.out = lc.out[:0]
+		if err == nil {
+			err = lc.readBatch(b, queued, m.cfg.prefix)
+		}
 		if err != nil {
-			return cursor, err
+			return cursor, fmt.Errorf("read: %w", err)
+		}
+		cursor = next
+		if more {
+			if next, err = lc.readSCAN(b); err != nil {
+				return cursor, fmt.Errorf("SCAN: %w", err)
+			}
 		}
 		put(b.records)
 		if err := m.readAgain(ctx, lc, b.again, put); err != nil {

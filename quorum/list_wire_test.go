@@ -137,6 +137,7 @@ func TestBugListingWaitsOutAPausedMaster(t *testing.T) {
 			return s.Listing()
 		}},
 		{"describe", func(ctx context.Context) (*lockListing, error) { return m.describe(ctx, []string{"paused"}) }},
+		{"inspect", func(ctx context.Context) (*lockListing, error) { return m.inspect(ctx, "") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

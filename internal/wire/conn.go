@@ -72,6 +72,16 @@ func (c *Conn) Bind(ctx context.Context, deadline time.Time) (stop func() bool) 
 	return context.AfterFunc(ctx, func() { _ = c.wc.c.SetDeadline(time.Unix(1, 0)) })
 }
 
+// Extend moves the deadline of Bind to deadline, for the next command of a
+// series bound to ctx once; when ctx is done already, the reads and writes end
+// at once all the same.
+func (c *Conn) Extend(ctx context.Context, deadline time.Time) {
+	_ = c.wc.c.SetDeadline(deadline)
+	if ctx.Err() != nil {
+		_ = c.wc.c.SetDeadline(time.Unix(1, 0)) // ctx's AfterFunc may have run before the line above
+	}
+}
+
 // Send writes b (commands, encoded as AppendCommand does) whole.
 func (c *Conn) Send(b []byte) error {
 	_, err := c.wc.c.Write(b)

@@ -101,7 +101,7 @@ func TestConnReadsLongRepliesIntoTheCallersBuffer(t *testing.T) {
 
 // A Conn's dial fails with the master's refusal named (a wrong password), and
 // a read on a paused master ends as soon as its context is cancelled, not at
-// the deadline.
+// the deadline, even when the deadline is moved on after the cancellation.
 func TestConnRefusedAndCancelled(t *testing.T) {
 	srv := redistest.Start(t, 1, redistest.Options{}).Servers[0]
 	ctx := context.Background()
@@ -124,4 +124,11 @@ func TestConnRefusedAndCancelled(t *testing.T) {
 	_, err = c.Header(':')
 	require.Error(t, err)
 	assert.Less(t, time.Since(t0), 30*time.Second, "the read ended with the cancellation, not the minute's deadline")
+
+	// A deadline moved on after the cancellation does not undo it.
+	c.Extend(cctx, time.Now().Add(time.Minute))
+	t0 = time.Now()
+	_, err = c.Header(':')
+	require.Error(t, err)
+	assert.Less(t, time.Since(t0), 30*time.Second, "Extend after the cancellation: the read still ends at once")
 }
