@@ -1,14 +1,10 @@
 package quorum
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"net"
+	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,9 +12,11 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// The connections of SCAN listings (list_resp.go): a raw RESP2 connection per
-// master, kept idle between listings, and the reading of its replies without
-// go-redis's objects, each into a caller's buffer.
+// The connections of listings (list_resp.go, list_read.go): a wire.Conn per
+// master, dialled and opened as the transport's connections are (the node's
+// wire.Master: its Dialer, TLS, AUTH, SELECT), kept idle between listings and
+// closed by Manager.Close. Its replies are read piece by piece, each bulk string
+// into a buffer of the listing's.
 
 // listKeyCap is the longest key a listing reads: longer keys (no lock name is
 // longer than MaxNameLen; hostile names of tens of kilobytes are listed) are
@@ -26,15 +24,13 @@ import (
 // never held.
 const listKeyCap = 1 << 20
 
-// errListProtocol: a master's reply to a listing that does not parse.
-var errListProtocol = errors.New("unexpected reply")
-
-// listConn is one raw connection of listings to one master.
+// listConn is one connection of listings to one master, and the buffers its
+// listings reuse.
 type listConn struct {
-	c     net.Conn
-	rd    *bufio.Reader
-	out   []byte
+	c     *wire.Conn
+	out   []byte    // the commands being written
 	batch scanBatch // reused by every listing on the connection
+	blob  []byte    // list_read.lua's records (list_read.go)
 }
 
 // listConns keeps one idle listing connection of a master between listings.
@@ -53,12 +49,51 @@ func (n *node) listConn(ctx context.Context, timeout time.Duration) (lc *listCon
 	if lc != nil {
 		return lc, true, nil
 	}
-	lc, err = dialList(ctx, n, timeout)
+	lc, err = n.dialList(ctx, timeout)
 	return lc, false, err
 }
 
+// openList runs first on n's idle listing connection, or a new one, and
+// returns the connection, for the caller to put back (putListConn). When first
+// fails on an idle connection, neither on an error reply nor at its deadline
+// (a master that does not answer is not waited for twice), and ctx is not
+// done, it runs once more on a new connection: the master may have closed the
+// idle one (a restart, its idle timeout). first must write nothing the master
+// keeps (SCAN, reads). On failure the connection is closed.
+func (n *node) openList(ctx context.Context, timeout time.Duration, first func(lc *listConn) error) (*listConn, error) {
+	lc, reused, err := n.listConn(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
+	err = first(lc)
+	var re wire.ErrorReply
+	if err != nil && reused && ctx.Err() == nil && !errors.As(err, &re) && !errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = lc.c.Close()
+		if lc, err = n.dialList(ctx, timeout); err != nil {
+			return nil, err
+		}
+		err = first(lc)
+	}
+	if err != nil {
+		_ = lc.c.Close()
+		return nil, err
+	}
+	return lc, nil
+}
+
+// withListConn runs fn as openList does, then keeps the connection for the next
+// listing.
+func (n *node) withListConn(ctx context.Context, timeout time.Duration, fn func(lc *listConn) error) error {
+	lc, err := n.openList(ctx, timeout, fn)
+	if err == nil {
+		n.putListConn(lc, nil)
+	}
+	return err
+}
+
 // putListConn keeps lc for the next listing (closing what it replaces), or
-// closes it once the Manager is closed or when err says it is out of step.
+// closes it once the Manager is closed or after an error (it may be out of
+// step: replies of the commands written may not all have been read).
 func (n *node) putListConn(lc *listConn, err error) {
 	if err != nil {
 		_ = lc.c.Close()
@@ -89,67 +124,37 @@ func (n *node) closeList() {
 	}
 }
 
-// dialList connects to n as its go-redis client does (its dialer: TCP or the
-// node's own, then TLS when configured), then AUTH and SELECT as configured.
-func dialList(ctx context.Context, n *node, timeout time.Duration) (*listConn, error) {
-	opt := n.client.Options()
-	dctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, err := opt.Dialer(dctx, "tcp", opt.Addr)
+// dialList connects to n as the transport does (wire.Dial with the node's
+// wire.Master), within timeout.
+func (n *node) dialList(ctx context.Context, timeout time.Duration) (*listConn, error) {
+	c, err := wire.Dial(ctx, n.master, time.Now().Add(timeout))
 	if err != nil {
-		return nil, fmt.Errorf("dial: %w", err)
-	}
-	lc := &listConn{c: c, rd: bufio.NewReaderSize(c, 64<<10)}
-	var args [][]string
-	switch {
-	case opt.Username != "":
-		args = append(args, []string{"AUTH", opt.Username, opt.Password})
-	case opt.Password != "":
-		args = append(args, []string{"AUTH", opt.Password})
-	}
-	if opt.DB != 0 {
-		args = append(args, []string{"SELECT", strconv.Itoa(opt.DB)})
-	}
-	if len(args) == 0 {
-		return lc, nil
-	}
-	stop := lc.deadline(dctx)
-	defer stop()
-	for _, a := range args {
-		lc.out = wire.AppendCommand(lc.out, a...)
-	}
-	err = lc.flush()
-	for _, a := range args {
-		if err == nil {
-			err = lc.readOK()
-			if err != nil {
-				err = fmt.Errorf("%s: %w", a[0], err)
-			}
-		}
-	}
-	if err != nil {
-		_ = c.Close()
 		return nil, err
 	}
-	return lc, nil
+	return &listConn{c: c}, nil
 }
 
-// deadline makes the connection's reads and writes end with ctx's deadline and
-// as soon as ctx is done; stop undoes the latter.
-func (lc *listConn) deadline(ctx context.Context) (stop func() bool) {
-	d, ok := ctx.Deadline()
-	if !ok {
-		d = time.Time{}
-	}
-	_ = lc.c.SetDeadline(d)
-	return context.AfterFunc(ctx, func() { _ = lc.c.SetDeadline(time.Unix(1, 0)) })
-}
-
-// flush writes the commands buffered in out.
-func (lc *listConn) flush() error {
-	_, err := lc.c.Write(lc.out)
+// roundTrip writes the commands buffered in out, and runs read (which reads
+// their replies) under the listing's per-call deadline, ended at once by ctx.
+func (lc *listConn) roundTrip(ctx context.Context, timeout time.Duration, read func() error) error {
+	stop := lc.c.Bind(ctx, time.Now().Add(timeout))
+	defer stop()
+	err := lc.c.Send(lc.out)
 	lc.out = lc.out[:0]
-	return err
+	if err != nil {
+		return err
+	}
+	return read()
+}
+
+// dbSize asks DBSIZE.
+func (lc *listConn) dbSize(ctx context.Context, timeout time.Duration) (size int64, err error) {
+	lc.out = wire.AppendCommand(lc.out, "DBSIZE")
+	err = lc.roundTrip(ctx, timeout, func() error {
+		size, err = lc.c.Header(':')
+		return err
+	})
+	return size, err
 }
 
 // The commands that read one key of a batch, around its name.
@@ -165,90 +170,4 @@ func appendReadKey(b []byte, key string) []byte {
 	b = wire.AppendBulk(append(b, getrangeHead...), key)
 	b = append(b, getrangeTail...)
 	return wire.AppendBulk(append(b, pttlHead...), key)
-}
-
-// line reads one reply line: its type byte and its body, valid until the next
-// read. An error reply is returned as an error.
-func (lc *listConn) line() (byte, []byte, error) {
-	l, err := lc.rd.ReadSlice('\n')
-	if err != nil {
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return 0, nil, fmt.Errorf("%w: a line of more than %d bytes", errListProtocol, lc.rd.Size())
-		}
-		return 0, nil, err
-	}
-	if len(l) < 3 || l[len(l)-2] != '\r' {
-		return 0, nil, fmt.Errorf("%w: a short line", errListProtocol)
-	}
-	return l[0], l[1 : len(l)-2], nil
-}
-
-// respError is an error reply of a master.
-type respError string
-
-func (e respError) Error() string { return string(e) }
-
-// header reads a line of type want ('*', '$', ':') and returns its number; an
-// error reply is a respError.
-func (lc *listConn) header(want byte) (int64, error) {
-	typ, l, err := lc.line()
-	switch {
-	case err != nil:
-		return 0, err
-	case typ == '-':
-		return 0, respError(strings.Clone(string(l)))
-	case typ != want:
-		return 0, fmt.Errorf("%w: %q where %q was due", errListProtocol, typ, want)
-	}
-	v, ok := wire.ParseInt(l)
-	if !ok {
-		return 0, fmt.Errorf("%w: a bad number", errListProtocol)
-	}
-	return v, nil
-}
-
-// readOK reads a simple-string reply.
-func (lc *listConn) readOK() error {
-	typ, l, err := lc.line()
-	switch {
-	case err != nil:
-		return err
-	case typ == '-':
-		return respError(strings.Clone(string(l)))
-	case typ != '+':
-		return fmt.Errorf("%w: %q", errListProtocol, typ)
-	}
-	return nil
-}
-
-// bulk appends a bulk string of n bytes (its header read) to dst, or reads
-// past it without keeping it when it is longer than limit (ok false).
-func (lc *listConn) bulk(dst []byte, n int64, limit int) ([]byte, bool, error) {
-	if n < 0 || n > 512<<20 {
-		return dst, false, fmt.Errorf("%w: a bulk string of %d bytes", errListProtocol, n)
-	}
-	if n > int64(limit) {
-		if _, err := lc.rd.Discard(int(n)); err != nil {
-			return dst, false, err
-		}
-		return dst, false, lc.crlf()
-	}
-	start := len(dst)
-	dst = append(dst, make([]byte, n)...)
-	if _, err := io.ReadFull(lc.rd, dst[start:]); err != nil {
-		return dst[:start], false, err
-	}
-	return dst, true, lc.crlf()
-}
-
-func (lc *listConn) crlf() error {
-	b, err := lc.rd.Peek(2)
-	if err != nil {
-		return err
-	}
-	if b[0] != '\r' || b[1] != '\n' {
-		return fmt.Errorf("%w: a bulk string without CRLF", errListProtocol)
-	}
-	_, err = lc.rd.Discard(2)
-	return err
 }

@@ -9,18 +9,26 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/redlock/redlock/internal/keyspace"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 //go:embed scripts/list_read.lua
 var listReadLua string
 
-var listReadScript = redis.NewScript(listReadLua)
+var listReadScript = wire.NewScript(listReadLua)
 
 // errBadRecords: a reply of list_read.lua that does not parse (never expected
 // from a real master; reported rather than guessed at).
 var errBadRecords = errors.New("malformed listing reply")
+
+// listBlobCap bounds the records of one list_read.lua reply, and listAgainBytes
+// the key names of one call made for a batch's keys that need it (readAgain):
+// hostile names of up to listKeyCap each stay far below the cap.
+const (
+	listBlobCap    = 512 << 20
+	listAgainBytes = 64 << 20
+)
 
 // listRecord is one key as one master reported it. name and value are
 // substrings of the reply: callers that keep them copy them.
@@ -32,53 +40,84 @@ type listRecord struct {
 	pttl  int64  // ms; -1: no TTL
 }
 
-// readKeys runs list_read.lua on master n, under the listing's per-call deadline:
-// one SCAN step from cursor under pattern when keys is empty, else exactly keys.
-// It calls put with the records of the keys that exist (in *buf, reused from
-// call to call) and returns the next cursor (0 once a SCAN pass is over, and
-// always with keys).
-func (m *Manager) readKeys(ctx context.Context, n *node, cursor uint64, pattern string, keys []string, buf *[]listRecord, put func([]listRecord)) (uint64, error) {
-	cctx, cancel := context.WithTimeout(ctx, m.inspectCallTimeout())
-	defer cancel()
+// readKeys runs list_read.lua on master n, on a listing connection of its own
+// (list_conn.go) under the listing's per-call deadline: one SCAN step from
+// cursor under pattern when keys is empty, else exactly keys. It calls put with
+// the records of the keys that exist (in *buf, reused from call to call; valid
+// until put returns) and returns the next cursor (0 once a SCAN pass is over,
+// and always with keys).
+func (m *Manager) readKeys(ctx context.Context, n *node, cursor uint64, pattern string, keys []string, buf *[]listRecord, put func([]listRecord)) (next uint64, err error) {
 	op := "SCAN"
 	if len(keys) > 0 {
 		op = "read"
 	}
-	// A script call answers at its end: its read timeout is the call's, not the
-	// node timeout sized for one small command.
-	cl := n.client.WithTimeout(m.inspectCallTimeout())
-	reply, err := listReadScript.Run(cctx, cl, keys, keyspace.ValueReadCap, strconv.FormatUint(cursor, 10), pattern, inspectBatch).Slice()
+	// A failure comes before put: the call can be tried again on a new connection.
+	err = n.withListConn(ctx, m.inspectCallTimeout(), func(lc *listConn) (err error) {
+		next, err = m.readKeysOn(ctx, lc, cursor, pattern, keys, buf, put)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
-	next, blob, err := splitListReply(reply)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
-	}
-	recs, err := parseRecords(blob, m.cfg.prefix, (*buf)[:0])
-	*buf = recs
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
-	}
-	put(recs)
 	return next, nil
 }
 
-// splitListReply returns the cursor and the records of a list_read.lua reply.
-func splitListReply(reply []any) (uint64, string, error) {
-	if len(reply) != 2 {
-		return 0, "", fmt.Errorf("%w: %d elements", errBadRecords, len(reply))
+// readAgain reads keys (a batch's keys that need more than its reads) with
+// list_read.lua on lc, in calls of at most listAgainBytes of key names.
+func (m *Manager) readAgain(ctx context.Context, lc *listConn, keys []string, put func([]listRecord)) error {
+	var buf []listRecord
+	for len(keys) > 0 {
+		n, size := 0, 0
+		for n < len(keys) && (n == 0 || size+len(keys[n]) <= listAgainBytes) {
+			size += len(keys[n])
+			n++
+		}
+		if _, err := m.readKeysOn(ctx, lc, 0, "", keys[:n], &buf, put); err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		keys = keys[n:]
 	}
-	cs, ok1 := reply[0].(string)
-	blob, ok2 := reply[1].(string)
-	if !ok1 || !ok2 {
-		return 0, "", fmt.Errorf("%w: %T, %T", errBadRecords, reply[0], reply[1])
-	}
-	next, err := strconv.ParseUint(cs, 10, 64)
+	return nil
+}
+
+// readKeysOn is readKeys on lc. The records point into lc.blob.
+func (m *Manager) readKeysOn(ctx context.Context, lc *listConn, cursor uint64, pattern string, keys []string, buf *[]listRecord, put func([]listRecord)) (next uint64, err error) {
+	args := []string{strconv.Itoa(keyspace.ValueReadCap), strconv.FormatUint(cursor, 10), pattern, strconv.Itoa(inspectBatch)}
+	// A script call answers at its end: its deadline is the listing's per-call
+	// one, not the node timeout sized for one small command.
+	stop := lc.c.Bind(ctx, time.Now().Add(m.inspectCallTimeout()))
+	defer stop()
+	n, err := lc.c.Script(listReadScript, keys, args, '*')
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: cursor %q", errBadRecords, cs)
+		return 0, err
 	}
-	return next, blob, nil
+	if n != 2 {
+		return 0, fmt.Errorf("%w: %d elements", errBadRecords, n)
+	}
+	cur, kept, err := lc.c.Bulk(lc.blob[:0], 20)
+	if err != nil {
+		return 0, err
+	}
+	if next, err = strconv.ParseUint(string(cur), 10, 64); !kept || err != nil {
+		return 0, fmt.Errorf("%w: cursor %q", errBadRecords, cur)
+	}
+	if lc.blob, kept, err = lc.c.Bulk(cur[:0], listBlobCap); err != nil {
+		return 0, err
+	}
+	if !kept {
+		return 0, fmt.Errorf("%w: records of more than %d bytes", errBadRecords, listBlobCap)
+	}
+	recs, err := parseRecords(bstr(lc.blob), m.cfg.prefix, (*buf)[:0])
+	*buf = recs
+	if err != nil {
+		return 0, err
+	}
+	put(recs)
+	clear(recs) // the records point into lc.blob
+	if cap(lc.blob) > listKeyCap {
+		lc.blob = nil
+	}
+	return next, nil
 }
 
 // parseRecords appends to out the records of list_read.lua's second reply,

@@ -1,11 +1,12 @@
 package quorum
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -273,7 +274,7 @@ func FuzzListReplies(f *testing.F) {
 	f.Add([]byte("*2\r\n$1\r\n0\r\n*1\r\n$6\r\nlock:b\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-WRONGTYPE x\r\n:-1\r\n"))
 	f.Add([]byte("*2\r\n$1\r\n0\r\n*1\r\n$6\r\nlock:c\r\n"), []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n$600\r\nxx\r\n:-2\r\n"))
 	f.Fuzz(func(t *testing.T, scan, batch []byte) {
-		lc := &listConn{rd: bufio.NewReaderSize(bytes.NewReader(scan), 64)}
+		lc := &listConn{c: wire.NewConn(readerConn{r: bytes.NewReader(scan)})}
 		if _, err := lc.readSCAN(&lc.batch); err != nil {
 			return
 		}
@@ -287,7 +288,7 @@ func FuzzListReplies(f *testing.F) {
 				queued++
 			}
 		}
-		lc.rd = bufio.NewReaderSize(bytes.NewReader(batch), 64)
+		lc.c = wire.NewConn(readerConn{r: bytes.NewReader(batch)})
 		if err := lc.readBatch(b, queued, "lock:"); err != nil {
 			return
 		}
@@ -298,6 +299,14 @@ func FuzzListReplies(f *testing.F) {
 		}
 	})
 }
+
+// readerConn is a connection that reads r and does nothing else.
+type readerConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c readerConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 // A batch's reads of a key are the commands wire.AppendCommand writes for them.
 func TestAppendReadKeyIsGETRANGEAndPTTL(t *testing.T) {

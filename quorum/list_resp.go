@@ -12,17 +12,19 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// The read path of SCAN listings (admin.Admin.Inspect, InspectStream, an admin.Scanner): a raw
-// RESP2 connection of its own per master, read without go-redis's objects. Per
+// The read path of SCAN listings (admin.Admin.Inspect, InspectStream, an
+// admin.Scanner): a connection of its own per master (list_conn.go), whose
+// replies wire.Conn reads piece by piece. Per
 // batch of keys it costs a master one SCAN and, in one MULTI/EXEC (atomic, as
 // the listing script was), a GETRANGE 0 ValueReadCap-1 and a PTTL per key:
 // about 2 µs of the master's CPU per key against 4-5 µs for list_read.lua
 // (PERFORMANCE.md section 5). The next batch's SCAN goes out with the current
 // batch's MULTI/EXEC: one round trip per batch. A key that needs more (a value
 // of ValueReadCap bytes or more, whose length STRLEN gives; a key of another
-// type, whose TYPE is asked) is read again by list_read.lua, atomically.
+// type, whose TYPE is asked) is read again by list_read.lua, atomically, on the
+// same connection (list_read.go).
 //
-// The replies are read into two buffers reused from batch to batch; the
+// The replies are read into buffers reused from batch to batch; the
 // records handed to put point into them (listRecord says so) and are valid
 // until put returns.
 
@@ -45,37 +47,29 @@ type scanBatch struct {
 // readSCAN reads a SCAN reply: the next cursor, the keys into b.next.
 func (lc *listConn) readSCAN(b *scanBatch) (uint64, error) {
 	b.next, b.nspans = b.next[:0], b.nspans[:0]
-	if n, err := lc.header('*'); err != nil || n != 2 {
-		return 0, firstErr(err, fmt.Errorf("%w: SCAN reply of %d elements", errListProtocol, n))
+	if n, err := lc.c.Header('*'); err != nil || n != 2 {
+		return 0, firstErr(err, fmt.Errorf("%w: SCAN reply of %d elements", wire.ErrProtocol, n))
 	}
-	n, err := lc.header('$')
+	cur, kept, err := lc.c.Bulk(b.next, 20)
 	if err != nil {
 		return 0, err
 	}
-	var cur []byte
-	if cur, _, err = lc.bulk(b.next, n, 20); err != nil {
-		return 0, err
+	cursor, perr := strconv.ParseUint(string(cur), 10, 64)
+	if !kept || perr != nil {
+		return 0, fmt.Errorf("%w: cursor", wire.ErrProtocol)
 	}
-	cursor, err := strconv.ParseUint(string(cur[len(b.next):]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: cursor", errListProtocol)
-	}
-	count, err := lc.header('*')
+	b.next = cur[:0]
+	count, err := lc.c.Header('*')
 	if err != nil {
 		return 0, err
 	}
 	for range count {
-		n, err := lc.header('$')
-		if err != nil {
-			return 0, err
-		}
 		start := len(b.next)
-		var kept bool
-		if b.next, kept, err = lc.bulk(b.next, n, listKeyCap); err != nil {
+		if b.next, kept, err = lc.c.Bulk(b.next, listKeyCap); err != nil {
 			return 0, err
 		}
 		if kept {
-			b.nspans = append(b.nspans, span{int32(start), int32(n)})
+			b.nspans = append(b.nspans, span{int32(start), int32(len(b.next) - start)})
 		}
 	}
 	return cursor, nil
@@ -99,28 +93,20 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 	if err := ctx.Err(); err != nil {
 		return cursor, err
 	}
-	lc, reused, err := n.listConn(ctx, timeout)
-	if err != nil {
-		return cursor, err
-	}
-	next, err = lc.firstSCAN(ctx, cursor, pattern, timeout)
-	if err != nil && reused && ctx.Err() == nil {
-		// The master may have closed the idle connection (a restart, a
-		// timeout): SCAN writes nothing, so it is tried again once on a new one.
-		_ = lc.c.Close()
-		if lc, err = dialList(ctx, n, timeout); err != nil {
-			return cursor, err
-		}
-		next, err = lc.firstSCAN(ctx, cursor, pattern, timeout)
-	}
-	defer func() { n.putListConn(lc, err) }()
+	lc, err := n.openList(ctx, timeout, func(lc *listConn) (err error) {
+		lc.appendSCAN(cursor, pattern)
+		return lc.roundTrip(ctx, timeout, func() (err error) {
+			next, err = lc.readSCAN(&lc.batch)
+			return err
+		})
+	})
 	if err != nil {
 		return cursor, fmt.Errorf("SCAN: %w", err)
 	}
-	b := &lc.batch
-	stop := context.AfterFunc(ctx, func() { _ = lc.c.SetDeadline(time.Unix(1, 0)) })
+	defer func() { n.putListConn(lc, err) }()
+	stop := lc.c.Bind(ctx, time.Now().Add(timeout)) // each round trip extends it
 	defer stop()
-	scanArgs := func(cur uint64) { lc.appendSCAN(cur, pattern) }
+	b := &lc.batch
 	for step := 1; ; step++ {
 		b.keys, b.next = b.next, b.keys
 		b.spans, b.nspans = b.nspans, b.spans
@@ -138,13 +124,15 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 		lc.out = wire.AppendCommand(lc.out, "EXEC")
 		more := next != 0 && (steps <= 0 || step < steps)
 		if more {
-			scanArgs(next)
+			lc.appendSCAN(next, pattern)
 		}
-		_ = lc.c.SetDeadline(time.Now().Add(timeout))
-		if err := lc.flush(); err != nil {
-			return cursor, fmt.Errorf("read: %w", err)
+		lc.c.Extend(ctx, time.Now().Add(timeout))
+		err := lc.c.Send(lc.out)
+		lc.out = lc.out[:0]
+		if err == nil {
+			err = lc.readBatch(b, queued, m.cfg.prefix)
 		}
-		if err := lc.readBatch(b, queued, m.cfg.prefix); err != nil {
+		if err != nil {
 			return cursor, fmt.Errorf("read: %w", err)
 		}
 		cursor = next
@@ -154,11 +142,8 @@ func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern 
 			}
 		}
 		put(b.records)
-		if len(b.again) > 0 {
-			var buf []listRecord
-			if _, err := m.readKeys(ctx, n, 0, "", b.again, &buf, put); err != nil {
-				return cursor, err
-			}
+		if err := m.readAgain(ctx, lc, b.again, put); err != nil {
+			return cursor, err
 		}
 		if !more {
 			return cursor, nil
@@ -171,33 +156,21 @@ func (lc *listConn) appendSCAN(cursor uint64, pattern string) {
 	lc.out = wire.AppendCommand(lc.out, "SCAN", strconv.FormatUint(cursor, 10), "MATCH", pattern, "COUNT", strconv.Itoa(inspectBatch))
 }
 
-// firstSCAN sends a pass's first SCAN step alone and reads its reply.
-func (lc *listConn) firstSCAN(ctx context.Context, cursor uint64, pattern string, timeout time.Duration) (uint64, error) {
-	stop := context.AfterFunc(ctx, func() { _ = lc.c.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	_ = lc.c.SetDeadline(time.Now().Add(timeout))
-	lc.appendSCAN(cursor, pattern)
-	if err := lc.flush(); err != nil {
-		return 0, err
-	}
-	return lc.readSCAN(&lc.batch)
-}
-
 // readBatch reads the replies of a batch's MULTI/EXEC (queued keys, two
 // commands each) into b.records, and the keys to read again into b.again.
 func (lc *listConn) readBatch(b *scanBatch, queued int, prefix string) error {
 	b.records, b.again, b.values = b.records[:0], b.again[:0], b.values[:0]
 	for range 1 + 2*queued {
-		if err := lc.readOK(); err != nil { // +OK, then +QUEUED
+		if err := lc.c.OK(); err != nil { // +OK, then +QUEUED
 			return err
 		}
 	}
-	n, err := lc.header('*')
+	n, err := lc.c.Header('*')
 	switch {
 	case err != nil:
 		return err
 	case n != int64(2*queued):
-		return fmt.Errorf("%w: EXEC of %d replies for %d commands", errListProtocol, n, 2*queued)
+		return fmt.Errorf("%w: EXEC of %d replies for %d commands", wire.ErrProtocol, n, 2*queued)
 	}
 	b.vspans = b.vspans[:0]
 	for _, s := range b.spans {
@@ -206,28 +179,22 @@ func (lc *listConn) readBatch(b *scanBatch, queued int, prefix string) error {
 			continue
 		}
 		// GETRANGE: the value's first bytes, or WRONGTYPE.
-		typ, l, err := lc.line()
-		if err != nil {
-			return err
-		}
 		val := span{off: int32(len(b.values))}
-		wrongType := false
-		switch typ {
-		case '-':
+		var kept, wrongType bool
+		b.values, kept, err = lc.c.Bulk(b.values, keyspace.ValueReadCap)
+		// Bulk returns an error reply unwrapped; errors.As would allocate its
+		// target, per key.
+		_, isReply := err.(wire.ErrorReply)
+		switch {
+		case isReply:
 			wrongType = true
-		case '$':
-			vn, ok := wire.ParseInt(l)
-			if !ok || vn < 0 || vn > keyspace.ValueReadCap {
-				return fmt.Errorf("%w: GETRANGE of %q bytes", errListProtocol, l)
-			}
-			if b.values, _, err = lc.bulk(b.values, vn, keyspace.ValueReadCap); err != nil {
-				return err
-			}
-			val.n = int32(vn)
-		default:
-			return fmt.Errorf("%w: %q to GETRANGE", errListProtocol, typ)
+		case err != nil:
+			return err
+		case !kept:
+			return fmt.Errorf("%w: GETRANGE of more than %d bytes", wire.ErrProtocol, keyspace.ValueReadCap)
 		}
-		pttl, err := lc.header(':')
+		val.n = int32(len(b.values)) - val.off
+		pttl, err := lc.c.Header(':')
 		if err != nil {
 			return err
 		}

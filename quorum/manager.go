@@ -81,7 +81,10 @@ type node struct {
 	quarUntil  time.Time // no vote before this time
 	connectErr error     // INFO refused while the quarantine needs it
 
-	list listConns // list_conn.go
+	// master is how the transport reaches the node; the listings' connections
+	// (list_conn.go) are dialled and opened the same way.
+	master wire.Master
+	list   listConns // list_conn.go
 }
 
 // New returns a Manager over nodes. It checks the options and the node list (not
@@ -126,6 +129,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 		nd := m.newNode(n)
 		m.nodes = append(m.nodes, nd)
 		masters[i] = wire.Master{Addr: n.Addr, Username: n.Username, Password: n.Password, DB: n.DB, TLS: nd.tls, Dialer: n.Dialer}
+		nd.master = masters[i]
 	}
 	m.tr = m.newPipes(masters)
 	m.calls = make(chan *call, 256)

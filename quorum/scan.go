@@ -109,9 +109,12 @@ func (s *scanner) Step(ctx context.Context) error {
 func (s *scanner) step(ctx context.Context, i int, st *scanNode) error {
 	n := s.m.nodes[i]
 	if !st.running {
-		cctx, cancel := context.WithTimeout(ctx, s.m.inspectCallTimeout())
-		size, err := n.client.DBSize(cctx).Result()
-		cancel()
+		var size int64
+		timeout := s.m.inspectCallTimeout()
+		err := n.withListConn(ctx, timeout, func(lc *listConn) (err error) {
+			size, err = lc.dbSize(ctx, timeout)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("DBSIZE: %w", err)
 		}

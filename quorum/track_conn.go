@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -14,8 +15,8 @@ import (
 	"github.com/redlock/redlock/internal/wire"
 )
 
-// The connection of the loss watch to one master (track.go): a listing
-// connection (dialled and authenticated as the go-redis client does), switched to
+// The connection of the loss watch to one master (track.go): dialled and opened
+// as the transport's connections are (wire.Dial), switched to
 // RESP3 with HELLO 3 and CLIENT TRACKING ON, so that the master pushes an
 // invalidation on this very connection when a key it read changes. Another
 // client cannot forge those pushes (unlike REDIRECT to __redis__:invalidate, a
@@ -38,14 +39,43 @@ type rval struct {
 	arr  []rval // an array, set or push
 }
 
-// dialTracker dials n's tracking connection; tracking reports whether the master
-// accepted HELLO 3 and CLIENT TRACKING ON (else the connection is RESP2 or
-// untracked, and the watch polls through it).
-func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *listConn, tracking bool, err error) {
-	lc, err = dialList(ctx, n, timeout)
+// trackConn is the loss watch's connection to one master, read as RESP3
+// (readRval).
+type trackConn struct {
+	c   net.Conn
+	rd  *bufio.Reader
+	out []byte
+}
+
+// deadline makes the connection's reads and writes end with ctx's deadline and
+// as soon as ctx is done; stop undoes the latter.
+func (lc *trackConn) deadline(ctx context.Context) (stop func() bool) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		d = time.Time{}
+	}
+	_ = lc.c.SetDeadline(d)
+	return context.AfterFunc(ctx, func() { _ = lc.c.SetDeadline(time.Unix(1, 0)) })
+}
+
+// flush writes the commands buffered in out.
+func (lc *trackConn) flush() error {
+	_, err := lc.c.Write(lc.out)
+	lc.out = lc.out[:0]
+	return err
+}
+
+// dialTracker dials n's tracking connection as the transport dials and opens
+// its own (wire.Dial: the node's Dialer, TLS, AUTH, SELECT); tracking reports
+// whether the master accepted HELLO 3 and CLIENT TRACKING ON (else the
+// connection is RESP2 or untracked, and the watch polls through it).
+func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *trackConn, tracking bool, err error) {
+	wc, err := wire.Dial(ctx, n.master, time.Now().Add(timeout))
 	if err != nil {
 		return nil, false, err
 	}
+	c, rd := wc.NetConn()
+	lc = &trackConn{c: c, rd: rd}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stop := lc.deadline(dctx)

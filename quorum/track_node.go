@@ -194,7 +194,7 @@ func (t *tracker) run() {
 
 // serve reads t's keys on c whenever some are to be read (at once, after an
 // invalidation, or every trackPoll without tracking) until c breaks.
-func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
+func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error {
 	replies := make(chan rval, trackBatch)
 	broken := make(chan error, 1)
 	go func() {
@@ -270,7 +270,7 @@ func (t *tracker) serve(ctx context.Context, c *listConn, tracking bool) error {
 // none). An answer that it no longer exists, without the invalidation that
 // should have said so (SWAPDB replaces every key and pushes nothing), means that
 // tracking missed changes: every key is read again.
-func (t *tracker) ping(ctx context.Context, c *listConn, replies <-chan rval, broken <-chan error) error {
+func (t *tracker) ping(ctx context.Context, c *trackConn, replies <-chan rval, broken <-chan error) error {
 	canary := t.canary()
 	if canary == "" {
 		c.out = wire.AppendCommand(c.out, "PING")

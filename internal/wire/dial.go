@@ -26,11 +26,21 @@ type wireConn struct {
 	setGet bool
 }
 
+func newWireConn(c net.Conn, size int) *wireConn {
+	return &wireConn{c: c, rd: bufio.NewReaderSize(c, size)}
+}
+
 // dial connects to master i within deadline (its Dialer when set, else TCP; then
 // TLS when configured) and runs the handshake: AUTH, SELECT, and INFO, given to
 // OnInfo before anything is written on the connection.
 func (ps *Pipes) dial(ctx context.Context, i int, deadline time.Time) (*wireConn, error) {
-	n := &ps.masters[i]
+	return dialMaster(ctx, &ps.masters[i], deadline, readBuf, func(wc *wireConn) error { return ps.handshake(wc, i) })
+}
+
+// dialMaster connects to n within deadline (its Dialer when set, else TCP; then
+// TLS when configured), with a read buffer of size bytes, and runs handshake on
+// the connection; ctx's end ends the dial and the handshake at once.
+func dialMaster(ctx context.Context, n *Master, deadline time.Time, size int, handshake func(*wireConn) error) (*wireConn, error) {
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var (
@@ -71,8 +81,8 @@ func (ps *Pipes) dial(ctx context.Context, i int, deadline time.Time) (*wireConn
 		}
 		c = tc
 	}
-	wc := &wireConn{c: c, rd: bufio.NewReaderSize(c, readBuf)}
-	if err := ps.handshake(wc, i); err != nil {
+	wc := newWireConn(c, size)
+	if err := handshake(wc); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
@@ -85,40 +95,16 @@ func (ps *Pipes) dial(ctx context.Context, i int, deadline time.Time) (*wireConn
 // means plain SET NX.
 func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	n := &ps.masters[i]
-	var buf []byte
-	auth, sel, quar := n.Password != "", n.DB != 0, ps.cfg.ReadReplication
-	if auth {
-		if n.Username != "" {
-			buf = appendArray(buf, 3)
-			buf = appendBulk(buf, "AUTH")
-			buf = appendBulk(buf, n.Username)
-		} else {
-			buf = appendArray(buf, 2)
-			buf = appendBulk(buf, "AUTH")
-		}
-		buf = appendBulk(buf, n.Password)
-	}
-	if sel {
-		buf = appendArray(buf, 2)
-		buf = appendBulk(buf, "SELECT")
-		buf = appendBulkInt(buf, int64(n.DB))
-	}
-	buf = appendCommand(buf, []string{"INFO", "server"})
+	quar := ps.cfg.ReadReplication
+	buf := appendCommand(appendLogin(nil, n), []string{"INFO", "server"})
 	if quar {
 		buf = appendCommand(buf, []string{"INFO", "replication"})
 	}
 	if _, err := wc.c.Write(buf); err != nil {
 		return err
 	}
-	if auth {
-		if err := wc.readOK(); err != nil {
-			return fmt.Errorf("AUTH: %w", err)
-		}
-	}
-	if sel {
-		if err := wc.readOK(); err != nil {
-			return fmt.Errorf("SELECT %d: %w", n.DB, err)
-		}
+	if err := wc.readLogin(n); err != nil {
+		return err
 	}
 	server, err := wc.readBulk()
 	var re ErrorReply
@@ -142,6 +128,44 @@ func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	}
 	if err == nil && ps.cfg.OnInfo != nil {
 		ps.cfg.OnInfo(i, server, repl)
+	}
+	return nil
+}
+
+// appendLogin appends the commands that open a connection to n: AUTH (with
+// its username when set) when n has a password, SELECT when its database is
+// not 0.
+func appendLogin(buf []byte, n *Master) []byte {
+	if n.Password != "" {
+		if n.Username != "" {
+			buf = appendArray(buf, 3)
+			buf = appendBulk(buf, "AUTH")
+			buf = appendBulk(buf, n.Username)
+		} else {
+			buf = appendArray(buf, 2)
+			buf = appendBulk(buf, "AUTH")
+		}
+		buf = appendBulk(buf, n.Password)
+	}
+	if n.DB != 0 {
+		buf = appendArray(buf, 2)
+		buf = appendBulk(buf, "SELECT")
+		buf = appendBulkInt(buf, int64(n.DB))
+	}
+	return buf
+}
+
+// readLogin reads the replies to appendLogin's commands.
+func (wc *wireConn) readLogin(n *Master) error {
+	if n.Password != "" {
+		if err := wc.readOK(); err != nil {
+			return fmt.Errorf("AUTH: %w", err)
+		}
+	}
+	if n.DB != 0 {
+		if err := wc.readOK(); err != nil {
+			return fmt.Errorf("SELECT %d: %w", n.DB, err)
+		}
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 )
 
@@ -106,10 +105,7 @@ func (wc *wireConn) bulkContents(n, keep int64) (string, error) {
 	case n <= keep:
 		return wc.readBulkBody(n)
 	}
-	if _, err := wc.rd.Discard(int(n)); err != nil {
-		return "", fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
-	}
-	return "", wc.readCRLF()
+	return "", wc.skipBulk(n)
 }
 
 // readArray reads the n elements of an array reply whose first line was read
@@ -189,82 +185,6 @@ func (wc *wireConn) parse(typ byte, line []byte, depth int) (Result, error) {
 		return Result{}, fmt.Errorf("%w %q", ErrProtocol, typ)
 	}
 	return r, nil
-}
-
-// readLine reads one reply line and returns its type byte and its body (valid
-// until the next read).
-func (wc *wireConn) readLine() (byte, []byte, error) {
-	line, err := wc.rd.ReadSlice('\n')
-	if err != nil {
-		return 0, nil, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return 0, nil, fmt.Errorf("%w: short line", ErrProtocol)
-	}
-	return line[0], line[1 : len(line)-2], nil
-}
-
-// readBulk reads a bulk string reply (INFO) into a new string; an error reply is a
-// replyError.
-func (wc *wireConn) readBulk() (string, error) {
-	typ, line, err := wc.readLine()
-	switch {
-	case err != nil:
-		return "", err
-	case typ == '-':
-		return "", ErrorReply(line)
-	case typ != '$':
-		return "", fmt.Errorf("%w %q", ErrProtocol, typ)
-	}
-	n, ok := ParseInt(line)
-	if !ok || n < 0 {
-		return "", fmt.Errorf("%w: bulk length", ErrProtocol)
-	}
-	return wc.readBulkBody(n)
-}
-
-// readBulkBody reads the n bytes of a bulk string and its CRLF; anything else
-// than CRLF after them means the connection is out of step.
-func (wc *wireConn) readBulkBody(n int64) (string, error) {
-	data := make([]byte, n+2)
-	if _, err := io.ReadFull(wc.rd, data); err != nil {
-		return "", err
-	}
-	if data[n] != '\r' || data[n+1] != '\n' {
-		return "", fmt.Errorf("%w: a bulk string not ended by CRLF", ErrProtocol)
-	}
-	return string(data[:n]), nil
-}
-
-// readCRLF reads the CRLF that ends a bulk string; anything else is a reply out
-// of step (the connection is dropped).
-func (wc *wireConn) readCRLF() error {
-	cr, err := wc.rd.ReadByte()
-	if err != nil {
-		return fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
-	}
-	lf, err := wc.rd.ReadByte()
-	if err != nil {
-		return fmt.Errorf("%w: a long bulk string cut short: %v", ErrProtocol, err)
-	}
-	if cr != '\r' || lf != '\n' {
-		return fmt.Errorf("%w: a bulk string not ended by CRLF", ErrProtocol)
-	}
-	return nil
-}
-
-// readOK reads a simple-string reply; an error reply is a replyError.
-func (wc *wireConn) readOK() error {
-	typ, line, err := wc.readLine()
-	switch {
-	case err != nil:
-		return err
-	case typ == '-':
-		return ErrorReply(line)
-	case typ != '+':
-		return fmt.Errorf("%w %q", ErrProtocol, typ)
-	}
-	return nil
 }
 
 // AppendCommand appends args as a RESP array of bulk strings: a command as a
