@@ -240,6 +240,9 @@ func (a *acquisition) subscribe(ctx context.Context) (again bool, err error) {
 	if a.woken, err = a.m.subscribed(ctx, a.w); err != nil {
 		return false, a.cancelled(ctx)
 	}
+	if a.fw != nil {
+		a.fw.late = a.woken
+	}
 	if marks(a.acq, a.fw) {
 		// Nor does a release before the waiter's marker is in place publish
 		// anything: try again at once, marking.

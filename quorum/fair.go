@@ -104,6 +104,7 @@ type fairWaiter struct {
 	soon  int    // short pauses in a row (releaseInFlight)
 	climb bool   // they double: they follow a newcomer's first grant (releaseInFlight)
 	head  bool   // a round of this acquisition was granted somewhere (releaseInFlight)
+	late  bool   // the next round follows a late subscription, not a wake-up (releaseInFlight)
 }
 
 // maxSoon bounds the short pauses in a row of releaseInFlight.
@@ -127,7 +128,11 @@ const maxSoon = 3
 //     time to the microsecond, or another client's clock), and woken the newcomer
 //     only where it does not listen (wake_narrow.go): nobody wakes it, and the
 //     queue stood still for the newcomer's whole retry delay
-//     (TestBugFairNewcomerAheadOfTheWokenHeadStallsTheQueue). It tries again after
+//     (TestBugFairNewcomerAheadOfTheWokenHeadStallsTheQueue). The round at once
+//     after its first one when its subscription was confirmed only then (late)
+//     counts as such a round too, not a woken one: a waiter that had not listened
+//     before gave up after maxSoon short pauses
+//     (TestBugFairColdNewcomerAheadOfTheWokenHeadStallsTheQueue). It tries again after
 //     pauses that double each time (backoffDelay), while its rounds are granted
 //     somewhere, until a pause could reach the retry delay delay.
 //
@@ -138,6 +143,9 @@ const maxSoon = 3
 func (w *fairWaiter) releaseInFlight(last error, woken bool, delay time.Duration) (pause time.Duration, ok bool) {
 	if w == nil || w.mode != "wait" {
 		return 0, false
+	}
+	if w.late { // the first round's retry at once, which no release started
+		woken, w.late = false, false
 	}
 	var re *RoundError
 	granted := errors.As(last, &re) && re.Report.Votes > 0 && errors.Is(re.Kind, ErrHeld)
