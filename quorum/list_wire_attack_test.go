@@ -27,6 +27,7 @@ func TestAttackListingAndLossWatchMatrix(t *testing.T) {
 		user   string
 		db     int
 		change string // del, set, other-db
+		noName bool   // the TLS configuration names no server
 	}{
 		{name: "plain", change: "del"},
 		{name: "requirepass", pass: true, change: "del"},
@@ -35,6 +36,7 @@ func TestAttackListingAndLossWatchMatrix(t *testing.T) {
 		{name: "db 5", db: 5, change: "set"},
 		{name: "db 5 other db touched", db: 5, change: "other-db"},
 		{name: "tls", tls: true, change: "del"},
+		{name: "tls, server name from the address", tls: true, noName: true, change: "set"},
 		{name: "tls requirepass db 2", tls: true, pass: true, db: 2, change: "set"},
 	}
 	for _, tt := range tests {
@@ -68,6 +70,9 @@ func TestAttackListingAndLossWatchMatrix(t *testing.T) {
 				}
 				if tt.tls {
 					nodes[i].TLS = s.TLSConfig()
+					if tt.noName {
+						nodes[i].TLS.ServerName = ""
+					}
 				}
 			}
 			m, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(500*time.Millisecond))
