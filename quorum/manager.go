@@ -243,7 +243,10 @@ func infoField(info, field string) string { return wire.InfoField(info, field) }
 // Close closes the connections to every master and waits for the Manager's
 // goroutines (wake-up subscriptions, background clean-ups, the connections'
 // readers and writers) to end. Locks still held are not released; a held lock's
-// keep-alive fails from then on and ends with the lock's validity.
+// keep-alive fails from then on and ends with the lock's validity. A listing
+// already running (admin's Inspect, a Scanner step, Describe) is not ended: its
+// connection closes when it returns, at its context's end or its per-call
+// timeout at the latest; cancel its context to end it sooner.
 func (m *Manager) Close() error {
 	m.closeWake()
 	m.closeLosses()
