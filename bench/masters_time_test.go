@@ -75,10 +75,7 @@ func (mt *masterTime) finish() string {
 	p99 := map[string]float64{}
 	for i, a := range mt.addrs {
 		if now, err := experiment.ThreadSched(mt.pids[i]); err == nil {
-			d := now.Sub(mt.threads[i])
-			threads.CPU += d.CPU
-			threads.RunDelay += d.RunDelay
-			threads.Slices += d.Slices
+			threads = threads.Add(now.Sub(mt.threads[i]))
 		}
 		c := redis.NewClient(&redis.Options{Addr: a})
 		if latest, err := c.Do(ctx, "LATENCY", "LATEST").Slice(); err == nil {
@@ -151,12 +148,7 @@ func firstError(errs ...error) error {
 func workersSched(results []experiment.WorkerResult) string {
 	var all experiment.SchedStats
 	for _, r := range results {
-		s := r.Sched
-		all.GoWakeups += s.GoWakeups
-		all.GoP99, all.GoP999, all.GoMax = max(all.GoP99, s.GoP99), max(all.GoP999, s.GoP999), max(all.GoMax, s.GoMax)
-		all.CPU += s.CPU
-		all.RunDelay += s.RunDelay
-		all.Slices += s.Slices
+		all = all.Add(r.Sched)
 	}
 	return "the workers (the worst one's goroutine figures, every thread's in all): " + all.String()
 }

@@ -54,6 +54,17 @@ func TestBugFairNewcomerAheadOfTheWokenHeadStallsTheQueue(t *testing.T) {
 	require.NoError(t, first.Release(ctx))
 	require.NoError(t, <-warm)
 
+	newcomerAheadOfTheWokenHead(ctx, t, c, waiter, delay, func() {})
+}
+
+// newcomerAheadOfTheWokenHead plays the newcomer's scenario on c's five masters
+// with waiter (retry delay delay): c held by someone else, d and e by the holder,
+// a and b free; the waiter asks for the lock (afterStart runs once it was asked),
+// is queued on a, b, d and e with a and b given back, then d and e are released.
+// It fails unless the waiter takes the lock well within its retry delay.
+func newcomerAheadOfTheWokenHead(ctx context.Context, t *testing.T, c *redistest.Cluster, waiter *Manager, delay time.Duration, afterStart func()) {
+	t.Helper()
+	key := waiter.Key("newcomer")
 	require.NoError(t, c.Servers[2].Client().Set(ctx, key, "someone else", time.Minute).Err())
 	for _, i := range []int{3, 4} {
 		require.NoError(t, c.Servers[i].Client().Set(ctx, key, "holder", time.Minute).Err())
@@ -66,6 +77,7 @@ func TestBugFairNewcomerAheadOfTheWokenHeadStallsTheQueue(t *testing.T) {
 		}
 		got <- err
 	}()
+	afterStart()
 	// Its first round is over once it is queued on d and e and its clean-up gave a
 	// and b back (its place kept there, the key gone).
 	require.Eventually(t, func() bool {

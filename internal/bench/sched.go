@@ -52,10 +52,20 @@ func (s SchedStats) Threads() string {
 		Round(s.RunDelay), Round(s.CPU), share, Round(s.RunDelay/time.Duration(max(s.Slices, 1))))
 }
 
-// Sub returns the stats of the span between before and s (both read by the same
-// process: ReadSched).
+// Sub returns the threads' figures of the span between before and s (both read
+// by ThreadSched of one process).
 func (s SchedStats) Sub(before SchedStats) SchedStats {
 	return SchedStats{CPU: s.CPU - before.CPU, RunDelay: s.RunDelay - before.RunDelay, Slices: s.Slices - before.Slices}
+}
+
+// Add returns the figures of s and o together: the wake-ups and the threads'
+// times summed, the goroutines' percentiles and maximum the worse of the two.
+func (s SchedStats) Add(o SchedStats) SchedStats {
+	return SchedStats{
+		GoWakeups: s.GoWakeups + o.GoWakeups,
+		GoP99:     max(s.GoP99, o.GoP99), GoP999: max(s.GoP999, o.GoP999), GoMax: max(s.GoMax, o.GoMax),
+		CPU: s.CPU + o.CPU, RunDelay: s.RunDelay + o.RunDelay, Slices: s.Slices + o.Slices,
+	}
 }
 
 // SchedProbe measures this process's SchedStats over a span: Start, then Stop.

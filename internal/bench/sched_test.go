@@ -61,3 +61,10 @@ func TestSchedProbeMeasuresThisProcess(t *testing.T) {
 	_, err = ThreadSched(os.Getpid())
 	require.NoError(t, err)
 }
+
+func TestSchedStatsAdd(t *testing.T) {
+	a := SchedStats{GoWakeups: 2, GoP99: time.Millisecond, GoP999: 2 * time.Millisecond, GoMax: 3 * time.Millisecond, CPU: time.Second, RunDelay: 2 * time.Second, Slices: 10}
+	b := SchedStats{GoWakeups: 3, GoP99: 2 * time.Millisecond, GoP999: time.Millisecond, GoMax: time.Millisecond, CPU: time.Second, RunDelay: time.Second, Slices: 5}
+	assert.Equal(t, SchedStats{GoWakeups: 5, GoP99: 2 * time.Millisecond, GoP999: 2 * time.Millisecond, GoMax: 3 * time.Millisecond,
+		CPU: 2 * time.Second, RunDelay: 3 * time.Second, Slices: 15}, a.Add(b))
+}
