@@ -81,7 +81,8 @@ func (mt *masterTime) finish() string {
 		if latest, err := c.Do(ctx, "LATENCY", "LATEST").Slice(); err == nil {
 			for _, e := range latest {
 				if ev, ok := e.([]any); ok && len(ev) >= 4 {
-					events = append(events, fmt.Sprintf("%s on master %d: %v ms (the longest; latest %v ms)", ev[0], i+1, ev[3], ev[2]))
+					events = append(events, fmt.Sprintf("%s on master %d: %v ms (the longest; latest %v ms)",
+						printable(fmt.Sprint(ev[0])), i+1, ev[3], ev[2]))
 				}
 			}
 		}
@@ -99,7 +100,7 @@ func (mt *masterTime) finish() string {
 	var sb strings.Builder
 	sb.WriteString("the masters' own time per command (the worst master's p99 / p99.9):")
 	for _, cmd := range cmds {
-		fmt.Fprintf(&sb, " %s %.0f / %.0f µs;", cmd, p99[cmd], worst[cmd])
+		fmt.Fprintf(&sb, " %s %.0f / %.0f µs;", printable(cmd), p99[cmd], worst[cmd])
 	}
 	if len(events) == 0 {
 		sb.WriteString(" nothing in a master took 1 ms or more (latency monitor)")
@@ -134,6 +135,14 @@ func latencyStats(info string) map[string]map[string]float64 {
 	return out
 }
 
+// printable escapes the control characters of a string from a master (a latency
+// event's or a command's name) for the report (strconv's quoting, without the
+// quotes; the bench module does not import the console's escaping).
+func printable(s string) string {
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
+}
+
 func firstError(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -159,4 +168,5 @@ func TestLatencyStatsParse(t *testing.T) {
 		"evalsha": {"p50": 11.007, "p99": 27.007, "p99.9": 55.039},
 		"ping":    {"p50": 1.003, "p99": 2.007, "p99.9": 4.015},
 	}, latencyStats(info))
+	assert.Equal(t, `evil\x1b[2Jname\r\n`, printable("evil\x1b[2Jname\r\n"))
 }
