@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/metrics"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redlock/redlock/internal/schedstat"
 )
 
 // SchedStats is how long a process waited for a processor during a span of its
@@ -142,34 +142,18 @@ func histogramFigures(buckets []float64, counts []uint64) (n int64, p99, p999, t
 	return int64(total), at(0.99), at(0.999), top
 }
 
-// ThreadSched reads the run-queue figures of every thread of process pid
-// (/proc/PID/task/*/schedstat: time on a processor, time waiting on a run queue,
-// and the number of slices, in that order). An error off Linux, or when the
-// process is gone.
+// ThreadSched sums the run-queue figures of every thread of process pid
+// (schedstat.Threads). An error off Linux, or when the process is gone.
 func ThreadSched(pid int) (SchedStats, error) {
-	dirs, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "schedstat"))
-	if err != nil || len(dirs) == 0 {
-		return SchedStats{}, fmt.Errorf("no schedstat for process %d", pid)
+	threads, err := schedstat.Threads(pid)
+	if err != nil {
+		return SchedStats{}, err
 	}
 	var s SchedStats
-	for _, f := range dirs {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue // the thread exited
-		}
-		fields := strings.Fields(string(data))
-		if len(fields) < 3 {
-			continue
-		}
-		cpu, err1 := strconv.ParseInt(fields[0], 10, 64)
-		delay, err2 := strconv.ParseInt(fields[1], 10, 64)
-		slices, err3 := strconv.ParseInt(fields[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
-		}
-		s.CPU += time.Duration(cpu)
-		s.RunDelay += time.Duration(delay)
-		s.Slices += slices
+	for _, th := range threads {
+		s.CPU += th.CPU
+		s.RunDelay += th.RunDelay
+		s.Slices += th.Slices
 	}
 	return s, nil
 }

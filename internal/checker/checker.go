@@ -107,6 +107,8 @@ type Recorder struct {
 	violations []Violation
 	lags       []lagSample // the scheduling probe's samples, in order
 	pending    *lagSample  // the probe's wake-up it awaits (nil when not probing)
+	// threadWaits are the threads' run-queue waits (sampleThreads), in order.
+	threadWaits []threadWait
 }
 
 // New returns a recorder whose clock starts now. seed is printed on failure.
@@ -229,7 +231,7 @@ func (r *Recorder) Keys(master string, pttl map[string]time.Duration, quiescent 
 			r.Violate(KindNoTTL, "master %s: key %s has no TTL", master, k)
 		}
 		if quiescent {
-			r.Violate(KindLeftover, "master %s: key %s left after release and quiescence", master, k)
+			r.Violate(KindLeftover, "master %s: key %s left after release and quiescence (PTTL %v)", master, k, pttl[k])
 		}
 	}
 }

@@ -308,6 +308,50 @@ func TestLateDoneExcusedByTheHoldsOwnTimer(t *testing.T) {
 	}
 }
 
+// TestBugLateDoneWhenAThreadOfTheProcessWaitedOnARunQueue (CI, 2026-11-27: "C:
+// Done of scenario/resource seen 32.986ms after its deadline (the test process's
+// timers were late by 7.294893ms then)"): the probe's and the hold's timers ran
+// on time while the thread that held the expiry's processor waited on the
+// machine's run queue. A thread's wait in the window excuses as much lateness,
+// never more; a wait outside the window excuses nothing.
+func TestBugLateDoneWhenAThreadOfTheProcessWaitedOnARunQueue(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	var onTime []lagSample
+	for due := 995.0; due < 1040; due += 5 {
+		onTime = append(onTime, lagSample{due: due, late: ms(0.3)})
+	}
+	tests := []struct {
+		name  string
+		waits []threadWait
+		kinds []string
+	}{
+		{"no thread waited", nil, []string{KindLateDone}},
+		{"one thread waited 25ms in the window", []threadWait{{tid: 7, prev: 1025, at: 1030, d: ms(25)}}, nil},
+		{"one thread's waits in the window add up", []threadWait{
+			{tid: 7, prev: 1005, at: 1010, d: ms(8)}, {tid: 7, prev: 1020, at: 1025, d: ms(9)}}, nil},
+		{"two threads' waits do not add up", []threadWait{
+			{tid: 7, prev: 1005, at: 1010, d: ms(9)}, {tid: 8, prev: 1020, at: 1025, d: ms(9)}}, []string{KindLateDone}},
+		{"a wait that ended before the window", []threadWait{{tid: 7, prev: 960, at: 965, d: ms(30)}}, []string{KindLateDone}},
+		{"a wait read after Done was seen, begun after it", []threadWait{{tid: 7, prev: 1035, at: 1040, d: ms(4)}}, []string{KindLateDone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(1)
+			r.lags = onTime
+			r.threadWaits = tt.waits
+			at := func(v float64) time.Time { return r.base.Add(ms(v)) }
+			c := r.Acquired("C", "scenario/resource", at(600), at(1000))
+			c.TimerLate(at(1000), at(1000.4))
+			c.Done(at(1033), at(1000))
+			var kinds []string
+			for _, v := range r.Violations() {
+				kinds = append(kinds, v.Kind)
+			}
+			assert.Equal(t, tt.kinds, kinds)
+		})
+	}
+}
+
 // TestProbeSchedulingRecordsAndStops: the probe samples while it runs and its stop
 // waits for it (no goroutine left behind).
 func TestProbeSchedulingRecordsAndStops(t *testing.T) {

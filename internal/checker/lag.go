@@ -24,9 +24,11 @@ type lagSample struct {
 // library. A Done seen later than its deadline + DoneSlack is then a violation
 // unless the probe measured at least as much stall of this process in the same
 // window [deadline - lagProbeEvery, seen] (schedulingLag), or the hold's own
-// timer due at the deadline (Hold.TimerLate) fired at least as late: the runtime
-// keeps timers per scheduler, and one scheduler's thread descheduled by the
-// machine delays its timers while the probe's, on another, fire on time. A process that runs no
+// timer due at the deadline (Hold.TimerLate) fired at least as late, or one thread
+// of the process waited on the machine's run queue at least as long in the window
+// (sampleThreads): the runtime keeps timers and runnable goroutines per
+// scheduler, and one scheduler's thread descheduled by the machine delays them
+// while the probe's, on another, fire on time. A process that runs no
 // timer for 160ms runs neither the probe's nor the lock's expiry, and both fire
 // together when it resumes: the probe's wake-up due before the window counts for
 // the part of its stall inside it. Each step on the way to Done (the timer, the
@@ -42,6 +44,11 @@ type lagSample struct {
 func (r *Recorder) ProbeScheduling() (stop func()) {
 	quit := make(chan struct{})
 	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		r.sampleThreads(quit)
+	}()
 	go func() {
 		defer close(done)
 		t := time.NewTimer(lagProbeEvery)
@@ -77,6 +84,7 @@ func (r *Recorder) ProbeScheduling() (stop func()) {
 			close(quit)
 		}
 		<-done
+		<-sampled
 	}
 }
 
@@ -109,8 +117,17 @@ func (r *Recorder) stallBeforeDone(h *Hold, now float64) time.Duration {
 	if late <= 0 {
 		return 0
 	}
-	window := float64(lagProbeEvery) / float64(time.Millisecond)
-	return min(late, max(r.schedulingLag(h.doneDue-window, *h.DoneAt, now), h.timerLate))
+	return min(late, r.stallAround(h, now))
+}
+
+// stallAround returns the measured stall of this process that can explain the
+// lateness of h's Done: the scheduling lag of the window [deadline -
+// lagProbeEvery, seen], how late the hold's own timer fired, or how long one
+// thread of the process waited on a run queue in that window, whichever is
+// most. r.mu is held.
+func (r *Recorder) stallAround(h *Hold, now float64) time.Duration {
+	from := h.doneDue - float64(lagProbeEvery)/float64(time.Millisecond)
+	return max(r.schedulingLag(from, *h.DoneAt, now), h.timerLate, r.threadStall(from, *h.DoneAt))
 }
 
 // lateDone returns a violation for each Done seen later than its deadline plus
@@ -119,7 +136,6 @@ func (r *Recorder) stallBeforeDone(h *Hold, now float64) time.Duration {
 // more. r.mu is held.
 func (r *Recorder) lateDone() []Violation {
 	var out []Violation
-	window := float64(lagProbeEvery) / float64(time.Millisecond)
 	now := r.ms(time.Now())
 	for _, h := range r.holds {
 		if h.DoneAt == nil {
@@ -129,13 +145,13 @@ func (r *Recorder) lateDone() []Violation {
 		if late <= DoneSlack {
 			continue
 		}
-		lag := max(r.schedulingLag(h.doneDue-window, *h.DoneAt, now), h.timerLate)
-		if late <= DoneSlack+lag {
+		if late <= DoneSlack+r.stallAround(h, now) {
 			continue
 		}
+		from := h.doneDue - float64(lagProbeEvery)/float64(time.Millisecond)
 		out = append(out, Violation{Kind: KindLateDone,
-			Detail: fmt.Sprintf("%s: Done of %s seen %v after its deadline (the test process's timers were late by %v then)",
-				h.Owner, h.Lock, late.Round(time.Microsecond), lag)})
+			Detail: fmt.Sprintf("%s: Done of %s seen %v after its deadline (the test process's timers were late by %v then, its own timer by %v; one of its threads waited on a run queue %v)",
+				h.Owner, h.Lock, late.Round(time.Microsecond), r.schedulingLag(from, *h.DoneAt, now), h.timerLate, r.threadStall(from, *h.DoneAt))})
 	}
 	return out
 }

@@ -44,9 +44,13 @@ func (r *Recorder) Write(dir, test string) (string, error) {
 	return path, nil
 }
 
+// reportEvents is how many of the last events Report prints.
+const reportEvents = 20
+
 // Report fails t when there are violations: it prints each one and the seed, and
-// writes the history as JSON to REDLOCK_HISTORY_DIR (or t.TempDir()). It returns
-// the violations.
+// writes the history as JSON to REDLOCK_HISTORY_DIR (or t.TempDir(), removed
+// with the test), and prints the last reportEvents events. It returns the
+// violations.
 func (r *Recorder) Report(t TB) []Violation {
 	t.Helper()
 	v := r.Violations()
@@ -61,6 +65,12 @@ func (r *Recorder) Report(t TB) []Violation {
 	if err != nil {
 		t.Logf("%v", err)
 	}
+	r.mu.Lock()
+	tail := r.events[max(0, len(r.events)-reportEvents):]
+	for _, e := range tail { // the history file may be gone with the test's directory
+		t.Logf("event at %.1fms: %s", e.At, e.What)
+	}
+	r.mu.Unlock()
 	for _, x := range v {
 		t.Errorf("%s: %s", x.Kind, x.Detail)
 	}
