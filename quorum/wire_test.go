@@ -407,7 +407,12 @@ func TestWireFairRound(t *testing.T) {
 	require.NoError(t, err)
 	second, err := m.newFairWaiter(false)
 	require.NoError(t, err)
-	second.score = first.score + "1" // later in the queue
+	// Later in the queue, by a millisecond: a digit appended to a score with
+	// microseconds is past a double's precision (the sorted set saw a tie, which
+	// went by the random ids: this test failed 1 run in about 10).
+	enqueued := time.Now()
+	first.score = queueScore(enqueued)
+	second.score = queueScore(enqueued.Add(time.Millisecond))
 
 	for _, s := range c.Servers {
 		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
@@ -420,7 +425,7 @@ func TestWireFairRound(t *testing.T) {
 
 	third, err := m.newFairWaiter(false)
 	require.NoError(t, err)
-	third.score = second.score + "1"
+	third.score = queueScore(enqueued.Add(2 * time.Millisecond))
 	rep = m.fairRound(ctx, key, "rl1.third", 60000, third)
 	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeForeign, OutcomeForeign}, outcomes(rep), "first is ahead in the queue")
 	rep = m.fairRound(ctx, key, "rl1.first", 60000, first)
