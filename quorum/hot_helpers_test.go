@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -237,4 +238,17 @@ func ofScript(s *wire.Script) func(c *wire.Cmd) bool {
 // ofCommand matches the plain commands named name.
 func ofCommand(name string) func(c *wire.Cmd) bool {
 	return func(c *wire.Cmd) bool { return c.Script == nil && len(c.Args) > 0 && c.Args[0] == name }
+}
+
+// countRounds counts the rounds m's transport is given that match (every
+// master's command of a round counts once).
+func countRounds(m *Manager, match func(cmd *wire.Cmd) bool) *atomic.Int32 {
+	var n atomic.Int32
+	wrapRounder(m, func(cmd *wire.Cmd) (*wire.Cmd, func(*wire.Result)) {
+		if match(cmd) {
+			n.Add(1)
+		}
+		return cmd, nil
+	})
+	return &n
 }

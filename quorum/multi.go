@@ -2,13 +2,12 @@ package quorum
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // Multi-name locks: several names taken all or none, under one value.
@@ -139,28 +138,32 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 // of them is heard.
 func (p *multiLock) watchKeys() []string { return p.keys }
 
-// verify checks that every name holds l's value on n; revoked when some name
-// holds its tombstone.
-func (p *multiLock) verify(ctx context.Context, l *Lock, n *node) (Outcome, bool, error) {
-	pipe := n.client.Pipeline()
-	gets := make([]*redis.StringCmd, len(p.keys))
-	for i, k := range p.keys {
-		gets[i] = pipe.Get(ctx, k)
+// verifyRead reads every name's value (verify_multi.lua).
+func (p *multiLock) verifyRead(*Lock) (*wire.Script, []string, []string) {
+	return verifyMultiScript, p.keys, nil
+}
+
+// verifyReply says whether every name holds l's value on a master; revoked
+// when some name holds its tombstone.
+func (p *multiLock) verifyReply(l *Lock, r *wire.Result) (Outcome, bool, error) {
+	if err := arrayOf(r, len(p.keys)); err != nil {
+		return OutcomeError, false, err
 	}
-	_, _ = pipe.Exec(ctx)
 	out, revoked := OutcomeOK, false
-	for _, g := range gets {
-		v, err := g.Result()
+	for i := range r.Array {
+		e := &r.Array[i]
 		switch {
-		case errors.Is(err, redis.Nil):
+		case e.Type == '-' && isWrongType(e.Err):
+			out = OutcomeForeign
+		case e.Type == '-':
+			return OutcomeError, false, e.Err
+		case e.Type != '$':
+			return OutcomeError, false, replyErr(e)
+		case e.Int < 0:
 			out = max(out, OutcomeMissing)
-		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		case e.Str != l.value:
 			out = OutcomeForeign
-		case err != nil:
-			return OutcomeError, false, err
-		case v != l.value:
-			out = OutcomeForeign
-			revoked = revoked || isTombstoneOf(v, l.value)
+			revoked = revoked || isTombstoneOf(e.Str, l.value)
 		}
 	}
 	return out, revoked, nil

@@ -175,7 +175,8 @@ func (m *Manager) scriptOnAll(ctx context.Context, op, key string, script *wire.
 // timeout (or ctx's deadline when sooner), a cancellation of ctx ending the round
 // at once. A reply of a type in want ('*' an array, ':' an integer...) goes to
 // decode (i is the master's index in declared order; an error it returns makes
-// the outcome OutcomeError); no reply, an error reply (WRONGTYPE matches
+// the outcome OutcomeError), and so does an error reply when want has '-' (its
+// Err an ErrorReply); no reply, an error reply otherwise (WRONGTYPE matches
 // ErrWrongType) and a reply of another type (the connection is dropped) are
 // OutcomeError. The report has the asked masters only, in declared order. keys
 // and args are not referenced once it has returned; nor is a reply's text, unless
@@ -231,13 +232,14 @@ func (m *Manager) bestEffort(ctx context.Context, only []bool, args ...string) {
 }
 
 // replyFailure is the error of a master's result r for a command that takes the
-// reply types in want: no reply (noReply), an error reply or a reply of another
-// type (replyErr); nil when r is a reply to decode.
+// reply types in want: no reply (noReply), a reply of a type not in want
+// (replyErr: an error reply too, unless want has '-'); nil when r is a reply to
+// decode.
 func replyFailure(r *wire.Result, want string) error {
 	switch {
 	case r.Type == 0:
 		return noReply(r)
-	case r.Type == '-' || strings.IndexByte(want, r.Type) < 0:
+	case strings.IndexByte(want, r.Type) < 0:
 		return replyErr(r)
 	}
 	return nil
@@ -284,9 +286,22 @@ func granted(_ int, r int64) (Outcome, error) {
 	return OutcomeForeign, nil
 }
 
-// verifier is a primitive whose keys Lock.Verify reads its own way: verify says
-// what one master holds of l, and revoked whether it holds l's tombstone
-// instead (a revocation).
+// verifier is a primitive whose keys Lock.Verify reads its own way, with a
+// read-only script whose reply is an array: verifyRead gives the script and its
+// keys and args; verifyReply says from one master's reply what it holds of l,
+// and revoked whether it holds l's tombstone instead (a revocation).
 type verifier interface {
-	verify(ctx context.Context, l *Lock, n *node) (out Outcome, revoked bool, err error)
+	verifyRead(l *Lock) (script *wire.Script, keys, args []string)
+	verifyReply(l *Lock, r *wire.Result) (out Outcome, revoked bool, err error)
+}
+
+// isWrongType reports whether err is a WRONGTYPE error reply.
+func isWrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
+
+// arrayOf checks that r is an array of n elements.
+func arrayOf(r *wire.Result, n int) error {
+	if r.Int != int64(n) || len(r.Array) != n {
+		return fmt.Errorf("%w: an array of %d elements, not %d", wire.ErrProtocol, r.Int, n)
+	}
+	return nil
 }

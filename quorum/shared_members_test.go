@@ -3,7 +3,6 @@ package quorum
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,13 +22,7 @@ import (
 func TestSharedMembersReadThroughTheTransport(t *testing.T) {
 	ctx := context.Background()
 	c, m := testCluster(t, 3, WithNodeTimeout(time.Second))
-	var reads atomic.Int32
-	wrapRounder(m, func(cmd *wire.Cmd) (*wire.Cmd, func(*wire.Result)) {
-		if cmd.Script == sharedMembersScript {
-			reads.Add(1)
-		}
-		return cmd, nil
-	})
+	reads := countRounds(m, func(cmd *wire.Cmd) bool { return cmd.Script == sharedMembersScript })
 	const key = "lock:members"
 	hostile := "rl1.x\x1b[2J\r\n" + strings.Repeat("\x00", 100)
 	far := float64(time.Now().Add(time.Hour).UnixMilli())

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redlock/redlock/internal/wire"
 	"github.com/redlock/redlock/quorum/observe"
 )
 
@@ -45,26 +45,30 @@ func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } 
 // neither extends the lock nor moves Until.
 func (l *Lock) Verify(ctx context.Context) error {
 	revoked := make([]bool, len(l.m.nodes))
-	rep := l.m.fanout(ctx, opVerify, l.key, func(ctx context.Context, n *node) (Outcome, error) {
-		if v, ok := l.prim.(verifier); ok {
-			out, tomb, err := v.verify(ctx, l, n)
-			revoked[l.m.nodeIndex(n)] = tomb
+	var rep *Report
+	if v, ok := l.prim.(verifier); ok {
+		script, keys, args := v.verifyRead(l)
+		rep = l.m.scriptEach(ctx, opVerify, l.key, script, "*", nil, keys, func(i int, r *wire.Result) (Outcome, error) {
+			out, tomb, err := v.verifyReply(l, r)
+			revoked[i] = tomb
 			return out, err
-		}
-		v, err := n.client.Get(ctx, l.key).Result()
-		switch {
-		case errors.Is(err, redis.Nil):
-			return OutcomeMissing, nil
-		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
-			return OutcomeForeign, nil // another kind of hold (shared holders' set), as for an extension
-		case err != nil:
-			return OutcomeError, err
-		case v != l.value:
-			revoked[l.m.nodeIndex(n)] = isTombstoneOf(v, l.value)
-			return OutcomeForeign, nil
-		}
-		return OutcomeOK, nil
-	})
+		}, args...)
+	} else {
+		rep = l.m.scriptEach(ctx, opVerify, l.key, nil, "$-", nil, nil, func(i int, r *wire.Result) (Outcome, error) {
+			switch {
+			case r.Type == '-' && strings.HasPrefix(r.Str, "WRONGTYPE"):
+				return OutcomeForeign, nil // another kind of hold (shared holders' set), as for an extension
+			case r.Type == '-':
+				return OutcomeError, r.Err
+			case r.Int < 0:
+				return OutcomeMissing, nil
+			case r.Str != l.value:
+				revoked[i] = isTombstoneOf(r.Str, l.value)
+				return OutcomeForeign, nil
+			}
+			return OutcomeOK, nil
+		}, "GET", l.key)
+	}
 	// As in an acquisition or an extension, a master in its restart
 	// quarantine is no vote: it may have forgotten locks it granted.
 	l.m.unquarantinedVotes(rep, l.m.cfg.clock.Now())
