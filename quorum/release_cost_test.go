@@ -18,21 +18,30 @@ import (
 
 // releaseVariants are the scripts BenchmarkReleaseScriptCost compares: where the
 // release script's time on a master goes, command by command.
-var releaseVariants = []struct{ name, src string }{
+// short variants are sent as Lock.Release sends release.lua for a plain lock
+// (its key and value only), the others with the long form's queue key and
+// wake-up channel.
+var releaseVariants = []struct {
+	name, src string
+	short     bool
+}{
+	{"compare-and-delete", `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`, true},
+	{"release.lua-short", releaseLua, true},
 	{"get+del", `local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 elseif v == false then return 0 end
-return -1`},
+return -1`, false},
 	{"get+del+exists", `local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then redis.call('DEL', KEYS[1]) redis.call('EXISTS', KEYS[2]) return 1 elseif v == false then return 0 end
-return -1`},
+return -1`, false},
 	{"get+del+publish", `local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then redis.call('DEL', KEYS[1]) redis.call('PUBLISH', ARGV[2], KEYS[1]) return 1 elseif v == false then return 0 end
-return -1`},
+return -1`, false},
 	{"get+del+exists+publish", `local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then redis.call('DEL', KEYS[1]) redis.call('EXISTS', KEYS[2]) redis.call('PUBLISH', ARGV[2], KEYS[1]) return 1 elseif v == false then return 0 end
-return -1`},
-	{"release.lua-before", withWakeHead(releaseBeforeSrc)},
-	{"release.lua", releaseLua},
+return -1`, false},
+	{"release.lua-before", withWakeHead(releaseBeforeSrc), false},
+	{"release.lua", releaseLua, false},
 }
 
 // releaseBeforeSrc is release.lua as it was before the waiter markers (it
@@ -93,7 +102,11 @@ func BenchmarkReleaseScriptCost(b *testing.B) {
 		for _, v := range releaseVariants {
 			costs[v.name] = append(costs[v.name], scriptCost(b, c, v.src, func(p redis.Pipeliner, sha, k string) {
 				p.Set(ctx, k, value, 0)
-				p.EvalSha(ctx, sha, []string{k, k + ":queue"}, value, k+":wake")
+				if v.short {
+					p.EvalSha(ctx, sha, []string{k}, value)
+				} else {
+					p.EvalSha(ctx, sha, []string{k, k + ":queue"}, value, k+":wake")
+				}
 			}))
 		}
 		for _, v := range extendVariants {
