@@ -182,19 +182,19 @@ func (m *Manager) scriptOnAll(ctx context.Context, op, key string, script *wire.
 // and args are not referenced once it has returned; nor is a reply's text, unless
 // decode keeps it. The round is observed.
 func (m *Manager) scriptEach(ctx context.Context, op, key string, script *wire.Script, want string, only []bool, keys []string, decode func(i int, r *wire.Result) (Outcome, error), args ...string) *Report {
-	rep := m.roundEach(ctx, op, key, script, want, only, keys, decode, args...)
+	rep := m.roundEach(ctx, m.tr, op, key, script, want, only, keys, decode, args...)
 	m.observeRound(rep)
 	return rep
 }
 
-// roundEach is scriptEach without observing the round.
-func (m *Manager) roundEach(ctx context.Context, op, key string, script *wire.Script, want string, only []bool, keys []string, decode func(i int, r *wire.Result) (Outcome, error), args ...string) *Report {
+// roundEach is scriptEach on the transport tr, without observing the round.
+func (m *Manager) roundEach(ctx context.Context, tr wire.Rounder, op, key string, script *wire.Script, want string, only []bool, keys []string, decode func(i int, r *wire.Result) (Outcome, error), args ...string) *Report {
 	c := m.getCall()
 	c.cmd = wire.Cmd{Script: script, Keys: keys, Args: args, Want: want, Only: only}
 	if len(args) <= len(c.args) {
 		c.cmd.Args = c.args[:copy(c.args[:], args)]
 	}
-	m.tr.Round(ctx, &c.cmd, c.res)
+	tr.Round(ctx, &c.cmd, c.res)
 	asked := len(m.nodes)
 	if only != nil {
 		asked = 0

@@ -15,7 +15,9 @@ import (
 // are the commands the loss watch and the documented ACL's lock user already
 // read with (GET, ZSCORE), nothing more. A hold with several reads (a
 // multi-name lock's names, a shared holder's member and its tombstone) sends
-// them as concurrent rounds, which the transport writes together.
+// them as concurrent rounds, which the transport writes together. They go
+// through pipes of their own (Manager.reads), so that a read never waits on a
+// connection behind a write that a master holds back.
 
 // verifyRead is one read of Lock.Verify: its command, and what a master's
 // reply to it says of the lock (decode). A read that only tells a revocation
@@ -101,7 +103,7 @@ func (l *Lock) verifyRounds(ctx context.Context, reads []verifyRead) (*Report, [
 	run := func(j int) {
 		rd := reads[j]
 		tombs[j] = make([]bool, len(l.m.nodes))
-		reps[j] = l.m.roundEach(ctx, opVerify, l.key, nil, "$-", nil, nil, func(i int, r *wire.Result) (Outcome, error) {
+		reps[j] = l.m.roundEach(ctx, l.m.reads, opVerify, l.key, nil, "$-", nil, nil, func(i int, r *wire.Result) (Outcome, error) {
 			out, tomb, err := rd.decode(l, r)
 			tombs[j][i] = tomb
 			return out, err

@@ -26,7 +26,9 @@ const opVerify = "verify"
 // On a master that refuses RESP3 or CLIENT TRACKING, the watch reads the value
 // again every second instead (the release notifications of the wake-up channels
 // are not listened to: tracking hears every change they would announce). The watch costs one connection per master and
-// Manager (made with the first watched lock) and, per lock, one read per master
+// Manager (made with the first watched lock), its verifications one more (made
+// with the first Verify: a read there never waits behind a write that a master
+// holds back) and, per lock, one read per master
 // at acquisition and after each change of its keys (its own extensions
 // included). A loss the watch cannot see (every notification lost, the masters
 // unreachable) is still heard at the next extension or at Until.
