@@ -136,10 +136,12 @@ func (s *connStats) sum(m map[string]int, master string) int {
 	return n
 }
 
-// wrapRounder replaces m's transport with one that rewrites each command before
-// sending it and each result after (a mutant of the commands the algorithm sends).
+// wrapRounder replaces m's transports (the hot commands' and Lock.Verify's
+// reads') with ones that rewrite each command before sending it and each result
+// after (a mutant of the commands the algorithm sends).
 func wrapRounder(m *Manager, rewrite func(cmd *wire.Cmd) (*wire.Cmd, func(*wire.Result))) {
 	m.tr = &rewriter{inner: m.tr, rewrite: rewrite}
+	m.reads = &rewriter{inner: m.reads, rewrite: rewrite}
 }
 
 type rewriter struct {

@@ -56,6 +56,10 @@ type Manager struct {
 	// wire, one connection per master shared by every round in flight.
 	tr    wire.Rounder
 	calls chan *call // the hot rounds' memory, reused (hot.go)
+	// reads sends Lock.Verify's reads (verify_read.go): pipes of their own, so
+	// that a read never waits behind a write a master holds back (CLIENT PAUSE
+	// WRITE, a FAILOVER) on tr's connection.
+	reads wire.Rounder
 
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
@@ -132,6 +136,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 		nd.master = masters[i]
 	}
 	m.tr = m.newPipes(masters)
+	m.reads = m.newPipes(masters)
 	m.calls = make(chan *call, 256)
 	return m, nil
 }
@@ -255,6 +260,7 @@ func (m *Manager) Close() error {
 	m.bgMu.Unlock()
 	m.bg.Wait()
 	_ = m.tr.Close()
+	_ = m.reads.Close()
 	var errs []error
 	for _, n := range m.nodes {
 		n.closeList()

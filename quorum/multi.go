@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/redlock/redlock/internal/wire"
 )
 
 // Multi-name locks: several names taken all or none, under one value.
@@ -138,33 +136,11 @@ func (a *multiAcquirer) round(ctx context.Context, start time.Time, value string
 // of them is heard.
 func (p *multiLock) watchKeys() []string { return p.keys }
 
-// verifyRead reads every name's value (verify_multi.lua).
-func (p *multiLock) verifyRead(*Lock) (*wire.Script, []string, []string) {
-	return verifyMultiScript, p.keys, nil
-}
-
-// verifyReply says whether every name holds l's value on a master; revoked
-// when some name holds its tombstone.
-func (p *multiLock) verifyReply(l *Lock, r *wire.Result) (Outcome, bool, error) {
-	if err := arrayOf(r, len(p.keys)); err != nil {
-		return OutcomeError, false, err
+// verifyReads reads every name's value (a GET each).
+func (p *multiLock) verifyReads(*Lock) []verifyRead {
+	reads := make([]verifyRead, len(p.keys))
+	for i, k := range p.keys {
+		reads[i] = getRead(k)
 	}
-	out, revoked := OutcomeOK, false
-	for i := range r.Array {
-		e := &r.Array[i]
-		switch {
-		case e.Type == '-' && isWrongType(e.Err):
-			out = OutcomeForeign
-		case e.Type == '-':
-			return OutcomeError, false, e.Err
-		case e.Type != '$':
-			return OutcomeError, false, replyErr(e)
-		case e.Int < 0:
-			out = max(out, OutcomeMissing)
-		case e.Str != l.value:
-			out = OutcomeForeign
-			revoked = revoked || isTombstoneOf(e.Str, l.value)
-		}
-	}
-	return out, revoked, nil
+	return reads
 }

@@ -180,14 +180,21 @@ func (m *Manager) scriptOnAll(ctx context.Context, op, key string, script *wire.
 // ErrWrongType) and a reply of another type (the connection is dropped) are
 // OutcomeError. The report has the asked masters only, in declared order. keys
 // and args are not referenced once it has returned; nor is a reply's text, unless
-// decode keeps it.
+// decode keeps it. The round is observed.
 func (m *Manager) scriptEach(ctx context.Context, op, key string, script *wire.Script, want string, only []bool, keys []string, decode func(i int, r *wire.Result) (Outcome, error), args ...string) *Report {
+	rep := m.roundEach(ctx, m.tr, op, key, script, want, only, keys, decode, args...)
+	m.observeRound(rep)
+	return rep
+}
+
+// roundEach is scriptEach on the transport tr, without observing the round.
+func (m *Manager) roundEach(ctx context.Context, tr wire.Rounder, op, key string, script *wire.Script, want string, only []bool, keys []string, decode func(i int, r *wire.Result) (Outcome, error), args ...string) *Report {
 	c := m.getCall()
 	c.cmd = wire.Cmd{Script: script, Keys: keys, Args: args, Want: want, Only: only}
 	if len(args) <= len(c.args) {
 		c.cmd.Args = c.args[:copy(c.args[:], args)]
 	}
-	m.tr.Round(ctx, &c.cmd, c.res)
+	tr.Round(ctx, &c.cmd, c.res)
 	asked := len(m.nodes)
 	if only != nil {
 		asked = 0
@@ -215,7 +222,6 @@ func (m *Manager) scriptEach(ctx context.Context, op, key string, script *wire.S
 	}
 	m.putCall(c)
 	rep.Votes = rep.count(OutcomeOK)
-	m.observeRound(rep)
 	return rep
 }
 
@@ -284,24 +290,4 @@ func granted(_ int, r int64) (Outcome, error) {
 		return OutcomeOK, nil
 	}
 	return OutcomeForeign, nil
-}
-
-// verifier is a primitive whose keys Lock.Verify reads its own way, with a
-// read-only script whose reply is an array: verifyRead gives the script and its
-// keys and args; verifyReply says from one master's reply what it holds of l,
-// and revoked whether it holds l's tombstone instead (a revocation).
-type verifier interface {
-	verifyRead(l *Lock) (script *wire.Script, keys, args []string)
-	verifyReply(l *Lock, r *wire.Result) (out Outcome, revoked bool, err error)
-}
-
-// isWrongType reports whether err is a WRONGTYPE error reply.
-func isWrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
-
-// arrayOf checks that r is an array of n elements.
-func arrayOf(r *wire.Result, n int) error {
-	if r.Int != int64(n) || len(r.Array) != n {
-		return fmt.Errorf("%w: an array of %d elements, not %d", wire.ErrProtocol, r.Int, n)
-	}
-	return nil
 }

@@ -9,9 +9,8 @@ import (
 // The primitives' Lua scripts (scripts/*.lua), run with EVALSHA and EVAL after
 // NOSCRIPT like the others, on the pipelined wire path (scriptOnAll for an
 // integer reply, scriptEach for the election's read and the search of a permit
-// by its value, Lock.Verify's reads of a multi-name lock and of a shared
-// hold and an administrator's read of a shared key's members, whose replies are
-// arrays); their SHA1s are pinned by a test.
+// by its value and an administrator's read of a shared key's members, whose
+// replies are arrays); their SHA1s are pinned by a test.
 var (
 	//go:embed scripts/sem_acquire.lua
 	semAcquireLua string
@@ -39,10 +38,6 @@ var (
 	electReadLua string
 	//go:embed scripts/elect_proclaim.lua
 	electProclaimLua string
-	//go:embed scripts/verify_multi.lua
-	verifyMultiLua string
-	//go:embed scripts/verify_shared.lua
-	verifySharedLua string
 	//go:embed scripts/shared_members.lua
 	sharedMembersLua string
 
@@ -59,7 +54,5 @@ var (
 	electReadScript     = wire.NewScript(electReadLua)
 	semFindScript       = wire.NewScript(semFindLua)
 	electProclaimScript = wire.NewScript(electProclaimLua)
-	verifyMultiScript   = wire.NewScript(verifyMultiLua)
-	verifySharedScript  = wire.NewScript(verifySharedLua)
 	sharedMembersScript = wire.NewScript(sharedMembersLua)
 )

@@ -28,8 +28,6 @@ func TestPrimitiveScriptSHA1sArePinned(t *testing.T) {
 		"elect_term":     {electTermLua, "b08ecb16ccf68ec721c8749c4aa7c194f6c62c4e", electTermScript},
 		"elect_read":     {electReadLua, "535ccb0cea3876333be847be930f061e2b6cea6a", electReadScript},
 		"elect_proclaim": {electProclaimLua, "a01a81308b54f06aa947b8a231092bbb955ff707", electProclaimScript},
-		"verify_multi":   {verifyMultiLua, "33a6045f66bb54ec7a9156850f406e0dc31f7fb2", verifyMultiScript},
-		"verify_shared":  {verifySharedLua, "b624259a4f321ad13ee1c18d294668291cb2522a", verifySharedScript},
 		"shared_members": {sharedMembersLua, "6e6b87042258e40f3ecd9fdda146a88ce967d637", sharedMembersScript},
 	}
 	for name, p := range pins {

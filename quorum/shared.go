@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redlock/redlock/internal/keyspace"
-	"github.com/redlock/redlock/internal/wire"
 )
 
 // Shared holds: any number of shared holders of a name, or one exclusive holder.
@@ -175,28 +172,5 @@ func (x *xwaiter) clear(ctx context.Context, m *Manager) {
 	m.scriptOnAll(ctx, opRelease, x.key+xwaitSuffix, multiReleaseScript, []string{x.key + xwaitSuffix}, released, x.value, "1", wakeChannel(x.key))
 }
 
-// verifyRead reads the scores of l's member and of its tombstone
-// (verify_shared.lua).
-func (sharedLock) verifyRead(l *Lock) (*wire.Script, []string, []string) {
-	return verifySharedScript, []string{l.key}, []string{l.value, keyspace.Tombstone(l.value)}
-}
-
-// verifyReply says whether l's member is in the shared holders on a master;
-// revoked when its tombstone is there instead.
-func (sharedLock) verifyReply(l *Lock, r *wire.Result) (Outcome, bool, error) {
-	if err := arrayOf(r, 2); err != nil {
-		return OutcomeError, false, err
-	}
-	ours, tomb := &r.Array[0], &r.Array[1]
-	switch {
-	case ours.Type == '-' && isWrongType(ours.Err):
-		return OutcomeForeign, false, nil
-	case ours.Type == '-':
-		return OutcomeError, false, ours.Err
-	case ours.Type != '$':
-		return OutcomeError, false, replyErr(ours)
-	case ours.Int < 0:
-		return OutcomeMissing, tomb.Type == '$' && tomb.Int >= 0, nil
-	}
-	return OutcomeOK, false, nil
-}
+// verifyReads reads l's member and its tombstone (a ZSCORE each).
+func (sharedLock) verifyReads(l *Lock) []verifyRead { return sharedReads(l) }

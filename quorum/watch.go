@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/redlock/redlock/internal/wire"
 	"github.com/redlock/redlock/quorum/observe"
 )
 
@@ -28,14 +26,19 @@ const opVerify = "verify"
 // On a master that refuses RESP3 or CLIENT TRACKING, the watch reads the value
 // again every second instead (the release notifications of the wake-up channels
 // are not listened to: tracking hears every change they would announce). The watch costs one connection per master and
-// Manager (made with the first watched lock) and, per lock, one read per master
+// Manager (made with the first watched lock), its verifications one more (made
+// with the first Verify: a read there never waits behind a write that a master
+// holds back) and, per lock, one read per master
 // at acquisition and after each change of its keys (its own extensions
 // included). A loss the watch cannot see (every notification lost, the masters
 // unreachable) is still heard at the next extension or at Until.
 func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } }
 
-// Verify checks, with one GET per master, that a quorum still holds the lock's
-// value. When the masters that answered show that a majority no longer holds it,
+// Verify checks, with one GET per master (a multi-name lock: one per name; a
+// shared holder: a ZSCORE of its member, and one of its tombstone), that a
+// quorum still holds the lock's value. These are reads, never scripts: a master
+// whose writes are paused (CLIENT PAUSE WRITE, a FAILOVER) answers them at once.
+// When the masters that answered show that a majority no longer holds it,
 // the lock's context is cancelled and the error matches ErrLost; when too few
 // answer to tell, the error matches ErrUnavailable and the lock is left as it is.
 // When some master holds the lock's tombstone instead (a revocation: force-expire),
@@ -44,31 +47,8 @@ func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } 
 // quarantine counts neither as a vote nor as a loss, as in an acquisition. It
 // neither extends the lock nor moves Until.
 func (l *Lock) Verify(ctx context.Context) error {
-	revoked := make([]bool, len(l.m.nodes))
-	var rep *Report
-	if v, ok := l.prim.(verifier); ok {
-		script, keys, args := v.verifyRead(l)
-		rep = l.m.scriptEach(ctx, opVerify, l.key, script, "*", nil, keys, func(i int, r *wire.Result) (Outcome, error) {
-			out, tomb, err := v.verifyReply(l, r)
-			revoked[i] = tomb
-			return out, err
-		}, args...)
-	} else {
-		rep = l.m.scriptEach(ctx, opVerify, l.key, nil, "$-", nil, nil, func(i int, r *wire.Result) (Outcome, error) {
-			switch {
-			case r.Type == '-' && strings.HasPrefix(r.Str, "WRONGTYPE"):
-				return OutcomeForeign, nil // another kind of hold (shared holders' set), as for an extension
-			case r.Type == '-':
-				return OutcomeError, r.Err
-			case r.Int < 0:
-				return OutcomeMissing, nil
-			case r.Str != l.value:
-				revoked[i] = isTombstoneOf(r.Str, l.value)
-				return OutcomeForeign, nil
-			}
-			return OutcomeOK, nil
-		}, "GET", l.key)
-	}
+	rep, revoked := l.verifyRounds(ctx, l.verifyReads())
+	l.m.observeRound(rep)
 	// As in an acquisition or an extension, a master in its restart
 	// quarantine is no vote: it may have forgotten locks it granted.
 	l.m.unquarantinedVotes(rep, l.m.cfg.clock.Now())
