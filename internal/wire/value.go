@@ -37,8 +37,10 @@ type Value struct {
 // a map is flattened, and a bulk string longer than limit bytes is read past
 // and marked Long (of any length: a hostile value of gigabytes costs a read,
 // never memory). Aggregates nest at most 8 deep and hold at most 2^20
-// elements; past that, or a type or length that does not parse (ErrProtocol),
-// or a broken connection, the error leaves the Conn out of step: close it.
+// elements (pairs, for a map or an attribute); past that, or a type or length
+// that does not parse, or a bulk string not ended by CRLF (ErrProtocol), or a
+// broken connection, the error leaves the Conn out of step: close it. Nothing
+// read is checked beyond its framing: a number's text is as sent.
 //
 // Value may run in one goroutine while another writes (Send, SendBy): a
 // tracking connection's pushes come in at any time.
