@@ -1,13 +1,9 @@
 package quorum
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,48 +17,39 @@ import (
 // invalidation on this very connection when a key it read changes. Another
 // client cannot forge those pushes (unlike REDIRECT to __redis__:invalidate, a
 // channel anyone may PUBLISH to). A master that refuses either command is read
-// again periodically instead.
+// again periodically instead. Every reply and push is read by wire.Conn.Value,
+// the one RESP parser of the project; this file only decides what they mean.
 
 // trackValueCap bounds the values the watch reads: longer ones are read past
 // and count as another holder's (a lock value is never longer: maxValueLen).
 const trackValueCap = keyspace.ValueReadCap
 
-// errTrackProtocol: a reply of the tracking connection that does not parse.
-var errTrackProtocol = errors.New("unexpected reply on the loss-watch connection")
-
-// rval is one RESP2/RESP3 reply, read only as far as the watch needs it.
-type rval struct {
-	typ  byte   // the RESP type byte
-	null bool   // a null (RESP3 _, or a RESP2 null bulk or array)
-	long bool   // a bulk longer than trackValueCap, read past
-	str  string // a simple or bulk string, or an error's text
-	arr  []rval // an array, set or push
-}
-
-// trackConn is the loss watch's connection to one master, read as RESP3
-// (readRval).
+// trackConn is the loss watch's connection to one master: a wire.Conn read as
+// RESP3 (wire.Conn.Value: replies and pushes), and the commands being written.
 type trackConn struct {
-	c   net.Conn
-	rd  *bufio.Reader
+	wc  *wire.Conn
 	out []byte
 }
 
-// deadline makes the connection's reads and writes end with ctx's deadline and
-// as soon as ctx is done; stop undoes the latter.
-func (lc *trackConn) deadline(ctx context.Context) (stop func() bool) {
-	d, ok := ctx.Deadline()
-	if !ok {
-		d = time.Time{}
-	}
-	_ = lc.c.SetDeadline(d)
-	return context.AfterFunc(ctx, func() { _ = lc.c.SetDeadline(time.Unix(1, 0)) })
-}
-
-// flush writes the commands buffered in out.
-func (lc *trackConn) flush() error {
-	_, err := lc.c.Write(lc.out)
+// send writes the commands appended to out, failing once deadline passes: a
+// write deadline only, the reading of pushes in another goroutine is left as it
+// is.
+func (lc *trackConn) send(deadline time.Time) error {
+	err := lc.wc.SendBy(lc.out, deadline)
 	lc.out = lc.out[:0]
 	return err
+}
+
+// ask sends one command of the handshake and reads its reply (an error reply
+// is a value of type '-').
+func (lc *trackConn) ask(args ...string) (wire.Value, error) {
+	lc.out = wire.AppendCommand(lc.out[:0], args...)
+	err := lc.wc.Send(lc.out)
+	lc.out = lc.out[:0]
+	if err != nil {
+		return wire.Value{}, err
+	}
+	return lc.wc.Value(trackValueCap)
 }
 
 // dialTracker dials n's tracking connection as the transport dials and opens
@@ -74,33 +61,26 @@ func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *track
 	if err != nil {
 		return nil, false, err
 	}
-	c, rd := wc.NetConn()
-	lc = &trackConn{c: c, rd: rd}
-	dctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	stop := lc.deadline(dctx)
-	defer stop()
-	lc.out = wire.AppendCommand(lc.out, "HELLO", "3")
-	if err = lc.flush(); err == nil {
-		var v rval
-		if v, err = readRval(lc.rd); err == nil && v.typ != '-' {
-			lc.out = wire.AppendCommand(lc.out, "CLIENT", "TRACKING", "ON")
-			if err = lc.flush(); err == nil {
-				v, err = readRval(lc.rd)
-				tracking = err == nil && v.typ == '+'
-			}
-		}
-		if err == nil && v.typ == '-' && transient(v.str) {
-			// Busy or loading for now: refused now, not for the connection's
-			// life. Dial again rather than poll through it.
-			err = fmt.Errorf("%s: %w", n.name, errors.New(v.str))
-		}
+	lc = &trackConn{wc: wc}
+	stop := wc.Bind(ctx, time.Now().Add(timeout))
+	v, err := lc.ask("HELLO", "3")
+	if err == nil && v.Type != '-' {
+		v, err = lc.ask("CLIENT", "TRACKING", "ON")
+		tracking = err == nil && v.Type == '+'
 	}
+	if err == nil && v.Type == '-' && transient(v.Str) {
+		// Busy or loading for now: refused now, not for the connection's
+		// life. Dial again rather than poll through it.
+		err = fmt.Errorf("%s: %w", n.name, errors.New(v.Str))
+	}
+	stop()
 	if err != nil {
-		_ = lc.c.Close()
+		_ = wc.Close()
 		return nil, false, err
 	}
-	_ = lc.c.SetDeadline(time.Time{})
+	// No deadline from now on (serve sets one per write; its reads wait for
+	// pushes), unless ctx is done already.
+	wc.Extend(ctx, time.Time{})
 	return lc, tracking, nil
 }
 
@@ -109,82 +89,6 @@ func dialTracker(ctx context.Context, n *node, timeout time.Duration) (lc *track
 // is accepted once it ends.
 func transient(msg string) bool {
 	return strings.HasPrefix(msg, "BUSY") || strings.HasPrefix(msg, "LOADING")
-}
-
-// readRval reads one reply. Errors are returned as values (typ '-'); err is
-// only a broken or out-of-step connection.
-func readRval(rd *bufio.Reader) (rval, error) {
-	l, err := rd.ReadSlice('\n')
-	if err != nil {
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return rval{}, fmt.Errorf("%w: a line of more than %d bytes", errTrackProtocol, rd.Size())
-		}
-		return rval{}, err
-	}
-	if len(l) < 3 || l[len(l)-2] != '\r' {
-		return rval{}, fmt.Errorf("%w: a short line", errTrackProtocol)
-	}
-	typ, body := l[0], string(l[1:len(l)-2])
-	v := rval{typ: typ}
-	switch typ {
-	case '+', '-', ':', ',', '(', '#':
-		v.str = strings.Clone(body)
-		return v, nil
-	case '_':
-		v.null = true
-		return v, nil
-	case '$', '!', '=':
-		return readBulk(rd, v, body)
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return v, fmt.Errorf("%w: length %q", errTrackProtocol, body)
-		}
-		if n < 0 {
-			v.null = true
-			return v, nil
-		}
-		if typ == '%' || typ == '|' {
-			n *= 2
-		}
-		for range n {
-			e, err := readRval(rd)
-			if err != nil {
-				return v, err
-			}
-			if typ != '|' {
-				v.arr = append(v.arr, e)
-			}
-		}
-		if typ == '|' { // an attribute precedes the reply it describes
-			return readRval(rd)
-		}
-		return v, nil
-	}
-	return v, fmt.Errorf("%w: type %q", errTrackProtocol, typ)
-}
-
-// readBulk reads a bulk string's body of the length given, reading past (and
-// marking long) one longer than trackValueCap.
-func readBulk(rd *bufio.Reader, v rval, body string) (rval, error) {
-	n, err := strconv.ParseInt(body, 10, 64)
-	switch {
-	case err != nil:
-		return v, fmt.Errorf("%w: length %q", errTrackProtocol, body)
-	case n < 0:
-		v.null = true
-		return v, nil
-	case n > trackValueCap:
-		v.long = true
-		_, err = io.CopyN(io.Discard, rd, n+2)
-		return v, err
-	}
-	b := make([]byte, n+2)
-	if _, err = io.ReadFull(rd, b); err != nil {
-		return v, err
-	}
-	v.str = string(b[:n])
-	return v, nil
 }
 
 // invalidated is what one invalidation push names: keys, keys longer than
@@ -200,20 +104,20 @@ type invalidated struct {
 // reply. A key longer than trackValueCap was read past: long says so, and the
 // tracker reads again every watched key that long (a key prefix and a name are
 // not bounded so that their sum stays under the cap).
-func (v rval) invalidation() (inv invalidated, ok bool) {
-	if v.typ != '>' || len(v.arr) != 2 || v.arr[0].str != "invalidate" {
+func invalidation(v wire.Value) (inv invalidated, ok bool) {
+	if v.Type != '>' || len(v.Elems) != 2 || v.Elems[0].Str != "invalidate" {
 		return inv, false
 	}
-	if v.arr[1].null {
+	if v.Elems[1].Null {
 		inv.all = true
 		return inv, true
 	}
-	for _, k := range v.arr[1].arr {
-		if k.long {
+	for _, k := range v.Elems[1].Elems {
+		if k.Long {
 			inv.long = true
 			continue
 		}
-		inv.keys = append(inv.keys, k.str)
+		inv.keys = append(inv.keys, k.Str)
 	}
 	return inv, true
 }

@@ -179,7 +179,7 @@ func (t *tracker) run() {
 			if err != nil {
 				retry = trackRetry // it answered: dial again at once
 			}
-			_ = c.c.Close()
+			_ = c.wc.Close()
 		}
 		if err != nil && ctx.Err() == nil {
 			tm := time.NewTimer(retry)
@@ -195,20 +195,20 @@ func (t *tracker) run() {
 // serve reads t's keys on c whenever some are to be read (at once, after an
 // invalidation, or every trackPoll without tracking) until c breaks.
 func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error {
-	replies := make(chan rval, trackBatch)
+	replies := make(chan wire.Value, trackBatch)
 	broken := make(chan error, 1)
 	go func() {
 		for {
-			v, err := readRval(c.rd)
+			v, err := c.wc.Value(trackValueCap)
 			if err != nil {
 				broken <- err
 				return
 			}
-			if inv, ok := v.invalidation(); ok {
+			if inv, ok := invalidation(v); ok {
 				t.invalidate(inv)
 				continue
 			}
-			if v.typ == '>' {
+			if v.Type == '>' {
 				continue // another push: nothing the watch asked for
 			}
 			select {
@@ -218,7 +218,7 @@ func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error 
 			}
 		}
 	}()
-	defer func() { _ = c.c.Close() }()
+	defer func() { _ = c.wc.Close() }()
 	// Every trackPoll: without tracking, read every key again; with it, ping
 	// (EXISTS of a key held there), so that a connection silently gone (a
 	// partition, a host lost) is dialled again, and every key read again,
@@ -255,8 +255,7 @@ func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error 
 				c.out = wire.AppendCommand(c.out, "GET", r.key)
 			}
 		}
-		_ = c.c.SetWriteDeadline(time.Now().Add(t.w.m.cfg.nodeTimeout))
-		if err := c.flush(); err != nil {
+		if err := c.send(time.Now().Add(t.w.m.cfg.nodeTimeout)); err != nil {
 			return err
 		}
 		if err := t.answers(ctx, batch, replies, broken); err != nil {
@@ -270,15 +269,14 @@ func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error 
 // none). An answer that it no longer exists, without the invalidation that
 // should have said so (SWAPDB replaces every key and pushes nothing), means that
 // tracking missed changes: every key is read again.
-func (t *tracker) ping(ctx context.Context, c *trackConn, replies <-chan rval, broken <-chan error) error {
+func (t *tracker) ping(ctx context.Context, c *trackConn, replies <-chan wire.Value, broken <-chan error) error {
 	canary := t.canary()
 	if canary == "" {
 		c.out = wire.AppendCommand(c.out, "PING")
 	} else {
 		c.out = wire.AppendCommand(c.out, "EXISTS", canary)
 	}
-	_ = c.c.SetWriteDeadline(time.Now().Add(t.w.m.cfg.nodeTimeout))
-	if err := c.flush(); err != nil {
+	if err := c.send(time.Now().Add(t.w.m.cfg.nodeTimeout)); err != nil {
 		return err
 	}
 	tm := time.NewTimer(t.w.m.cfg.nodeTimeout)
@@ -291,7 +289,7 @@ func (t *tracker) ping(ctx context.Context, c *trackConn, replies <-chan rval, b
 	case <-tm.C:
 		return errors.New("no answer to PING within the node timeout")
 	case v := <-replies:
-		if canary != "" && v.typ == ':' && v.str == "0" && t.heldHere(canary) {
+		if canary != "" && v.Type == ':' && v.Str == "0" && t.heldHere(canary) {
 			// Gone unannounced (or announced just now: then this costs a
 			// read of every key, nothing else).
 			t.invalidate(invalidated{all: true})
@@ -341,11 +339,11 @@ func heldAt(lws []*lossWatch, idx int, k string) bool {
 }
 
 // answers reads a batch's replies and records what each shows.
-func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval, broken <-chan error) error {
+func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan wire.Value, broken <-chan error) error {
 	tm := time.NewTimer(t.w.m.cfg.nodeTimeout + time.Duration(len(batch))*time.Millisecond)
 	defer tm.Stop()
 	for _, r := range batch {
-		var v rval
+		var v wire.Value
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -355,7 +353,7 @@ func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval
 			return errors.New("no reply within the node timeout")
 		case v = <-replies:
 		}
-		if v.typ == '-' && !wrongType(v.str) {
+		if v.Type == '-' && !wrongType(v.Str) {
 			// Refused (an ACL, a master loading): nothing learnt, and the key
 			// is not tracked: read it again at the next tick.
 			t.mu.Lock()
@@ -365,10 +363,10 @@ func (t *tracker) answers(ctx context.Context, batch []read, replies <-chan rval
 		}
 		steady := false
 		if r.lw != nil {
-			steady = t.w.observeKey(r.lw, t.idx, r.key, v.typ != '-' && !v.null)
+			steady = t.w.observeKey(r.lw, t.idx, r.key, v.Type != '-' && !v.Null)
 		}
 		for _, lw := range r.lws {
-			steady = t.w.observeKey(lw, t.idx, r.key, v.typ != '-' && !v.null && !v.long && v.str == lw.l.value) || steady
+			steady = t.w.observeKey(lw, t.idx, r.key, v.Type != '-' && !v.Null && !v.Long && v.Str == lw.l.value) || steady
 		}
 		if steady {
 			t.steady(r.key)

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -16,10 +15,13 @@ import (
 // caller's buffer, up to a cap of the caller's (a longer one is read past and
 // not kept). Its reads share the pipes' parsing of lines and bulk strings
 // (lines.go), not their limits: a Conn reads replies of any number of elements
-// and bulk strings of up to 512 MiB (read past beyond the caller's cap).
+// and bulk strings of up to 512 MiB (read past beyond the caller's cap). It also
+// reads RESP3 replies and pushes whole (Value, value.go: a loss watch's
+// tracking connection).
 //
-// A Conn is used by one goroutine at a time. After any error but an error
-// reply (an ErrorReply, which leaves it in step), it is out of step: close it.
+// A Conn is used by one goroutine at a time, but for one reading with Value
+// while another writes with Send or SendBy. After any error but an error reply
+// (an ErrorReply, which leaves it in step), it is out of step: close it.
 type Conn struct {
 	wc  *wireConn
 	out []byte // a script call being written
@@ -54,12 +56,6 @@ func Dial(ctx context.Context, m Master, deadline time.Time) (*Conn, error) {
 
 // NewConn returns a Conn over c, whose handshake (if any) is done.
 func NewConn(c net.Conn) *Conn { return &Conn{wc: newWireConn(c, connBuf)} }
-
-// NetConn returns the Conn's connection and its read buffer, for a caller that
-// reads on it what the Conn does not (RESP3 pushes): its reads go through the
-// buffer, which may hold what the master sent. The Conn is then not used for
-// reading any more.
-func (c *Conn) NetConn() (net.Conn, *bufio.Reader) { return c.wc.c, c.wc.rd }
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.wc.c.Close() }

@@ -47,3 +47,23 @@ func BenchmarkReadReply(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConnValueInvalidation reads what a loss watch reads per change of a
+// watched key: the invalidation push, then the reply of its GET (a lock value).
+//
+//	go test ./internal/wire -run '^$' -bench ConnValueInvalidation -benchmem
+func BenchmarkConnValueInvalidation(b *testing.B) {
+	value := `{"h":"host","p":1234,"t":"0123456789abcdef0123456789abcdef"}`
+	in := ">2\r\n$10\r\ninvalidate\r\n*1\r\n$13\r\nlock:orders:7\r\n$60\r\n" + value + "\r\n"
+	c := &Conn{wc: &wireConn{rd: bufio.NewReaderSize(&loopReader{data: []byte(in)}, connBuf)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		push, err := c.Value(512)
+		if err != nil || len(push.Elems) != 2 || len(push.Elems[1].Elems) != 1 {
+			b.Fatal(push, err)
+		}
+		if get, err := c.Value(512); err != nil || get.Str != value {
+			b.Fatal(get, err)
+		}
+	}
+}
