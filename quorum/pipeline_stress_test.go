@@ -35,8 +35,7 @@ func TestPipelineLateRepliesNeverMisreadGoRedis(t *testing.T) {
 	s := newScen(t, mutants{}, 5, aofAlways...)
 	s.goRedis = true
 	scenPipelineStress(pipelineStressDuration(t)/2, true)(s)
-	time.Sleep(300*time.Millisecond + 100*time.Millisecond) // quiescence: late commands expire
-	s.checkKeys(true)
+	s.quiesce(300 * time.Millisecond)
 	t.Logf("%d holds", s.rec.Holds())
 	if v := s.rec.Report(t); len(v) == 0 {
 		t.Logf("no violation")
@@ -58,8 +57,7 @@ func TestPipelineLateRepliesNeverMisread(t *testing.T) {
 	t.Parallel()
 	s := newScen(t, mutants{}, 5, aofAlways...)
 	bases := scenPipelineStress(pipelineStressDuration(t), true)(s)
-	time.Sleep(300*time.Millisecond + 100*time.Millisecond) // quiescence: late commands expire
-	s.checkKeys(true)
+	s.quiesce(300 * time.Millisecond)
 	_ = bases
 	drained, dropped := s.stats.Late(""), s.stats.Dropped("")
 	t.Logf("%d holds; %d late replies drained, %d connections dropped", s.rec.Holds(), drained, dropped)

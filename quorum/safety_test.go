@@ -104,12 +104,20 @@ func (s *scen) checkKeys(quiescent bool, masters ...string) {
 // checkKeysOn checks the lock keys of one server (a master of the cluster, or a
 // server that took a master's place); a server that does not answer is skipped.
 func (s *scen) checkKeysOn(name string, cl *redis.Client, quiescent bool) {
+	if pttl, ok := lockKeysOn(cl); ok {
+		s.rec.Keys(name, pttl, quiescent)
+	}
+}
+
+// lockKeysOn returns the lock keys of one server (fence counters aside) with
+// their PTTL; ok is false when it does not answer.
+func lockKeysOn(cl *redis.Client) (pttl map[string]time.Duration, ok bool) {
 	ctx := context.Background()
 	keys, err := cl.Keys(ctx, defaults.KeyPrefix+"*").Result()
 	if err != nil {
-		return // down: nothing to check
+		return nil, false // down: nothing to check
 	}
-	pttl := map[string]time.Duration{}
+	pttl = map[string]time.Duration{}
 	for _, k := range keys {
 		if strings.HasSuffix(k, fenceSuffix) {
 			continue
@@ -118,7 +126,35 @@ func (s *scen) checkKeysOn(name string, cl *redis.Client, quiescent bool) {
 			pttl[k] = d
 		}
 	}
-	s.rec.Keys(name, pttl, quiescent)
+	return pttl, true
+}
+
+// quiesceRounds bounds how many times quiesce waits a TTL for late commands.
+const quiesceRounds = 3
+
+// quiesce waits for the masters to be quiet after a run whose keys live at most
+// ttl, then checks that no lock key is left (checkKeys(true)). A command that a
+// stalled master (a fault, or the machine's own stall) runs after the clients
+// stopped sets a key that expires within its TTL: a key seen after ttl + 100ms
+// is noted as such and waited for once more, up to quiesceRounds waits in all.
+// A key still there then is being written again (something still runs) or has
+// no TTL: a violation.
+func (s *scen) quiesce(ttl time.Duration) {
+	for round := 1; ; round++ {
+		time.Sleep(ttl + 100*time.Millisecond)
+		late := false
+		for _, sv := range s.c.Servers {
+			pttl, _ := lockKeysOn(sv.Client())
+			for k, d := range pttl {
+				late = true
+				s.rec.Event("after quiescence %d: master %s holds %s, PTTL %v (a command run late)", round, sv.Name, k, d)
+			}
+		}
+		if !late || round == quiesceRounds {
+			break
+		}
+	}
+	s.checkKeys(true)
 }
 
 func slicesContains(xs []string, x string) bool {

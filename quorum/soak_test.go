@@ -55,8 +55,7 @@ func TestNemesisSoak(t *testing.T) {
 	got = append(got, kept...)
 	wg.Wait()
 	s.net.HealAll()
-	time.Sleep(ttl + 100*time.Millisecond) // quiescence: late commands expire
-	s.checkKeys(true)
+	s.quiesce(ttl)
 	t.Logf("acquisitions per client: %v", got)
 	if sum(got) < 10 {
 		s.violate("only %d acquisitions in %v", sum(got), d)
