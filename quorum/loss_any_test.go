@@ -86,6 +86,9 @@ func armed(t *testing.T, m *Manager, l *Lock) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		w := m.losses()
+		if w == nil { // no watch: the lock was not watched, or the Manager closed
+			return false
+		}
 		for _, tr := range w.trackers {
 			tr.mu.Lock()
 			var lw *lossWatch

@@ -43,9 +43,11 @@ func WithLossWatch() LockOption { return func(c *lockConfig) { c.watch = true } 
 // answer to tell, the error matches ErrUnavailable and the lock is left as it is.
 // When some master holds the lock's tombstone instead (a revocation: force-expire),
 // the error matches ErrRevoked too. A key of another type (a shared holders'
-// set) is another holder's, as for an extension. A master in its restart
-// quarantine counts neither as a vote nor as a loss, as in an acquisition. It
-// neither extends the lock nor moves Until.
+// set) is another holder's, as for an extension. The value on a master in its
+// restart quarantine is no vote, as in an acquisition or an extension (it may
+// have forgotten the lock and granted it again); such a master that does not
+// hold the value counts as one that lost it, as any other. It neither extends
+// the lock nor moves Until.
 func (l *Lock) Verify(ctx context.Context) error {
 	rep, revoked := l.verifyRounds(ctx, l.verifyReads())
 	l.m.observeRound(rep)
