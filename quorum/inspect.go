@@ -47,7 +47,7 @@ func (m *Manager) inspectRead(ctx context.Context, match string) (*lockListing, 
 	}
 	pattern := keyspace.EscapeGlob(m.cfg.prefix) + match
 	return m.readListing(match, "inspect", func(n *node, _ *[]listRecord, put func([]listRecord)) error {
-		_, err := m.scanPass(ctx, n, 0, pattern, 0, put)
+		_, err := m.scanPass(ctx, n, fromStart, pattern, 0, put)
 		return err
 	})
 }
@@ -183,3 +183,6 @@ func (m *Manager) unanswered(op string, lst *lockListing) error {
 	}
 	return errors.Join(errs...)
 }
+
+// fromStart starts a SCAN pass at cursor 0, whatever the master.
+func fromStart(string) uint64 { return 0 }

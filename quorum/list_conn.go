@@ -31,6 +31,7 @@ type listConn struct {
 	out   []byte    // the commands being written
 	batch scanBatch // reused by every listing on the connection
 	blob  []byte    // list_read.lua's records (list_read.go)
+	runID string    // the master's run_id when dialled ("" when it refused INFO)
 }
 
 // listConns keeps one idle listing connection of a master between listings.
@@ -131,7 +132,38 @@ func (n *node) dialList(ctx context.Context, timeout time.Duration) (*listConn, 
 	if err != nil {
 		return nil, err
 	}
-	return &listConn{c: c}, nil
+	lc := &listConn{c: c}
+	if err := lc.readRunID(ctx, timeout); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return lc, nil
+}
+
+// infoServerCap bounds the INFO server reply a listing connection reads (about
+// 1.5 KB from Redis 7).
+const infoServerCap = 64 << 10
+
+// readRunID reads the master's run_id (INFO server) into lc.runID: a Scanner
+// pass that goes on over a new connection to a master that restarted starts
+// again, since a SCAN cursor means nothing to another process. A master that
+// refuses INFO (an ACL without +info) leaves runID empty: its restarts go
+// unnoticed, as before.
+func (lc *listConn) readRunID(ctx context.Context, timeout time.Duration) error {
+	lc.out = wire.AppendCommand(lc.out, "INFO", "server")
+	return lc.roundTrip(ctx, timeout, func() error {
+		b, kept, err := lc.c.Bulk(nil, infoServerCap)
+		var re wire.ErrorReply
+		switch {
+		case errors.As(err, &re):
+			return nil
+		case err != nil:
+			return err
+		case kept:
+			lc.runID = wire.InfoField(string(b), "run_id")
+		}
+		return nil
+	})
 }
 
 // roundTrip writes the commands buffered in out, and runs read (which reads

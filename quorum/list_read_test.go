@@ -129,7 +129,7 @@ func TestListReadScriptKeyShapes(t *testing.T) {
 			}
 		},
 		"scan": func(put func([]listRecord)) {
-			next, err := m.scanPass(ctx, m.nodes[0], 0, "lock:*", 0, put)
+			next, err := m.scanPass(ctx, m.nodes[0], fromStart, "lock:*", 0, put)
 			require.NoError(t, err)
 			require.Zero(t, next)
 		},

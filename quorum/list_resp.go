@@ -83,17 +83,21 @@ func firstErr(err, other error) error {
 	return other
 }
 
-// scanPass runs one SCAN pass on master n under pattern, from cursor: a batch
-// per step, each read in one MULTI/EXEC sent with the next SCAN. It calls put
-// with each batch's records (valid until put returns) and returns the next
-// cursor: 0 once the pass is over, else where it stopped after steps batches
-// (steps <= 0: no limit). Each round trip has the listing's per-call deadline.
-func (m *Manager) scanPass(ctx context.Context, n *node, cursor uint64, pattern string, steps int, put func([]listRecord)) (next uint64, err error) {
+// scanPass runs one SCAN pass on master n under pattern, from the cursor from
+// gives for the connection it runs on (from is given the master's run_id: see
+// listConn.readRunID): a batch per step, each read in one MULTI/EXEC sent with
+// the next SCAN. It calls put with each batch's records (valid until put
+// returns) and returns the next cursor: 0 once the pass is over, else where it
+// stopped after steps batches (steps <= 0: no limit). Each round trip has the
+// listing's per-call deadline.
+func (m *Manager) scanPass(ctx context.Context, n *node, from func(runID string) uint64, pattern string, steps int, put func([]listRecord)) (next uint64, err error) {
 	timeout := m.inspectCallTimeout()
+	cursor := from("")
 	if err := ctx.Err(); err != nil {
 		return cursor, err
 	}
 	lc, err := n.openList(ctx, timeout, func(lc *listConn) (err error) {
+		cursor = from(lc.runID)
 		lc.appendSCAN(cursor, pattern)
 		return lc.roundTrip(ctx, timeout, func() (err error) {
 			next, err = lc.readSCAN(&lc.batch)

@@ -32,6 +32,23 @@ type scanNode struct {
 	failedAt time.Time
 	size     int // the keys counted by DBSIZE when the pass began, or the last pass's size
 	latency  time.Duration
+	runID    string // the master's run_id on the connection of the last step ("" unknown)
+}
+
+// from is the cursor the next step of st starts from on a connection to a
+// master of run_id runID: where the pass stopped, unless the master is another
+// process than at the last step (it restarted: a SCAN cursor means nothing to
+// it, and going on would skip keys), in which case the pass starts again from 0
+// (its records so far stay: the pass merges what it reads again).
+func (st *scanNode) from(runID string) uint64 {
+	if runID == "" {
+		return st.cursor
+	}
+	if st.runID != "" && runID != st.runID && st.cursor != 0 {
+		st.cursor, st.read = 0, 0
+	}
+	st.runID = runID
+	return st.cursor
 }
 
 // scanRetry is how often a Step retries a master that failed, while others answer:
@@ -124,7 +141,7 @@ func (s *scanner) step(ctx context.Context, i int, st *scanNode) error {
 		st.read = 0
 	}
 	at := s.now()
-	next, err := s.m.scanPass(ctx, n, st.cursor, s.pattern, 1, func(recs []listRecord) {
+	next, err := s.m.scanPass(ctx, n, st.from, s.pattern, 1, func(recs []listRecord) {
 		st.read += s.store.put(i, st.seq, at, recs)
 	})
 	if err != nil {
