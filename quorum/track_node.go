@@ -28,6 +28,8 @@ type tracker struct {
 	slow    map[string]struct{}     // churning keys put off: read again trackSlow after the first
 	slowAt  bool                    // a read of the slow keys is due
 	long    int                     // how many watched keys are longer than trackValueCap
+	flushAt time.Time               // when the last flush pushed was read at once (flushed)
+	flushIn bool                    // a read of every key after a flush pushed is put off
 	kick    chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
 	tracking atomic.Bool
@@ -211,7 +213,10 @@ func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error 
 				broken <- err
 				return
 			}
-			if inv, ok := invalidation(v); ok {
+			if inv, ok := invalidation(v); ok && inv.all {
+				t.flushed()
+				continue
+			} else if ok {
 				t.invalidate(inv)
 				continue
 			}
