@@ -39,13 +39,16 @@ type scanNode struct {
 // master of run_id runID: where the pass stopped, unless the master is another
 // process than at the last step (it restarted: a SCAN cursor means nothing to
 // it, and going on would skip keys), in which case the pass starts again from 0
-// (its records so far stay: the pass merges what it reads again).
+// as a new pass: the keys read there before count as read by an earlier pass,
+// shown until read again and forgotten at the pass's end unless they are (the
+// new process may not hold them: a master restarted empty).
 func (st *scanNode) from(runID string) uint64 {
 	if runID == "" {
 		return st.cursor
 	}
 	if st.runID != "" && runID != st.runID && st.cursor != 0 {
 		st.cursor, st.read = 0, 0
+		st.seq++
 	}
 	st.runID = runID
 	return st.cursor

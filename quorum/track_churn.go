@@ -62,3 +62,29 @@ func (t *tracker) steady(k string) {
 	t.churned++
 	t.mu.Unlock()
 }
+
+// flushed marks every key to be read again after a null invalidation push: at
+// once, unless one was read at once within trackSlow, then trackSlow after
+// that one (flushes pushed meanwhile read together). The master pushes one for
+// a FLUSHALL, and for a FLUSHDB of any database (tracking names keys, not
+// databases): another database's client flushing it in a loop, thousands of
+// times a second, made the watch read every key it watches as often.
+func (t *tracker) flushed() {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.flushIn:
+	case now.Sub(t.flushAt) >= trackSlow:
+		t.flushAt, t.all = now, true
+		t.poke()
+	default:
+		t.flushIn = true
+		time.AfterFunc(t.flushAt.Add(trackSlow).Sub(now), func() {
+			t.mu.Lock()
+			t.flushIn, t.flushAt, t.all = false, time.Now(), true
+			t.mu.Unlock()
+			t.poke()
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlock/redlock/internal/keyspace"
@@ -29,12 +30,21 @@ const trackValueCap = keyspace.ValueReadCap
 type trackConn struct {
 	wc  *wire.Conn
 	out []byte
+	// asked counts the commands sent whose replies are still to come: a reply
+	// beyond them answers nothing the watch asked (the connection is out of
+	// step, or not the master's).
+	asked atomic.Int64
 }
 
-// send writes the commands appended to out, failing once deadline passes: a
+// errTrackUnasked: a reply came on a tracking connection with no command
+// waiting for it.
+var errTrackUnasked = errors.New("a reply to no command sent")
+
+// send writes the n commands appended to out, failing once deadline passes: a
 // write deadline only, the reading of pushes in another goroutine is left as it
-// is.
-func (lc *trackConn) send(deadline time.Time) error {
+// is. Their replies are counted as asked for before the write.
+func (lc *trackConn) send(n int, deadline time.Time) error {
+	lc.asked.Add(int64(n))
 	err := lc.wc.SendBy(lc.out, deadline)
 	lc.out = lc.out[:0]
 	return err

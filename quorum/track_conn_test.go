@@ -118,7 +118,7 @@ func TestTrackConnHandshake(t *testing.T) {
 			t.Cleanup(func() { _ = lc.wc.Close() })
 			assert.Equal(t, tc.wantTracking, tracking)
 			lc.out = wire.AppendCommand(lc.out, "PING")
-			require.NoError(t, lc.send(time.Now().Add(5*time.Second)))
+			require.NoError(t, lc.send(1, time.Now().Add(5*time.Second)))
 			v, err := lc.wc.Value(trackValueCap)
 			require.NoError(t, err)
 			assert.Equal(t, wire.Value{Type: '+', Str: "PONG"}, v)

@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,8 @@ type tracker struct {
 	slow    map[string]struct{}     // churning keys put off: read again trackSlow after the first
 	slowAt  bool                    // a read of the slow keys is due
 	long    int                     // how many watched keys are longer than trackValueCap
+	flushAt time.Time               // when the last flush pushed was read at once (flushed)
+	flushIn bool                    // a read of every key after a flush pushed is put off
 	kick    chan struct{}           // capacity 1: something to read
 	// tracking: the connection is up and the master tracks its reads.
 	tracking atomic.Bool
@@ -197,14 +200,23 @@ func (t *tracker) run() {
 func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error {
 	replies := make(chan wire.Value, trackBatch)
 	broken := make(chan error, 1)
+	done := make(chan struct{})
 	go func() {
 		for {
 			v, err := c.wc.Value(trackValueCap)
+			if err == nil && v.Type != '>' && c.asked.Add(-1) < 0 {
+				// Nothing waits for it: every later reply would be taken
+				// for the answer to the command before.
+				err = fmt.Errorf("%s: %w", t.n.name, errTrackUnasked)
+			}
 			if err != nil {
 				broken <- err
 				return
 			}
-			if inv, ok := invalidation(v); ok {
+			if inv, ok := invalidation(v); ok && inv.all {
+				t.flushed()
+				continue
+			} else if ok {
 				t.invalidate(inv)
 				continue
 			}
@@ -213,12 +225,12 @@ func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error 
 			}
 			select {
 			case replies <- v:
-			case <-ctx.Done():
+			case <-done:
 				return
 			}
 		}
 	}()
-	defer func() { _ = c.wc.Close() }()
+	defer func() { close(done); _ = c.wc.Close() }()
 	// Every trackPoll: without tracking, read every key again; with it, ping
 	// (EXISTS of a key held there), so that a connection silently gone (a
 	// partition, a host lost) is dialled again, and every key read again,
@@ -255,7 +267,7 @@ func (t *tracker) serve(ctx context.Context, c *trackConn, tracking bool) error 
 				c.out = wire.AppendCommand(c.out, "GET", r.key)
 			}
 		}
-		if err := c.send(time.Now().Add(t.w.m.cfg.nodeTimeout)); err != nil {
+		if err := c.send(len(batch), time.Now().Add(t.w.m.cfg.nodeTimeout)); err != nil {
 			return err
 		}
 		if err := t.answers(ctx, batch, replies, broken); err != nil {
@@ -276,7 +288,7 @@ func (t *tracker) ping(ctx context.Context, c *trackConn, replies <-chan wire.Va
 	} else {
 		c.out = wire.AppendCommand(c.out, "EXISTS", canary)
 	}
-	if err := c.send(time.Now().Add(t.w.m.cfg.nodeTimeout)); err != nil {
+	if err := c.send(1, time.Now().Add(t.w.m.cfg.nodeTimeout)); err != nil {
 		return err
 	}
 	tm := time.NewTimer(t.w.m.cfg.nodeTimeout)
