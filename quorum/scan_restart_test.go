@@ -19,33 +19,7 @@ import (
 // view, so locks held on every master were listed with a vote missing until the
 // next pass. A pass that finds the master's run_id changed starts again there.
 func TestBugScannerPassUndercountsAcrossAMasterRestart(t *testing.T) {
-	ctx := context.Background()
-	c := redistest.Start(t, 3, redistest.Options{Args: aofAlways})
-	m := managerFor(t, c)
-	const n = 4000 // four SCAN batches and more
-	for _, s := range c.Servers {
-		pipe := s.Client().Pipeline()
-		for j := range n {
-			pipe.Set(ctx, fmt.Sprintf("lock:bulk/%04d", j), "v", 10*time.Minute)
-		}
-		_, err := pipe.Exec(ctx)
-		require.NoError(t, err)
-	}
-	s := m.newScanner("")
-	scanAll(t, s)
-	require.NoError(t, s.Step(ctx)) // the second pass is under way
-	require.NotZero(t, s.nodes[0].cursor, "mid-pass on the master to restart")
-
-	c.Servers[0].Restart(true)
-	for steps := 0; s.nodes[0].passes < 2; steps++ {
-		require.Less(t, steps, 100, "the second pass never ended")
-		_ = s.Step(ctx)
-	}
-	got, err := s.Listing()
-	require.NoError(t, err)
-	want, err := m.inspect(ctx, "")
-	require.NoError(t, err)
-	require.Len(t, want.Locks, n)
+	got, want := listingAcrossARestart(t, true)
 	short := 0
 	for _, li := range got.Locks {
 		if li.Votes < 3 {
@@ -66,33 +40,7 @@ func TestBugScannerPassUndercountsAcrossAMasterRestart(t *testing.T) {
 func TestBugScannerPassKeepsKeysAMasterRestartedEmptyLost(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("data kept %v", keep), func(t *testing.T) {
-			ctx := context.Background()
-			c := redistest.Start(t, 3, redistest.Options{Args: aofAlways})
-			m := managerFor(t, c)
-			const n = 4000 // four SCAN batches and more
-			for _, s := range c.Servers {
-				pipe := s.Client().Pipeline()
-				for j := range n {
-					pipe.Set(ctx, fmt.Sprintf("lock:bulk/%04d", j), "v", 10*time.Minute)
-				}
-				_, err := pipe.Exec(ctx)
-				require.NoError(t, err)
-			}
-			s := m.newScanner("")
-			scanAll(t, s)
-			require.NoError(t, s.Step(ctx)) // the second pass is under way
-			require.NotZero(t, s.nodes[0].cursor, "mid-pass on the master to restart")
-
-			c.Servers[0].Restart(keep)
-			for steps := 0; s.nodes[0].passes < 2; steps++ {
-				require.Less(t, steps, 100, "the second pass never ended")
-				_ = s.Step(ctx)
-			}
-			got, err := s.Listing()
-			require.NoError(t, err)
-			want, err := m.inspect(ctx, "")
-			require.NoError(t, err)
-			require.Len(t, want.Locks, n)
+			got, want := listingAcrossARestart(t, keep)
 			phantom := 0
 			votes := map[string]int{}
 			for _, li := range want.Locks {
@@ -107,4 +55,40 @@ func TestBugScannerPassKeepsKeysAMasterRestartedEmptyLost(t *testing.T) {
 			assert.Equal(t, summary(want), summary(got), "the listing after the pass against what the masters hold")
 		})
 	}
+}
+
+// listingAcrossARestart holds 4,000 locks (four SCAN batches and more) on three
+// persisting masters, restarts the first one (keeping its data or not) in the
+// middle of a Scanner's second pass, and returns the Scanner's listing once
+// that pass has ended there, and what Inspect reads from the masters then.
+func listingAcrossARestart(t *testing.T, keep bool) (got, want *lockListing) {
+	t.Helper()
+	ctx := context.Background()
+	c := redistest.Start(t, 3, redistest.Options{Args: aofAlways})
+	m := managerFor(t, c)
+	const n = 4000
+	for _, s := range c.Servers {
+		pipe := s.Client().Pipeline()
+		for j := range n {
+			pipe.Set(ctx, fmt.Sprintf("lock:bulk/%04d", j), "v", 10*time.Minute)
+		}
+		_, err := pipe.Exec(ctx)
+		require.NoError(t, err)
+	}
+	s := m.newScanner("")
+	scanAll(t, s)
+	require.NoError(t, s.Step(ctx)) // the second pass is under way
+	require.NotZero(t, s.nodes[0].cursor, "mid-pass on the master to restart")
+
+	c.Servers[0].Restart(keep)
+	for steps := 0; s.nodes[0].passes < 2; steps++ {
+		require.Less(t, steps, 100, "the second pass never ended")
+		_ = s.Step(ctx)
+	}
+	got, err := s.Listing()
+	require.NoError(t, err)
+	want, err = m.inspect(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, want.Locks, n)
+	return got, want
 }

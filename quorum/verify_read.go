@@ -51,14 +51,10 @@ func getRead(key string) verifyRead {
 // (missing), or another holder's (another value, or a key of another type,
 // as for an extension); revoked when it is l's tombstone.
 func decodeValue(l *Lock, r *wire.Result) (Outcome, bool, error) {
-	switch {
-	case r.Type == '-' && strings.HasPrefix(r.Str, "WRONGTYPE"):
-		return OutcomeForeign, false, nil
-	case r.Type == '-':
-		return OutcomeError, false, r.Err
-	case r.Int < 0:
-		return OutcomeMissing, false, nil
-	case r.Str != l.value:
+	if out, _, err := decodeMember(l, r); out != OutcomeOK || err != nil {
+		return out, false, err
+	}
+	if r.Str != l.value {
 		return OutcomeForeign, isTombstoneOf(r.Str, l.value), nil
 	}
 	return OutcomeOK, false, nil
@@ -73,7 +69,8 @@ func sharedReads(l *Lock) []verifyRead {
 }
 
 // decodeMember says whether a master's ZSCORE reply shows l's member among the
-// shared holders; a key of another type is another holder's.
+// shared holders (or a GET reply a value: decodeValue); a key of another type
+// is another holder's.
 func decodeMember(_ *Lock, r *wire.Result) (Outcome, bool, error) {
 	switch {
 	case r.Type == '-' && strings.HasPrefix(r.Str, "WRONGTYPE"):
