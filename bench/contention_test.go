@@ -170,7 +170,7 @@ func runContention(tb testing.TB, kind string, addrs []string, clients int) (exp
 	masters := watchMasters(tb, addrs)
 	results, run := runWorkers(tb, "TestContentionWorker", clients, envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
 		envOps+"="+strconv.Itoa(contentionOps()), envClients+"="+strconv.Itoa(clients))
-	run.waited = masters.finish() + "\n" + workersSched(results)
+	run.waited = masters.finish(clients*contentionOps()) + "\n" + workersSched(results)
 	return experiment.Summarize(kind, contentionOps(), results), run
 }
 

@@ -71,7 +71,7 @@ func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) (e
 	masters := watchMasters(tb, addrs)
 	results, run := runWorkers(tb, "TestHandoffWorker", clients, envHandoffWorker+"="+kind,
 		envAddrs+"="+strings.Join(addrs, ","), envOps+"="+strconv.Itoa(ops), envClients+"="+strconv.Itoa(clients))
-	run.waited = masters.finish() + "\n" + workersSched(results)
+	run.waited = masters.finish(clients*ops) + "\n" + workersSched(results)
 	return experiment.Summarize(kind, ops, results), run
 }
 

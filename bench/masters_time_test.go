@@ -63,8 +63,11 @@ func watchMasters(tb testing.TB, addrs []string) *masterTime {
 	return mt
 }
 
-// finish reads the masters' figures since watchMasters and sums them up.
-func (mt *masterTime) finish() string {
+// finish reads the masters' figures since watchMasters and sums them up; acqs is
+// the number of acquisitions of the row, for the counts per acquisition (the
+// masters' reads of their connections, each a wake-up of the master, and the
+// commands they ran, those run by scripts included).
+func (mt *masterTime) finish(acqs int) string {
 	if mt.err != nil {
 		return "the masters' own time: not measured: " + mt.err.Error()
 	}
@@ -73,6 +76,8 @@ func (mt *masterTime) finish() string {
 	var events []string
 	worst := map[string]float64{} // command -> the worst master's p99.9, µs
 	p99 := map[string]float64{}
+	calls := map[string]int64{}
+	var reads, usec int64
 	for i, a := range mt.addrs {
 		if now, err := experiment.ThreadSched(mt.pids[i]); err == nil {
 			threads = threads.Add(now.Sub(mt.threads[i]))
@@ -86,6 +91,12 @@ func (mt *masterTime) finish() string {
 				}
 			}
 		}
+		reads += infoInt(c.Info(ctx, "stats").Val(), "total_reads_processed")
+		cs := commandCalls(c.Info(ctx, "commandstats").Val())
+		for cmd, n := range cs.calls {
+			calls[cmd] += n
+		}
+		usec += cs.usec["evalsha"] + cs.usec["eval"]
 		for cmd, ps := range latencyStats(c.Info(ctx, "latencystats").Val()) {
 			worst[cmd] = max(worst[cmd], ps["p99.9"])
 			p99[cmd] = max(p99[cmd], ps["p99"])
@@ -110,7 +121,53 @@ func (mt *masterTime) finish() string {
 	if threads.Slices > 0 {
 		sb.WriteString("; the masters' " + threads.Threads())
 	}
+	if acqs > 0 {
+		fmt.Fprintf(&sb, "\nper acquisition, on all the masters: %.1f reads of a connection, %.1f µs in scripts (EVALSHA, EVAL: INFO commandstats); commands, those scripts ran included:",
+			float64(reads)/float64(acqs), float64(usec)/float64(acqs))
+		names := make([]string, 0, len(calls))
+		for cmd := range calls {
+			names = append(names, cmd)
+		}
+		slices.SortFunc(names, func(a, b string) int { return int(calls[b] - calls[a]) })
+		for _, cmd := range names {
+			if per := float64(calls[cmd]) / float64(acqs); per >= 0.05 {
+				fmt.Fprintf(&sb, " %s %.1f;", printable(cmd), per)
+			}
+		}
+	}
 	return sb.String()
+}
+
+// commandStats is what commandCalls reads of INFO commandstats, per command: its
+// calls and the time in them, those a script ran included (and counted in the
+// script's time too).
+type commandStats struct {
+	calls, usec map[string]int64
+}
+
+// commandCalls parses INFO commandstats ("cmdstat_evalsha:calls=12,usec=40,...").
+// The commands a script runs are counted apart under their own names, their time
+// within the script's.
+func commandCalls(info string) commandStats {
+	out := commandStats{calls: map[string]int64{}, usec: map[string]int64{}}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		cmd, found := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !found {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				out.calls[cmd] = n
+			case "usec":
+				out.usec[cmd] = n
+			}
+		}
+	}
+	return out
 }
 
 // latencyStats parses INFO latencystats: per command, its percentiles in µs
@@ -169,4 +226,6 @@ func TestLatencyStatsParse(t *testing.T) {
 		"ping":    {"p50": 1.003, "p99": 2.007, "p99.9": 4.015},
 	}, latencyStats(info))
 	assert.Equal(t, `evil\x1b[2Jname\r\n`, printable("evil\x1b[2Jname\r\n"))
+	stats := "# Commandstats\r\ncmdstat_evalsha:calls=12,usec=40,usec_per_call=3.33,rejected_calls=0,failed_calls=0\r\ncmdstat_ping:calls=3,usec=1\r\n"
+	assert.Equal(t, commandStats{calls: map[string]int64{"evalsha": 12, "ping": 3}, usec: map[string]int64{"evalsha": 40, "ping": 1}}, commandCalls(stats))
 }
