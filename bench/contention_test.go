@@ -154,6 +154,7 @@ func TestContentionWorker(t *testing.T) {
 	}
 	rec.paths = nil
 	require.NoError(t, experiment.SleepUntil(ctx, time.Unix(0, startNS)))
+	require.NoError(t, leavePid(os.Getenv(envID)))
 	res := experiment.Work(ctx, os.Getenv(envID), acquire, contentionOps(), 0)
 	closeFn()
 	require.NoError(t, rec.save(os.Getenv(envID)))
@@ -168,19 +169,24 @@ func TestContentionWorker(t *testing.T) {
 func runContention(tb testing.TB, kind string, addrs []string, clients int) (experiment.Summary, pathsRun) {
 	tb.Helper()
 	masters := watchMasters(tb, addrs)
-	results, run := runWorkers(tb, "TestContentionWorker", clients, envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
+	mq := masters.sampleQueues()
+	results, run := runWorkers(tb, mq, "TestContentionWorker", clients, envWorker+"="+kind, envAddrs+"="+strings.Join(addrs, ","),
 		envOps+"="+strconv.Itoa(contentionOps()), envClients+"="+strconv.Itoa(clients))
+	run.qwait = mq.finish()
 	run.waited = masters.finish(clients*contentionOps()) + "\n" + workersSched(results)
 	return experiment.Summarize(kind, contentionOps(), results), run
 }
 
 // runWorkers runs clients worker processes (this test binary, running only test)
 // with env besides the common start and their ids, and returns their results and
-// the paths of their calls.
-func runWorkers(tb testing.TB, test string, clients int, env ...string) ([]experiment.WorkerResult, pathsRun) {
+// the paths of their calls; mq, when not nil, samples the workers' run-queue waits
+// too.
+func runWorkers(tb testing.TB, mq *qsampler, test string, clients int, env ...string) ([]experiment.WorkerResult, pathsRun) {
 	tb.Helper()
 	var results []experiment.WorkerResult
-	run, err := withPaths(tb.TempDir(), func(pathsEnv string) {
+	dir := tb.TempDir()
+	mq.watch(dir)
+	run, err := withPaths(dir, func(pathsEnv string) {
 		start := experiment.StartAt(clients)
 		cmds := make([]*exec.Cmd, clients)
 		for i := range cmds {

@@ -69,8 +69,10 @@ func BenchmarkHandoff(b *testing.B) {
 func runHandoff(tb testing.TB, kind string, addrs []string, clients, ops int) (experiment.Summary, pathsRun) {
 	tb.Helper()
 	masters := watchMasters(tb, addrs)
-	results, run := runWorkers(tb, "TestHandoffWorker", clients, envHandoffWorker+"="+kind,
+	mq := masters.sampleQueues()
+	results, run := runWorkers(tb, mq, "TestHandoffWorker", clients, envHandoffWorker+"="+kind,
 		envAddrs+"="+strings.Join(addrs, ","), envOps+"="+strconv.Itoa(ops), envClients+"="+strconv.Itoa(clients))
+	run.qwait = mq.finish()
 	run.waited = masters.finish(clients*ops) + "\n" + workersSched(results)
 	return experiment.Summarize(kind, ops, results), run
 }
@@ -104,6 +106,7 @@ func TestHandoffWorker(t *testing.T) {
 	require.NoError(t, err)
 	rec.paths = nil
 	require.NoError(t, experiment.SleepUntil(ctx, time.Unix(0, startNS)))
+	require.NoError(t, leavePid(os.Getenv(envID)))
 	res := experiment.Work(ctx, os.Getenv(envID), acquire, ops, 0)
 	closeFn()
 	require.NoError(t, rec.save(os.Getenv(envID)))

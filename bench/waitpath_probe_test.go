@@ -92,7 +92,8 @@ type pathsRun struct {
 	stalls   []stall
 	runnable []runnable
 	cpu      cpuShare
-	waited   string // who waited for what: the masters' own time, the processes' waits for a processor
+	waited   string               // who waited for what: the masters' own time, the processes' waits for a processor
+	qwait    map[string][]qsample // the processes' run-queue waits over time, by name (envQWait)
 }
 
 // runnableDuring is the mean count of runnable tasks sampled in [from, to] (all

@@ -167,6 +167,13 @@ func (run pathsRun) gaps(top int) string {
 	}
 	fmt.Fprintf(&sb, " over %v: %d\n", buckets*bucket, hist[buckets])
 	slices.SortFunc(gs, func(a, b gap) int { return int(b.d - a.d) })
+	var long []span
+	for _, g := range gs {
+		if g.d > buckets*bucket {
+			long = append(long, span{g.prev.at, g.next.at})
+		}
+	}
+	sb.WriteString(run.queuedInGaps(gs[len(gs)/2].d, long))
 	for _, g := range gs[:min(top, len(gs))] {
 		stalled := time.Duration(0)
 		for _, s := range run.stalls {
@@ -178,8 +185,12 @@ func (run pathsRun) gaps(top int) string {
 		if g.prev.released > 0 {
 			rel = fmt.Sprintf("; %s's release returned %v after its acquisition", g.prev.id, experiment.Round(time.Duration(g.prev.released-g.prev.at)))
 		}
-		fmt.Fprintf(&sb, "  a gap of %v, ended by %s's acquisition in %d round(s); the idle probe late by %v meanwhile%s%s\n",
-			experiment.Round(g.d), g.next.id, g.next.rounds, experiment.Round(stalled), rel, lastRound(g.d, g.next.last))
+		queued := ""
+		if names, _ := queuedDuring(run.qwait, g.prev.at, g.next.at); names != "" {
+			queued = "; waiting on a run queue meanwhile: " + names
+		}
+		fmt.Fprintf(&sb, "  a gap of %v, ended by %s's acquisition in %d round(s); the idle probe late by %v meanwhile%s%s%s\n",
+			experiment.Round(g.d), g.next.id, g.next.rounds, experiment.Round(stalled), rel, lastRound(g.d, g.next.last), queued)
 	}
 	return sb.String()
 }
