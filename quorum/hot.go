@@ -207,6 +207,7 @@ func (m *Manager) setRoundTo(ctx context.Context, rep *Report, key, value string
 	c := m.getCall()
 	c.args = [6]string{"SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10)}
 	c.cmd = wire.Cmd{Args: c.args[:], Want: "+$", NXGet: holder}
+	m.atQuorum(c, m.votes.set)
 	return m.sendTo(ctx, rep, c, decodeSet)
 }
 
@@ -321,7 +322,9 @@ func (m *Manager) fairRoundTo(ctx context.Context, rep *Report, key, value strin
 	c := m.getCall()
 	c.keys[0], c.keys[1] = key, key+queueSuffix
 	c.args = [6]string{value, strconv.FormatInt(ms, 10), w.id, w.score, w.hbMS, w.mode}
-	return m.scriptRoundTo(ctx, rep, fairAcquireW, c, 2, 6, decodeFair)
+	c.cmd = wire.Cmd{Script: fairAcquireW, Keys: c.keys[:2], Args: c.args[:6], Want: ":"}
+	m.atQuorum(c, m.votes.fair)
+	return m.sendTo(ctx, rep, c, decodeFair)
 }
 
 // infoFailed returns the error of an INFO the quarantine needs (what names the

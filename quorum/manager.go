@@ -60,6 +60,7 @@ type Manager struct {
 	// that a read never waits behind a write a master holds back (CLIENT PAUSE
 	// WRITE, a FAILOVER) on tr's connection.
 	reads wire.Rounder
+	votes votes // the acquisition rounds' ends at a quorum (at_quorum.go)
 
 	wakeMu     sync.Mutex
 	wake       *wakeHub // started by the first waiter (wake.go)
@@ -137,6 +138,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 	}
 	m.tr = m.newPipes(masters)
 	m.reads = m.newPipes(masters)
+	m.votes = m.newVotes()
 	m.calls = make(chan *call, 256)
 	return m, nil
 }

@@ -143,6 +143,27 @@ func scenSlowTwo(s *scen) {
 	h.holdToEnd(ctx)
 }
 
+// Slow masters, 0.3 TTL on three, a quorum: the round waits that long for its
+// quorum (a round that a quorum granted does not wait for two slow masters), and
+// the holder's validity counts from the round's start, so B's acquisition after
+// the keys expired never overlaps A's hold.
+func scenSlowQuorum(s *scen) {
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	a := s.client("A", WithNodeTimeout(250*time.Millisecond))
+	b := s.client("B")
+	a.net(func(p *faults.Proxy) { p.SetLatency(45*time.Millisecond, 45*time.Millisecond) }, "c", "d", "e")
+	h, err := a.try(ctx, scenLock, ttl)
+	if err != nil {
+		s.violate("A did not acquire with 3 slow masters: %v", err)
+		return
+	}
+	if bh := b.until(ctx, time.Now().Add(2*ttl), scenLock, ttl); bh != nil {
+		_ = bh.release(ctx)
+	}
+	h.holdToEnd(ctx)
+}
+
 // Slow masters, >= TTL on three: the round comes back with no validity left.
 func scenSlowThree(s *scen) {
 	ctx := context.Background()
@@ -284,6 +305,7 @@ func TestScenarios(t *testing.T) {
 		{"lost replies", scenLostReplies, nil},
 		{"slow masters 0.3 ttl on 2", scenSlowTwo, nil},
 		{"slow masters ttl on 3", scenSlowThree, nil},
+		{"slow masters 0.3 ttl on 3", scenSlowQuorum, nil},
 		{"master paused longer than ttl", scenPausedMaster, nil},
 		{"client pause during acquire", scenClientPauseDuring, nil},
 		{"client clock drift within budget", scenClockDrift(0.97), nil},

@@ -97,6 +97,7 @@ func (m *Manager) waitRound(ctx context.Context, key, value string, ms int64, w 
 	c.keys[0], c.keys[1] = key, key+queueSuffix
 	c.args[0], c.args[1], c.args[2], c.args[3] = value, strconv.FormatInt(ms, 10), w.id, w.ttlMS
 	c.cmd = wire.Cmd{Script: waitRoundW, Keys: c.keys[:2], Args: c.args[:4], Want: "+$:"}
+	m.atQuorum(c, m.votes.wait)
 	return m.send(ctx, opAcquire, key, c, decodeWaitRound)
 }
 

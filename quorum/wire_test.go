@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // outcomes returns the per-master outcomes of a report.
@@ -355,21 +356,24 @@ func TestWireAbandonedReplyIsDrainedNotMisread(t *testing.T) {
 	dropped := st.Dropped("c")
 
 	// c holds a foreign value for "second", so an in-step reply to our SET there
-	// is "foreign"; a reply out of step would be the OK of the abandoned SET.
+	// is "foreign"; a reply out of step would be the OK of the abandoned SET. a
+	// holds one too, so that the second round gets no quorum before c answers (an
+	// acquisition round that a quorum granted does not wait long for the others).
 	require.NoError(t, c.Servers[2].Client().Set(ctx, "lock:second", "rl1.other", time.Minute).Err())
+	require.NoError(t, c.Servers[0].Client().Set(ctx, "lock:second", "rl1.other", time.Minute).Err())
 	c.Servers[2].Stop()
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	rep1 := m.wireRound(short, opAcquire, "lock:first", wireSet, "rl1.first", "", 60000)
 	cancel()
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeError}, outcomes(rep1))
-	assert.ErrorIs(t, rep1.Nodes[2].Err, context.DeadlineExceeded)
+	assert.ErrorIs(t, rep1.Nodes[2].Err, wire.ErrNotAwaited, "a and b granted: the round ended at its quorum")
 
 	done := make(chan *Report)
 	go func() { done <- m.wireRound(ctx, opAcquire, "lock:second", wireSet, "rl1.second", "", 60000) }()
 	time.Sleep(100 * time.Millisecond) // the second SET is written behind the first
 	c.Servers[2].Cont()
 	rep2 := <-done
-	assert.Equal(t, []Outcome{OutcomeOK, OutcomeOK, OutcomeForeign}, outcomes(rep2))
+	assert.Equal(t, []Outcome{OutcomeForeign, OutcomeOK, OutcomeForeign}, outcomes(rep2))
 	assert.Equal(t, "rl1.other", rep2.Nodes[2].holder)
 	assert.EqualValues(t, 1, st.Late("c"), "the abandoned SET's reply was read and discarded (an observe.EventLateReply)")
 	assert.Equal(t, dropped, st.Dropped("c"), "the connection stayed in step")

@@ -51,6 +51,7 @@ const (
 // req is one round's command on one master.
 type req struct {
 	rnd   *round
+	idx   int // the master's index in the round
 	state atomic.Uint32
 	eval  bool      // write the script with EVAL (after NOSCRIPT); pipe only
 	nxget bool      // written as SET NX GET; pipe only
@@ -79,7 +80,15 @@ type round struct {
 	t0, deadline time.Time
 	remaining    atomic.Int32  // commands without a result yet
 	done         chan struct{} // receives once, when remaining reaches 0
-	timer        *time.Timer
+	// granted, quorum: Cmd.Granted and Cmd.Quorum; votes counts the results
+	// granted approved, quorumAt (Unix ns) is when they reached quorum, and
+	// early receives once then.
+	granted  func(int, *Result) bool
+	quorum   int32
+	votes    atomic.Int32
+	quorumAt atomic.Int64
+	early    chan struct{}
+	timer    *time.Timer
 	// fdConn[i] is the last connection of master i the round polled, fd[i] its
 	// socket's descriptor (precheck).
 	fdConn []*pipeConn
@@ -92,6 +101,10 @@ func (rd *round) finish(r *req, res Result, now time.Time) {
 	res.NXGet = r.nxget
 	res.Latency = now.Sub(rd.t0)
 	r.res = res
+	if rd.granted != nil && res.Type != 0 && res.Err == nil && rd.granted(r.idx, &r.res) && rd.votes.Add(1) == rd.quorum {
+		rd.quorumAt.Store(now.UnixNano())
+		rd.early <- struct{}{}
+	}
 	if rd.remaining.Add(-1) == 0 {
 		rd.done <- struct{}{}
 	}
@@ -151,10 +164,10 @@ func (p *rounds) get(n int) *round {
 		return rd
 	default:
 	}
-	rd := &round{reqs: make([]req, n), own: make([]*pipeConn, n), done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+	rd := &round{reqs: make([]req, n), own: make([]*pipeConn, n), done: make(chan struct{}, 1), early: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
 	rd.timer.Stop()
 	for i := range rd.reqs {
-		rd.reqs[i].rnd = rd
+		rd.reqs[i].rnd, rd.reqs[i].idx = rd, i
 	}
 	return rd
 }
@@ -183,6 +196,16 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 	}
 	rd := ps.rounds.get(len(ps.pipes))
 	rd.script, rd.want, rd.nxget = cmd.Script, cmd.Want, cmd.NXGet
+	rd.granted, rd.quorum = nil, 0
+	if cmd.Granted != nil && cmd.Quorum > 0 && cmd.Quorum <= len(rd.reqs) {
+		rd.granted, rd.quorum = cmd.Granted, int32(cmd.Quorum)
+	}
+	rd.votes.Store(0)
+	rd.quorumAt.Store(0)
+	select {
+	case <-rd.early: // a reused round's, from a round that did not wait for it
+	default:
+	}
 	rd.keys = append(rd.keys[:0], cmd.Keys...)
 	rd.args = append(rd.args[:0], cmd.Args...)
 	rd.t0, rd.deadline = t0, deadline
@@ -253,6 +276,13 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 		select {
 		case <-rd.done:
 			finished = true
+		case <-rd.early:
+			// A quorum granted: the others get their share of afterQuorum,
+			// within the deadline.
+			if until := rd.awaitUntil(); until.Before(deadline.Add(grace)) {
+				rd.timer.Reset(time.Until(until))
+				cause = ErrNotAwaited
+			}
 		case <-rd.timer.C:
 			over = true
 		case <-cancelled:
@@ -324,6 +354,14 @@ func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
 			}
 			now := time.Now()
 			d := now.Add(max(patience, deadline.Sub(now)/2))
+			if rd.granted != nil && pass == 0 {
+				// Rounds that end at a quorum read every master that answered
+				// before waiting long for one that did not.
+				d = now.Add(patience)
+			}
+			if until := rd.awaitUntil(); !until.IsZero() && until.Before(d) {
+				d = until
+			}
 			if deadline.Before(d) {
 				d = deadline
 			}
@@ -335,6 +373,25 @@ func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
 			}
 		}
 	}
+}
+
+// afterQuorum is how long a round whose Cmd sets Granted waits for the other
+// masters once a quorum has granted, at least: twice as long as the quorum took,
+// when that is longer. Under load the masters' batches end apart: with 256
+// acquisitions in flight on five masters, 0.9 % of the masters' answers came
+// later than 2 ms or the quorum's own time after the quorum, 0.01-0.02 % later
+// than this (quorum's BenchmarkNotAwaited, on a 2-core machine).
+const afterQuorum = 5 * time.Millisecond
+
+// awaitUntil is when a round stops waiting for the masters that have not answered,
+// a quorum having granted; zero while no quorum has.
+func (rd *round) awaitUntil() time.Time {
+	q := rd.quorumAt.Load()
+	if q == 0 {
+		return time.Time{}
+	}
+	at := time.Unix(0, q)
+	return at.Add(max(afterQuorum, 2*at.Sub(rd.t0)))
 }
 
 // abandon gives up every command without a result and returns how many.

@@ -61,6 +61,16 @@ type Cmd struct {
 	// masters i where Only[i]; the others' results are ErrNotAsked, and nothing
 	// is written to them.
 	Only []bool
+	// Granted and Quorum, when both set, let the round end early (Pipes does;
+	// another Rounder may run the round to its end): once Quorum replies satisfy
+	// Granted (called with the master's index and its reply, never an error
+	// reply, from the goroutine that read it: it must be quick and must not
+	// block), the masters that have not answered get twice as long as the quorum
+	// took, at least 5 ms, within the deadline; those that still have not then
+	// fail with ErrNotAwaited (their commands may still take effect, as after a
+	// deadline). A round that no quorum grants runs to its end as without them.
+	Granted func(master int, r *Result) bool
+	Quorum  int
 }
 
 // Result is one master's answer to one round's command.
@@ -96,3 +106,8 @@ var ErrNotAsked = errors.New("not asked")
 
 // ErrNoReply is the result of a command the master did not answer in time.
 var ErrNoReply = fmt.Errorf("no reply within the node timeout: %w", os.ErrDeadlineExceeded)
+
+// ErrNotAwaited is the result of a command the master had not answered when a
+// quorum of the others had granted and the time a round gives the rest ran out
+// (Cmd.Granted).
+var ErrNotAwaited = fmt.Errorf("no reply soon after a quorum had granted: not awaited: %w", os.ErrDeadlineExceeded)

@@ -1,0 +1,166 @@
+package wire_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/internal/wire"
+)
+
+// echoed is a Cmd.Granted that approves every ECHO reply.
+func echoed(_ int, r *wire.Result) bool { return r.Type == '$' }
+
+// TestRoundEndsAtAQuorumBesideStoppedMasters: five masters, some stopped
+// (SIGSTOP), a node timeout of 2 s. A round that ends at a quorum of three
+// returns soon after the others answered while one or two masters are stopped,
+// their results ErrNotAwaited; with three stopped no quorum grants, and the round
+// waits for its deadline as one without Granted does.
+func TestRoundEndsAtAQuorumBesideStoppedMasters(t *testing.T) {
+	const timeout = 2 * time.Second
+	tests := []struct {
+		name      string
+		stopped   []int
+		granted   bool
+		wantQuick bool
+		wantErr   error // the stopped masters' results
+	}{
+		{"one stopped, at a quorum", []int{0}, true, true, wire.ErrNotAwaited},
+		{"the last stopped, at a quorum", []int{4}, true, true, wire.ErrNotAwaited},
+		{"two stopped, at a quorum", []int{1, 3}, true, true, wire.ErrNotAwaited},
+		{"three stopped: no quorum", []int{0, 2, 4}, true, false, wire.ErrNoReply},
+		{"one stopped, without Granted", []int{0}, false, false, wire.ErrNoReply},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redistest.Start(t, 5, redistest.Options{})
+			masters := make([]wire.Master, 5)
+			for i, s := range c.Servers {
+				masters[i] = wire.Master{Addr: s.Addr()}
+			}
+			ps := wire.New(masters, wire.Config{Timeout: timeout})
+			t.Cleanup(func() { _ = ps.Close() })
+			ctx := context.Background()
+			out := make([]wire.Result, 5)
+			cmd := &wire.Cmd{Args: []string{"ECHO", "warm"}, Want: "$"}
+			ps.Round(ctx, cmd, out) // connections up before any master stops
+			for i := range out {
+				require.NoError(t, out[i].Err, "master %d", i)
+			}
+			for _, i := range tt.stopped {
+				c.Servers[i].Stop()
+			}
+			cmd = &wire.Cmd{Args: []string{"ECHO", "x"}, Want: "$"}
+			if tt.granted {
+				cmd.Granted, cmd.Quorum = echoed, 3
+			}
+			t0 := time.Now()
+			ps.Round(ctx, cmd, out)
+			took := time.Since(t0)
+			for _, i := range tt.stopped {
+				c.Servers[i].Cont()
+			}
+			t.Logf("the round took %v", took)
+			if tt.wantQuick {
+				assert.Less(t, took, timeout/4, "a quorum had answered")
+			} else {
+				assert.GreaterOrEqual(t, took, timeout, "no quorum to end it early")
+			}
+			for i := range out {
+				if contains(tt.stopped, i) {
+					assert.True(t, errors.Is(out[i].Err, tt.wantErr), "stopped master %d: %v", i, out[i].Err)
+					continue
+				}
+				require.NoError(t, out[i].Err, "master %d", i)
+				assert.Equal(t, "x", out[i].Str, "master %d", i)
+			}
+			// The resumed masters' late replies are thrown away, not taken for the
+			// next command's.
+			cmd = &wire.Cmd{Args: []string{"ECHO", "after"}, Want: "$"}
+			require.Eventually(t, func() bool {
+				ps.Round(ctx, cmd, out)
+				for i := range out {
+					if out[i].Err != nil {
+						return false
+					}
+					require.Equal(t, "after", out[i].Str, "master %d", i)
+				}
+				return true
+			}, 3*timeout, 10*time.Millisecond)
+		})
+	}
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestConcurrentRoundsEndAtAQuorumBesideAStoppedMaster: 16 goroutines make rounds
+// while one master of five is stopped longer than the node timeout (its
+// connection dropped as hung, and dialled again into the stopped master): every
+// round returns well within the node timeout with a quorum of answers, and every
+// reply read is the round's own. (Under this load a running master is sometimes
+// slower than the others by more than the time a round gives it after the
+// quorum: not awaited either.)
+func TestConcurrentRoundsEndAtAQuorumBesideAStoppedMaster(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	c := redistest.Start(t, 5, redistest.Options{})
+	masters := make([]wire.Master, 5)
+	for i, s := range c.Servers {
+		masters[i] = wire.Master{Addr: s.Addr()}
+	}
+	ps := wire.New(masters, wire.Config{Timeout: timeout})
+	t.Cleanup(func() { _ = ps.Close() })
+	ctx := context.Background()
+	c.Servers[2].Stop()
+	stopAt := time.Now()
+	errs := make(chan error, 16)
+	for g := range 16 {
+		go func() {
+			out := make([]wire.Result, 5)
+			var err error
+			for i := 0; time.Since(stopAt) < 3*timeout && err == nil; i++ {
+				v := fmt.Sprintf("g%d.%d", g, i)
+				t0 := time.Now()
+				ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", v}, Want: "$", Granted: echoed, Quorum: 3}, out)
+				if took := time.Since(t0); took > timeout/2 {
+					err = fmt.Errorf("round %s took %v beside one stopped master", v, took)
+				}
+				ok := 0
+				for m := range out {
+					switch {
+					case m == 2 && out[m].Err == nil:
+						err = fmt.Errorf("round %s: the stopped master answered", v)
+					case out[m].Err == nil && out[m].Str != v:
+						err = fmt.Errorf("round %s: master %d answered %q", v, m, out[m].Str)
+					case out[m].Err == nil:
+						ok++
+					case !errors.Is(out[m].Err, wire.ErrNotAwaited) && !errors.Is(out[m].Err, wire.ErrNoReply):
+						// A running master slower than the others by more than the
+						// time after the quorum is not awaited either.
+						err = fmt.Errorf("round %s: master %d: %w", v, m, out[m].Err)
+					}
+				}
+				if ok < 3 && err == nil {
+					err = fmt.Errorf("round %s: %d answers", v, ok)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		require.NoError(t, <-errs)
+	}
+	c.Servers[2].Cont()
+}
