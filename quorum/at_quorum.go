@@ -7,12 +7,11 @@ import "github.com/redlock/redlock/internal/wire"
 // quorum of the others had granted long before: every acquisition and every fair
 // handoff took at least the node timeout while one master of five hung. An
 // acquisition round now waits for the other masters, once a quorum has granted,
-// only twice as long as the quorum took (5 ms at least; wire.Cmd.Granted), and
-// reports those that have not answered by then as failed with
-// wire.ErrNotAwaited: a master error in the report, the observer's events and
-// the metrics, as a timeout is. A running master is that late rarely: 1 or 2
-// answers in 10,000 with 256 acquisitions in flight on a 2-core machine, none
-// with 64 (BenchmarkNotAwaited). That changes nothing the lock relies on: the validity
+// twice as long as the quorum took (5 ms at least; wire.Cmd.Granted); then a
+// master from which nothing at all was read meanwhile (stopped, cut off) is
+// reported as failed with wire.ErrNotAwaited (a master error in the report, the
+// observer's events and the metrics, as a timeout is), while one still answering
+// (slow, busy) is waited for up to the node timeout as before. That changes nothing the lock relies on: the validity
 // counts from the round's start as before, and a command the round stopped
 // waiting for may still set the key on its master, as one that timed out may;
 // the lock's release and extension go to every master, and what they do not

@@ -116,7 +116,10 @@ func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = p
 
 // WithNodeTimeout sets the deadline of one command on one master, dialling included
 // (default 50ms); a master that leaves a command unanswered this long has its
-// connection dropped. Keep it small against the TTL.
+// connection dropped. Keep it small against the TTL. An acquisition round that a
+// quorum granted does not wait this long for the other masters: twice the time the
+// quorum took, 5 ms at least; releases and extensions wait for every master, up
+// to this deadline.
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
 // WithDrift sets the clock drift budget: validity = ttl - elapsed - (ttl*factor + extra).

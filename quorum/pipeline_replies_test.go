@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/redlock/redlock/internal/faults"
 	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // A key holding a value longer than maxValueLen (not a lock of this package, but
@@ -97,7 +99,11 @@ func TestAttackPipeErrorRepliesMidPipeline(t *testing.T) {
 	var bad atomic.Int32
 	check := func(what string, rep *Report, want Outcome) {
 		for _, nr := range rep.Nodes {
-			if nr.Outcome != want {
+			// An acquisition that a quorum granted does not wait long for the
+			// last master (the race detector, the load): not awaited is no wrong
+			// outcome, the round having its quorum.
+			notAwaited := rep.Op == opAcquire && rep.Votes >= m.quorum && errors.Is(nr.Err, wire.ErrNotAwaited)
+			if nr.Outcome != want && !notAwaited {
 				if bad.Add(1) <= 5 {
 					t.Errorf("%s on %s: %v (%v), want %v", what, nr.Node, nr.Outcome, nr.Err, want)
 				}

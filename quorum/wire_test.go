@@ -298,7 +298,14 @@ func TestWireConcurrentRoundsShareOneConnectionPerMaster(t *testing.T) {
 					return
 				}
 				rep := l.Votes()
-				assert.Equal(t, 3, rep.Votes)
+				assert.GreaterOrEqual(t, rep.Votes, 2)
+				for _, nr := range rep.Nodes {
+					if nr.Outcome != OutcomeOK {
+						// A master later than twice the quorum's time (the race
+						// detector, the load) is not awaited: nothing else.
+						assert.ErrorIs(t, nr.Err, wire.ErrNotAwaited, "%s", nr.Node)
+					}
+				}
 				if assert.NoError(t, l.Release(ctx)) {
 					ok.Add(1)
 				}

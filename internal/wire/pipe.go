@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,11 @@ type pipe struct {
 	// gathers the others arriving with it, rather than written alone.
 	depth  int
 	closed bool
+
+	// lastRead is when a reply was last read from the master (Unix ns), lastTook
+	// how long after its command was written (ns): a round that a quorum granted
+	// waits on for a master still answering at its pace (round.go).
+	lastRead, lastTook atomic.Int64
 
 	runPump func()  // p.pump
 	wbuf    []byte  // the write buffer; used by the driver only

@@ -87,10 +87,15 @@ func (p *pipe) takeAll(pc *pipeConn, rps []reply) (more bool) {
 		reqs = append(reqs, pc.inflight.pop())
 	}
 	more = pc.inflight.len() > 0
+	var sent time.Time
+	if reqs[0] != nil {
+		sent = reqs[0].sent
+	}
 	p.mu.Unlock()
 	p.rreqs = reqs
 	defer clear(reqs)
 	now := time.Now() // one clock reading for the replies read together
+	p.answered(sent, now)
 	for i, r := range reqs {
 		if r == nil {
 			p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
@@ -112,12 +117,18 @@ func (p *pipe) takeAll(pc *pipeConn, rps []reply) (more bool) {
 func (p *pipe) take(pc *pipeConn, rp reply) bool {
 	p.mu.Lock()
 	r := pc.inflight.pop()
+	var sent time.Time
+	if r != nil {
+		sent = r.sent
+	}
 	p.mu.Unlock()
 	if r == nil {
 		p.kill(pc, fmt.Errorf("%w: a reply to no command", ErrProtocol))
 		return false
 	}
-	if err := p.deliver(r, rp, time.Now()); err != nil {
+	now := time.Now()
+	p.answered(sent, now)
+	if err := p.deliver(r, rp, now); err != nil {
 		p.kill(pc, err)
 		return false
 	}
@@ -169,6 +180,15 @@ func (p *pipe) readOwn(ctx context.Context, pc *pipeConn, r *req, deadline time.
 	p.handOn()
 	p.mu.Unlock()
 	return true
+}
+
+// answered records that a reply to a command written at sent was read at now:
+// when the master last answered, and how long its answer took (Pipes.answering).
+func (p *pipe) answered(sent, now time.Time) {
+	p.lastRead.Store(now.UnixNano())
+	if !sent.IsZero() {
+		p.lastTook.Store(int64(now.Sub(sent)))
+	}
 }
 
 // deliver gives r's reply, read at now, to r's round, unless the round abandoned r. A NOSCRIPT

@@ -284,6 +284,16 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 				cause = ErrNotAwaited
 			}
 		case <-rd.timer.C:
+			if cause == ErrNotAwaited {
+				// The time after the quorum is over: a master still answering
+				// (a reply read from it within that time, to this round or
+				// another) is slow, not stopped, and is waited for, as without a
+				// quorum, up to the deadline.
+				if more := time.Until(deadline.Add(grace)); more > 0 && ps.answering(rd, time.Now(), rd.awaitSpan()) {
+					rd.timer.Reset(min(more, rd.awaitSpan()))
+					continue
+				}
+			}
 			over = true
 		case <-cancelled:
 			// A deadline of ctx is the round's own, with its grace: only a
@@ -377,21 +387,45 @@ func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
 
 // afterQuorum is how long a round whose Cmd sets Granted waits for the other
 // masters once a quorum has granted, at least: twice as long as the quorum took,
-// when that is longer. Under load the masters' batches end apart: with 256
-// acquisitions in flight on five masters, 0.9 % of the masters' answers came
-// later than 2 ms or the quorum's own time after the quorum, 0.01-0.02 % later
-// than this (quorum's BenchmarkNotAwaited, on a 2-core machine).
+// when that is longer. Then only a master that answered nothing meanwhile is
+// given up (Pipes.answering): under load the masters' batches end apart, and with
+// 256 acquisitions in flight on five masters 0.9 % of the masters' answers came
+// later than 2 ms or the quorum's own time after the quorum.
 const afterQuorum = 5 * time.Millisecond
 
 // awaitUntil is when a round stops waiting for the masters that have not answered,
-// a quorum having granted; zero while no quorum has.
+// a quorum having granted, unless they are still answering (Pipes.answering);
+// zero while no quorum has.
 func (rd *round) awaitUntil() time.Time {
 	q := rd.quorumAt.Load()
 	if q == 0 {
 		return time.Time{}
 	}
-	at := time.Unix(0, q)
-	return at.Add(max(afterQuorum, 2*at.Sub(rd.t0)))
+	return time.Unix(0, q).Add(rd.awaitSpan())
+}
+
+// awaitSpan is how long a round waits for the other masters once a quorum
+// granted: twice the time the quorum took, afterQuorum at least.
+func (rd *round) awaitSpan() time.Duration {
+	return max(afterQuorum, 2*time.Duration(rd.quorumAt.Load()-rd.t0.UnixNano()))
+}
+
+// answering reports whether a master the round still waits for is answering at
+// its pace: a reply read from it within span, or within three times as long as
+// its last answer took (a master answering big batches slowly reads nothing for
+// a while): slow, not stopped.
+func (ps *Pipes) answering(rd *round, now time.Time, span time.Duration) bool {
+	for i := range rd.reqs {
+		if rd.reqs[i].state.Load() == reqDone {
+			continue
+		}
+		p := ps.pipes[i]
+		window := max(span, 3*time.Duration(p.lastTook.Load()))
+		if p.lastRead.Load() >= now.Add(-window).UnixNano() {
+			return true
+		}
+	}
+	return false
 }
 
 // abandon gives up every command without a result and returns how many.
