@@ -88,7 +88,11 @@ inline release_all() {
 proctype client(byte me) {
 	byte m, e, k, n, got, votes, miss, hi, stale, acqs, exts;
 end:	do
-	/* Acquisition round (quorum/round.go round, score): SET NX PX on every master. */
+	/* Acquisition round (quorum/round.go round, score): SET NX PX on every master.
+	 * The round stops waiting for masters that answer nothing once a quorum granted
+	 * (quorum/at_quorum.go): their commands are those that never reach the master
+	 * here, or applied ones whose reply is lost, which this model leaves out as
+	 * they only withhold a vote (SAFETY.md, what the abstraction leaves out). */
 	:: atomic {
 		!holding[me] && acqs < ACQS ->
 		acqs++; pend[me] = 1; select(e : 0 .. CERR);
