@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/internal/wire"
 	"github.com/redlock/redlock/quorum/observe"
 )
 
@@ -175,4 +178,108 @@ func (o *roundLog) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return strings.Join(o.evs, " ")
+}
+
+// TestAttackLateSetOnASlowMasterIsReleased: master e answers one client 20 ms
+// late (a healthy but slow master, never awaited once a quorum granted). The
+// client takes and releases a lock again and again, plain, fair and waiting;
+// the SET that lands on e after the round stopped waiting for it is deleted by
+// the release, never left for its TTL, so another client takes the lock on e too.
+func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
+	tests := []struct {
+		name string
+		take func(ctx context.Context, m *Manager, name string) (*Lock, error)
+	}{
+		{"TryAcquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.TryAcquire(ctx, name, time.Minute)
+		}},
+		{"Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, time.Minute)
+		}},
+		{"fair Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, time.Minute, WithFair())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redistest.Start(t, 5, redistest.Options{})
+			slow := faults.NewProxy(t, c.Servers[4].Addr())
+			slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
+			a := managerVia(t, c, func(i int, n *Node) {
+				if i == 4 {
+					n.Dialer = slow.Dial
+				}
+			}, WithNodeTimeout(time.Second))
+			b := managerFor(t, c, WithNodeTimeout(time.Second))
+			ctx := context.Background()
+			notAwaited := 0
+			for n := range 30 {
+				l, err := tt.take(ctx, a, "late")
+				require.NoError(t, err, "round %d", n)
+				if errors.Is(l.Votes().Nodes[4].Err, wire.ErrNotAwaited) {
+					notAwaited++
+				}
+				require.NoError(t, l.Release(ctx), "round %d", n)
+				lb, err := b.TryAcquire(ctx, "late", time.Minute)
+				require.NoError(t, err, "round %d: the other client right after the release", n)
+				assert.Equal(t, OutcomeOK, lb.Votes().Nodes[4].Outcome, "round %d: e free for the other client", n)
+				require.NoError(t, lb.Release(ctx))
+			}
+			t.Logf("%d of 30 acquisitions did not await the slow master", notAwaited)
+			assert.Positive(t, notAwaited)
+			assert.Empty(t, nonEmpty(keysOn(t, c, "lock:late")))
+		})
+	}
+}
+
+// TestBugAtQuorumRoundReadsASlowMastersReplyWhileAnotherIsStopped: master b
+// stopped, master a holding another's key, master e healthy but 20 ms away
+// (more than the round's patience for reading its own replies), a node timeout
+// of 1 s. The quorum c, d and e grants within a few tens of milliseconds, so the
+// acquisition returns well within the node timeout. It used to take the whole timeout: the round,
+// reading its own replies, waited half of it on the stopped master in its
+// second pass while e's reply lay unread, so its quorum came late, and the
+// grace after it (twice the quorum's time) outlasted the timeout.
+func TestBugAtQuorumRoundReadsASlowMastersReplyWhileAnotherIsStopped(t *testing.T) {
+	const timeout = time.Second
+	tests := []struct {
+		name string
+		take func(ctx context.Context, m *Manager, name string) (*Lock, error)
+	}{
+		{"TryAcquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.TryAcquire(ctx, name, time.Minute)
+		}},
+		{"fair Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, time.Minute, WithFair())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redistest.Start(t, 5, redistest.Options{})
+			slow := faults.NewProxy(t, c.Servers[4].Addr())
+			m := managerVia(t, c, func(i int, n *Node) {
+				if i == 4 {
+					n.Dialer = slow.Dial
+				}
+			}, WithNodeTimeout(timeout))
+			ctx := context.Background()
+			l, err := tt.take(ctx, m, "warm")
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctx))
+			slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
+			c.Servers[1].Stop()
+			defer c.Servers[1].Cont()
+			for n := range 3 {
+				name := fmt.Sprintf("slow%d", n)
+				require.NoError(t, c.Servers[0].Client().Set(ctx, m.Key(name), "rl1.other", time.Minute).Err())
+				t0 := time.Now()
+				l, err := tt.take(ctx, m, name)
+				took := time.Since(t0)
+				require.NoError(t, err)
+				t.Logf("acquired in %v: %v", took, l.Votes().Nodes)
+				assert.Less(t, took, timeout/4, "a quorum granted within tens of milliseconds")
+				go func() { _ = l.Release(ctx) }() // waits out the stopped master
+			}
+		})
+	}
 }
