@@ -283,3 +283,51 @@ func TestBugAtQuorumRoundReadsASlowMastersReplyWhileAnotherIsStopped(t *testing.
 		})
 	}
 }
+
+// TestAttackQuarantinedMasterNeverEndsARoundEarly: master a restarted (its
+// restart quarantine on), b stopped, e healthy but slow (20 ms). A quorum of
+// three without a is c, d and e: the round must wait for e, not end at a, c and
+// d (the quarantined master's grant is no vote), and takes the lock.
+func TestAttackQuarantinedMasterNeverEndsARoundEarly(t *testing.T) {
+	c := redistest.Start(t, 5, redistest.Options{})
+	slow := faults.NewProxy(t, c.Servers[4].Addr())
+	m := managerVia(t, c, func(i int, n *Node) {
+		if i == 4 {
+			n.Dialer = slow.Dial
+		}
+	}, WithNodeTimeout(time.Second), WithRestartQuarantine(2*time.Second))
+	ctx := context.Background()
+	var l *Lock
+	require.Eventually(t, func() bool { // the masters' own start's quarantine over
+		var err error
+		l, err = m.TryAcquire(ctx, "warm", time.Minute)
+		return err == nil
+	}, 10*time.Second, 100*time.Millisecond)
+	require.NoError(t, l.Release(ctx))
+	c.Servers[0].Restart(false)
+	c.Servers[1].Stop()
+	defer c.Servers[1].Cont()
+	slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
+	rounds := 0
+	defer func() { t.Logf("%d acquisitions while a was quarantined", rounds) }()
+	for _, take := range []func(n int) (*Lock, error){
+		func(n int) (*Lock, error) { return m.TryAcquire(ctx, fmt.Sprintf("q%d", n), time.Minute) },
+		func(n int) (*Lock, error) { return m.Acquire(ctx, fmt.Sprintf("f%d", n), time.Minute, WithFair()) },
+	} {
+		for n := range 10 {
+			until, ok := m.quarantineEnds()["a"]
+			if ok && time.Until(until) < 500*time.Millisecond {
+				break // the quarantine may end during the round
+			}
+			l, err := take(n)
+			require.NoError(t, err, "round %d", n)
+			if !ok { // the round that reconnected to a
+				continue
+			}
+			rounds++
+			assert.Equal(t, OutcomeQuarantined, l.Votes().Nodes[0].Outcome)
+			assert.Equal(t, OutcomeOK, l.Votes().Nodes[4].Outcome, "the slow master was awaited")
+			go func() { _ = l.Release(ctx) }() // waits out the stopped master
+		}
+	}
+}
