@@ -32,6 +32,7 @@ func scenAQSlowMinority(s *scen) {
 		c.net(func(p *faults.Proxy) { p.SetLatency(1500*time.Microsecond, 1500*time.Microsecond) }, "d")
 	}
 	got := workers(1500*time.Millisecond, scenLock, 200*time.Millisecond, 2*time.Millisecond, cls...)
+	s.t.Logf("%d acquisitions", sum(got))
 	if sum(got) < 10 {
 		s.violate("only %d acquisitions with two slow masters", sum(got))
 	}
@@ -60,6 +61,7 @@ func scenAQStallingMaster(s *scen) {
 	close(stop)
 	wg.Wait()
 	s.server("b").Cont()
+	s.t.Logf("%d acquisitions", sum(got))
 	if sum(got) < 10 {
 		s.violate("only %d acquisitions with a stalling master", sum(got))
 	}
