@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -332,4 +333,53 @@ func TestAttackQuarantinedMasterNeverEndsARoundEarly(t *testing.T) {
 			go func() { _ = l.Release(ctx) }() // waits out the stopped master
 		}
 	}
+}
+
+// TestAttackCancelledAtTheQuorumLeavesNothing: acquisitions (plain, fair,
+// waiting) whose context is cancelled at a random moment around their quorum,
+// with master e slow (never awaited) and a rival holding the lock now and then:
+// once all is done, no key and no queue entry is left on any master.
+func TestAttackCancelledAtTheQuorumLeavesNothing(t *testing.T) {
+	c := redistest.Start(t, 5, redistest.Options{})
+	slow := faults.NewProxy(t, c.Servers[4].Addr())
+	m := managerVia(t, c, func(i int, n *Node) {
+		if i == 4 {
+			n.Dialer = slow.Dial
+		}
+	}, WithNodeTimeout(time.Second))
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "warm", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	slow.SetLatency(3*time.Millisecond, 3*time.Millisecond)
+	opts := [][]LockOption{nil, {WithFair()}}
+	var got, cancelled atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for n := range 40 {
+				cctx, cancel := context.WithCancel(ctx)
+				time.AfterFunc(time.Duration(n%8)*time.Millisecond/2, cancel)
+				var l *Lock
+				var err error
+				if n%3 == 0 {
+					l, err = m.TryAcquire(cctx, "cx", time.Minute, opts[g%2]...)
+				} else {
+					l, err = m.Acquire(cctx, "cx", time.Minute, opts[g%2]...)
+				}
+				cancel()
+				if err == nil {
+					got.Add(1)
+					_ = l.Release(ctx)
+				} else {
+					cancelled.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d acquired, %d failed or cancelled", got.Load(), cancelled.Load())
+	assert.Eventually(t, func() bool {
+		return len(queueOn(t, c, "lock:cx")) == 0 && len(nonEmpty(keysOn(t, c, "lock:cx"))) == 0
+	}, 5*time.Second, 20*time.Millisecond, "queues %v keys %v", queueOn(t, c, "lock:cx"), keysOn(t, c, "lock:cx"))
 }
