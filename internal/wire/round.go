@@ -356,7 +356,8 @@ func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
 	// one master, a command another round writes behind its own on another master
 	// takes that connection's reader's role over (writeBatch), so the round never
 	// holds up other rounds. What is left after the second pass goes to reader
-	// goroutines.
+	// goroutines. A round that ends at a quorum (Cmd.Granted) waits only its
+	// patience on each master, in both passes.
 	for pass := range 2 {
 		for i, pc := range rd.own {
 			if pc == nil {
@@ -364,9 +365,13 @@ func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
 			}
 			now := time.Now()
 			d := now.Add(max(patience, deadline.Sub(now)/2))
-			if rd.granted != nil && pass == 0 {
-				// Rounds that end at a quorum read every master that answered
-				// before waiting long for one that did not.
+			if rd.granted != nil {
+				// Rounds that end at a quorum never wait long on one master
+				// here: while they did, the replies of the others (on their own
+				// connections too) lay unread, a quorum that needed one of them
+				// came late, and twice its time outlasted the deadline. What
+				// is left goes to reader goroutines, which read every master
+				// at once.
 				d = now.Add(patience)
 			}
 			if until := rd.awaitUntil(); !until.IsZero() && until.Before(d) {

@@ -1,0 +1,385 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redlock/redlock/internal/faults"
+	"github.com/redlock/redlock/internal/redistest"
+	"github.com/redlock/redlock/internal/wire"
+	"github.com/redlock/redlock/quorum/observe"
+)
+
+// Attacks on rounds that end at a quorum: the masters beyond the quorum slow,
+// stalling, or slow on exactly a quorum, with the checker watching.
+
+// A master answering just later than the round waits for it after a quorum
+// (6 ms for every client) and another at the edge (3 ms): every acquisition
+// abandons one or two masters that then run its SET. Nothing overlaps and
+// nothing is left once the clients stopped.
+func scenAQSlowMinority(s *scen) {
+	cls := []*client{s.client("A"), s.client("B"), s.client("C"), s.client("D")}
+	for _, c := range cls {
+		c.net(func(p *faults.Proxy) { p.SetLatency(3*time.Millisecond, 3*time.Millisecond) }, "e")
+		c.net(func(p *faults.Proxy) { p.SetLatency(1500*time.Microsecond, 1500*time.Microsecond) }, "d")
+	}
+	got := workers(1500*time.Millisecond, scenLock, 200*time.Millisecond, 2*time.Millisecond, cls...)
+	s.t.Logf("%d acquisitions", sum(got))
+	if sum(got) < 10 {
+		s.violate("only %d acquisitions with two slow masters", sum(got))
+	}
+	s.quiesce(200 * time.Millisecond)
+}
+
+// A master stopped and resumed again and again (30 ms each) during contention.
+func scenAQStallingMaster(s *scen) {
+	cls := []*client{s.client("A"), s.client("B"), s.client("C")}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.server("b").Stop()
+			time.Sleep(time.Duration(10+s.intn(30)) * time.Millisecond)
+			s.server("b").Cont()
+			time.Sleep(time.Duration(10+s.intn(30)) * time.Millisecond)
+		}
+	})
+	got := workers(1500*time.Millisecond, scenLock, 200*time.Millisecond, 2*time.Millisecond, cls...)
+	close(stop)
+	wg.Wait()
+	s.server("b").Cont()
+	s.t.Logf("%d acquisitions", sum(got))
+	if sum(got) < 10 {
+		s.violate("only %d acquisitions with a stalling master", sum(got))
+	}
+	s.quiesce(200 * time.Millisecond)
+}
+
+// Latency on exactly a quorum for one client, a fast rival: the slow client's
+// quorum takes a third of the TTL; its validity counts from the round's start.
+func scenAQSlowExactQuorum(s *scen) {
+	const ttl = 150 * time.Millisecond
+	a := s.client("A", WithNodeTimeout(120*time.Millisecond))
+	b := s.client("B")
+	a.net(func(p *faults.Proxy) { p.SetLatency(25*time.Millisecond, 25*time.Millisecond) }, "a", "b", "c")
+	a.net(func(p *faults.Proxy) { p.Blackhole() }, "e")
+	ctx := context.Background()
+	for range 5 {
+		h, err := a.try(ctx, scenLock, ttl)
+		if err == nil {
+			if bh := b.until(ctx, time.Now().Add(2*ttl), scenLock, ttl); bh != nil {
+				_ = bh.release(ctx)
+			}
+			h.holdToEnd(ctx)
+		}
+	}
+}
+
+func TestAttackAtQuorumScenarios(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   scenario
+	}{
+		{"slow minority beyond the grace", scenAQSlowMinority},
+		{"stalling master", scenAQStallingMaster},
+		{"latency on exactly a quorum", scenAQSlowExactQuorum},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runSafe(t, tt.fn, 5)
+		})
+	}
+}
+
+// TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound: a fair waiter B
+// woken by the holder's release while master 4 of 5 is stopped takes the lock a
+// few milliseconds later in most runs, but two node timeouts later in some: a
+// round of B's that no quorum grants (one that reached some masters before the
+// release, or all four running masters refusing it: no quorum can be granted
+// any more) still waits the whole node timeout for the stopped master, and its
+// unwind, which cleans up that master, waits it out again. Every run: B takes
+// the lock within half the node timeout, and once master 4 resumes no queue
+// entry or key is left.
+func TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound(t *testing.T) {
+	t.Skip("a failed acquisition round beside a stopped master waits the node timeout for it, and its clean-up (unwind, or release) waits again: ending such rounds early and not waiting on the clean-up of an unanswered master needs a design decision")
+	const timeout = time.Second
+	for run := range 20 {
+		c, a := testCluster(t, 5, WithNodeTimeout(timeout))
+		ob := &roundLog{}
+		b := managerFor(t, c, append(waiterOpts(), WithObserver(ob))...)
+		ctx := context.Background()
+		held, err := a.Acquire(ctx, "chain", 10*time.Second, WithFair())
+		require.NoError(t, err)
+		gotB := make(chan *Lock, 1)
+		go func() {
+			l, err := b.Acquire(ctx, "chain", 10*time.Second, WithFair())
+			assert.NoError(t, err)
+			gotB <- l
+		}()
+		require.Eventually(t, func() bool { return len(queueOn(t, c, "lock:chain")) == 5 }, 5*time.Second, 2*time.Millisecond)
+		c.Servers[4].Stop()
+		relA := make(chan error, 1)
+		t0 := time.Now()
+		ob.reset()
+		go func() { relA <- held.Release(ctx) }()
+		lb := <-gotB
+		took := time.Since(t0)
+		c.Servers[4].Cont()
+		require.NotNil(t, lb)
+		stalled := !assert.Less(t, took, timeout/2, "run %d: B's handoff beside a stopped master", run)
+		if stalled {
+			t.Logf("B's master answers: %s", ob.String())
+		}
+		<-relA
+		require.NoError(t, lb.Release(ctx))
+		if stalled {
+			continue // master 4 was stopped longer than the node timeout: A's copy there expires with its TTL
+		}
+		assert.Eventually(t, func() bool {
+			return len(queueOn(t, c, "lock:chain")) == 0 && len(nonEmpty(keysOn(t, c, "lock:chain"))) == 0
+		}, 3*time.Second, 10*time.Millisecond, "run %d: nothing left", run)
+	}
+}
+
+// roundLog records a Manager's master answers.
+type roundLog struct {
+	mu  sync.Mutex
+	evs []string
+	t0  time.Time
+}
+
+func (o *roundLog) Observe(e observe.Event) {
+	if e.Kind != observe.EventMasterRound {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.evs = append(o.evs, fmt.Sprintf("[%v %s %s %s %v]", time.Since(o.t0).Round(time.Millisecond), e.Op, e.Master, e.Outcome, e.Latency.Round(time.Millisecond)))
+}
+
+func (o *roundLog) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.evs, o.t0 = nil, time.Now()
+}
+
+func (o *roundLog) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return strings.Join(o.evs, " ")
+}
+
+// TestAttackLateSetOnASlowMasterIsReleased: master e answers one client 20 ms
+// late (a healthy but slow master, never awaited once a quorum granted). The
+// client takes and releases a lock again and again, plain, fair and waiting;
+// the SET that lands on e after the round stopped waiting for it is deleted by
+// the release, never left for its TTL, so another client takes the lock on e too.
+func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
+	tests := []struct {
+		name string
+		take func(ctx context.Context, m *Manager, name string) (*Lock, error)
+	}{
+		{"TryAcquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.TryAcquire(ctx, name, time.Minute)
+		}},
+		{"Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, time.Minute)
+		}},
+		{"fair Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, time.Minute, WithFair())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redistest.Start(t, 5, redistest.Options{})
+			slow := faults.NewProxy(t, c.Servers[4].Addr())
+			slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
+			a := managerVia(t, c, func(i int, n *Node) {
+				if i == 4 {
+					n.Dialer = slow.Dial
+				}
+			}, WithNodeTimeout(time.Second))
+			b := managerFor(t, c, WithNodeTimeout(time.Second))
+			ctx := context.Background()
+			notAwaited := 0
+			for n := range 30 {
+				l, err := tt.take(ctx, a, "late")
+				require.NoError(t, err, "round %d", n)
+				if errors.Is(l.Votes().Nodes[4].Err, wire.ErrNotAwaited) {
+					notAwaited++
+				}
+				require.NoError(t, l.Release(ctx), "round %d", n)
+				lb, err := b.TryAcquire(ctx, "late", time.Minute)
+				require.NoError(t, err, "round %d: the other client right after the release", n)
+				assert.Equal(t, OutcomeOK, lb.Votes().Nodes[4].Outcome, "round %d: e free for the other client", n)
+				require.NoError(t, lb.Release(ctx))
+			}
+			t.Logf("%d of 30 acquisitions did not await the slow master", notAwaited)
+			assert.Positive(t, notAwaited)
+			assert.Empty(t, nonEmpty(keysOn(t, c, "lock:late")))
+		})
+	}
+}
+
+// TestBugAtQuorumRoundReadsASlowMastersReplyWhileAnotherIsStopped: master b
+// stopped, master a holding another's key, master e healthy but 20 ms away
+// (more than the round's patience for reading its own replies), a node timeout
+// of 1 s. The quorum c, d and e grants within a few tens of milliseconds, so the
+// acquisition returns well within the node timeout. It used to take the whole timeout: the round,
+// reading its own replies, waited half of it on the stopped master in its
+// second pass while e's reply lay unread, so its quorum came late, and the
+// grace after it (twice the quorum's time) outlasted the timeout.
+func TestBugAtQuorumRoundReadsASlowMastersReplyWhileAnotherIsStopped(t *testing.T) {
+	const timeout = time.Second
+	tests := []struct {
+		name string
+		take func(ctx context.Context, m *Manager, name string) (*Lock, error)
+	}{
+		{"TryAcquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.TryAcquire(ctx, name, time.Minute)
+		}},
+		{"fair Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, time.Minute, WithFair())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redistest.Start(t, 5, redistest.Options{})
+			slow := faults.NewProxy(t, c.Servers[4].Addr())
+			m := managerVia(t, c, func(i int, n *Node) {
+				if i == 4 {
+					n.Dialer = slow.Dial
+				}
+			}, WithNodeTimeout(timeout))
+			ctx := context.Background()
+			l, err := tt.take(ctx, m, "warm")
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctx))
+			slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
+			c.Servers[1].Stop()
+			defer c.Servers[1].Cont()
+			for n := range 3 {
+				name := fmt.Sprintf("slow%d", n)
+				require.NoError(t, c.Servers[0].Client().Set(ctx, m.Key(name), "rl1.other", time.Minute).Err())
+				t0 := time.Now()
+				l, err := tt.take(ctx, m, name)
+				took := time.Since(t0)
+				require.NoError(t, err)
+				t.Logf("acquired in %v: %v", took, l.Votes().Nodes)
+				assert.Less(t, took, timeout/4, "a quorum granted within tens of milliseconds")
+				go func() { _ = l.Release(ctx) }() // waits out the stopped master
+			}
+		})
+	}
+}
+
+// TestAttackQuarantinedMasterNeverEndsARoundEarly: master a restarted (its
+// restart quarantine on), b stopped, e healthy but slow (20 ms). A quorum of
+// three without a is c, d and e: the round must wait for e, not end at a, c and
+// d (the quarantined master's grant is no vote), and takes the lock.
+func TestAttackQuarantinedMasterNeverEndsARoundEarly(t *testing.T) {
+	c := redistest.Start(t, 5, redistest.Options{})
+	slow := faults.NewProxy(t, c.Servers[4].Addr())
+	m := managerVia(t, c, func(i int, n *Node) {
+		if i == 4 {
+			n.Dialer = slow.Dial
+		}
+	}, WithNodeTimeout(time.Second), WithRestartQuarantine(2*time.Second))
+	ctx := context.Background()
+	var l *Lock
+	require.Eventually(t, func() bool { // the masters' own start's quarantine over
+		var err error
+		l, err = m.TryAcquire(ctx, "warm", time.Minute)
+		return err == nil
+	}, 10*time.Second, 100*time.Millisecond)
+	require.NoError(t, l.Release(ctx))
+	c.Servers[0].Restart(false)
+	c.Servers[1].Stop()
+	defer c.Servers[1].Cont()
+	slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
+	rounds := 0
+	defer func() { t.Logf("%d acquisitions while a was quarantined", rounds) }()
+	for _, take := range []func(n int) (*Lock, error){
+		func(n int) (*Lock, error) { return m.TryAcquire(ctx, fmt.Sprintf("q%d", n), time.Minute) },
+		func(n int) (*Lock, error) { return m.Acquire(ctx, fmt.Sprintf("f%d", n), time.Minute, WithFair()) },
+	} {
+		for n := range 10 {
+			until, ok := m.quarantineEnds()["a"]
+			if ok && time.Until(until) < 500*time.Millisecond {
+				break // the quarantine may end during the round
+			}
+			l, err := take(n)
+			require.NoError(t, err, "round %d", n)
+			if !ok { // the round that reconnected to a
+				continue
+			}
+			rounds++
+			assert.Equal(t, OutcomeQuarantined, l.Votes().Nodes[0].Outcome)
+			assert.Equal(t, OutcomeOK, l.Votes().Nodes[4].Outcome, "the slow master was awaited")
+			go func() { _ = l.Release(ctx) }() // waits out the stopped master
+		}
+	}
+}
+
+// TestAttackCancelledAtTheQuorumLeavesNothing: acquisitions (plain, fair,
+// waiting) whose context is cancelled at a random moment around their quorum,
+// with master e slow (never awaited) and a rival holding the lock now and then:
+// once all is done, no key and no queue entry is left on any master.
+func TestAttackCancelledAtTheQuorumLeavesNothing(t *testing.T) {
+	c := redistest.Start(t, 5, redistest.Options{})
+	slow := faults.NewProxy(t, c.Servers[4].Addr())
+	m := managerVia(t, c, func(i int, n *Node) {
+		if i == 4 {
+			n.Dialer = slow.Dial
+		}
+	}, WithNodeTimeout(time.Second))
+	ctx := context.Background()
+	l, err := m.TryAcquire(ctx, "warm", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	slow.SetLatency(3*time.Millisecond, 3*time.Millisecond)
+	opts := [][]LockOption{nil, {WithFair()}}
+	var got, cancelled atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for n := range 40 {
+				cctx, cancel := context.WithCancel(ctx)
+				time.AfterFunc(time.Duration(n%8)*time.Millisecond/2, cancel)
+				var l *Lock
+				var err error
+				if n%3 == 0 {
+					l, err = m.TryAcquire(cctx, "cx", time.Minute, opts[g%2]...)
+				} else {
+					l, err = m.Acquire(cctx, "cx", time.Minute, opts[g%2]...)
+				}
+				cancel()
+				if err == nil {
+					got.Add(1)
+					_ = l.Release(ctx)
+				} else {
+					cancelled.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d acquired, %d failed or cancelled", got.Load(), cancelled.Load())
+	assert.Eventually(t, func() bool {
+		return len(queueOn(t, c, "lock:cx")) == 0 && len(nonEmpty(keysOn(t, c, "lock:cx"))) == 0
+	}, 5*time.Second, 20*time.Millisecond, "queues %v keys %v", queueOn(t, c, "lock:cx"), keysOn(t, c, "lock:cx"))
+}
