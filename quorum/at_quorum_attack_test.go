@@ -115,7 +115,7 @@ func TestAttackAtQuorumScenarios(t *testing.T) {
 // the lock within half the node timeout, and once master 4 resumes no queue
 // entry or key is left.
 func TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound(t *testing.T) {
-	t.Skip("a failed acquisition round beside a stopped master waits the node timeout for it, and its clean-up (unwind, or release) waits again: ending such rounds early and not waiting on the clean-up of an unanswered master needs a design decision")
+	t.Skip("a failed acquisition round beside a stopped master waits the node timeout for it, and its clean-up (unwind, or release) waits again: ending such rounds early gave up masters that a latency spike had made slow (a quorum that needed them failed), and settling the clean-ups leaves a key where a queued clean-up is never written; not fixed")
 	const timeout = time.Second
 	for run := range 20 {
 		c, a := testCluster(t, 5, WithNodeTimeout(timeout))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redlock/redlock/internal/faults"
 	"github.com/redlock/redlock/internal/redistest"
 	"github.com/redlock/redlock/internal/wire"
 )
@@ -163,4 +164,39 @@ func TestConcurrentRoundsEndAtAQuorumBesideAStoppedMaster(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 	c.Servers[2].Cont()
+}
+
+// TestRoundAwaitsADistantMasterAtItsPace: two masters of five 15 ms away (each
+// way), three near. A round that ends at a quorum gets its quorum from the near
+// ones in a millisecond, but waits for the distant ones, which answer at their
+// usual pace (their last answer took as long): nothing is given up.
+func TestRoundAwaitsADistantMasterAtItsPace(t *testing.T) {
+	c := redistest.Start(t, 5, redistest.Options{})
+	masters := make([]wire.Master, 5)
+	for i, s := range c.Servers {
+		masters[i] = wire.Master{Addr: s.Addr()}
+		if i >= 3 {
+			p := faults.NewProxy(t, s.Addr())
+			p.SetLatency(15*time.Millisecond, 15*time.Millisecond)
+			masters[i].Addr = p.Addr()
+		}
+	}
+	ps := wire.New(masters, wire.Config{Timeout: time.Second})
+	t.Cleanup(func() { _ = ps.Close() })
+	ctx := context.Background()
+	out := make([]wire.Result, 5)
+	ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", "warm"}, Want: "$"}, out) // the distant ones' pace
+	for i := range out {
+		require.NoError(t, out[i].Err, "master %d", i)
+	}
+	for n := range 5 {
+		time.Sleep(200 * time.Millisecond) // idle between rounds: nothing read from anyone for longer than its pace
+		v := fmt.Sprintf("x%d", n)
+		ps.Round(ctx, &wire.Cmd{Args: []string{"ECHO", v}, Want: "$", Granted: echoed, Quorum: 3}, out)
+		for i := range out {
+			require.NoError(t, out[i].Err, "round %d, master %d", n, i)
+			assert.Equal(t, v, out[i].Str)
+		}
+		assert.GreaterOrEqual(t, out[4].Latency, 30*time.Millisecond, "the distant master's own answer")
+	}
 }

@@ -285,10 +285,9 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 			}
 		case <-rd.timer.C:
 			if cause == ErrNotAwaited {
-				// The time after the quorum is over: a master still answering
-				// (a reply read from it within that time, to this round or
-				// another) is slow, not stopped, and is waited for, as without a
-				// quorum, up to the deadline.
+				// That time is over: a master still answering (a reply read
+				// from it within that time, to this round or another) is slow,
+				// not stopped, and is waited for up to the deadline.
 				if more := time.Until(deadline.Add(grace)); more > 0 && ps.answering(rd, time.Now(), rd.awaitSpan()) {
 					rd.timer.Reset(min(more, rd.awaitSpan()))
 					continue
@@ -416,9 +415,10 @@ func (rd *round) awaitSpan() time.Duration {
 }
 
 // answering reports whether a master the round still waits for is answering at
-// its pace: a reply read from it within span, or within three times as long as
-// its last answer took (a master answering big batches slowly reads nothing for
-// a while): slow, not stopped.
+// its pace, slow rather than stopped: a reply read from it, or its oldest
+// unanswered command written, within span or three times as long as its last
+// answer took (a distant master, or one answering big batches, reads nothing for
+// a while).
 func (ps *Pipes) answering(rd *round, now time.Time, span time.Duration) bool {
 	for i := range rd.reqs {
 		if rd.reqs[i].state.Load() == reqDone {
@@ -429,8 +429,24 @@ func (ps *Pipes) answering(rd *round, now time.Time, span time.Duration) bool {
 		if p.lastRead.Load() >= now.Add(-window).UnixNano() {
 			return true
 		}
+		if w := p.oldestWritten(); !w.IsZero() && now.Sub(w) < window {
+			return true
+		}
 	}
 	return false
+}
+
+// oldestWritten returns when the oldest command awaiting its reply on the
+// pipe's connection was written; zero when none is (or there is no connection).
+func (p *pipe) oldestWritten() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pc := p.conn; pc != nil {
+		if h := pc.inflight.peek(); h != nil {
+			return h.sent
+		}
+	}
+	return time.Time{}
 }
 
 // abandon gives up every command without a result and returns how many.

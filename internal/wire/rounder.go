@@ -66,11 +66,13 @@ type Cmd struct {
 	// Granted (called with the master's index and its reply, never an error
 	// reply, from the goroutine that read it: it must be quick and must not
 	// block), the masters that have not answered get twice as long as the quorum
-	// took, at least 5 ms; then those from which no reply at all was read in that
-	// time (stopped, cut off: not merely slow) fail with ErrNotAwaited, as after a
-	// deadline (a command written may still take effect; one still queued is never
-	// written), while a master still answering is waited for up to the deadline.
-	// A round that no quorum grants runs to its end as without them.
+	// took, at least 5 ms; then those not answering at their pace (no reply read
+	// from them in that time, nor their oldest command written within three times
+	// their last answer's time: stopped, cut off) fail with ErrNotAwaited, as after
+	// a deadline (a command written may still take effect; one still queued is
+	// never written), while one still answering (slow, busy, distant) is waited
+	// for up to the deadline. A round that no quorum grants runs to its end as
+	// without them.
 	Granted func(master int, r *Result) bool
 	Quorum  int
 }
