@@ -97,18 +97,29 @@ func TestAttackPipeErrorRepliesMidPipeline(t *testing.T) {
 	}()
 	var wg sync.WaitGroup
 	var bad atomic.Int32
-	check := func(what string, rep *Report, want Outcome) {
+	// check checks rep's outcomes against want, and returns the masters an
+	// acquisition did not await. An acquisition that a quorum granted does not
+	// wait long for a master that the race detector or the load stalled: not
+	// awaited is no wrong outcome, the round having its quorum; its SET there,
+	// if it was still queued, is never written, and the extension and release
+	// that follow find the key missing there (skip).
+	check := func(what string, rep *Report, want Outcome, skip map[string]bool) map[string]bool {
+		var notAwaited map[string]bool
 		for _, nr := range rep.Nodes {
-			// An acquisition that a quorum granted does not wait long for the
-			// last master (the race detector, the load): not awaited is no wrong
-			// outcome, the round having its quorum.
-			notAwaited := rep.Op == opAcquire && rep.Votes >= m.quorum && errors.Is(nr.Err, wire.ErrNotAwaited)
-			if nr.Outcome != want && !notAwaited {
+			if rep.Op == opAcquire && rep.Votes >= m.quorum && errors.Is(nr.Err, wire.ErrNotAwaited) {
+				if notAwaited == nil {
+					notAwaited = map[string]bool{}
+				}
+				notAwaited[nr.Node] = true
+				continue
+			}
+			if nr.Outcome != want && !(skip[nr.Node] && nr.Outcome == OutcomeMissing) {
 				if bad.Add(1) <= 5 {
 					t.Errorf("%s on %s: %v (%v), want %v", what, nr.Node, nr.Outcome, nr.Err, want)
 				}
 			}
 		}
+		return notAwaited
 	}
 	for g := range 64 {
 		wg.Add(1)
@@ -119,15 +130,15 @@ func TestAttackPipeErrorRepliesMidPipeline(t *testing.T) {
 			for i := range 60 {
 				switch i % 4 {
 				case 0:
-					check("SET on a hash", m.wireRound(ctx, opAcquire, "lock:hash", wireSet, val, "", 60000), OutcomeForeign)
+					check("SET on a hash", m.wireRound(ctx, opAcquire, "lock:hash", wireSet, val, "", 60000), OutcomeForeign, nil)
 				case 1:
-					check("release on a hash", m.wireRound(ctx, opRelease, "lock:hash", wireRelease, val, "", 0), OutcomeError)
+					check("release on a hash", m.wireRound(ctx, opRelease, "lock:hash", wireRelease, val, "", 0), OutcomeError, nil)
 				case 2:
-					check("SET on a held key", m.wireRound(ctx, opAcquire, "lock:theirs", wireSet, val, "", 60000), OutcomeForeign)
+					check("SET on a held key", m.wireRound(ctx, opAcquire, "lock:theirs", wireSet, val, "", 60000), OutcomeForeign, nil)
 				}
-				check("SET", m.wireRound(ctx, opAcquire, key, wireSet, val, "", 60000), OutcomeOK)
-				check("extend", m.wireRound(ctx, opExtend, key, wireExtend, val, "", 60000), OutcomeOK)
-				check("release", m.wireRound(ctx, opRelease, key, wireRelease, val, "", 0), OutcomeOK)
+				skip := check("SET", m.wireRound(ctx, opAcquire, key, wireSet, val, "", 60000), OutcomeOK, nil)
+				check("extend", m.wireRound(ctx, opExtend, key, wireExtend, val, "", 60000), OutcomeOK, skip)
+				check("release", m.wireRound(ctx, opRelease, key, wireRelease, val, "", 0), OutcomeOK, skip)
 			}
 		}()
 	}
