@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,7 +162,7 @@ func waitedIn(s []qsample, from, to int64) (time.Duration, bool) {
 
 // waitAt interpolates the cumulative wait of samples s at t.
 func waitAt(s []qsample, t int64) (float64, bool) {
-	j, _ := slices.BinarySearchFunc(s, t, func(q qsample, t int64) int { return cmpInt64(q.at, t) })
+	j, _ := slices.BinarySearchFunc(s, t, func(q qsample, t int64) int { return cmp.Compare(q.at, t) })
 	switch {
 	case j >= len(s):
 		return 0, false
@@ -172,16 +173,6 @@ func waitAt(s []qsample, t int64) (float64, bool) {
 	}
 	a, b := s[j-1], s[j]
 	return float64(a.wait) + float64(b.wait-a.wait)*float64(t-a.at)/float64(b.at-a.at), true
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // queuedDuring names the processes that waited on a run queue during [from, to],
@@ -201,7 +192,7 @@ func queuedDuring(samples map[string][]qsample, from, to int64) (string, time.Du
 	if len(ws) == 0 {
 		return "", 0
 	}
-	slices.SortFunc(ws, func(a, b w) int { return cmpInt64(int64(b.d), int64(a.d)) })
+	slices.SortFunc(ws, func(a, b w) int { return cmp.Compare(int64(b.d), int64(a.d)) })
 	parts := make([]string, 0, 3)
 	for _, x := range ws[:min(3, len(ws))] {
 		parts = append(parts, x.name+" "+experiment.Round(x.d).String())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,35 +185,19 @@ func (o *roundLog) String() string {
 }
 
 // TestAttackLateSetOnASlowMasterIsReleased: master e answers one client 20 ms
-// late (a healthy but slow master, never awaited once a quorum granted). The
+// late (a healthy but slow master, given up when it is not answering at its
+// pace once a quorum granted). The
 // client takes and releases a lock again and again, plain, fair and waiting;
-// the SET that lands on e after the round stopped waiting for it is deleted by
+// the rounds that give e up (its first, before it has a pace to be awaited at,
+// at least) leave a SET that lands on e after the round stopped waiting for it: it is deleted by
 // the release, never left for its TTL, so another client takes the lock on e too.
 func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
-	tests := []struct {
-		name string
-		take func(ctx context.Context, m *Manager, name string) (*Lock, error)
-	}{
-		{"TryAcquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
-			return m.TryAcquire(ctx, name, time.Minute)
-		}},
-		{"Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
-			return m.Acquire(ctx, name, time.Minute)
-		}},
-		{"fair Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
-			return m.Acquire(ctx, name, time.Minute, WithFair())
-		}},
-	}
+	tests := acquireKinds(time.Minute)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := redistest.Start(t, 5, redistest.Options{})
-			slow := faults.NewProxy(t, c.Servers[4].Addr())
+			a, slow := managerBehindProxy(t, c, 4, WithNodeTimeout(time.Second))
 			slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
-			a := managerVia(t, c, func(i int, n *Node) {
-				if i == 4 {
-					n.Dialer = slow.Dial
-				}
-			}, WithNodeTimeout(time.Second))
 			b := managerFor(t, c, WithNodeTimeout(time.Second))
 			ctx := context.Background()
 			notAwaited := 0
@@ -245,26 +230,11 @@ func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
 // grace after it (twice the quorum's time) outlasted the timeout.
 func TestBugAtQuorumRoundReadsASlowMastersReplyWhileAnotherIsStopped(t *testing.T) {
 	const timeout = time.Second
-	tests := []struct {
-		name string
-		take func(ctx context.Context, m *Manager, name string) (*Lock, error)
-	}{
-		{"TryAcquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
-			return m.TryAcquire(ctx, name, time.Minute)
-		}},
-		{"fair Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
-			return m.Acquire(ctx, name, time.Minute, WithFair())
-		}},
-	}
+	tests := acquireKinds(time.Minute, "TryAcquire", "fair Acquire")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := redistest.Start(t, 5, redistest.Options{})
-			slow := faults.NewProxy(t, c.Servers[4].Addr())
-			m := managerVia(t, c, func(i int, n *Node) {
-				if i == 4 {
-					n.Dialer = slow.Dial
-				}
-			}, WithNodeTimeout(timeout))
+			m, slow := managerBehindProxy(t, c, 4, WithNodeTimeout(timeout))
 			ctx := context.Background()
 			l, err := tt.take(ctx, m, "warm")
 			require.NoError(t, err)
@@ -293,12 +263,7 @@ func TestBugAtQuorumRoundReadsASlowMastersReplyWhileAnotherIsStopped(t *testing.
 // d (the quarantined master's grant is no vote), and takes the lock.
 func TestAttackQuarantinedMasterNeverEndsARoundEarly(t *testing.T) {
 	c := redistest.Start(t, 5, redistest.Options{})
-	slow := faults.NewProxy(t, c.Servers[4].Addr())
-	m := managerVia(t, c, func(i int, n *Node) {
-		if i == 4 {
-			n.Dialer = slow.Dial
-		}
-	}, WithNodeTimeout(time.Second), WithRestartQuarantine(2*time.Second))
+	m, slow := managerBehindProxy(t, c, 4, WithNodeTimeout(time.Second), WithRestartQuarantine(2*time.Second))
 	ctx := context.Background()
 	var l *Lock
 	require.Eventually(t, func() bool { // the masters' own start's quarantine over
@@ -341,12 +306,7 @@ func TestAttackQuarantinedMasterNeverEndsARoundEarly(t *testing.T) {
 // once all is done, no key and no queue entry is left on any master.
 func TestAttackCancelledAtTheQuorumLeavesNothing(t *testing.T) {
 	c := redistest.Start(t, 5, redistest.Options{})
-	slow := faults.NewProxy(t, c.Servers[4].Addr())
-	m := managerVia(t, c, func(i int, n *Node) {
-		if i == 4 {
-			n.Dialer = slow.Dial
-		}
-	}, WithNodeTimeout(time.Second))
+	m, slow := managerBehindProxy(t, c, 4, WithNodeTimeout(time.Second))
 	ctx := context.Background()
 	l, err := m.TryAcquire(ctx, "warm", time.Minute)
 	require.NoError(t, err)
@@ -382,4 +342,49 @@ func TestAttackCancelledAtTheQuorumLeavesNothing(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		return len(queueOn(t, c, "lock:cx")) == 0 && len(nonEmpty(keysOn(t, c, "lock:cx"))) == 0
 	}, 5*time.Second, 20*time.Millisecond, "queues %v keys %v", queueOn(t, c, "lock:cx"), keysOn(t, c, "lock:cx"))
+}
+
+// acquireKind is one way to take a lock: TryAcquire, Acquire, fair Acquire.
+type acquireKind struct {
+	name string
+	take func(ctx context.Context, m *Manager, name string) (*Lock, error)
+}
+
+// acquireKinds returns the ways to take a lock of ttl, those named only (all
+// when none is).
+func acquireKinds(ttl time.Duration, only ...string) []acquireKind {
+	all := []acquireKind{
+		{"TryAcquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.TryAcquire(ctx, name, ttl)
+		}},
+		{"Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, ttl)
+		}},
+		{"fair Acquire", func(ctx context.Context, m *Manager, name string) (*Lock, error) {
+			return m.Acquire(ctx, name, ttl, WithFair())
+		}},
+	}
+	if len(only) == 0 {
+		return all
+	}
+	var out []acquireKind
+	for _, k := range all {
+		if slices.Contains(only, k.name) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// managerBehindProxy is managerVia with master i reached through a proxy of its
+// own, returned for its faults.
+func managerBehindProxy(t *testing.T, c *redistest.Cluster, i int, opts ...Option) (*Manager, *faults.Proxy) {
+	t.Helper()
+	p := faults.NewProxy(t, c.Servers[i].Addr())
+	m := managerVia(t, c, func(j int, n *Node) {
+		if j == i {
+			n.Dialer = p.Dial
+		}
+	}, opts...)
+	return m, p
 }
