@@ -47,6 +47,11 @@ type pipe struct {
 	// gathers the others arriving with it, rather than written alone.
 	depth  int
 	closed bool
+	// awaiting: the pump waits in linger for the wave's next command, which
+	// signals arrived.
+	awaiting bool
+	arrived  chan struct{}
+	silence  *time.Timer // linger's; the pump only
 
 	// lastRead is when a reply was last read from the master (Unix ns), lastTook
 	// how long after its command was written (ns): a round that a quorum granted
@@ -78,7 +83,7 @@ type pipeConn struct {
 }
 
 func newPipe(ps *Pipes, i int) *pipe {
-	p := &pipe{ps: ps, i: i}
+	p := &pipe{ps: ps, i: i, arrived: make(chan struct{}, 1)}
 	p.runPump = p.pump
 	return p
 }
@@ -94,6 +99,9 @@ func (p *pipe) submit(r *req) *pipeConn {
 		return nil
 	}
 	p.queue = append(p.queue, r)
+	if p.awaiting {
+		p.wake()
+	}
 	if p.driving {
 		if pc := p.conn; pc != nil && pc.reserved != nil {
 			pc.reserved = nil // taken over: the round will find it so (readOwn)
@@ -114,6 +122,17 @@ func (p *pipe) submit(r *req) *pipeConn {
 	p.handOn()
 	p.mu.Unlock()
 	return nil
+}
+
+// wake wakes the pump lingering in gather (linger). Called with mu held. The
+// token may be left over when the linger ends on its timer meanwhile (the next
+// linger drops it); the send never blocks.
+func (p *pipe) wake() {
+	p.awaiting = false
+	select {
+	case p.arrived <- struct{}{}:
+	default:
+	}
 }
 
 // handOn is called by the driver with mu held when it stops driving: the role
@@ -321,6 +340,9 @@ func (p *pipe) close() {
 		return
 	}
 	p.closed = true
+	if p.awaiting {
+		p.wake() // the pump, lingering, sees closed
+	}
 	pc := p.conn
 	if !p.driving {
 		p.failQueued(ErrClosed)

@@ -49,11 +49,28 @@ func (p *pipe) pump() {
 // gatherYields bounds how many times gather yields for one batch.
 const gatherYields = 16
 
+// The silence gap: how long gather waits for the next command of a wave that has
+// not fully landed, an eighth of the master's last answer time within bounds; and
+// lingerCap, how long it waits for one wave in all.
+const (
+	silenceFloor = 20 * time.Microsecond
+	silenceCeil  = 200 * time.Microsecond
+	lingerCap    = 2 * silenceCeil
+)
+
 // gather lets the batch grow while commands are still arriving: it yields the
 // processor (the rounds that the last batch's replies woke submit their next
-// commands) and looks at the queue again, until a yield brings nothing new. At low
-// load it costs one yield, and never a sleep. Called by the pump with mu held;
-// it releases mu while it yields.
+// commands) and looks at the queue again, until as many are queued as the last
+// batch carried (the wave has landed) or a yield brings nothing new; then, short
+// of the wave, it lingers for the rest. At low load (a last batch of one) it
+// costs one yield, and never a wait. Called by the pump with mu held, nothing in
+// flight; it releases mu while it yields and waits.
+//
+// Why wait: a Redlock round's next command to a master comes only when the
+// round's other masters have answered too, so a wave lands over the time the
+// slowest of them takes, and a batch written at the first lull carries a part
+// of it; the master then reads (wakes up) for each part. go-redis's AutoPipeline
+// waits for its waves the same way.
 func (p *pipe) gather() {
 	for range gatherYields {
 		n := len(p.queue)
@@ -64,8 +81,50 @@ func (p *pipe) gather() {
 		runtime.Gosched()
 		p.mu.Lock()
 		if len(p.queue) == n || p.closed {
+			break
+		}
+	}
+	p.linger()
+}
+
+// linger waits, with mu released, for the commands still missing from the wave:
+// it returns when the queue holds as many as the last batch, when a silence gap
+// passes with nothing new, after lingerCap in all, or when the pipe closes. A
+// command waits at most lingerCap here; deadlines are not looked at (a round's
+// node timeout is milliseconds at least). Called with mu held.
+func (p *pipe) linger() {
+	if p.depth <= 1 || len(p.queue) >= p.depth || p.closed {
+		return
+	}
+	select {
+	case <-p.arrived: // a token left by a wake that came as the last linger ended
+	default:
+	}
+	gap := min(max(time.Duration(p.lastTook.Load())/8, silenceFloor), silenceCeil)
+	end := time.Now().Add(lingerCap)
+	if p.silence == nil {
+		p.silence = time.NewTimer(gap)
+	} else {
+		p.silence.Reset(gap)
+	}
+	defer p.silence.Stop()
+	for len(p.queue) < p.depth && !p.closed {
+		p.awaiting = true
+		p.mu.Unlock()
+		select {
+		case <-p.arrived:
+		case <-p.silence.C:
+			p.mu.Lock()
+			p.awaiting = false
 			return
 		}
+		p.mu.Lock()
+		p.awaiting = false
+		left := time.Until(end)
+		if left <= 0 {
+			return
+		}
+		p.silence.Reset(min(gap, left))
 	}
 }
 
