@@ -107,16 +107,19 @@ func TestAttackAtQuorumScenarios(t *testing.T) {
 }
 
 // TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound: a fair waiter B
-// woken by the holder's release while master 4 of 5 is stopped takes the lock a
-// few milliseconds later in most runs, but two node timeouts later in some: a
-// round of B's that no quorum grants (one that reached some masters before the
-// release, or all four running masters refusing it: no quorum can be granted
-// any more) still waits the whole node timeout for the stopped master, and its
-// unwind, which cleans up that master, waits it out again. Every run: B takes
-// the lock within half the node timeout, and once master 4 resumes no queue
-// entry or key is left.
+// woken by the holder's release while master e of five is stopped took the lock
+// a few milliseconds later in most runs, but two node timeouts later in some: a
+// round of B's refused by the four running masters (it reached them before the
+// release: no quorum could grant it any more) still waited the whole node
+// timeout for e, and its unwind, which cleans up e, waited it out again. Now a
+// round ends once decided either way, and a clean-up of a master that did not
+// answer runs in the background. What is left: a round that reached two running
+// masters after the release and two before it (two grants, two refusals) is
+// decided by e alone, and waits for it once (in about 1 run in 30): every run,
+// B takes the lock within half the node timeout, or within one and a half after
+// waiting for e in such a round only; and once e resumes no queue entry or key
+// is left.
 func TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound(t *testing.T) {
-	t.Skip("a failed acquisition round beside a stopped master waits the node timeout for it, and its clean-up (unwind, or release) waits again: ending such rounds early gave up masters that a latency spike had made slow (a quorum that needed them failed), and settling the clean-ups leaves a key where a queued clean-up is never written; not fixed")
 	const timeout = time.Second
 	for run := range 20 {
 		c, a := testCluster(t, 5, WithNodeTimeout(timeout))
@@ -141,14 +144,18 @@ func TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound(t *testing.T) {
 		took := time.Since(t0)
 		c.Servers[4].Cont()
 		require.NotNil(t, lb)
-		stalled := !assert.Less(t, took, timeout/2, "run %d: B's handoff beside a stopped master", run)
-		if stalled {
-			t.Logf("B's master answers: %s", ob.String())
+		if took >= timeout/2 {
+			waited := ob.roundsThatWaited(timeout / 2)
+			t.Logf("run %d: B took %v; its rounds that waited for e: %v; B's master answers: %s", run, took, waited, ob.String())
+			assert.Less(t, took, timeout+timeout/2, "run %d: B waited for e more than once", run)
+			for _, r := range waited {
+				assert.True(t, r.ok < 3 && r.foreign < 3, "run %d: a round decided without e waited for it: %+v", run, r)
+			}
 		}
 		<-relA
 		require.NoError(t, lb.Release(ctx))
-		if stalled {
-			continue // master 4 was stopped longer than the node timeout: A's copy there expires with its TTL
+		if took >= timeout/2 {
+			continue // e was stopped longer than the node timeout: A's copy there expires with its TTL
 		}
 		assert.Eventually(t, func() bool {
 			return len(queueOn(t, c, "lock:chain")) == 0 && len(nonEmpty(keysOn(t, c, "lock:chain"))) == 0
@@ -159,7 +166,8 @@ func TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound(t *testing.T) {
 // roundLog records a Manager's master answers.
 type roundLog struct {
 	mu  sync.Mutex
-	evs []string
+	evs []observe.Event
+	at  []time.Duration
 	t0  time.Time
 }
 
@@ -169,19 +177,55 @@ func (o *roundLog) Observe(e observe.Event) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evs = append(o.evs, fmt.Sprintf("[%v %s %s %s %v]", time.Since(o.t0).Round(time.Millisecond), e.Op, e.Master, e.Outcome, e.Latency.Round(time.Millisecond)))
+	o.evs = append(o.evs, e)
+	o.at = append(o.at, time.Since(o.t0))
 }
 
 func (o *roundLog) reset() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evs, o.t0 = nil, time.Now()
+	o.evs, o.at, o.t0 = nil, nil, time.Now()
 }
 
 func (o *roundLog) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return strings.Join(o.evs, " ")
+	parts := make([]string, len(o.evs))
+	for i, e := range o.evs {
+		parts[i] = fmt.Sprintf("[%v %s %s %s %v]", o.at[i].Round(time.Millisecond), e.Op, e.Master, e.Outcome, e.Latency.Round(time.Millisecond))
+	}
+	return strings.Join(parts, " ")
+}
+
+// splitRound counts one acquisition round's answers: grants and refusals of
+// masters a-d.
+type splitRound struct{ ok, foreign int }
+
+// roundsThatWaited returns the acquisition rounds in which master e answered
+// (failed) after long or more. A round's five answers are observed one after
+// the other, a to e; the clean-ups' (op release) may come between them.
+func (o *roundLog) roundsThatWaited(long time.Duration) []splitRound {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []splitRound
+	var cur splitRound
+	for _, e := range o.evs {
+		if e.Op != "acquire" {
+			continue
+		}
+		switch {
+		case e.Master == "e":
+			if e.Latency >= long {
+				out = append(out, cur)
+			}
+			cur = splitRound{}
+		case e.Outcome == "ok":
+			cur.ok++
+		case e.Outcome == "foreign":
+			cur.foreign++
+		}
+	}
+	return out
 }
 
 // TestAttackLateSetOnASlowMasterIsReleased: master e answers one client 20 ms

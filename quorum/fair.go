@@ -264,26 +264,19 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 // script ran there whole and set nothing, so there is nothing to undo, and a round
 // that lost everywhere (a waiter that is not the head, the common case) costs no
 // second round. A master that failed, timed out or is quarantined may have set it:
-// it is cleaned up. A "try" waiter was never queued: plain release.
+// it is cleaned up, in the background where it gave no reply (cleanUp). A "try"
+// waiter was never queued: plain release.
 func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter, rep *Report) {
-	only := make([]bool, len(m.nodes))
-	todo := 0
-	for i, nr := range rep.Nodes {
-		if only[i] = nr.Outcome != OutcomeForeign; only[i] {
-			todo++
+	m.cleanUp(ctx, rep, notRefused, func(ctx context.Context, only []bool) {
+		if w.mode != "wait" {
+			m.releaseQuiet(ctx, key, value, only)
+			return
 		}
-	}
-	switch {
-	case todo == 0:
-		return
-	case w.mode != "wait":
-		m.releaseQuiet(ctx, opRelease, key, value)
-		return
-	}
-	// Best effort: a key left set expires with its TTL, and the waiter's next
-	// round re-enqueues it at its place. The Observer hears of each master's
-	// answer; the masters left alone are not in its report.
-	m.scriptEach(ctx, opRelease, key, fairUnwindScript, ":", only, []string{key, key + queueSuffix}, func(_ int, r *wire.Result) (Outcome, error) {
-		return outcomeOf(r.Int), nil
-	}, value, w.id, w.score, w.hbMS, wakeChannel(key))
+		// Best effort: a key left set expires with its TTL, and the waiter's next
+		// round re-enqueues it at its place. The Observer hears of each master's
+		// answer; the masters left alone are not in its report.
+		m.scriptEach(ctx, opRelease, key, fairUnwindScript, ":", only, []string{key, key + queueSuffix}, func(_ int, r *wire.Result) (Outcome, error) {
+			return outcomeOf(r.Int), nil
+		}, value, w.id, w.score, w.hbMS, wakeChannel(key))
+	})
 }

@@ -42,8 +42,11 @@ func (m *Manager) wireRound(ctx context.Context, op, key string, cmd wireCmd, va
 	case wireSet:
 		return m.setRound(ctx, key, value, num)
 	case wireRelease:
-		if str == "" {
-			return m.releaseQuiet(ctx, op, key, value)
+		if str == "" { // releaseQuiet's command, on every master
+			c := m.getCall()
+			c.keys[0] = key
+			c.args[0], c.args[1] = value, ""
+			return m.scriptRound(ctx, op, key, releaseW, c, 1, 2, decodeInt)
 		}
 		return m.release(ctx, op, key, value)
 	}

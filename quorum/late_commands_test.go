@@ -68,7 +68,9 @@ func (c *lateConn) Close() error {
 // clean-up release (compare-and-delete of that value) that reaches a master late —
 // a retransmitted TCP segment — deletes the key a later, successful round of the
 // same Acquire set there. The lock then stands on fewer than a quorum while its
-// holder believes it valid, and a rival takes it: two holders.
+// holder believes it valid, and a rival takes it: two holders. (B holds the lock
+// on b and c only, so that A's rounds are granted by a and fail: a round refused
+// everywhere sends no clean-up.)
 func TestAttackLateCleanupReleaseDeletesALaterRoundsKey(t *testing.T) {
 	t.Parallel()
 	c, _ := testCluster(t, 3)
@@ -103,10 +105,23 @@ func TestAttackLateCleanupReleaseDeletesALaterRoundsKey(t *testing.T) {
 	a, err := New(nodes, WithRestartQuarantine(0), WithNodeTimeout(100*time.Millisecond), WithRetry(100, 30*time.Millisecond, 10*time.Millisecond))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Close() })
-	b := managerFor(t, c)
+	rival := managerFor(t, c)
+	bNodes := make([]Node, len(c.Servers))
+	for i, s := range c.Servers {
+		bNodes[i] = Node{Name: s.Name, Addr: s.Addr()}
+		if s.Name == "a" {
+			bNodes[i].Dialer = func(context.Context, string, string) (net.Conn, error) {
+				return nil, errors.New("unreachable from B")
+			}
+		}
+	}
+	b, err := New(bNodes, WithRestartQuarantine(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
 
-	// B holds the lock; A waits for it. A's failed rounds each release their
-	// value; the first such release to a is the late one.
+	// B holds the lock on b and c; A waits for it. A's failed rounds, granted
+	// by a, each release their value there; the first such release is the late
+	// one.
 	lb, err := b.TryAcquire(ctx, name, ttl)
 	require.NoError(t, err)
 	type res struct {
@@ -120,7 +135,7 @@ func TestAttackLateCleanupReleaseDeletesALaterRoundsKey(t *testing.T) {
 	}()
 	time.Sleep(150 * time.Millisecond) // A's first rounds failed (B holds it)
 	require.Nil(t, armed.Load(), "A's clean-up release to a was sent")
-	require.NoError(t, lb.Release(ctx))
+	require.ErrorIs(t, lb.Release(ctx), ErrPartialRelease) // a is unreachable from B
 	r := <-got
 	require.NoError(t, r.err, "A acquires once B released")
 	la := r.l
@@ -128,7 +143,7 @@ func TestAttackLateCleanupReleaseDeletesALaterRoundsKey(t *testing.T) {
 
 	// While A's lock is valid, nobody else may take it.
 	for time.Now().Before(la.Until().Add(-100 * time.Millisecond)) {
-		if lr, err := b.TryAcquire(ctx, name, ttl); err == nil {
+		if lr, err := rival.TryAcquire(ctx, name, ttl); err == nil {
 			_ = lr.Release(ctx)
 			select {
 			case <-la.Done():

@@ -73,6 +73,11 @@ type Manager struct {
 	bgMu     sync.Mutex
 	bgClosed bool
 	bg       sync.WaitGroup
+	// life ends when Close has waited cleanUpGrace: a failed round's clean-up of
+	// a master that did not answer (cleanUp) gives up then rather than hold
+	// Close up.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 // node is one master and its restart-quarantine state.
@@ -129,6 +134,7 @@ func New(nodes []Node, opts ...Option) (*Manager, error) {
 		return nil, fmt.Errorf("quorum.New: %w", err)
 	}
 	m := &Manager{cfg: cfg, quorum: len(nodes)/2 + 1, owner: defaultOwner(cfg.owner), wakeTag: newWakeTag()}
+	m.life, m.endLife = context.WithCancel(context.Background())
 	masters := make([]wire.Master, len(nodes))
 	for i, n := range nodes {
 		nd := m.newNode(n)
@@ -260,7 +266,7 @@ func (m *Manager) Close() error {
 	m.bgMu.Lock()
 	m.bgClosed = true
 	m.bgMu.Unlock()
-	m.bg.Wait()
+	m.waitBackground()
 	_ = m.tr.Close()
 	_ = m.reads.Close()
 	var errs []error
@@ -271,6 +277,29 @@ func (m *Manager) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// cleanUpGrace is how long Close lets the failed rounds' clean-ups of masters that
+// did not answer (cleanUp) go on, at most: a master that resumed may still take
+// them; one that did not is not waited for.
+const cleanUpGrace = 100 * time.Millisecond
+
+// waitBackground waits for the background work, ending the clean-ups that
+// cleanUp runs after cleanUpGrace (the node timeout when shorter).
+func (m *Manager) waitBackground() {
+	done := make(chan struct{})
+	go func() {
+		m.bg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(min(cleanUpGrace, m.cfg.nodeTimeout))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	m.endLife()
+	<-done
 }
 
 // background runs fn in a goroutine that Close waits for; after Close it does

@@ -73,6 +73,13 @@ func runReleaseFaults(t *testing.T, faultsTable []releaseFault) {
 			}
 			holder := managerVia(t, c, func(i int, n *Node) { n.Dialer = proxies[i].Dial }, WithNodeTimeout(300*time.Millisecond))
 			waiter := managerFor(t, c, waiterOpts()...)
+			// Every master runs release.lua once before the faults: a master that
+			// never did answers the release NOSCRIPT, and with its replies lost the
+			// holder never learns that it must send the script (the key is then
+			// left to its TTL there, as behind a blackhole).
+			warm, err := holder.TryAcquire(ctx, "warm", time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, warm.Release(ctx))
 			for round := range 2 {
 				l, err := holder.Acquire(ctx, "faulted", time.Minute)
 				require.NoError(t, err)

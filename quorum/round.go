@@ -33,7 +33,9 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	case fw != nil:
 		m.unwind(backgroundFor(ctx), key, value, fw, rep)
 	default:
-		m.releaseQuiet(backgroundFor(ctx), opRelease, key, value)
+		m.cleanUp(backgroundFor(ctx), rep, notRefused, func(ctx context.Context, only []bool) {
+			m.releaseQuiet(ctx, key, value, only)
+		})
 	}
 	return nil, m.roundError(rep)
 }

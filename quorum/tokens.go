@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redlock/redlock/internal/keyspace"
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // Token operations: what a holder, or an administrator who knows the token, does
@@ -20,14 +21,15 @@ func (m *Manager) release(ctx context.Context, op, key, value string) *Report {
 	return m.releaseRoundTo(ctx, m.newReport(op, key), value)
 }
 
-// releaseQuiet is release waking nobody: the clean-up of a failed round frees no
-// lock that anyone could take, and waking the other waiters from it would let
-// failed rounds wake each other in a loop.
-func (m *Manager) releaseQuiet(ctx context.Context, op, key, value string) *Report {
-	c := m.getCall()
-	c.keys[0] = key
-	c.args[0], c.args[1] = value, "" // no channel: release.lua wakes nobody
-	return m.scriptRound(ctx, op, key, releaseW, c, 1, 2, decodeInt)
+// releaseQuiet is release waking nobody, on the masters only names: the clean-up
+// of a failed round frees no lock that anyone could take, and waking the other
+// waiters from it would let failed rounds wake each other in a loop.
+func (m *Manager) releaseQuiet(ctx context.Context, key, value string, only []bool) {
+	// No channel (""): release.lua wakes nobody.
+	m.scriptEach(ctx, opRelease, key, releaseW, ":", only, []string{key}, func(_ int, r *wire.Result) (Outcome, error) {
+		o, _, err := decodeInt(r)
+		return o, err
+	}, value, "")
 }
 
 // forceExpireToken deletes token at key on every master, whatever kind of hold

@@ -90,9 +90,12 @@ proctype client(byte me) {
 end:	do
 	/* Acquisition round (quorum/round.go round, score): SET NX PX on every master.
 	 * The round stops waiting for masters that answer nothing once a quorum granted
-	 * (quorum/at_quorum.go): their commands are those that never reach the master
-	 * here, or applied ones whose reply is lost, which this model leaves out as
-	 * they only withhold a vote (SAFETY.md, what the abstraction leaves out). */
+	 * or refused it (quorum/at_quorum.go): their commands are those that never reach
+	 * the master here, or applied ones whose reply is lost, which this model leaves
+	 * out as they only withhold a vote (SAFETY.md, what the abstraction leaves out).
+	 * A failed round's clean-up of such a master runs in the background in the code;
+	 * here it is release_all below, at once: its value is its round's own, which no
+	 * later round writes. */
 	:: atomic {
 		!holding[me] && acqs < ACQS ->
 		acqs++; pend[me] = 1; select(e : 0 .. CERR);

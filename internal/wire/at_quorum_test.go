@@ -18,25 +18,36 @@ import (
 // echoed is a Cmd.Granted that approves every ECHO reply.
 func echoed(_ int, r *wire.Result) bool { return r.Type == '$' }
 
+// refusedBy is a Cmd.Granted that approves the replies of masters i < n only.
+func refusedBy(n int) func(int, *wire.Result) bool {
+	return func(i int, r *wire.Result) bool { return i < n && r.Type == '$' }
+}
+
 // TestRoundEndsAtAQuorumBesideStoppedMasters: five masters, some stopped
 // (SIGSTOP), a node timeout of 2 s. A round that ends at a quorum of three
 // returns soon after the others answered while one or two masters are stopped,
-// their results ErrNotAwaited; with three stopped no quorum grants, and the round
-// waits for its deadline as one without Granted does.
+// their results ErrNotAwaited, whether a quorum granted it or refused it; with
+// three stopped no quorum answers, and the round waits for its deadline as one
+// without Granted does; so does a round that the stopped master alone would
+// decide (two grants, two refusals).
 func TestRoundEndsAtAQuorumBesideStoppedMasters(t *testing.T) {
 	const timeout = 2 * time.Second
 	tests := []struct {
 		name      string
 		stopped   []int
-		granted   bool
+		granted   func(int, *wire.Result) bool // nil: without Granted
 		wantQuick bool
 		wantErr   error // the stopped masters' results
 	}{
-		{"one stopped, at a quorum", []int{0}, true, true, wire.ErrNotAwaited},
-		{"the last stopped, at a quorum", []int{4}, true, true, wire.ErrNotAwaited},
-		{"two stopped, at a quorum", []int{1, 3}, true, true, wire.ErrNotAwaited},
-		{"three stopped: no quorum", []int{0, 2, 4}, true, false, wire.ErrNoReply},
-		{"one stopped, without Granted", []int{0}, false, false, wire.ErrNoReply},
+		{"one stopped, at a quorum", []int{0}, echoed, true, wire.ErrNotAwaited},
+		{"the last stopped, at a quorum", []int{4}, echoed, true, wire.ErrNotAwaited},
+		{"two stopped, at a quorum", []int{1, 3}, echoed, true, wire.ErrNotAwaited},
+		{"three stopped: no quorum", []int{0, 2, 4}, echoed, false, wire.ErrNoReply},
+		{"one stopped, without Granted", []int{0}, nil, false, wire.ErrNoReply},
+		{"one stopped, refused by a quorum", []int{4}, refusedBy(0), true, wire.ErrNotAwaited},
+		{"one stopped, three refusals", []int{0}, refusedBy(2), true, wire.ErrNotAwaited},
+		{"two stopped, refused by a quorum", []int{3, 4}, refusedBy(0), true, wire.ErrNotAwaited},
+		{"one stopped, two grants and two refusals", []int{4}, refusedBy(2), false, wire.ErrNoReply},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,8 +69,8 @@ func TestRoundEndsAtAQuorumBesideStoppedMasters(t *testing.T) {
 				c.Servers[i].Stop()
 			}
 			cmd = &wire.Cmd{Args: []string{"ECHO", "x"}, Want: "$"}
-			if tt.granted {
-				cmd.Granted, cmd.Quorum = echoed, 3
+			if tt.granted != nil {
+				cmd.Granted, cmd.Quorum = tt.granted, 3
 			}
 			t0 := time.Now()
 			ps.Round(ctx, cmd, out)
@@ -69,9 +80,9 @@ func TestRoundEndsAtAQuorumBesideStoppedMasters(t *testing.T) {
 			}
 			t.Logf("the round took %v", took)
 			if tt.wantQuick {
-				assert.Less(t, took, timeout/4, "a quorum had answered")
+				assert.Less(t, took, timeout/4, "a quorum had decided")
 			} else {
-				assert.GreaterOrEqual(t, took, timeout, "no quorum to end it early")
+				assert.GreaterOrEqual(t, took, timeout, "undecided without the stopped masters")
 			}
 			for i := range out {
 				if contains(tt.stopped, i) {

@@ -81,14 +81,18 @@ type round struct {
 	remaining    atomic.Int32  // commands without a result yet
 	done         chan struct{} // receives once, when remaining reaches 0
 	// granted, quorum: Cmd.Granted and Cmd.Quorum; votes counts the results
-	// granted approved, quorumAt (Unix ns) is when they reached quorum, and
-	// early receives once then.
-	granted  func(int, *Result) bool
-	quorum   int32
-	votes    atomic.Int32
-	quorumAt atomic.Int64
-	early    chan struct{}
-	timer    *time.Timer
+	// granted approved, refusals the others (replies and failures), lost is
+	// how many refusals leave no quorum possible (the masters asked - quorum +
+	// 1); decidedAt (Unix ns) is when the votes reached quorum or the refusals
+	// lost, and early receives once then.
+	granted   func(int, *Result) bool
+	quorum    int32
+	lost      int32
+	votes     atomic.Int32
+	refusals  atomic.Int32
+	decidedAt atomic.Int64
+	early     chan struct{}
+	timer     *time.Timer
 	// fdConn[i] is the last connection of master i the round polled, fd[i] its
 	// socket's descriptor (precheck).
 	fdConn []*pipeConn
@@ -101,13 +105,27 @@ func (rd *round) finish(r *req, res Result, now time.Time) {
 	res.NXGet = r.nxget
 	res.Latency = now.Sub(rd.t0)
 	r.res = res
-	if rd.granted != nil && res.Type != 0 && res.Err == nil && rd.granted(r.idx, &r.res) && rd.votes.Add(1) == rd.quorum {
-		rd.quorumAt.Store(now.UnixNano())
-		rd.early <- struct{}{}
+	if rd.granted != nil {
+		// Grants and refusals cannot both reach their mark (votes + refusals
+		// <= the masters asked < quorum + lost): early receives once.
+		if res.Type != 0 && res.Err == nil && rd.granted(r.idx, &r.res) {
+			if rd.votes.Add(1) == rd.quorum {
+				rd.decide(now)
+			}
+		} else if rd.refusals.Add(1) == rd.lost {
+			rd.decide(now)
+		}
 	}
 	if rd.remaining.Add(-1) == 0 {
 		rd.done <- struct{}{}
 	}
+}
+
+// decide records that the round's outcome was decided at now (a quorum granted,
+// or refused), and tells the round.
+func (rd *round) decide(now time.Time) {
+	rd.decidedAt.Store(now.UnixNano())
+	rd.early <- struct{}{}
 }
 
 // fail records a failure without a reply as r's result.
@@ -201,7 +219,8 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 		rd.granted, rd.quorum = cmd.Granted, int32(cmd.Quorum)
 	}
 	rd.votes.Store(0)
-	rd.quorumAt.Store(0)
+	rd.refusals.Store(0)
+	rd.decidedAt.Store(0)
 	select {
 	case <-rd.early: // a reused round's, from a round that did not wait for it
 	default:
@@ -230,6 +249,7 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 		r.state.Store(reqQueued)
 	}
 	rd.remaining.Store(int32(asked))
+	rd.lost = int32(asked) - rd.quorum + 1 // set before any command can finish
 	if asked == 0 {
 		for i := range out {
 			out[i] = rd.reqs[i].res
@@ -277,8 +297,8 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 		case <-rd.done:
 			finished = true
 		case <-rd.early:
-			// A quorum granted: the others get their share of afterQuorum,
-			// within the deadline.
+			// A quorum granted, or refused: the others get their share of
+			// afterQuorum, within the deadline.
 			if until := rd.awaitUntil(); until.Before(deadline.Add(grace)) {
 				rd.timer.Reset(time.Until(until))
 				cause = ErrNotAwaited
@@ -390,28 +410,29 @@ func (ps *Pipes) readOwn(ctx context.Context, rd *round, deadline time.Time) {
 }
 
 // afterQuorum is how long a round whose Cmd sets Granted waits for the other
-// masters once a quorum has granted, at least: twice as long as the quorum took,
-// when that is longer. Then only a master that answered nothing meanwhile is
-// given up (Pipes.answering): under load the masters' batches end apart, and with
-// 256 acquisitions in flight on five masters 0.9 % of the masters' answers came
-// later than 2 ms or the quorum's own time after the quorum.
+// masters once its outcome is decided (a quorum granted, or refused), at least:
+// twice as long as the decision took, when that is longer. Then only a master
+// that answered nothing meanwhile is given up (Pipes.answering): under load the
+// masters' batches end apart, and with 256 acquisitions in flight on five masters
+// 0.9 % of the masters' answers came later than 2 ms or the quorum's own time
+// after the quorum.
 const afterQuorum = 5 * time.Millisecond
 
 // awaitUntil is when a round stops waiting for the masters that have not answered,
-// a quorum having granted, unless they are still answering (Pipes.answering);
-// zero while no quorum has.
+// its outcome decided, unless they are still answering (Pipes.answering); zero
+// while undecided.
 func (rd *round) awaitUntil() time.Time {
-	q := rd.quorumAt.Load()
+	q := rd.decidedAt.Load()
 	if q == 0 {
 		return time.Time{}
 	}
 	return time.Unix(0, q).Add(rd.awaitSpan())
 }
 
-// awaitSpan is how long a round waits for the other masters once a quorum
-// granted: twice the time the quorum took, afterQuorum at least.
+// awaitSpan is how long a round waits for the other masters once its outcome is
+// decided: twice the time the decision took, afterQuorum at least.
 func (rd *round) awaitSpan() time.Duration {
-	return max(afterQuorum, 2*time.Duration(rd.quorumAt.Load()-rd.t0.UnixNano()))
+	return max(afterQuorum, 2*time.Duration(rd.decidedAt.Load()-rd.t0.UnixNano()))
 }
 
 // answering reports whether a master the round still waits for is answering at

@@ -62,17 +62,19 @@ type Cmd struct {
 	// is written to them.
 	Only []bool
 	// Granted and Quorum, when both set, let the round end early (Pipes does;
-	// another Rounder may run the round to its end): once Quorum replies satisfy
-	// Granted (called with the master's index and its reply, never an error
-	// reply, from the goroutine that read it: it must be quick and must not
-	// block), the masters that have not answered get twice as long as the quorum
-	// took, at least 5 ms; then those not answering at their pace (no reply read
-	// from them in that time, nor their oldest command written within three times
-	// their last answer's time: stopped, cut off) fail with ErrNotAwaited, as after
-	// a deadline (a command written may still take effect; one still queued is
-	// never written), while one still answering (slow, busy, distant) is waited
-	// for up to the deadline. A round that no quorum grants runs to its end as
-	// without them.
+	// another Rounder may run the round to its end) once its outcome is decided:
+	// when Quorum replies satisfy Granted (called with the master's index and its
+	// reply, never an error reply, from the goroutine that read it: it must be
+	// quick and must not block), or when so many masters refused (replies Granted
+	// turns down, error replies, failures) that no quorum can grant any more. The
+	// masters that have not answered then get twice as long as the decision took,
+	// at least 5 ms; then those not answering at their pace (no reply read from
+	// them in that time, nor their oldest command written within three times their
+	// last answer's time: stopped, cut off) fail with ErrNotAwaited, as after a
+	// deadline (a command written may still take effect; one still queued is never
+	// written), while one still answering (slow, busy, distant) is waited for up
+	// to the deadline. A round undecided without them (masters stopped that a
+	// quorum needs) runs to its end as without Granted.
 	Granted func(master int, r *Result) bool
 	Quorum  int
 }
@@ -111,7 +113,7 @@ var ErrNotAsked = errors.New("not asked")
 // ErrNoReply is the result of a command the master did not answer in time.
 var ErrNoReply = fmt.Errorf("no reply within the node timeout: %w", os.ErrDeadlineExceeded)
 
-// ErrNotAwaited is the result of a command the master had not answered when a
-// quorum of the others had granted and the time a round gives the rest ran out
-// (Cmd.Granted).
-var ErrNotAwaited = fmt.Errorf("no reply soon after a quorum had granted: not awaited: %w", os.ErrDeadlineExceeded)
+// ErrNotAwaited is the result of a command the master had not answered when the
+// others had decided the round (a quorum of them granted, or refused) and the
+// time a round gives the rest ran out (Cmd.Granted).
+var ErrNotAwaited = fmt.Errorf("no reply soon after the round was decided: not awaited: %w", os.ErrDeadlineExceeded)
