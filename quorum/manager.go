@@ -255,7 +255,10 @@ func infoField(info, field string) string { return wire.InfoField(info, field) }
 
 // Close closes the connections to every master and waits for the Manager's
 // goroutines (wake-up subscriptions, background clean-ups, the connections'
-// readers and writers) to end. Locks still held are not released; a held lock's
+// readers and writers) to end. The clean-ups of failed acquisition rounds on
+// masters that did not answer them get 100 ms (the node timeout when shorter) to
+// finish, then end: a key such a master set for a failed round may then stay
+// until its TTL. Locks still held are not released; a held lock's
 // keep-alive fails from then on and ends with the lock's validity. A listing
 // already running (admin's Inspect, a Scanner step, Describe) is not ended: its
 // connection closes when it returns, at its context's end or its per-call
