@@ -2,8 +2,11 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redlock/redlock/internal/wire"
 )
 
 // round is one acquisition round: SET NX PX on every master, or the fair queue's
@@ -65,9 +68,13 @@ func (m *Manager) unquarantinedVotes(rep *Report, now time.Time) {
 	rep.Votes = rep.count(OutcomeOK)
 }
 
-// roundError classifies a failed round.
+// roundError classifies a failed round. A master not awaited (wire.ErrNotAwaited:
+// the round was decided without it) is not counted as down: it may be slow rather
+// than stopped (a latency spike), and counting it made a round that the lock's
+// holders refused, beside one error reply, say that a quorum of masters was
+// unavailable, though every master answered in a fraction of the node timeout.
 func (m *Manager) roundError(rep *Report) *RoundError {
-	down := rep.count(OutcomeError) + rep.count(OutcomeQuarantined)
+	down := rep.count(OutcomeError) + rep.count(OutcomeQuarantined) - notAwaited(rep)
 	var kind error
 	switch {
 	case rep.Votes >= m.quorum:
@@ -98,4 +105,16 @@ func (m *Manager) score(rep *Report, start time.Time, ttl time.Duration) (until 
 		return start.Add(ttl - drift), true
 	}
 	return time.Time{}, false
+}
+
+// notAwaited counts the masters of rep whose command was not awaited, the round
+// decided without them (wire.ErrNotAwaited).
+func notAwaited(rep *Report) int {
+	n := 0
+	for _, nr := range rep.Nodes {
+		if nr.Outcome == OutcomeError && errors.Is(nr.Err, wire.ErrNotAwaited) {
+			n++
+		}
+	}
+	return n
 }
