@@ -252,9 +252,12 @@ func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
 					notAwaited++
 				}
 				require.NoError(t, l.Release(ctx), "round %d", n)
+				// The release waited for e: whatever a's round left there is gone. (Read
+				// on e itself: b's own round may give e up under load, and then says
+				// nothing of it.)
+				assert.Empty(t, keysOn(t, c, "lock:late")[c.Servers[4].Name], "round %d: e free for the other client", n)
 				lb, err := b.TryAcquire(ctx, "late", time.Minute)
 				require.NoError(t, err, "round %d: the other client right after the release", n)
-				assert.Equal(t, OutcomeOK, lb.Votes().Nodes[4].Outcome, "round %d: e free for the other client", n)
 				require.NoError(t, lb.Release(ctx))
 			}
 			t.Logf("%d of 30 acquisitions did not await the slow master", notAwaited)
