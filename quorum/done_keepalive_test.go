@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,58 @@ import (
 // against made Done late by most of a node timeout (100ms here).
 const doneSlack = 15 * time.Millisecond
 
+// timerLateness arms, beside l's expiry, a timer of its own due at l's deadline
+// (re-armed whenever the deadline moves) and returns a function that waits for l's
+// Done and says how late that timer fired at the final deadline (or, not fired
+// yet, how late it is when Done is seen). That is what the machine did to any
+// timer due at that instant (a stall of the whole process under the race detector
+// and a loaded machine), and all a test excuses in a late Done beyond doneSlack.
+func timerLateness(l *Lock) func() time.Duration {
+	var mu sync.Mutex
+	var due, fired time.Time
+	var late time.Duration
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			changed := l.UntilChanged()
+			at := l.Until()
+			mu.Lock()
+			due, fired = at, time.Time{}
+			mu.Unlock()
+			tm := time.AfterFunc(time.Until(at), func() {
+				now := time.Now()
+				mu.Lock()
+				if due.Equal(at) {
+					fired = now
+				}
+				mu.Unlock()
+			})
+			select {
+			case <-changed:
+				tm.Stop()
+				continue
+			case <-l.Done():
+			}
+			seen := time.Now()
+			tm.Stop()
+			mu.Lock()
+			if fired.IsZero() {
+				fired = seen
+			}
+			if due.Equal(l.Until()) && fired.After(due) {
+				late = fired.Sub(due)
+			}
+			mu.Unlock()
+			return
+		}
+	}()
+	return func() time.Duration {
+		<-finished
+		return late
+	}
+}
+
 // Bug 1: an extension in flight at Until held the lock's mutex, so Done fired only
 // when the round gave up, and Until() blocked meanwhile.
 func TestBug1DoneFiresAtUntilWhileExtensionInFlight(t *testing.T) {
@@ -27,6 +80,7 @@ func TestBug1DoneFiresAtUntilWhileExtensionInFlight(t *testing.T) {
 	l, err := a.m.TryAcquire(ctx, "review/1", ttl)
 	require.NoError(t, err)
 	until := l.Until()
+	late := timerLateness(l)
 	// Two of three masters stop answering: the extension that starts just before
 	// Until waits a whole node timeout (100ms) before it fails.
 	a.net((*faults.Proxy).Blackhole, "a", "b")
@@ -42,7 +96,8 @@ func TestBug1DoneFiresAtUntilWhileExtensionInFlight(t *testing.T) {
 
 	<-l.Done()
 	doneAt := time.Now()
-	assert.LessOrEqual(t, doneAt.Sub(until), doneSlack, "Done fired %v after Until", doneAt.Sub(until))
+	machine := late()
+	assert.LessOrEqual(t, doneAt.Sub(until), doneSlack+machine, "Done fired %v after Until (a timer due then fired %v late)", doneAt.Sub(until), machine)
 	assert.ErrorIs(t, l.Err(), ErrLost)
 	err = <-extended
 	assert.ErrorIs(t, err, ErrLost, "an extension that completes after Until does not count")
@@ -104,6 +159,7 @@ func TestBug1KeepAliveDoneFiresBeforeRivalAcquires(t *testing.T) {
 		}
 	}
 	var doneAt, untilAtDone time.Time
+	late := timerLateness(l)
 	watched := make(chan struct{})
 	go func() {
 		<-l.Done()
@@ -121,7 +177,8 @@ func TestBug1KeepAliveDoneFiresBeforeRivalAcquires(t *testing.T) {
 		t.Fatal("A's Done never fired, though B acquired")
 	}
 	assert.ErrorIs(t, l.Err(), ErrLost)
-	assert.LessOrEqual(t, doneAt.Sub(untilAtDone), doneSlack, "A's Done fired %v after its Until", doneAt.Sub(untilAtDone))
+	machine := late()
+	assert.LessOrEqual(t, doneAt.Sub(untilAtDone), doneSlack+machine, "A's Done fired %v after its Until (a timer due then fired %v late)", doneAt.Sub(untilAtDone), machine)
 	assert.True(t, doneAt.Before(acquiredAt), "A's Done (%v) must fire before B acquired (%v)", doneAt, acquiredAt)
 	a.net((*faults.Proxy).Heal)
 	_ = l.Release(ctx)

@@ -299,7 +299,11 @@ func attackThousandTinyDeadlines(t *testing.T, goRedis bool) {
 
 // A release cancelled while its EVALSHA was answered NOSCRIPT and its EVAL is
 // on the way: the round returns at once, the EVAL's late reply is drained, and
-// the next round on the connection reads its own reply.
+// the next round on the connection reads its own reply. The cancel comes once the
+// EVALs have taken effect on every master (read there directly) and their replies
+// are still on their way back (50 ms); a fixed 30 ms, between a NOSCRIPT reply due
+// at 20 ms and the EVAL's, came before the EVAL was written when the race detector
+// and the load delayed the client (the keys were still there).
 func TestAttackPipeCancelDuringNoscriptResubmit(t *testing.T) {
 	s := newScen(t, mutants{}, 3)
 	cl := s.client("A", WithNodeTimeout(time.Second))
@@ -311,12 +315,21 @@ func TestAttackPipeCancelDuringNoscriptResubmit(t *testing.T) {
 		require.NoError(t, sv.Client().ScriptFlush(ctx).Err())
 		require.NoError(t, sv.Client().Set(ctx, "lock:theirs", "rl1.theirs", time.Minute).Err())
 	}
-	cl.net(func(p *faults.Proxy) { p.SetLatency(0, 20*time.Millisecond) })
+	cl.net(func(p *faults.Proxy) { p.SetLatency(0, 50*time.Millisecond) })
 	cctx, cancel := context.WithCancel(ctx)
-	var cancelled time.Time
-	time.AfterFunc(30*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+	cancelledAt := make(chan time.Time, 1)
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if len(keysOn(t, s.c, "lock:ns")) == 0 {
+				break
+			}
+		}
+		cancelledAt <- time.Now()
+	}()
 	rep := m.wireRound(cctx, opRelease, "lock:ns", wireRelease, "rl1.ns", "", 0)
 	returned := time.Now()
+	cancelled := <-cancelledAt
 	assert.Less(t, returned.Sub(cancelled), 5*time.Millisecond)
 	for _, nr := range rep.Nodes {
 		assert.ErrorIs(t, nr.Err, context.Canceled)

@@ -89,10 +89,17 @@ func scenClockDrift(rate float64) scenario { return scenClockDriftFactor(rate, 0
 // scenClockDriftFactor is the drift scenario with both clients configured with the
 // given drift factor: safe when factor covers the rate error (1-rate), because A's
 // validity, stretched by its slow clock, still ends before its keys expire.
+//
+// A's validity outlasts its keys by about ttl*((1-factor)/rate-1): the window in
+// which B must win for the hazard to strike. At a TTL of 1 s and rate 0.85 that was
+// 115 ms, which B's polling missed twice in one run of the package under the race
+// detector on a loaded machine (TestHazardsAreDetected, TestModelTrailsReplay);
+// 2 s makes it 235 ms, and the mitigation (factor 0.25) still ends A's validity
+// 235 ms before its keys expire.
 func scenClockDriftFactor(rate, factor float64) scenario {
 	return func(s *scen) {
 		ctx := context.Background()
-		const ttl = time.Second
+		const ttl = 2 * time.Second
 		a := s.client("A", WithClock(faults.NewDriftClock(rate)), WithDrift(factor, 2*time.Millisecond))
 		b := s.client("B", WithDrift(factor, 2*time.Millisecond))
 		h := a.until(ctx, time.Now().Add(2*time.Second), scenLock, ttl)
