@@ -2,7 +2,6 @@ package quorum
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,18 +12,13 @@ import (
 	"github.com/redlock/redlock/internal/redistest"
 )
 
-// The lock user of docs/acl.md (keys and channels under lock: only, no CONFIG, no
+// The lock user of docs/acl.md, read from it (keys and channels under lock: only, no CONFIG, no
 // KEYS) takes, releases and is woken as the default user is.
 func TestAttackShortReleaseUnderTheACLLockUser(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t, 3, redistest.Options{})
-	rule := strings.Fields("on >pw resetkeys ~lock:* resetchannels &lock:* -@all +ping +info +select +set +get +del +exists +type +strlen +getrange +pttl +pexpire +pexpireat +time +zadd +zrem +zrange +zrangebyscore +zremrangebyscore +zcount +zscore +hget +hset +hmget +publish +subscribe +unsubscribe +scan +multi +exec +evalsha +eval")
 	for _, s := range c.Servers {
-		args := []any{"ACL", "SETUSER", "locker"}
-		for _, r := range rule {
-			args = append(args, r)
-		}
-		require.NoError(t, s.Client().Do(ctx, args...).Err())
+		require.NoError(t, s.Client().Do(ctx, docACL(t, "locker")...).Err())
 	}
 	asLocker := func(_ int, n *Node) { n.Username, n.Password = "locker", "pw" }
 	holder := managerVia(t, c, asLocker)

@@ -89,16 +89,19 @@ func dialMaster(ctx context.Context, n *Master, deadline time.Time, size int, ha
 	return wc, nil
 }
 
-// handshake authenticates, selects the database, and reads INFO server (and INFO
+// handshake authenticates, selects the database, reads INFO server (and INFO
 // replication with ReadReplication): the server's version decides whether SET NX
-// GET is used, and OnInfo gets both. Without ReadReplication, a refused INFO only
-// means plain SET NX.
+// GET is used, and OnInfo gets both; and loads the Preload scripts. Without
+// ReadReplication, a refused INFO only means plain SET NX.
 func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	n := &ps.masters[i]
 	quar := ps.cfg.ReadReplication
 	buf := appendCommand(appendLogin(nil, n), []string{"INFO", "server"})
 	if quar {
 		buf = appendCommand(buf, []string{"INFO", "replication"})
+	}
+	for _, s := range ps.cfg.Preload {
+		buf = appendCommand(buf, []string{"SCRIPT", "LOAD", s.src})
 	}
 	if _, err := wc.c.Write(buf); err != nil {
 		return err
@@ -124,6 +127,12 @@ func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	if quar {
 		if repl, err = wc.readBulk(); err != nil {
 			return ps.infoError(i, "INFO replication", err)
+		}
+	}
+	for range ps.cfg.Preload {
+		var re ErrorReply
+		if _, err := wc.readBulk(); err != nil && !errors.As(err, &re) {
+			return fmt.Errorf("SCRIPT LOAD: %w", err)
 		}
 	}
 	if err == nil && ps.cfg.OnInfo != nil {
