@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -351,14 +352,19 @@ func readCommand(rd *bufio.Reader) ([]string, error) {
 	}
 	args := make([]string, n)
 	for i := range args {
-		if _, err := rd.ReadString('\n'); err != nil { // $len
-			return nil, err
-		}
-		s, err := rd.ReadString('\n')
+		line, err := rd.ReadString('\n') // $len
 		if err != nil {
 			return nil, err
 		}
-		args[i] = strings.TrimSuffix(s, "\r\n")
+		size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "$")))
+		if err != nil || size < 0 {
+			return nil, fmt.Errorf("not a bulk string: %q", line)
+		}
+		b := make([]byte, size+2) // a script's body has lines of its own
+		if _, err := io.ReadFull(rd, b); err != nil {
+			return nil, err
+		}
+		args[i] = string(b[:size])
 	}
 	return args, nil
 }
