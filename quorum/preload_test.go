@@ -56,14 +56,15 @@ func TestBugReleaseWithALostNoscriptReplyLeavesTheKey(t *testing.T) {
 	}
 }
 
-// A user not granted SCRIPT LOAD: every new connection's preload is refused, and
+// A user not granted SCRIPT EXISTS nor SCRIPT LOAD: every new connection's preload
+// is refused, and
 // the connection opens all the same; the scripts then run by EVAL after NOSCRIPT,
 // as before the preload, and nothing is left on the masters.
 func TestPreloadRefusedByTheACLIsNoFailure(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Start(t, 3, redistest.Options{})
 	for _, s := range c.Servers {
-		require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "noload", "on", ">pw", "~*", "&*", "+@all", "-script|load").Err())
+		require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "noload", "on", ">pw", "~*", "&*", "+@all", "-script|load", "-script|exists").Err())
 		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
 	}
 	m := managerVia(t, c, func(_ int, n *Node) { n.Username, n.Password = "noload", "pw" })
@@ -79,4 +80,49 @@ func TestPreloadRefusedByTheACLIsNoFailure(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, log, "%s: the preload was not refused (the test sets nothing up)", s.Name)
 	}
+	// Granted EXISTS, refused LOAD: the second step's refusals are read in step.
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().Do(ctx, "ACL", "SETUSER", "noload", "+script|exists").Err())
+		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+	}
+	m2 := managerVia(t, c, func(_ int, n *Node) { n.Username, n.Password = "noload", "pw" })
+	l, err := m2.TryAcquire(ctx, "noload2", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Release(ctx))
+	assert.Empty(t, keysOn(t, c, l.Key()))
+}
+
+// The preload loads a script only where the master lacks it: the first
+// connection to fresh masters loads each preloaded script once; a second
+// Manager's connections ask SCRIPT EXISTS and load nothing (an embedded server
+// compiles every SCRIPT LOAD anew); after SCRIPT FLUSH, a new connection loads
+// them again.
+func TestPreloadLoadsOnlyWhatTheMasterLacks(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t, 3, redistest.Options{})
+	for _, s := range c.Servers {
+		require.NoError(t, s.Client().ScriptFlush(ctx).Err())
+		require.NoError(t, s.Client().ConfigResetStat(ctx).Err())
+	}
+	loads := func() []int {
+		var out []int
+		for _, s := range c.Servers {
+			out = append(out, commandCalls(t, s, "script|load")["script|load"])
+		}
+		return out
+	}
+	n := len(preloaded)
+	acquire := func() {
+		m := managerFor(t, c)
+		l, err := m.TryAcquire(ctx, "preload-count", time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, l.Release(ctx))
+	}
+	acquire()
+	assert.Equal(t, []int{n, n, n}, loads(), "the first connections load every script once")
+	acquire()
+	assert.Equal(t, []int{n, n, n}, loads(), "a second Manager's connections load nothing")
+	require.NoError(t, c.Servers[1].Client().ScriptFlush(ctx).Err())
+	acquire()
+	assert.Equal(t, []int{n, 2 * n, n}, loads(), "after SCRIPT FLUSH on b, b's new connection loads them again")
 }

@@ -79,11 +79,20 @@ func TestBug7IdleClientAfterRestart(t *testing.T) {
 
 	faults.KillRestart(s.server("a"), 0, false)
 	time.Sleep(window + 1100*time.Millisecond) // idle while a restarts and ages
-	l, err = cl.m.TryAcquire(ctx, "review/7", time.Second)
-	require.NoError(t, err)
-	assert.Equal(t, 3, l.Votes().Votes, "a restarted more than a window ago votes at once")
-	assert.Empty(t, cl.m.quarantineEnds())
-	require.NoError(t, l.Release(ctx))
+	// a votes at once: within half the window, far short of the whole window a
+	// quarantine counted from the reconnect would take. The first round may
+	// end at its quorum (b and c) while a's new connection is still being
+	// dialled on a loaded machine (not awaited: no vote, and no quarantine);
+	// the next one finds the connection open.
+	var votes int
+	for deadline := time.Now().Add(window / 2); votes < 3 && time.Now().Before(deadline); {
+		l, err = cl.m.TryAcquire(ctx, "review/7", time.Second)
+		require.NoError(t, err)
+		votes = l.Votes().Votes
+		assert.Empty(t, cl.m.quarantineEnds())
+		require.NoError(t, l.Release(ctx))
+	}
+	assert.Equal(t, 3, votes, "a restarted more than a window ago votes at once")
 
 	// Now a replica of b, promoted, takes b's place behind the address.
 	b := s.server("b")

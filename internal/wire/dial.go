@@ -91,7 +91,8 @@ func dialMaster(ctx context.Context, n *Master, deadline time.Time, size int, ha
 
 // handshake authenticates, selects the database, reads INFO server (and INFO
 // replication with ReadReplication): the server's version decides whether SET NX
-// GET is used, and OnInfo gets both; and loads the Preload scripts. Without
+// GET is used, and OnInfo gets both; and loads the Preload scripts the master
+// lacks (preload.go). Without
 // ReadReplication, a refused INFO only means plain SET NX.
 func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	n := &ps.masters[i]
@@ -100,9 +101,7 @@ func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	if quar {
 		buf = appendCommand(buf, []string{"INFO", "replication"})
 	}
-	for _, s := range ps.cfg.Preload {
-		buf = appendCommand(buf, []string{"SCRIPT", "LOAD", s.src})
-	}
+	buf = appendScriptExists(buf, ps.cfg.Preload)
 	if _, err := wc.c.Write(buf); err != nil {
 		return err
 	}
@@ -129,11 +128,8 @@ func (ps *Pipes) handshake(wc *wireConn, i int) error {
 			return ps.infoError(i, "INFO replication", err)
 		}
 	}
-	for range ps.cfg.Preload {
-		var re ErrorReply
-		if _, err := wc.readBulk(); err != nil && !errors.As(err, &re) {
-			return fmt.Errorf("SCRIPT LOAD: %w", err)
-		}
+	if err := wc.preload(ps.cfg.Preload); err != nil {
+		return err
 	}
 	if err == nil && ps.cfg.OnInfo != nil {
 		ps.cfg.OnInfo(i, server, repl)
