@@ -27,17 +27,9 @@ var (
 	fairAcquireW = wire.NewScript(fairAcquireLua)
 )
 
-// preloaded are the scripts every new connection of the wire transport loads in
-// its handshake: those that end a hold or a failed round (a release whose
-// NOSCRIPT reply is lost never sends its EVAL, and the key stays until its TTL),
-// and the hot acquisition and extension scripts (no NOSCRIPT round trip after a
-// restart).
-var preloaded = []*wire.Script{releaseW, extendW, fairAcquireW, fairUnwindScript, fairLeaveScript, waitRoundW,
-	semUnwindScript, multiReleaseScript, sharedReleaseScript}
-
 // newPipes returns the wire transport over masters (in the nodes' order).
 func (m *Manager) newPipes(masters []wire.Master) *wire.Pipes {
-	cfg := wire.Config{Timeout: m.cfg.nodeTimeout, Observe: m.wireEvent, Submitted: m.cfg.submitted, Preload: preloaded}
+	cfg := wire.Config{Timeout: m.cfg.nodeTimeout, Observe: m.wireEvent, Submitted: m.cfg.submitted}
 	if m.cfg.quarantine > 0 {
 		cfg.ReadReplication = true
 		cfg.OnInfo = func(i int, server, repl string) {

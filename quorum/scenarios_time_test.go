@@ -102,7 +102,10 @@ func scenClockDriftFactor(rate, factor float64) scenario {
 		const ttl = 2 * time.Second
 		a := s.client("A", WithClock(faults.NewDriftClock(rate)), WithDrift(factor, 2*time.Millisecond))
 		b := s.client("B", WithDrift(factor, 2*time.Millisecond))
-		h := a.until(ctx, time.Now().Add(2*time.Second), scenLock, ttl)
+		// A free lock, taken at once on a quiet machine; 5 s for a loaded one (a
+		// mutant's pipeline stress attack beside it under the race detector
+		// failed A's rounds for 2 s).
+		h := a.until(ctx, time.Now().Add(5*time.Second), scenLock, ttl)
 		require.NotNil(s.t, h)
 		if bh := b.until(ctx, h.c.real(h.l.Until()).Add(100*time.Millisecond), scenLock, ttl); bh != nil {
 			_ = bh.release(ctx)

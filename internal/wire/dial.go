@@ -89,11 +89,10 @@ func dialMaster(ctx context.Context, n *Master, deadline time.Time, size int, ha
 	return wc, nil
 }
 
-// handshake authenticates, selects the database, reads INFO server (and INFO
+// handshake authenticates, selects the database, and reads INFO server (and INFO
 // replication with ReadReplication): the server's version decides whether SET NX
-// GET is used, and OnInfo gets both; and loads the Preload scripts the master
-// lacks (preload.go). Without
-// ReadReplication, a refused INFO only means plain SET NX.
+// GET is used, and OnInfo gets both. Without ReadReplication, a refused INFO only
+// means plain SET NX.
 func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	n := &ps.masters[i]
 	quar := ps.cfg.ReadReplication
@@ -101,7 +100,6 @@ func (ps *Pipes) handshake(wc *wireConn, i int) error {
 	if quar {
 		buf = appendCommand(buf, []string{"INFO", "replication"})
 	}
-	buf = appendScriptExists(buf, ps.cfg.Preload)
 	if _, err := wc.c.Write(buf); err != nil {
 		return err
 	}
@@ -127,9 +125,6 @@ func (ps *Pipes) handshake(wc *wireConn, i int) error {
 		if repl, err = wc.readBulk(); err != nil {
 			return ps.infoError(i, "INFO replication", err)
 		}
-	}
-	if err := wc.preload(ps.cfg.Preload); err != nil {
-		return err
 	}
 	if err == nil && ps.cfg.OnInfo != nil {
 		ps.cfg.OnInfo(i, server, repl)

@@ -38,15 +38,6 @@ type Config struct {
 	// InfoError, when set, makes the error of a failed INFO ("INFO server", "INFO
 	// replication") of master i; the connection fails with what it returns.
 	InfoError func(i int, what string, err error) error
-	// Preload lists scripts loaded on every new connection during its handshake
-	// where the master lacks them (SCRIPT EXISTS, then SCRIPT LOAD: preload.go),
-	// so that a master restarted, or whose scripts were flushed,
-	// before the connection was opened runs them with EVALSHA at once: without
-	// it, the first EVALSHA gets NOSCRIPT, and where that reply is lost (replies
-	// dropped on the way back) the EVAL that would follow is never sent. A master
-	// that refuses them (an ACL) is no failure: EVAL after NOSCRIPT stays
-	// the fallback. Not covered: a SCRIPT FLUSH on a connection already open.
-	Preload []*Script
 	// Observe, when set, gets the connections' events. It is called from the
 	// pipes' goroutines and must return quickly.
 	Observe func(Event)
