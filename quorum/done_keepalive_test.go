@@ -2,7 +2,6 @@ package quorum
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,43 +23,13 @@ const doneSlack = 15 * time.Millisecond
 // timer due at that instant (a stall of the whole process under the race detector
 // and a loaded machine), and all a test excuses in a late Done beyond doneSlack.
 func timerLateness(l *Lock) func() time.Duration {
-	var mu sync.Mutex
-	var due, fired time.Time
 	var late time.Duration
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		for {
-			changed := l.UntilChanged()
-			at := l.Until()
-			mu.Lock()
-			due, fired = at, time.Time{}
-			mu.Unlock()
-			tm := time.AfterFunc(time.Until(at), func() {
-				now := time.Now()
-				mu.Lock()
-				if due.Equal(at) {
-					fired = now
-				}
-				mu.Unlock()
-			})
-			select {
-			case <-changed:
-				tm.Stop()
-				continue
-			case <-l.Done():
-			}
-			seen := time.Now()
-			tm.Stop()
-			mu.Lock()
-			if fired.IsZero() {
-				fired = seen
-			}
-			if due.Equal(l.Until()) && fired.After(due) {
-				late = fired.Sub(due)
-			}
-			mu.Unlock()
-			return
+		due, fired, _, final := shadowTimer(l, func(t time.Time) time.Time { return t })
+		if due.Equal(final) && fired.After(due) {
+			late = fired.Sub(due)
 		}
 	}()
 	return func() time.Duration {

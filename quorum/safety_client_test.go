@@ -151,8 +151,21 @@ func unstalled(op func() error) error {
 // the machine did to a timer due at that instant, which the checker excuses in a
 // late Done, never more (checker.Hold.TimerLate).
 func watchDone(l *Lock, h *checker.Hold, real func(time.Time) time.Time) {
+	due, fired, seen, final := shadowTimer(l, real)
+	if due.Equal(final) {
+		h.TimerLate(due, fired)
+	}
+	h.Done(seen, final)
+}
+
+// shadowTimer runs, until l's Done is seen, a timer armed like the lock's
+// expiry: due at l's deadline (real converts the client's clock to real time)
+// and re-armed whenever it moves. It returns the deadline last armed, when that
+// timer fired (seen, when it had not fired yet), when Done was seen, and l's
+// deadline then.
+func shadowTimer(l *Lock, real func(time.Time) time.Time) (time.Time, time.Time, time.Time, time.Time) {
 	var mu sync.Mutex
-	var due, fired time.Time
+	var due, fired time.Time // a timer stopped too late may still write fired
 	for {
 		changed := l.UntilChanged()
 		at := real(l.Until())
@@ -177,15 +190,11 @@ func watchDone(l *Lock, h *checker.Hold, real func(time.Time) time.Time) {
 		t.Stop()
 		final := real(l.Until())
 		mu.Lock()
+		defer mu.Unlock()
 		if fired.IsZero() {
 			fired = seen
 		}
-		if due.Equal(final) {
-			h.TimerLate(due, fired)
-		}
-		mu.Unlock()
-		h.Done(seen, final)
-		return
+		return due, fired, seen, final
 	}
 }
 
