@@ -231,5 +231,22 @@ func TestWireRoundCountsRepliesAfterAHungMaster(t *testing.T) {
 	assert.Equal(t, []Outcome{OutcomeError, OutcomeOK, OutcomeOK}, outcomes(&Report{Nodes: l.Votes().Nodes}))
 	require.NoError(t, l.Extend(ctx, time.Second), "extend too")
 	cl.net((*faults.Proxy).Heal, "a")
-	require.NoError(t, l.Release(ctx))
+	// The release after the heal reaches a on a new connection (the hung one was
+	// dropped), dialled within its 100 ms node timeout; on a loaded machine under
+	// the race detector that missed it once: then a partial release, which must
+	// name a alone, and b and c must be free all the same.
+	if err := l.Release(ctx); err != nil {
+		require.ErrorIs(t, err, ErrPartialRelease)
+		var pe *PartialReleaseError
+		require.ErrorAs(t, err, &pe)
+		for _, nr := range pe.Nodes {
+			if nr.Node != "a" {
+				assert.Equal(t, OutcomeOK, nr.Outcome, "release on %s", nr.Node)
+			}
+		}
+		t.Logf("a missed the release after the heal: %v", err)
+	}
+	for _, m := range []string{"b", "c"} {
+		assert.Zero(t, s.server(m).Client().Exists(ctx, l.Key()).Val(), "key left on %s", m)
+	}
 }
