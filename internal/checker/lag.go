@@ -44,11 +44,7 @@ type lagSample struct {
 func (r *Recorder) ProbeScheduling() (stop func()) {
 	quit := make(chan struct{})
 	done := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		r.sampleThreads(quit)
-	}()
+	unsubscribe := subscribeThreads(r)
 	go func() {
 		defer close(done)
 		t := time.NewTimer(lagProbeEvery)
@@ -84,7 +80,7 @@ func (r *Recorder) ProbeScheduling() (stop func()) {
 			close(quit)
 		}
 		<-done
-		<-sampled
+		unsubscribe()
 	}
 }
 

@@ -21,11 +21,16 @@ func TestParse(t *testing.T) {
 		{"1 2", Thread{}, false},
 		{"a 2 3", Thread{}, false},
 		{"", Thread{}, false},
+		{"1 2 3 4\n", Thread{CPU: 1, RunDelay: 2, Slices: 3}, true},
+		{"99999999999999999999 2 3", Thread{}, false},
 	}
 	for _, tt := range tests {
 		got, ok := parse(tt.line)
 		assert.Equal(t, tt.ok, ok, tt.line)
 		assert.Equal(t, tt.want, got, tt.line)
+		got, ok = parseBytes([]byte(tt.line))
+		assert.Equal(t, tt.ok, ok, "parseBytes %q", tt.line)
+		assert.Equal(t, tt.want, got, "parseBytes %q", tt.line)
 	}
 }
 
