@@ -132,6 +132,7 @@ func (c *lagClock) Real(t time.Time) time.Time {
 // of the algorithm runs a scenario that the correct algorithm passes
 // (TestScenarios), and the checker must report at least one violation.
 func TestMutantsAreCaught(t *testing.T) {
+	withoutRace(t)
 	tests := []struct {
 		name string
 		mut  mutants

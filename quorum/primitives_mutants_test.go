@@ -160,6 +160,7 @@ func (a lowestIncrAcquirer) won(ctx context.Context, l *Lock) error {
 // TestPrimitiveMutantsAreCaught proves the primitives' checker bites: one broken
 // design per invariant, caught under a fault of the suite.
 func TestPrimitiveMutantsAreCaught(t *testing.T) {
+	withoutRace(t)
 	fault := func(name string) primFault {
 		for _, f := range primFaults {
 			if f.name == name {

@@ -288,9 +288,8 @@ func primSoak(t *testing.T) time.Duration {
 	if testing.Short() {
 		return 2 * time.Second
 	}
-	d := soakDuration(t)
-	if d == 60*time.Second {
-		return 5 * time.Second
+	if d, ok := soakEnv(t); ok {
+		return d
 	}
-	return d
+	return 5 * time.Second
 }

@@ -4,8 +4,10 @@
 # of every package of the main module and of the bench module, the module-graph
 # check, the model check of spec/ with Spin, the console's end-to-end check in tmux). It fails, never skips, when a
 # dependency cannot be installed. The lock algorithm and the CLI run under the race
-# detector; the console's frame-time test runs once more without it (it skips
-# itself under the race detector).
+# detector; the heavy scenario tests of the lock algorithm (the mutants, the full
+# soak, the pipeline stress attacks) run once more without it, at full length (the
+# mutants skip themselves under it: quorum/heavy_test.go); the console's frame-time
+# test runs once more without it (it skips itself under the race detector).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +58,9 @@ bash scripts/check-module-graph.sh
 
 echo "== go test (race detector on the lock algorithm, the CLI and run's guard)"
 go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/
+
+echo "== go test (the heavy scenarios without the race detector: the mutants, the full soak, the pipeline stress attacks)"
+go test -count=1 -timeout 10m -run '^(TestMutantsAreCaught|TestPrimitiveMutantsAreCaught|TestNemesisSoak|TestPipelineLateRepliesNeverMisread|TestPipelineLateRepliesNeverMisreadGoRedis)$' ./quorum/
 
 echo "== go test (the console's frames while a listing of 100,000 locks runs: without the race detector, whose frame times are not the console's)"
 go test -count=1 -run 'TestConsoleFramesWhileListing100k' ./internal/cli/
