@@ -178,27 +178,38 @@ func scenPrimitiveRestart(kind string, quarantine, keepData bool) scenario {
 // forgot it, and a candidate that reaches only it and the masters that never saw
 // the previous term repeats that term (as a fence can repeat: SAFETY.md). Only
 // persistence keeps terms increasing through restarts.
+//
+// The primitives run two at a time (t.Parallel): each run waits on restarts and
+// TTLs (a third of a processor), and one at a time took 31 s of the CI's race step.
 func TestPrimitiveRestartHazard(t *testing.T) {
 	for _, kind := range []string{"semaphore", "shared", "multi-name", "election"} {
-		t.Run(kind+"/detected", func(t *testing.T) { runHazard(t, scenPrimitiveRestart(kind, false, false), 5) })
-		t.Run(kind+"/aof_always", func(t *testing.T) { runSafe(t, scenPrimitiveRestart(kind, false, true), 5, aofAlways...) })
-		if kind != "election" {
-			t.Run(kind+"/restart_quarantine", func(t *testing.T) { runSafe(t, scenPrimitiveRestart(kind, true, false), 5) })
-			continue
-		}
-		t.Run(kind+"/restart_quarantine_keeps_one_leader_not_the_terms", func(t *testing.T) {
-			s := newScen(t, mutants{}, 5)
-			scenPrimitiveRestart(kind, true, false)(s)
-			terms := 0
-			for _, v := range s.rec.Violations() {
-				if v.Kind == checker.KindTerm {
-					terms++
-					t.Logf("the documented limit: %s", v.Detail)
-					continue
-				}
-				t.Errorf("%s: %s", v.Kind, v.Detail)
-			}
-			assert.Equal(t, 1, terms, "the restarted master forgot the term counter (seed %d)", s.rec.Seed)
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			primitiveRestartHazard(t, kind)
 		})
 	}
+}
+
+// primitiveRestartHazard is TestPrimitiveRestartHazard for one primitive.
+func primitiveRestartHazard(t *testing.T, kind string) {
+	t.Run("detected", func(t *testing.T) { runHazard(t, scenPrimitiveRestart(kind, false, false), 5) })
+	t.Run("aof_always", func(t *testing.T) { runSafe(t, scenPrimitiveRestart(kind, false, true), 5, aofAlways...) })
+	if kind != "election" {
+		t.Run("restart_quarantine", func(t *testing.T) { runSafe(t, scenPrimitiveRestart(kind, true, false), 5) })
+		return
+	}
+	t.Run("restart_quarantine_keeps_one_leader_not_the_terms", func(t *testing.T) {
+		s := newScen(t, mutants{}, 5)
+		scenPrimitiveRestart(kind, true, false)(s)
+		terms := 0
+		for _, v := range s.rec.Violations() {
+			if v.Kind == checker.KindTerm {
+				terms++
+				t.Logf("the documented limit: %s", v.Detail)
+				continue
+			}
+			t.Errorf("%s: %s", v.Kind, v.Detail)
+		}
+		assert.Equal(t, 1, terms, "the restarted master forgot the term counter (seed %d)", s.rec.Seed)
+	})
 }

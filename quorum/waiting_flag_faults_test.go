@@ -66,6 +66,7 @@ func TestAttackFlagWakeUpsUnderFaults(t *testing.T) {
 	for _, f := range faultsTable {
 		for _, k := range kinds {
 			t.Run(f.name+"/"+k.who, func(t *testing.T) {
+				t.Parallel() // each waits out a hold of 1.8 s, a processor idle
 				ctx := context.Background()
 				c, holder := testCluster(t, 3)
 				var release func()

@@ -30,7 +30,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 redis-server --version
 
-echo "== gofmt"
+# step prints a step's heading with the time since the start, so that a slow step shows.
+step() { echo "== $* [at ${SECONDS}s]"; }
+
+step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "not gofmt-formatted:" >&2
@@ -41,38 +44,40 @@ fi
 # staticcheck at a pinned version, built by the go command (nothing installed by hand).
 staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-echo "== go vet"
+step "go vet"
 go vet ./...
 (cd bench && go vet ./...)
 
-echo "== staticcheck"
+step "staticcheck"
 go run "$staticcheck" ./...
 (cd bench && go run "$staticcheck" ./...)
 
-echo "== go mod tidy"
+step "go mod tidy"
 go mod tidy -diff
 (cd bench && go mod tidy -diff)
 
-echo "== module graph (a program importing quorum pulls in no benchmark peer)"
+step "module graph (a program importing quorum pulls in no benchmark peer)"
 bash scripts/check-module-graph.sh
 
-echo "== go test (race detector on the lock algorithm, the CLI and run's guard)"
+step "go test (race detector on the lock algorithm, the CLI and run's guard)"
 go test -race -count=1 -timeout 15m ./quorum/ ./internal/cli/ ./internal/guard/
 
-echo "== go test (the heavy scenarios without the race detector: the mutants, the full soak, the pipeline stress attacks)"
+step "go test (the heavy scenarios without the race detector: the mutants, the full soak, the pipeline stress attacks)"
 go test -count=1 -timeout 10m -run '^(TestMutantsAreCaught|TestPrimitiveMutantsAreCaught|TestNemesisSoak|TestPipelineLateRepliesNeverMisread|TestPipelineLateRepliesNeverMisreadGoRedis)$' ./quorum/
 
-echo "== go test (the console's frames while a listing of 100,000 locks runs: without the race detector, whose frame times are not the console's)"
+step "go test (the console's frames while a listing of 100,000 locks runs: without the race detector, whose frame times are not the console's)"
 go test -count=1 -run 'TestConsoleFramesWhileListing100k' ./internal/cli/
 
-echo "== go test (every other package)"
+step "go test (every other package)"
 go test -count=1 -timeout 15m $(go list ./... | grep -v -e '/quorum$' -e '/internal/cli$' -e '/internal/guard$')
 
-echo "== go test (the bench module: benchmark peers, the floor, interop with redsync)"
+step "go test (the bench module: benchmark peers, the floor, interop with redsync)"
 (cd bench && go test -count=1 -timeout 15m ./...)
 
-echo "== model check (spec/: Promela models checked by Spin)"
+step "model check (spec/: Promela models checked by Spin)"
 bash scripts/model-check.sh
 
-echo "== console end-to-end (tmux)"
+step "console end-to-end (tmux)"
 bash scripts/e2e-console.sh
+
+echo "== done [at ${SECONDS}s]"

@@ -41,14 +41,34 @@ func TestSamplerReadsFreshFiguresOfEveryThread(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, sum(after), b, "a second read of the open files sees the threads' CPU of now")
 
-	// A thread of its own: started, read, then gone.
+	// A thread of its own: started, read, then gone. A goroutine that locks the
+	// process's main thread and exits does not end it (Go keeps that thread): such
+	// a goroutine stays, unlocked at the end, and another takes a thread of its own.
 	tidc, exit := make(chan int), make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		tidc <- syscall.Gettid()
-		<-exit
+	var kept []chan struct{}
+	defer func() {
+		for _, k := range kept {
+			close(k)
+		}
 	}()
-	tid := <-tidc
+	tid := os.Getpid()
+	for tid == os.Getpid() {
+		keep := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			tid := syscall.Gettid()
+			tidc <- tid
+			if tid == os.Getpid() {
+				<-keep
+				runtime.UnlockOSThread()
+				return
+			}
+			<-exit // never unlocked: the thread exits with the goroutine
+		}()
+		if tid = <-tidc; tid == os.Getpid() {
+			kept = append(kept, keep)
+		}
+	}
 	time.Sleep(relistEvery + 10*time.Millisecond)
 	got, err := s.Read(after)
 	require.NoError(t, err)
