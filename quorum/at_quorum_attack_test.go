@@ -157,9 +157,11 @@ func TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound(t *testing.T) {
 		if took >= timeout/2 {
 			continue // e was stopped longer than the node timeout: A's copy there expires with its TTL
 		}
-		assert.Eventually(t, func() bool {
+		if !assert.Eventually(t, func() bool {
 			return len(queueOn(t, c, "lock:chain")) == 0 && len(nonEmpty(keysOn(t, c, "lock:chain"))) == 0
-		}, 3*time.Second, 10*time.Millisecond, "run %d: nothing left", run)
+		}, 3*time.Second, 10*time.Millisecond, "run %d: nothing left", run) {
+			t.Logf("run %d: left: queue %v, keys %v", run, queueOn(t, c, "lock:chain"), nonEmpty(keysOn(t, c, "lock:chain")))
+		}
 	}
 }
 
@@ -244,8 +246,11 @@ func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
 			slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
 			b := managerFor(t, c, WithNodeTimeout(time.Second))
 			ctx := context.Background()
+			// 30 rounds, and more (up to 120) until one did not await e: on a
+			// loaded machine the quorum's own replies came as late as e's in all
+			// 30 of a fair run once, and the check below was vacuous.
 			notAwaited := 0
-			for n := range 30 {
+			for n := 0; n < 30 || notAwaited == 0 && n < 120; n++ {
 				l, err := tt.take(ctx, a, "late")
 				require.NoError(t, err, "round %d", n)
 				if errors.Is(l.Votes().Nodes[4].Err, wire.ErrNotAwaited) {
@@ -260,7 +265,7 @@ func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
 				require.NoError(t, err, "round %d: the other client right after the release", n)
 				require.NoError(t, lb.Release(ctx))
 			}
-			t.Logf("%d of 30 acquisitions did not await the slow master", notAwaited)
+			t.Logf("%d acquisitions did not await the slow master", notAwaited)
 			assert.Positive(t, notAwaited)
 			assert.Empty(t, nonEmpty(keysOn(t, c, "lock:late")))
 		})
