@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -63,10 +62,13 @@ func TestBugLoneRoundAfterABurstWaitsAMillisecond(t *testing.T) {
 				rest := round("ECHO", fmt.Sprintf("t%d.rest", trial))
 				extra = append(extra, after-rest)
 			}
+			// The bug made every lone round a millisecond late; the machine's
+			// noise goes both ways (-2.5 to +1.6 ms in a CI run beside the e2e
+			// tests, where 6 of 25 were more than 0.7 ms late and the median
+			// 0.26 ms). The median of the 25 is what tells them apart.
 			slices.Sort(extra)
-			late := len(extra) - sort.Search(len(extra), func(i int) bool { return extra[i] > 700*time.Microsecond })
-			require.LessOrEqual(t, late, len(extra)/5,
-				"lone rounds after a burst 0.7 ms slower than one at rest; all their extra times, sorted: %v", extra)
+			require.Less(t, extra[len(extra)/2], 700*time.Microsecond,
+				"the median lone round after a burst 0.7 ms slower than one at rest; all their extra times, sorted: %v", extra)
 		})
 	}
 }
