@@ -49,10 +49,11 @@ type pipe struct {
 	depth  int
 	closed bool
 	// awaiting: the pump waits in linger for the wave's next command, which
-	// signals arrived.
-	awaiting bool
-	arrived  chan struct{}
-	silence  *time.Timer // linger's; the pump only
+	// signals arrived (set with setAwaiting, which also keeps ps.lingering).
+	awaiting    bool
+	awaitingNow atomic.Bool // awaiting, read without mu (roundEnded)
+	arrived     chan struct{}
+	silence     *time.Timer // linger's; the pump only
 
 	// lastRead is when a reply was last read from the master (Unix ns), lastTook
 	// how long after its command was written (ns): a round that a quorum granted
@@ -129,7 +130,7 @@ func (p *pipe) submit(r *req) *pipeConn {
 // token may be left over when the linger ends on its timer meanwhile (the next
 // linger drops it); the send never blocks.
 func (p *pipe) wake() {
-	p.awaiting = false
+	p.setAwaiting(false)
 	select {
 	case p.arrived <- struct{}{}:
 	default:

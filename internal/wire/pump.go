@@ -94,14 +94,17 @@ func (p *pipe) gather() {
 // Deadlines are not looked at (a round's node timeout is milliseconds at least).
 // Called with mu held, two commands or more queued.
 //
-// What it does not guarantee: the gap is a runtime timer, and when nothing else
-// runs in the process the runtime sleeps to the millisecond, so the wait for the
-// last stragglers of a burst may last about a millisecond instead of the gap
-// (TestBugLoneRoundAfterABurstWaitsAMillisecond found it for a lone straggler,
-// which no longer waits). Yielding in a loop instead keeps to the gap, but on two
-// processors it took the processor from the rounds that make up the wave: at five
-// masters its batches were barely deeper than without waiting, for 15-25 % more
-// processor time per round.
+// It also returns once the queue holds the tail of a burst (tail): the gap is a
+// runtime timer, and when nothing else runs in the process the runtime sleeps to
+// the millisecond, so a wait for a burst's last stragglers lasted a millisecond
+// instead of the gap (TestBugStragglersAfterABurstWaitAMillisecond: a lone one
+// goes at once, before the wait; two or three waited in half the trials). What it
+// does not guarantee: stragglers as many as half the last batch or more, with
+// nothing else running, may still wait about a millisecond. Yielding in a loop
+// instead of the timer keeps to the gap, but on two processors it took the
+// processor from the rounds that make up the wave: at five masters its batches
+// were barely deeper than without waiting, for 15-25 % more processor time per
+// round.
 func (p *pipe) linger() {
 	if p.depth <= 1 || len(p.queue) < 2 || len(p.queue) >= p.depth || p.closed {
 		return
@@ -119,22 +122,88 @@ func (p *pipe) linger() {
 	}
 	defer p.silence.Stop()
 	for len(p.queue) < p.depth && !p.closed {
-		p.awaiting = true
+		// Set before the rounds are counted: a round that ends after the count
+		// finds the pump awaiting and wakes it (roundEnded).
+		p.setAwaiting(true)
+		if p.tail() {
+			p.setAwaiting(false)
+			return
+		}
 		p.mu.Unlock()
 		select {
 		case <-p.arrived:
 		case <-p.silence.C:
 			p.mu.Lock()
-			p.awaiting = false
+			p.setAwaiting(false)
 			return
 		}
 		p.mu.Lock()
-		p.awaiting = false
+		p.setAwaiting(false)
 		left := time.Until(end)
 		if left <= 0 {
 			return
 		}
 		p.silence.Reset(min(gap, left))
+	}
+}
+
+// tail reports whether the queue holds the tail of a burst: fewer than half the
+// last batch's commands, one of every round still running, and still so after a
+// yield. Rounds that ended are not waited for (a burst's last rounds, whose
+// goroutines stopped, send nothing more); the yield lets a goroutine that just
+// ended its round start its next one. At load, the few rounds between two of
+// their own at any moment are not mistaken for a tail: the wave waits for them,
+// as before. Called with mu held, nothing in flight; it releases mu while it
+// yields.
+func (p *pipe) tail() bool {
+	n := len(p.queue)
+	if !p.tailNow() {
+		return false
+	}
+	p.mu.Unlock()
+	runtime.Gosched()
+	p.mu.Lock()
+	return len(p.queue) == n && p.tailNow()
+}
+
+// tailNow is tail without the yield. Called with mu held.
+func (p *pipe) tailNow() bool {
+	n := len(p.queue)
+	return 2*n < p.depth && int(p.ps.active.Load()) <= n
+}
+
+// setAwaiting marks the pump as waiting in linger, or no longer, and keeps the
+// count of such pipes. Called with mu held.
+func (p *pipe) setAwaiting(v bool) {
+	if p.awaiting == v {
+		return
+	}
+	p.awaiting = v
+	p.awaitingNow.Store(v)
+	if v {
+		p.ps.lingering.Add(1)
+	} else {
+		p.ps.lingering.Add(-1)
+	}
+}
+
+// roundEnded is called when a round that submitted its commands ends: a pump
+// that waits for the rest of its wave waits no more once its queue holds the
+// tail of a burst (tail).
+func (ps *Pipes) roundEnded() {
+	ps.active.Add(-1) // before lingering is read: see linger
+	if ps.lingering.Load() == 0 {
+		return
+	}
+	for _, p := range ps.pipes {
+		if !p.awaitingNow.Load() {
+			continue
+		}
+		p.mu.Lock()
+		if p.awaiting && p.tailNow() {
+			p.wake()
+		}
+		p.mu.Unlock()
 	}
 }
 

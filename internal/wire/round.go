@@ -257,6 +257,8 @@ func (ps *Pipes) Round(ctx context.Context, cmd *Cmd, out []Result) {
 		ps.rounds.put(rd)
 		return
 	}
+	ps.active.Add(1)
+	defer ps.roundEnded()
 	if len(rd.reqs) > 1 && cmd.Only == nil {
 		ps.precheck(rd)
 	}
