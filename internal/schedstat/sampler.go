@@ -103,8 +103,9 @@ func (s *Sampler) Close() error {
 	return nil
 }
 
-// parseBytes reads one schedstat line as parse does, without allocating: three
-// decimal fields separated by spaces.
+// parseBytes reads one schedstat line without allocating: time on a processor
+// (ns), time waiting on a run queue (ns), slices; three decimal fields separated
+// by spaces (more may follow).
 func parseBytes(b []byte) (Thread, bool) {
 	var f [3]int64
 	i := 0

@@ -25,10 +25,7 @@ func TestParse(t *testing.T) {
 		{"99999999999999999999 2 3", Thread{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := parse(tt.line)
-		assert.Equal(t, tt.ok, ok, tt.line)
-		assert.Equal(t, tt.want, got, tt.line)
-		got, ok = parseBytes([]byte(tt.line))
+		got, ok := parseBytes([]byte(tt.line))
 		assert.Equal(t, tt.ok, ok, "parseBytes %q", tt.line)
 		assert.Equal(t, tt.want, got, "parseBytes %q", tt.line)
 	}
