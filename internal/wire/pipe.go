@@ -49,11 +49,10 @@ type pipe struct {
 	depth  int
 	closed bool
 	// awaiting: the pump waits in linger for the wave's next command, which
-	// signals arrived (set with setAwaiting, which also keeps ps.lingering).
-	awaiting    bool
-	awaitingNow atomic.Bool // awaiting, read without mu (roundEnded)
-	arrived     chan struct{}
-	silence     *time.Timer // linger's; the pump only
+	// signals arrived. Written with mu held; read without it by roundEnded.
+	awaiting atomic.Bool
+	arrived  chan struct{}
+	silence  *time.Timer // linger's; the pump only
 
 	// lastRead is when a reply was last read from the master (Unix ns), lastTook
 	// how long after its command was written (ns): a round that a quorum granted
@@ -101,7 +100,7 @@ func (p *pipe) submit(r *req) *pipeConn {
 		return nil
 	}
 	p.queue = append(p.queue, r)
-	if p.awaiting {
+	if p.awaiting.Load() {
 		p.wake()
 	}
 	if p.driving {
@@ -130,7 +129,7 @@ func (p *pipe) submit(r *req) *pipeConn {
 // token may be left over when the linger ends on its timer meanwhile (the next
 // linger drops it); the send never blocks.
 func (p *pipe) wake() {
-	p.setAwaiting(false)
+	p.awaiting.Store(false)
 	select {
 	case p.arrived <- struct{}{}:
 	default:
@@ -342,7 +341,7 @@ func (p *pipe) close() {
 		return
 	}
 	p.closed = true
-	if p.awaiting {
+	if p.awaiting.Load() {
 		p.wake() // the pump, lingering, sees closed
 	}
 	pc := p.conn

@@ -77,14 +77,13 @@ type Pipes struct {
 	masters []Master
 	pipes   []*pipe
 	rounds  rounds
-	// active counts the rounds that submitted their commands and have not ended;
-	// lingering, the pipes whose pump waits for the rest of a wave (awaiting). A
-	// wave's commands come from rounds still running, so a pump whose queue holds
-	// a command of every active round has nothing more to wait for (pump.go,
-	// tail).
-	active, lingering atomic.Int32
-	life              context.Context
-	stop              context.CancelFunc // ends life: Close
+	// active counts the rounds that submitted their commands and have not ended.
+	// A wave's commands come from rounds still running, so a pump whose queue
+	// holds a command of every active round has nothing more to wait for
+	// (pump.go, tail).
+	active atomic.Int32
+	life   context.Context
+	stop   context.CancelFunc // ends life: Close
 }
 
 // New returns the pipes of masters. It does no I/O: each connection is dialled

@@ -124,9 +124,9 @@ func (p *pipe) linger() {
 	for len(p.queue) < p.depth && !p.closed {
 		// Set before the rounds are counted: a round that ends after the count
 		// finds the pump awaiting and wakes it (roundEnded).
-		p.setAwaiting(true)
+		p.awaiting.Store(true)
 		if p.tail() {
-			p.setAwaiting(false)
+			p.awaiting.Store(false)
 			return
 		}
 		p.mu.Unlock()
@@ -134,11 +134,11 @@ func (p *pipe) linger() {
 		case <-p.arrived:
 		case <-p.silence.C:
 			p.mu.Lock()
-			p.setAwaiting(false)
+			p.awaiting.Store(false)
 			return
 		}
 		p.mu.Lock()
-		p.setAwaiting(false)
+		p.awaiting.Store(false)
 		left := time.Until(end)
 		if left <= 0 {
 			return
@@ -172,35 +172,17 @@ func (p *pipe) tailNow() bool {
 	return 2*n < p.depth && int(p.ps.active.Load()) <= n
 }
 
-// setAwaiting marks the pump as waiting in linger, or no longer, and keeps the
-// count of such pipes. Called with mu held.
-func (p *pipe) setAwaiting(v bool) {
-	if p.awaiting == v {
-		return
-	}
-	p.awaiting = v
-	p.awaitingNow.Store(v)
-	if v {
-		p.ps.lingering.Add(1)
-	} else {
-		p.ps.lingering.Add(-1)
-	}
-}
-
 // roundEnded is called when a round that submitted its commands ends: a pump
 // that waits for the rest of its wave waits no more once its queue holds the
 // tail of a burst (tail).
 func (ps *Pipes) roundEnded() {
-	ps.active.Add(-1) // before lingering is read: see linger
-	if ps.lingering.Load() == 0 {
-		return
-	}
+	ps.active.Add(-1) // before awaiting is read: see linger
 	for _, p := range ps.pipes {
-		if !p.awaitingNow.Load() {
+		if !p.awaiting.Load() {
 			continue
 		}
 		p.mu.Lock()
-		if p.awaiting && p.tailNow() {
+		if p.awaiting.Load() && p.tailNow() {
 			p.wake()
 		}
 		p.mu.Unlock()
