@@ -232,11 +232,12 @@ func (o *roundLog) roundsThatWaited(long time.Duration) []splitRound {
 
 // TestAttackLateSetOnASlowMasterIsReleased: master e answers one client 20 ms
 // late (a healthy but slow master, given up when it is not answering at its
-// pace once a quorum granted). The
-// client takes and releases a lock again and again, plain, fair and waiting;
-// the rounds that give e up (its first, before it has a pace to be awaited at,
-// at least) leave a SET that lands on e after the round stopped waiting for it: it is deleted by
-// the release, never left for its TTL, so another client takes the lock on e too.
+// pace once a quorum granted), and 200 ms late every tenth round. The client
+// takes and releases a lock again and again, plain, fair and waiting; the
+// rounds that give e up (its first, before it has a pace to be awaited at, and
+// those where it answers far slower than its pace) leave a SET that lands on e
+// after the round stopped waiting for it: it is deleted by the release, never
+// left for its TTL, so another client takes the lock on e too.
 func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
 	tests := acquireKinds(time.Minute)
 	for _, tt := range tests {
@@ -246,17 +247,25 @@ func TestAttackLateSetOnASlowMasterIsReleased(t *testing.T) {
 			slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
 			b := managerFor(t, c, WithNodeTimeout(time.Second))
 			ctx := context.Background()
-			// 30 rounds, and more (up to 120) until one did not await e: on a
-			// loaded machine the quorum's own replies came as late as e's in all
-			// 30 of a fair run once, and the check below was vacuous.
+			// 30 rounds, and more (up to 120) until one did not await e. Once e
+			// has a pace (its last answer's time), its 20 ms answers are awaited,
+			// and on a loaded machine the first round's decision can take so long
+			// that e is awaited there too: every 30 of a fair run under the race
+			// detector once, and the check below was vacuous. So every tenth
+			// round e answers ten times slower than its pace, and is given up
+			// unless the quorum itself took 100 ms.
 			notAwaited := 0
 			for n := 0; n < 30 || notAwaited == 0 && n < 120; n++ {
+				if n%10 == 9 {
+					slow.SetLatency(100*time.Millisecond, 100*time.Millisecond)
+				}
 				l, err := tt.take(ctx, a, "late")
 				require.NoError(t, err, "round %d", n)
 				if errors.Is(l.Votes().Nodes[4].Err, wire.ErrNotAwaited) {
 					notAwaited++
 				}
 				require.NoError(t, l.Release(ctx), "round %d", n)
+				slow.SetLatency(10*time.Millisecond, 10*time.Millisecond)
 				// The release waited for e: whatever a's round left there is gone. (Read
 				// on e itself: b's own round may give e up under load, and then says
 				// nothing of it.)
