@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -103,24 +104,33 @@ func BenchmarkPrepare100k(b *testing.B) {
 // TestFrameWorkDoesNotGrowWithTheListing: what the UI goroutine does for a frame
 // tick, and for a poll's answer, allocates as much at 100,000 locks as at 1,000
 // (sorted by name and by validity, the last row selected), and takes
-// as long (the fastest of many frames, which a loaded machine only slows down):
-// nothing it does per frame is proportional to the number of locks (a scan of
-// the rows for the selection took a frame from 0.3 to 1.0-1.7 ms at 100,000).
+// about as long: nothing it does per frame is proportional to the number of
+// locks (a scan of the rows for the selection took a frame from 0.3 to 1.0-1.7
+// ms at 100,000). The frames are timed in turns, one of each listing, and the
+// fastest of each is compared: a loaded machine slows both alike (timed one
+// listing after the other, the fastest of 50 frames at 100,000 came out 1.9
+// times the 1,000's under CI's load, 0.63 ms against 0.34).
 func TestFrameWorkDoesNotGrowWithTheListing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a listing of 100,000 locks")
 	}
-	fastest := func(m *Model) time.Duration {
-		best := time.Hour
-		for range 50 {
-			t0 := time.Now()
-			m.Update(tickMsg{})
-			_ = m.View()
-			best = min(best, time.Since(t0))
-		}
-		return best
+	frame := func(m *Model) time.Duration {
+		t0 := time.Now()
+		m.Update(tickMsg{})
+		_ = m.View()
+		return time.Since(t0)
 	}
-	allocs := func(n int, sortKeys string) (tick, answer float64, took time.Duration) {
+	// fastest times the two consoles' frames in turns.
+	fastest := func(small, big *Model) (time.Duration, time.Duration) {
+		runtime.GC()
+		bestSmall, bestBig := time.Hour, time.Hour
+		for range 200 {
+			bestSmall = min(bestSmall, frame(small))
+			bestBig = min(bestBig, frame(big))
+		}
+		return bestSmall, bestBig
+	}
+	allocs := func(n int, sortKeys string) (m *Model, tick, answer float64) {
 		m, src, _, _ := fixture(t, 160, 50, false)
 		manyLocks(src, n)
 		started(t, m)
@@ -140,11 +150,12 @@ func TestFrameWorkDoesNotGrowWithTheListing(t *testing.T) {
 			m.Update(msg)
 			_ = m.View()
 		})
-		return tick, answer, fastest(m)
+		return m, tick, answer
 	}
 	for _, sortKeys := range []string{"", "V"} {
-		smallTick, smallAnswer, smallTook := allocs(1000, sortKeys)
-		bigTick, bigAnswer, bigTook := allocs(100000, sortKeys)
+		small, smallTick, smallAnswer := allocs(1000, sortKeys)
+		big, bigTick, bigAnswer := allocs(100000, sortKeys)
+		smallTook, bigTook := fastest(small, big)
 		t.Logf("sort %q: allocations per tick %.0f (1,000 locks) %.0f (100,000); per answer %.0f, %.0f; fastest frame %v, %v",
 			sortKeys, smallTick, bigTick, smallAnswer, bigAnswer, smallTook, bigTook)
 		assert.LessOrEqual(t, bigTick, smallTick+20, "sort %q", sortKeys)
