@@ -65,8 +65,10 @@ func (m *Manager) atQuorum(c *call, granted func(int, *wire.Result) bool) {
 // a clean-up acts only where the key holds its round's value. Close lets the
 // background part go on for cleanUpGrace at most, then ends it; a master that the
 // clean-up does not reach keeps the round's key, if its command set it there,
-// until the TTL, as after a timeout.
-func (m *Manager) cleanUp(ctx context.Context, rep *Report, may func(NodeResult) bool, run func(ctx context.Context, only []bool)) {
+// until the TTL, as after a timeout. track, when set, is called for the
+// background part before it starts, and its done when that part ends (or never
+// starts: the Manager closed).
+func (m *Manager) cleanUp(ctx context.Context, rep *Report, may func(NodeResult) bool, track func() (done func()), run func(ctx context.Context, only []bool)) {
 	var now, later []bool
 	for i, nr := range rep.Nodes {
 		if !may(nr) {
@@ -82,12 +84,19 @@ func (m *Manager) cleanUp(ctx context.Context, rep *Report, may func(NodeResult)
 		(*target)[i] = true
 	}
 	if later != nil {
-		m.background(func() {
+		done := func() {}
+		if track != nil {
+			done = track()
+		}
+		if !m.background(func() {
+			defer done()
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			defer context.AfterFunc(m.life, cancel)()
 			run(ctx, later)
-		})
+		}) {
+			done()
+		}
 	}
 	if now != nil {
 		run(ctx, now)

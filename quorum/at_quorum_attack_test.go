@@ -160,7 +160,10 @@ func TestBugFairHandoffBesideAStoppedMasterWaitsOutASplitRound(t *testing.T) {
 		if !assert.Eventually(t, func() bool {
 			return len(queueOn(t, c, "lock:chain")) == 0 && len(nonEmpty(keysOn(t, c, "lock:chain"))) == 0
 		}, 3*time.Second, 10*time.Millisecond, "run %d: nothing left", run) {
-			t.Logf("run %d: left: queue %v, keys %v", run, queueOn(t, c, "lock:chain"), nonEmpty(keysOn(t, c, "lock:chain")))
+			t.Logf("run %d: left: queue %v, keys %v; A's tag %s, B's %s; B took %v; B's master answers: %s", run, queueOn(t, c, "lock:chain"), nonEmpty(keysOn(t, c, "lock:chain")), a.wakeTag, b.wakeTag, took, ob.String())
+			for _, s := range c.Servers {
+				t.Logf("run %d: %s: %v", run, s.Name, s.Client().ZRangeWithScores(ctx, "lock:chain"+queueSuffix, 0, -1).Val())
+			}
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlock/redlock/internal/keyspace"
@@ -97,14 +99,21 @@ func WithFair() LockOption { return func(c *lockConfig) { c.fair = true } }
 
 // fairWaiter is one acquisition's place in the queue.
 type fairWaiter struct {
-	id    string // "<random>.<the Manager's wake tag>" (wake_target.go)
-	score string
-	hbMS  string
-	mode  string // "wait" or "try"
-	soon  int    // short pauses in a row (releaseInFlight)
-	climb bool   // they double: they follow a newcomer's first grant (releaseInFlight)
-	head  bool   // a round of this acquisition was granted somewhere (releaseInFlight)
-	late  bool   // the next round follows a late subscription, not a wake-up (releaseInFlight)
+	// unwinding counts the clean-ups of its failed rounds still running in the
+	// background (unwind), and unwound tells whether there ever was one: the
+	// waiter leaves the queue after them (leaveStragglers, leave), since one may
+	// put it back at its place on a master after the leaving's ZREM (its EVAL,
+	// after a NOSCRIPT, written behind the later commands of the connection).
+	unwinding sync.WaitGroup
+	unwound   atomic.Bool
+	id        string // "<random>.<the Manager's wake tag>" (wake_target.go)
+	score     string
+	hbMS      string
+	mode      string // "wait" or "try"
+	soon      int    // short pauses in a row (releaseInFlight)
+	climb     bool   // they double: they follow a newcomer's first grant (releaseInFlight)
+	head      bool   // a round of this acquisition was granted somewhere (releaseInFlight)
+	late      bool   // the next round follows a late subscription, not a wake-up (releaseInFlight)
 }
 
 // maxSoon bounds the short pauses in a row of releaseInFlight.
@@ -226,6 +235,8 @@ func (m *Manager) heartbeatTTL() time.Duration {
 // leave removes the waiter from the queue on every master. Where it was the head
 // and the lock is free, it wakes the new head (fair_leave.lua): a waiter that gives
 // up right after a release named it does not leave the queue idle for a retry delay.
+// A waiter whose failed rounds left clean-ups running in the background leaves
+// after them, in the background too.
 func (m *Manager) leave(ctx context.Context, key string, w *fairWaiter) {
 	if w == nil || w.mode != "wait" {
 		return
@@ -233,9 +244,19 @@ func (m *Manager) leave(ctx context.Context, key string, w *fairWaiter) {
 	qkey := key + queueSuffix
 	keys := []string{key, qkey}
 	channel := wakeChannel(key)
-	m.scriptEach(ctx, "leave", qkey, fairLeaveScript, ":", nil, keys, func(int, *wire.Result) (Outcome, error) {
-		return OutcomeOK, nil
-	}, w.id, channel)
+	leave := func() {
+		m.scriptEach(ctx, "leave", qkey, fairLeaveScript, ":", nil, keys, func(int, *wire.Result) (Outcome, error) {
+			return OutcomeOK, nil
+		}, w.id, channel)
+	}
+	if !w.unwound.Load() {
+		leave()
+		return
+	}
+	m.background(func() {
+		w.unwinding.Wait()
+		leave()
+	})
 }
 
 // leaveStragglers removes a fair lock's winner from the queue on the masters that did
@@ -252,8 +273,18 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 	}
 	if todo {
 		// Best effort: when it fails, the heartbeat TTL drops the entry anyway.
-		m.bestEffort(ctx, only, "ZREM", key+queueSuffix, "q:"+w.id, "h:"+w.id)
+		// After the clean-ups of the waiter's failed rounds, which may put it
+		// back (TestBugFairUnwindAfterTheWinningRoundPutsTheHolderBackInTheQueue).
+		m.bestEffortAfter(ctx, &w.unwinding, only, "ZREM", key+queueSuffix, "q:"+w.id, "h:"+w.id)
 	}
+}
+
+// background counts a clean-up that cleanUp leaves to the background
+// (unwinding); done is called when it ends.
+func (w *fairWaiter) background() (done func()) {
+	w.unwound.Store(true)
+	w.unwinding.Add(1)
+	return w.unwinding.Done
 }
 
 // unwind cleans up a failed fair round rep: on every master where the round may
@@ -267,7 +298,7 @@ func (m *Manager) leaveStragglers(ctx context.Context, key string, w *fairWaiter
 // it is cleaned up, in the background where it gave no reply (cleanUp). A "try"
 // waiter was never queued: plain release.
 func (m *Manager) unwind(ctx context.Context, key, value string, w *fairWaiter, rep *Report) {
-	m.cleanUp(ctx, rep, notRefused, func(ctx context.Context, only []bool) {
+	m.cleanUp(ctx, rep, notRefused, w.background, func(ctx context.Context, only []bool) {
 		if w.mode != "wait" {
 			m.releaseQuiet(ctx, key, value, only)
 			return

@@ -306,18 +306,19 @@ func (m *Manager) waitBackground() {
 }
 
 // background runs fn in a goroutine that Close waits for; after Close it does
-// not run fn.
-func (m *Manager) background(fn func()) {
+// not run fn, and says so (started false).
+func (m *Manager) background(fn func()) (started bool) {
 	m.bgMu.Lock()
 	defer m.bgMu.Unlock()
 	if m.bgClosed {
-		return
+		return false
 	}
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
 		fn()
 	}()
+	return true
 }
 
 // closed reports whether Close was called: every round fails from then on.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redlock/redlock/internal/keyspace"
@@ -231,7 +232,15 @@ func (m *Manager) roundEach(ctx context.Context, tr wire.Rounder, op, key string
 // something else undoes when they fail (a heartbeat's or a key's TTL). It is
 // not observed as a round.
 func (m *Manager) bestEffort(ctx context.Context, only []bool, args ...string) {
+	m.bestEffortAfter(ctx, nil, only, args...)
+}
+
+// bestEffortAfter is bestEffort once what after counts has ended (nil: at once).
+func (m *Manager) bestEffortAfter(ctx context.Context, after *sync.WaitGroup, only []bool, args ...string) {
 	m.background(func() {
+		if after != nil {
+			after.Wait()
+		}
 		out := make([]wire.Result, len(m.nodes))
 		m.tr.Round(ctx, &wire.Cmd{Args: args, Want: ":", Only: only}, out)
 	})

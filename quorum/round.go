@@ -36,7 +36,7 @@ func (m *Manager) round(ctx context.Context, start time.Time, name, key, value s
 	case fw != nil:
 		m.unwind(backgroundFor(ctx), key, value, fw, rep)
 	default:
-		m.cleanUp(backgroundFor(ctx), rep, notRefused, func(ctx context.Context, only []bool) {
+		m.cleanUp(backgroundFor(ctx), rep, notRefused, nil, func(ctx context.Context, only []bool) {
 			m.releaseQuiet(ctx, key, value, only)
 		})
 	}
